@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { ConfigError, configurationDocs, loadConfig } from './config.ts';
+
+test('defaults: SQLite file under ./data, issuer derived from host and port', () => {
+  const config = loadConfig({});
+  assert.equal(config.host, '127.0.0.1');
+  assert.equal(config.port, 8080);
+  assert.equal(config.issuer, 'http://127.0.0.1:8080/uas');
+  assert.equal(config.databaseUrl, 'sqlite:./data/gatehouse.db');
+  assert.equal(config.sqlitePath, './data/gatehouse.db');
+  assert.equal(config.identityRestPrefix, 'customerid-rest');
+  assert.equal(config.legacyRestPrefix, 'eidm2');
+  assert.equal(config.secureCookies, false);
+  assert.equal(config.apiUsername, undefined);
+});
+
+test('an https issuer makes cookies Secure', () => {
+  assert.equal(loadConfig({ GATEHOUSE_ISSUER: 'https://sso.example.com/uas' }).secureCookies, true);
+});
+
+test('an invalid value names its variable', () => {
+  const cases: Record<string, string> = {
+    GATEHOUSE_PORT: '70000',
+    GATEHOUSE_ISSUER: 'https://sso.example.com/uas/',
+    GATEHOUSE_DATABASE_URL: 'mysql://x',
+    GATEHOUSE_LOG_LEVEL: 'loud',
+    GATEHOUSE_CODE_TTL: '-1',
+    GATEHOUSE_KEY_ENCRYPTION_KEY: 'short',
+    GATEHOUSE_IDENTITY_REST_PREFIX: 'a/b',
+  };
+  for (const [variable, value] of Object.entries(cases)) {
+    assert.throws(() => loadConfig({ [variable]: value }), (error: unknown) => error instanceof ConfigError && error.variable === variable && error.message.startsWith(variable), variable);
+  }
+});
+
+test('the API account needs both username and password', () => {
+  assert.throws(() => loadConfig({ GATEHOUSE_API_USERNAME: 'api' }), /GATEHOUSE_API_PASSWORD/);
+  const config = loadConfig({ GATEHOUSE_API_USERNAME: 'api', GATEHOUSE_API_PASSWORD: 'secret' });
+  assert.equal(config.apiUsername, 'api');
+});
+
+test('docs/configuration.md is up to date with src/config.ts (run `npm run docs:config`)', () => {
+  const onDisk = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
+  assert.equal(onDisk, configurationDocs());
+});

@@ -1,0 +1,242 @@
+/**
+ * Every setting of gatehouse, in one table: its environment variable, type, default and doc.
+ * `docs/configuration.md` is generated from this table (`npm run docs:config`); a test fails
+ * when the file is stale.
+ */
+
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+    this.variable = variable;
+  }
+}
+
+type Parser<T> = (raw: string) => T;
+
+interface Setting<T> {
+  env: string;
+  type: string;
+  /** The raw default, or undefined when the setting is optional or derived. */
+  default: string | undefined;
+  /** What the docs show as the default when it is derived from other settings. */
+  shownDefault?: string;
+  doc: string;
+  /** Secrets are never logged or echoed back. */
+  secret?: boolean;
+  parse: Parser<T>;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+function nonEmpty(raw: string): string {
+  if (raw.trim() === '') throw new Error('must not be empty');
+  return raw;
+}
+
+function integer(min: number, max: number): Parser<number> {
+  return (raw) => {
+    if (!/^\d+$/.test(raw.trim())) throw new Error(`must be a whole number from ${min} to ${max}`);
+    const value = Number(raw.trim());
+    if (value < min || value > max) throw new Error(`must be a whole number from ${min} to ${max}`);
+    return value;
+  };
+}
+
+function oneOf<const T extends readonly string[]>(values: T): Parser<T[number]> {
+  return (raw) => {
+    const value = raw.trim().toLowerCase();
+    if (!values.includes(value)) throw new Error(`must be one of ${values.join(', ')}`);
+    return value as T[number];
+  };
+}
+
+function list(raw: string): string[] {
+  return raw
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+}
+
+function boolean(raw: string): boolean {
+  const value = raw.trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(value)) return true;
+  if (['0', 'false', 'no', 'off'].includes(value)) return false;
+  throw new Error('must be true or false');
+}
+
+/** An issuer is an absolute http(s) URL with no query, fragment or trailing slash (OIDC Discovery §3). */
+function issuerUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error('must be an absolute URL such as https://sso.example.com/uas');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('must use https (or http for local use)');
+  if (url.search || url.hash || raw.includes('?') || raw.includes('#')) throw new Error('must not have a query or fragment');
+  if (raw.endsWith('/')) throw new Error('must not end with a slash');
+  if (url.username || url.password) throw new Error('must not contain credentials');
+  return raw;
+}
+
+function databaseUrl(raw: string): string {
+  if (raw.startsWith('sqlite:')) {
+    if (raw.length === 'sqlite:'.length) throw new Error('sqlite: needs a file path, e.g. sqlite:./data/gatehouse.db');
+    return raw;
+  }
+  if (/^postgres(ql)?:\/\//.test(raw)) {
+    try {
+      new URL(raw);
+    } catch {
+      throw new Error('is not a valid postgres:// URL');
+    }
+    return raw;
+  }
+  throw new Error('must start with sqlite: or postgres://');
+}
+
+function prefix(raw: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(raw)) throw new Error('must be one path segment of letters, digits, ".", "_" or "-"');
+  return raw;
+}
+
+function encryptionKey(raw: string): string {
+  if (raw.length < 32) throw new Error('must be at least 32 characters of random text (e.g. `openssl rand -base64 32`)');
+  return raw;
+}
+
+const setting = <T>(s: Setting<T>): Setting<T> => s;
+
+const DAY = 86_400;
+
+export const settings = {
+  host: setting({ env: 'GATEHOUSE_HOST', type: 'string', default: '127.0.0.1', doc: 'Address the HTTP server listens on.', parse: nonEmpty }),
+  port: setting({ env: 'GATEHOUSE_PORT', type: 'integer', default: '8080', doc: 'TCP port the HTTP server listens on (0 picks a free port).', parse: integer(0, 65535) }),
+  issuer: setting({
+    env: 'GATEHOUSE_ISSUER',
+    type: 'URL',
+    default: undefined,
+    shownDefault: 'http://HOST:PORT/uas',
+    doc: 'Issuer identifier: the public base URL of the /uas paths, no trailing slash. Set it to the https URL clients use.',
+    parse: issuerUrl,
+  }),
+  databaseUrl: setting({
+    env: 'GATEHOUSE_DATABASE_URL',
+    type: 'URL',
+    default: 'sqlite:./data/gatehouse.db',
+    doc: 'Store: `sqlite:PATH` (embedded, created on first start) or `postgres://user:pass@host:5432/db`.',
+    secret: true,
+    parse: databaseUrl,
+  }),
+  databasePoolSize: setting({ env: 'GATEHOUSE_DATABASE_POOL_SIZE', type: 'integer', default: '10', doc: 'Connections per process to PostgreSQL.', parse: integer(1, 1000) }),
+  codeTtl: setting({ env: 'GATEHOUSE_CODE_TTL', type: 'seconds', default: '60', doc: 'Lifetime of an authorization code.', parse: integer(1, 600) }),
+  accessTokenTtl: setting({ env: 'GATEHOUSE_ACCESS_TOKEN_TTL', type: 'seconds', default: '3600', doc: 'Default lifetime of an access token (a client may set a shorter one).', parse: integer(0, 365 * DAY) }),
+  idTokenTtl: setting({ env: 'GATEHOUSE_ID_TOKEN_TTL', type: 'seconds', default: '3600', doc: 'Lifetime of an ID token.', parse: integer(60, 365 * DAY) }),
+  refreshTokenTtl: setting({
+    env: 'GATEHOUSE_REFRESH_TOKEN_TTL',
+    type: 'seconds',
+    default: String(30 * DAY),
+    doc: 'Lifetime of a refresh token from its issue; 0 means it never expires and only revocation ends it.',
+    parse: integer(0, 10 * 365 * DAY),
+  }),
+  sessionIdleTtl: setting({ env: 'GATEHOUSE_SESSION_TTL', type: 'seconds', default: '3600', doc: 'SSO session inactivity timeout; each use of the session extends it.', parse: integer(60, 365 * DAY) }),
+  sessionMaxTtl: setting({ env: 'GATEHOUSE_SESSION_MAX_TTL', type: 'seconds', default: String(DAY), doc: 'Longest an SSO session lives, however active.', parse: integer(60, 365 * DAY) }),
+  apiUsername: setting({ env: 'GATEHOUSE_API_USERNAME', type: 'string', default: undefined, doc: "Username of the identity API's single account (HTTP Basic and URL parameters). Unset: those methods refuse everything.", parse: nonEmpty }),
+  apiPassword: setting({ env: 'GATEHOUSE_API_PASSWORD', type: 'string', default: undefined, doc: "Password of the identity API's single account.", secret: true, parse: nonEmpty }),
+  apiGroup: setting({ env: 'GATEHOUSE_API_GROUP', type: 'string', default: 'Identity API Users', doc: 'Group whose members may call the identity API with a bearer token.', parse: nonEmpty }),
+  identityRestPrefix: setting({ env: 'GATEHOUSE_IDENTITY_REST_PREFIX', type: 'path segment', default: 'customerid-rest', doc: 'First path segment of the identity REST API (`/{prefix}/services/2.0/...`).', parse: prefix }),
+  legacyRestPrefix: setting({ env: 'GATEHOUSE_LEGACY_REST_PREFIX', type: 'path segment', default: 'eidm2', doc: 'First path segment of the legacy identity API (`/{prefix}/services/...`).', parse: prefix }),
+  keyEncryptionKey: setting({
+    env: 'GATEHOUSE_KEY_ENCRYPTION_KEY',
+    type: 'string',
+    default: undefined,
+    doc: 'When set, private signing keys are encrypted at rest (AES-256-GCM) with a key derived from this value. At least 32 characters.',
+    secret: true,
+    parse: encryptionKey,
+  }),
+  trustedProxies: setting({
+    env: 'GATEHOUSE_TRUSTED_PROXIES',
+    type: 'list',
+    default: '',
+    doc: 'Comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is trusted. Empty: none is.',
+    parse: list,
+  }),
+  logLevel: setting({ env: 'GATEHOUSE_LOG_LEVEL', type: LOG_LEVELS.join(' | '), default: 'info', doc: 'Least severe log level written.', parse: oneOf(LOG_LEVELS) }),
+  secureCookies: setting({
+    env: 'GATEHOUSE_SECURE_COOKIES',
+    type: 'boolean',
+    default: undefined,
+    shownDefault: 'true when the issuer is https',
+    doc: 'Mark cookies Secure (and give them the __Host- prefix).',
+    parse: boolean,
+  }),
+};
+
+type Settings = typeof settings;
+type ParsedSetting<S> = S extends Setting<infer T> ? T : never;
+type Optional = 'apiUsername' | 'apiPassword' | 'keyEncryptionKey';
+
+export type Config = {
+  readonly [K in Exclude<keyof Settings, Optional | 'secureCookies'>]: ParsedSetting<Settings[K]>;
+} & {
+  readonly [K in Optional]: ParsedSetting<Settings[K]> | undefined;
+} & {
+  readonly secureCookies: boolean;
+  /** Where the SQLite file is, when the store is SQLite. */
+  readonly sqlitePath: string | undefined;
+};
+
+export type Env = Record<string, string | undefined>;
+
+/** Reads and validates every setting; throws a ConfigError naming the first bad variable. */
+export function loadConfig(env: Env = process.env): Config {
+  const out: Record<string, unknown> = {};
+  for (const [key, s] of Object.entries(settings) as [string, Setting<unknown>][]) {
+    const raw = env[s.env] !== undefined && env[s.env] !== '' ? env[s.env] : s.default;
+    if (raw === undefined) {
+      out[key] = undefined;
+      continue;
+    }
+    try {
+      out[key] = s.parse(raw);
+    } catch (error) {
+      throw new ConfigError(s.env, (error as Error).message);
+    }
+  }
+  const host = out.host as string;
+  if (out.issuer === undefined) {
+    const publicHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+    out.issuer = `http://${publicHost}:${out.port as number}/uas`;
+  }
+  if (out.secureCookies === undefined) out.secureCookies = (out.issuer as string).startsWith('https:');
+  if ((out.apiUsername === undefined) !== (out.apiPassword === undefined)) {
+    throw new ConfigError(out.apiUsername === undefined ? 'GATEHOUSE_API_USERNAME' : 'GATEHOUSE_API_PASSWORD', 'set both GATEHOUSE_API_USERNAME and GATEHOUSE_API_PASSWORD, or neither');
+  }
+  const dbUrl = out.databaseUrl as string;
+  out.sqlitePath = dbUrl.startsWith('sqlite:') ? dbUrl.slice('sqlite:'.length) : undefined;
+  return Object.freeze(out) as Config;
+}
+
+/** The Markdown of docs/configuration.md. */
+export function configurationDocs(): string {
+  const rows = Object.values(settings).map((s: Setting<unknown>) => {
+    const shown = s.shownDefault ?? (s.default === undefined ? '(unset)' : s.default === '' ? '(empty)' : `\`${s.default}\``);
+    return `| \`${s.env}\` | ${s.type} | ${shown} | ${s.doc}${s.secret ? ' *Secret: never logged.*' : ''} |`;
+  });
+  return [
+    '# Configuration',
+    '',
+    '<!-- Generated from src/config.ts by `npm run docs:config`. Do not edit by hand. -->',
+    '',
+    'gatehouse is configured only through environment variables; the server and the `gatehouse` CLI read the same ones.',
+    'An invalid value stops start-up with a message naming the variable. An empty value counts as unset.',
+    '',
+    '| Variable | Type | Default | Meaning |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,49 @@
+/** Client authentication methods we accept at the token, introspection and revocation endpoints (RFC 6749 §2.3, OIDC Core §9). */
+export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
+export type ClientAuthMethod = (typeof CLIENT_AUTH_METHODS)[number];
+
+export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
+export type GrantType = (typeof GRANT_TYPES)[number];
+
+export const PKCE_METHODS = ['S256', 'plain'] as const;
+export type PkceMethod = (typeof PKCE_METHODS)[number];
+
+/** A registered OAuth client. Wire names live in `metadata`; typed columns drive behaviour. */
+export interface Client {
+  clientId: string;
+  name: string;
+  /** SHA-256 of the generated secret; undefined for public clients. */
+  secretHash: string | undefined;
+  active: boolean;
+  redirectUris: string[];
+  /** undefined: either secret method is accepted (Ubisecure's detection). */
+  tokenEndpointAuthMethod: ClientAuthMethod | undefined;
+  grantTypes: GrantType[];
+  /** The client's registered `code_challenge_method`; when set, PKCE is required. */
+  codeChallengeMethod: PkceMethod | undefined;
+  /** Space-separated scope values the client may request; undefined: any supported value. */
+  scope: string | undefined;
+  /** Whether refresh tokens are issued to this client. */
+  refreshTokens: boolean;
+  /** Whether confidential clients get a new refresh token on each use (public clients always do). */
+  rotateRefreshTokens: boolean;
+  /** Client-specific access token lifetime in seconds (min with the global one). */
+  accessTokenTtl: number | undefined;
+  postLogoutRedirectUris: string[];
+  /** The client metadata document as registered (snake_case wire names), without secrets. */
+  metadata: Record<string, unknown>;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export function isPublicClient(client: Client): boolean {
+  return client.tokenEndpointAuthMethod === 'none';
+}
+
+/**
+ * The default grant types when a client registers none: Ubisecure's defaults less the grants
+ * gatehouse does not offer (password grant: RFC 9700 §2.4).
+ */
+export function defaultGrantTypes(authMethod: ClientAuthMethod | undefined): GrantType[] {
+  return authMethod === 'none' ? ['authorization_code'] : ['authorization_code', 'refresh_token'];
+}

@@ -1,0 +1,6 @@
+export interface Group {
+  id: string;
+  name: string;
+  description: string | undefined;
+  createdAt: number;
+}

@@ -1,0 +1,13 @@
+export interface SigningKey {
+  kid: string;
+  alg: 'RS256';
+  publicJwk: Record<string, unknown>;
+  /** The private JWK as JSON, or its AES-GCM ciphertext when `encrypted`. */
+  privateJwk: string;
+  encrypted: boolean;
+  createdAt: number;
+  /** When the key stopped signing; undefined while it is the active key. */
+  retiredAt: number | undefined;
+  /** Published in the JWKS until this time (ms), so tokens it signed still verify. */
+  publishUntil: number | undefined;
+}

@@ -1,0 +1,29 @@
+export const USER_STATUSES = ['pending', 'enabled', 'disabled', 'locked'] as const;
+export type UserStatus = (typeof USER_STATUSES)[number];
+
+/** Custom attributes are multi-valued, as in the identity API's `<Attribute name><Value>` shape. */
+export type Attributes = Record<string, string[]>;
+
+export interface User {
+  id: string;
+  username: string;
+  status: UserStatus;
+  givenName: string | undefined;
+  familyName: string | undefined;
+  email: string | undefined;
+  organizationId: string | undefined;
+  attributes: Attributes;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** What a login needs: the user and its password hash. Never leaves the identity layer. */
+export interface UserCredentials {
+  user: User;
+  passwordHash: string | undefined;
+}
+
+/** Usernames are unique case-insensitively; this is the key they are compared by. */
+export function normalizeUsername(username: string): string {
+  return username.normalize('NFKC').toLowerCase();
+}

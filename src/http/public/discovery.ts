@@ -1,0 +1,20 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { discoveryDocument } from '../../oauth/discovery.ts';
+import type { HttpDeps } from '../deps.ts';
+
+/** Discovery (OIDC Discovery §4, RFC 8414 §3) and the JWK Set (RFC 7517 §5). */
+export async function discoveryRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
+  const body = JSON.stringify(discoveryDocument({ issuer: deps.config.issuer, acrValues: deps.acrValues }));
+  const sendDiscovery = async (_request: unknown, reply: FastifyReply) =>
+    reply.header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*').type('application/json').send(body);
+  app.get('/uas/.well-known/openid-configuration', sendDiscovery);
+  app.get('/uas/.well-known/oauth-authorization-server', sendDiscovery);
+
+  app.get('/uas/oauth2/metadata.jwks', async (_request, reply) =>
+    reply
+      .header('cache-control', 'public, max-age=60')
+      .header('access-control-allow-origin', '*')
+      .type('application/jwk-set+json')
+      .send(await deps.keyRing.jwks()),
+  );
+}

@@ -1,0 +1,32 @@
+import formbody from '@fastify/formbody';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { loggerOptions } from '../observability/logger.ts';
+import type { HttpDeps } from './deps.ts';
+import { healthRoutes } from './health.ts';
+import { parseParams } from './params.ts';
+import { discoveryRoutes } from './public/discovery.ts';
+import { jsonErrorHandler } from './render/errors.ts';
+
+export interface ServerOptions {
+  /** false silences request logging (tests); otherwise pino at the configured level. */
+  logger?: FastifyServerOptions['logger'] | false;
+}
+
+/** The Fastify application: plugins, error rendering and every route group. */
+export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: options.logger === undefined ? loggerOptions(deps.config.logLevel) : options.logger,
+    trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
+    bodyLimit: 64 * 1024,
+    routerOptions: { querystringParser: parseParams, ignoreTrailingSlash: false, maxParamLength: 200 },
+    requestIdHeader: false,
+  });
+  await app.register(formbody, { parser: parseParams, bodyLimit: 64 * 1024 });
+
+  app.setErrorHandler(jsonErrorHandler);
+  app.setNotFoundHandler((request, reply) => reply.code(404).header('cache-control', 'no-store').send({ error: 'not_found', error_description: `No route for ${request.method} ${request.url.split('?')[0]}` }));
+
+  await app.register(async (scope) => healthRoutes(scope, deps));
+  await app.register(async (scope) => discoveryRoutes(scope, deps));
+  return app;
+}

@@ -1,0 +1,78 @@
+/**
+ * Authorization server metadata: OpenID Connect Discovery 1.0 §3 and RFC 8414 §2. The same
+ * document is served at both well-known paths (as the product we replace does).
+ */
+export const SUPPORTED_SCOPES = ['openid', 'profile', 'email'] as const;
+export const UI_LOCALES = ['en', 'fi', 'sv'] as const;
+export const DISPLAY_VALUES = ['page', 'popup', 'touch'] as const;
+export const CLAIMS_SUPPORTED = [
+  'sub',
+  'iss',
+  'aud',
+  'exp',
+  'iat',
+  'auth_time',
+  'nonce',
+  'acr',
+  'amr',
+  'azp',
+  'at_hash',
+  'session_index',
+  'name',
+  'given_name',
+  'family_name',
+  'preferred_username',
+  'email',
+] as const;
+
+/** Paths of the endpoints, relative to the issuer. */
+export const ENDPOINT_PATHS = {
+  authorization: '/oauth2/authorization',
+  token: '/oauth2/token',
+  userinfo: '/oauth2/userinfo',
+  introspection: '/oauth2/introspection',
+  revocation: '/oauth2/revocation',
+  jwks: '/oauth2/metadata.jwks',
+  endSession: '/oauth2/logout',
+} as const;
+
+export interface DiscoveryOptions {
+  issuer: string;
+  /** acr values configured for authentication methods; omitted from metadata when empty. */
+  acrValues?: readonly string[];
+}
+
+export function discoveryDocument({ issuer, acrValues = [] }: DiscoveryOptions): Record<string, unknown> {
+  const at = (path: string) => `${issuer}${path}`;
+  const clientAuthMethods = ['client_secret_basic', 'client_secret_post'];
+  return {
+    issuer,
+    authorization_endpoint: at(ENDPOINT_PATHS.authorization),
+    token_endpoint: at(ENDPOINT_PATHS.token),
+    userinfo_endpoint: at(ENDPOINT_PATHS.userinfo),
+    introspection_endpoint: at(ENDPOINT_PATHS.introspection),
+    revocation_endpoint: at(ENDPOINT_PATHS.revocation),
+    end_session_endpoint: at(ENDPOINT_PATHS.endSession),
+    jwks_uri: at(ENDPOINT_PATHS.jwks),
+    scopes_supported: [...SUPPORTED_SCOPES],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query'],
+    grant_types_supported: ['authorization_code', 'refresh_token'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['RS256'],
+    token_endpoint_auth_methods_supported: [...clientAuthMethods, 'none'],
+    introspection_endpoint_auth_methods_supported: clientAuthMethods,
+    revocation_endpoint_auth_methods_supported: [...clientAuthMethods, 'none'],
+    code_challenge_methods_supported: ['S256', 'plain'],
+    claims_supported: [...CLAIMS_SUPPORTED],
+    claims_parameter_supported: false,
+    ...(acrValues.length > 0 ? { acr_values_supported: [...acrValues] } : {}),
+    ui_locales_supported: [...UI_LOCALES],
+    display_values_supported: [...DISPLAY_VALUES],
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    authorization_response_iss_parameter_supported: true,
+    frontchannel_logout_supported: false,
+    backchannel_logout_supported: false,
+  };
+}

@@ -1,0 +1,189 @@
+/**
+ * One class per RFC error code. Each knows its HTTP status and whether it may be sent to the
+ * client's redirect_uri; `description` is safe to show the client, `detail` goes only to the log.
+ * Rendering to the wire happens in one place: src/http/render/.
+ */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'unsupported_response_type'
+  | 'invalid_scope'
+  | 'access_denied'
+  | 'login_required'
+  | 'interaction_required'
+  | 'consent_required'
+  | 'request_not_supported'
+  | 'request_uri_not_supported'
+  | 'invalid_token'
+  | 'insufficient_scope'
+  | 'invalid_redirect_uri'
+  | 'server_error'
+  | 'temporarily_unavailable'
+  | 'slow_down';
+
+export interface OAuthErrorOptions {
+  /** Logged, never sent. */
+  detail?: string;
+  cause?: unknown;
+}
+
+export abstract class OAuthError extends Error {
+  abstract readonly error: OAuthErrorCode;
+  abstract readonly status: number;
+  /** May this error be delivered to the (already validated) redirect_uri? RFC 6749 §4.1.2.1. */
+  readonly redirectable: boolean = true;
+  readonly description: string;
+  readonly detail: string | undefined;
+
+  constructor(description: string, options: OAuthErrorOptions = {}) {
+    super(description, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.description = sanitizeDescription(description);
+    this.detail = options.detail;
+  }
+}
+
+/**
+ * error_description may hold only %x20-21 / %x23-5B / %x5D-7E (RFC 6749 §4.1.2.1, §5.2): anything
+ * else, including `"` and `\`, is replaced so a hostile parameter echoed in a message cannot break it.
+ */
+export function sanitizeDescription(text: string): string {
+  return text.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?').slice(0, 300);
+}
+
+export class InvalidRequest extends OAuthError {
+  readonly error = 'invalid_request';
+  readonly status: number = 400;
+}
+
+/** The body is larger than the endpoint accepts. */
+export class PayloadTooLarge extends InvalidRequest {
+  override readonly status: number = 413;
+}
+
+/** The body is not in the media type the endpoint takes (RFC 6749 §3.2: form-urlencoded). */
+export class UnsupportedMediaType extends InvalidRequest {
+  override readonly status: number = 415;
+}
+
+/** Client authentication failed (RFC 6749 §5.2): 401, with a Basic challenge when Basic was tried. */
+export class InvalidClient extends OAuthError {
+  readonly error = 'invalid_client';
+  readonly status = 401;
+  override readonly redirectable = false;
+  /** The scheme the client tried, for the WWW-Authenticate challenge. */
+  readonly usedBasic: boolean;
+  constructor(description: string, options: OAuthErrorOptions & { usedBasic?: boolean } = {}) {
+    super(description, options);
+    this.usedBasic = options.usedBasic ?? false;
+  }
+}
+
+export class InvalidGrant extends OAuthError {
+  readonly error = 'invalid_grant';
+  readonly status = 400;
+}
+
+export class UnauthorizedClient extends OAuthError {
+  readonly error = 'unauthorized_client';
+  readonly status = 400;
+}
+
+export class UnsupportedGrantType extends OAuthError {
+  readonly error = 'unsupported_grant_type';
+  readonly status = 400;
+}
+
+export class UnsupportedResponseType extends OAuthError {
+  readonly error = 'unsupported_response_type';
+  readonly status = 400;
+}
+
+export class InvalidScope extends OAuthError {
+  readonly error = 'invalid_scope';
+  readonly status = 400;
+}
+
+export class AccessDenied extends OAuthError {
+  readonly error = 'access_denied';
+  readonly status = 403;
+}
+
+/** OIDC Core §3.1.2.6. */
+export class LoginRequired extends OAuthError {
+  readonly error = 'login_required';
+  readonly status = 400;
+}
+
+export class InteractionRequired extends OAuthError {
+  readonly error = 'interaction_required';
+  readonly status = 400;
+}
+
+export class ConsentRequired extends OAuthError {
+  readonly error = 'consent_required';
+  readonly status = 400;
+}
+
+export class RequestNotSupported extends OAuthError {
+  readonly error = 'request_not_supported';
+  readonly status = 400;
+}
+
+export class RequestUriNotSupported extends OAuthError {
+  readonly error = 'request_uri_not_supported';
+  readonly status = 400;
+}
+
+/** RFC 6750 §3.1: the bearer token is missing its mark (expired, revoked, unknown, malformed). */
+export class InvalidToken extends OAuthError {
+  readonly error = 'invalid_token';
+  readonly status = 401;
+  override readonly redirectable = false;
+}
+
+export class InsufficientScope extends OAuthError {
+  readonly error = 'insufficient_scope';
+  readonly status = 403;
+  override readonly redirectable = false;
+  readonly scope: string;
+  constructor(description: string, scope: string, options: OAuthErrorOptions = {}) {
+    super(description, options);
+    this.scope = scope;
+  }
+}
+
+/**
+ * The client_id or redirect_uri could not be verified: shown to the user, never redirected
+ * (RFC 6749 §4.1.2.1, §3.1.2.4).
+ */
+export class InvalidRedirectUri extends OAuthError {
+  readonly error = 'invalid_redirect_uri';
+  readonly status = 400;
+  override readonly redirectable = false;
+}
+
+export class ServerError extends OAuthError {
+  readonly error = 'server_error';
+  readonly status = 500;
+}
+
+/** The store is unreachable or overloaded; the request may be retried (RFC 6749 §4.1.2.1). */
+export class TemporarilyUnavailable extends OAuthError {
+  readonly error = 'temporarily_unavailable';
+  readonly status = 503;
+}
+
+/** Too many attempts; `retryAfter` seconds until the next may succeed. */
+export class SlowDown extends OAuthError {
+  readonly error = 'slow_down';
+  readonly status = 429;
+  readonly retryAfter: number;
+  constructor(description: string, retryAfter: number, options: OAuthErrorOptions = {}) {
+    super(description, options);
+    this.retryAfter = retryAfter;
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * The store as the core sees it: use cases with atomic primitives, no SQL. `app.ts` wires the
+ * SQL implementation (`storage/sql`); the contract suite in test/contract runs it on every database.
+ */
+import type { Client } from '../domain/client.ts';
+import type { AuthorizationCode, Token } from '../domain/grant.ts';
+import type { Group } from '../domain/group.ts';
+import type { Organization } from '../domain/organization.ts';
+import type { SsoSession } from '../domain/session.ts';
+import type { SigningKey } from '../domain/signing-key.ts';
+import type { User, UserCredentials } from '../domain/user.ts';
+
+/** A uniqueness rule of the store was broken (duplicate username, client_id, …). */
+export class ConflictError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConflictError';
+  }
+}
+
+/** A referenced row does not exist (unknown organization, group, user…). */
+export class MissingReferenceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'MissingReferenceError';
+  }
+}
+
+export interface ClientStore {
+  insert(client: Client): Promise<void>;
+  get(clientId: string): Promise<Client | undefined>;
+  list(): Promise<Client[]>;
+  /** Replaces the stored client; false when it does not exist. */
+  update(client: Client): Promise<boolean>;
+  delete(clientId: string): Promise<boolean>;
+}
+
+export interface UserQuery {
+  /** Attribute filters; `username`, `email`, `givenName`, `familyName`, `status` and custom names. */
+  filters?: Record<string, string>;
+  /** true: values must match exactly; false: prefix match. */
+  exactMatch?: boolean;
+  organizationIds?: string[];
+  /** 0 or undefined: no limit. */
+  limit?: number;
+}
+
+export interface UserStore {
+  insert(user: User, passwordHash: string | undefined): Promise<void>;
+  get(id: string): Promise<User | undefined>;
+  getByUsername(username: string): Promise<User | undefined>;
+  /** For logins only: the user with its password hash. */
+  getCredentials(username: string): Promise<UserCredentials | undefined>;
+  list(query?: UserQuery): Promise<User[]>;
+  update(user: User): Promise<boolean>;
+  setPasswordHash(id: string, passwordHash: string, now: number): Promise<boolean>;
+  delete(id: string): Promise<boolean>;
+}
+
+export interface OrganizationStore {
+  insert(organization: Organization): Promise<void>;
+  get(id: string): Promise<Organization | undefined>;
+  list(query?: { filters?: Record<string, string>; exactMatch?: boolean; limit?: number }): Promise<Organization[]>;
+  /** The ids of `id` and of every organization below it. */
+  subtreeIds(id: string): Promise<string[]>;
+  update(organization: Organization): Promise<boolean>;
+  delete(id: string): Promise<boolean>;
+}
+
+export interface GroupStore {
+  insert(group: Group): Promise<void>;
+  getByName(name: string): Promise<Group | undefined>;
+  list(): Promise<Group[]>;
+  /** false when the user was already a member. */
+  addMember(groupId: string, userId: string): Promise<boolean>;
+  removeMember(groupId: string, userId: string): Promise<boolean>;
+  members(groupId: string): Promise<string[]>;
+  groupsOf(userId: string): Promise<Group[]>;
+  isMember(userId: string, groupName: string): Promise<boolean>;
+}
+
+export interface SessionStore {
+  insert(session: SsoSession): Promise<void>;
+  /** The session if it exists and has not expired at `now`. */
+  findLive(idHash: string, now: number): Promise<SsoSession | undefined>;
+  findLiveByIndex(sessionIndex: string, now: number): Promise<SsoSession | undefined>;
+  /** Moves the inactivity deadline forward (never past the absolute one). */
+  touch(idHash: string, expiresAt: number): Promise<void>;
+  /** Ends the session; returns it when it existed. */
+  end(idHash: string): Promise<SsoSession | undefined>;
+  endAllOfUser(userId: string): Promise<string[]>;
+}
+
+export type Redemption = { outcome: 'redeemed'; code: AuthorizationCode } | { outcome: 'replayed'; code: AuthorizationCode } | { outcome: 'unknown' };
+
+export interface CodeStore {
+  insert(code: AuthorizationCode): Promise<void>;
+  /**
+   * Marks the code consumed in one atomic step. Exactly one of any number of concurrent callers
+   * gets `redeemed`; the rest, and every later caller, get `replayed`.
+   */
+  consumeOnce(codeHash: string, now: number): Promise<Redemption>;
+}
+
+export interface TokenStore {
+  insert(token: Token): Promise<void>;
+  /** The token whatever its state; callers check expiry, revocation and rotation. */
+  find(tokenHash: string): Promise<Token | undefined>;
+  /**
+   * Marks a live refresh token rotated in one atomic step; false when it was already rotated or
+   * revoked (a concurrent or replayed use).
+   */
+  markRotated(tokenHash: string, now: number): Promise<boolean>;
+  revoke(tokenHash: string, now: number): Promise<boolean>;
+  revokeFamily(familyId: string, now: number): Promise<number>;
+  /** Revokes every token issued from a code (RFC 9700 §4.2.4, the spec's replay rule). */
+  revokeByCode(codeHash: string, now: number): Promise<number>;
+  revokeBySession(sessionIndex: string, now: number): Promise<number>;
+}
+
+export interface KeyStore {
+  /** Every key that is active or still published, newest first. */
+  list(now: number): Promise<SigningKey[]>;
+  insert(key: SigningKey): Promise<void>;
+  /**
+   * Makes `key` the active key and retires the previous active ones (kept published until
+   * `publishUntil`), in one transaction.
+   */
+  rotate(key: SigningKey, publishUntil: number): Promise<void>;
+}
+
+export interface Store {
+  clients: ClientStore;
+  users: UserStore;
+  organizations: OrganizationStore;
+  groups: GroupStore;
+  sessions: SessionStore;
+  codes: CodeStore;
+  tokens: TokenStore;
+  keys: KeyStore;
+  /** Resolves when the database answers; rejects otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

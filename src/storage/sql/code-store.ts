@@ -1,0 +1,68 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { AuthorizationCode } from '../../domain/grant.ts';
+import type { CodeStore, Redemption } from '../ports.ts';
+import type { CodesTable, Database } from './schema.ts';
+
+export class SqlCodeStore implements CodeStore {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  async insert(c: AuthorizationCode): Promise<void> {
+    await this.#db
+      .insertInto('authorization_codes')
+      .values({
+        code_hash: c.codeHash,
+        client_id: c.clientId,
+        user_id: c.userId,
+        redirect_uri: c.redirectUri,
+        scope: c.scope,
+        nonce: c.nonce ?? null,
+        code_challenge: c.codeChallenge ?? null,
+        code_challenge_method: c.codeChallengeMethod ?? null,
+        session_index: c.sessionIndex,
+        auth_time: c.authTime,
+        amr: JSON.stringify(c.amr),
+        acr: c.acr ?? null,
+        created_at: c.createdAt,
+        expires_at: c.expiresAt,
+        consumed_at: null,
+      })
+      .execute();
+  }
+
+  async consumeOnce(codeHash: string, now: number): Promise<Redemption> {
+    // One guarded UPDATE: the database lets exactly one caller flip consumed_at.
+    const won = await this.#db
+      .updateTable('authorization_codes')
+      .set({ consumed_at: now })
+      .where('code_hash', '=', codeHash)
+      .where('consumed_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+    if (won) return { outcome: 'redeemed', code: fromRow(won) };
+    const seen = await this.#db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
+    return seen ? { outcome: 'replayed', code: fromRow(seen) } : { outcome: 'unknown' };
+  }
+}
+
+function fromRow(r: Selectable<CodesTable>): AuthorizationCode {
+  return {
+    codeHash: r.code_hash,
+    clientId: r.client_id,
+    userId: r.user_id,
+    redirectUri: r.redirect_uri,
+    scope: r.scope,
+    nonce: r.nonce ?? undefined,
+    codeChallenge: r.code_challenge ?? undefined,
+    codeChallengeMethod: (r.code_challenge_method ?? undefined) as AuthorizationCode['codeChallengeMethod'],
+    sessionIndex: r.session_index,
+    authTime: r.auth_time,
+    amr: JSON.parse(r.amr) as string[],
+    acr: r.acr ?? undefined,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    consumedAt: r.consumed_at ?? undefined,
+  };
+}

@@ -1,0 +1,71 @@
+import type { Kysely } from 'kysely';
+import type { Group } from '../../domain/group.ts';
+import { normalizeUsername } from '../../domain/user.ts';
+import type { GroupStore } from '../ports.ts';
+import { translated } from './errors.ts';
+import type { Database } from './schema.ts';
+
+/** Group names compare like usernames: case-insensitively. */
+const nameKey = normalizeUsername;
+
+export class SqlGroupStore implements GroupStore {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  async insert(g: Group): Promise<void> {
+    await translated('group', () =>
+      this.#db.insertInto('groups').values({ id: g.id, name: g.name, name_key: nameKey(g.name), description: g.description ?? null, created_at: g.createdAt }).execute(),
+    );
+  }
+
+  async getByName(name: string): Promise<Group | undefined> {
+    const row = await this.#db.selectFrom('groups').selectAll().where('name_key', '=', nameKey(name)).executeTakeFirst();
+    return row && { id: row.id, name: row.name, description: row.description ?? undefined, createdAt: row.created_at };
+  }
+
+  async list(): Promise<Group[]> {
+    const rows = await this.#db.selectFrom('groups').selectAll().orderBy('name_key').execute();
+    return rows.map((row) => ({ id: row.id, name: row.name, description: row.description ?? undefined, createdAt: row.created_at }));
+  }
+
+  async addMember(groupId: string, userId: string): Promise<boolean> {
+    return translated('group member', async () => {
+      const result = await this.#db.insertInto('group_members').values({ group_id: groupId, user_id: userId }).onConflict((oc) => oc.doNothing()).executeTakeFirst();
+      return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+    });
+  }
+
+  async removeMember(groupId: string, userId: string): Promise<boolean> {
+    const result = await this.#db.deleteFrom('group_members').where('group_id', '=', groupId).where('user_id', '=', userId).executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
+  async members(groupId: string): Promise<string[]> {
+    const rows = await this.#db.selectFrom('group_members').select('user_id').where('group_id', '=', groupId).orderBy('user_id').execute();
+    return rows.map((r) => r.user_id);
+  }
+
+  async groupsOf(userId: string): Promise<Group[]> {
+    const rows = await this.#db
+      .selectFrom('groups')
+      .innerJoin('group_members', 'group_members.group_id', 'groups.id')
+      .selectAll('groups')
+      .where('group_members.user_id', '=', userId)
+      .orderBy('groups.name_key')
+      .execute();
+    return rows.map((row) => ({ id: row.id, name: row.name, description: row.description ?? undefined, createdAt: row.created_at }));
+  }
+
+  async isMember(userId: string, groupName: string): Promise<boolean> {
+    const row = await this.#db
+      .selectFrom('group_members')
+      .innerJoin('groups', 'groups.id', 'group_members.group_id')
+      .select('group_members.user_id')
+      .where('group_members.user_id', '=', userId)
+      .where('groups.name_key', '=', nameKey(groupName))
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+}

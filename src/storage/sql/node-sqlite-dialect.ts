@@ -1,0 +1,62 @@
+import { DatabaseSync } from 'node:sqlite';
+import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDatabase, type SqliteStatement } from 'kysely';
+
+/**
+ * Kysely's SqliteDialect on Node's built-in `node:sqlite`, so the embedded store needs no
+ * native module. The file is opened in WAL mode with a busy timeout so that the CLI and a
+ * running server (or several server processes) can share it.
+ */
+export function nodeSqliteDialect(path: string): SqliteDialect {
+  const database = openDatabase(path);
+  return new ImmediateSqliteDialect({ database });
+}
+
+function openDatabase(path: string): SqliteDatabase {
+  const db = new DatabaseSync(path);
+  db.exec('PRAGMA busy_timeout = 10000');
+  if (path !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA synchronous = NORMAL');
+  db.exec('PRAGMA foreign_keys = ON');
+  return {
+    close: () => db.close(),
+    prepare(sqlText: string): SqliteStatement {
+      const statement = db.prepare(sqlText);
+      const bind = (parameters: ReadonlyArray<unknown>) => parameters.map(toSqliteValue);
+      return {
+        reader: statement.columns().length > 0,
+        all: (parameters) => statement.all(...bind(parameters)),
+        run: (parameters) => statement.run(...bind(parameters)),
+        iterate: (parameters) => statement.iterate(...bind(parameters)),
+      };
+    },
+  };
+}
+
+type SqliteValue = null | number | bigint | string | Uint8Array;
+
+function toSqliteValue(value: unknown): SqliteValue {
+  if (value === undefined) return null;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  return value as SqliteValue;
+}
+
+/**
+ * Transactions start with BEGIN IMMEDIATE: a deferred transaction that later writes can fail with
+ * SQLITE_BUSY without waiting when another process holds the write lock.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: { database: SqliteDatabase };
+  constructor(config: { database: SqliteDatabase }) {
+    super(config);
+    this.#config = config;
+  }
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}

@@ -1,0 +1,66 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { SsoSession } from '../../domain/session.ts';
+import type { SessionStore } from '../ports.ts';
+import type { Database, SessionsTable } from './schema.ts';
+
+export class SqlSessionStore implements SessionStore {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  async insert(s: SsoSession): Promise<void> {
+    await this.#db
+      .insertInto('sessions')
+      .values({
+        id_hash: s.idHash,
+        session_index: s.sessionIndex,
+        user_id: s.userId,
+        auth_time: s.authTime,
+        amr: JSON.stringify(s.amr),
+        acr: s.acr ?? null,
+        created_at: s.createdAt,
+        expires_at: s.expiresAt,
+        max_expires_at: s.maxExpiresAt,
+      })
+      .execute();
+  }
+
+  async findLive(idHash: string, now: number): Promise<SsoSession | undefined> {
+    const row = await this.#db.selectFrom('sessions').selectAll().where('id_hash', '=', idHash).where('expires_at', '>', now).where('max_expires_at', '>', now).executeTakeFirst();
+    return row && fromRow(row);
+  }
+
+  async findLiveByIndex(sessionIndex: string, now: number): Promise<SsoSession | undefined> {
+    const row = await this.#db.selectFrom('sessions').selectAll().where('session_index', '=', sessionIndex).where('expires_at', '>', now).where('max_expires_at', '>', now).executeTakeFirst();
+    return row && fromRow(row);
+  }
+
+  async touch(idHash: string, expiresAt: number): Promise<void> {
+    await this.#db.updateTable('sessions').set({ expires_at: expiresAt }).where('id_hash', '=', idHash).where('expires_at', '<', expiresAt).execute();
+  }
+
+  async end(idHash: string): Promise<SsoSession | undefined> {
+    const row = await this.#db.deleteFrom('sessions').where('id_hash', '=', idHash).returningAll().executeTakeFirst();
+    return row && fromRow(row);
+  }
+
+  async endAllOfUser(userId: string): Promise<string[]> {
+    const rows = await this.#db.deleteFrom('sessions').where('user_id', '=', userId).returning('session_index').execute();
+    return rows.map((r) => r.session_index);
+  }
+}
+
+function fromRow(r: Selectable<SessionsTable>): SsoSession {
+  return {
+    idHash: r.id_hash,
+    sessionIndex: r.session_index,
+    userId: r.user_id,
+    authTime: r.auth_time,
+    amr: JSON.parse(r.amr) as string[],
+    acr: r.acr ?? undefined,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    maxExpiresAt: r.max_expires_at,
+  };
+}

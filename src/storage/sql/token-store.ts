@@ -1,0 +1,90 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { Token, TokenKind } from '../../domain/grant.ts';
+import type { TokenStore } from '../ports.ts';
+import type { Database, TokensTable } from './schema.ts';
+
+export class SqlTokenStore implements TokenStore {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  async insert(t: Token): Promise<void> {
+    await this.#db
+      .insertInto('tokens')
+      .values({
+        token_hash: t.tokenHash,
+        kind: t.kind,
+        client_id: t.clientId,
+        user_id: t.userId,
+        scope: t.scope,
+        session_index: t.sessionIndex,
+        auth_time: t.authTime,
+        amr: JSON.stringify(t.amr),
+        acr: t.acr ?? null,
+        code_hash: t.codeHash ?? null,
+        family_id: t.familyId,
+        created_at: t.createdAt,
+        expires_at: t.expiresAt ?? null,
+        revoked_at: t.revokedAt ?? null,
+        rotated_at: t.rotatedAt ?? null,
+      })
+      .execute();
+  }
+
+  async find(tokenHash: string): Promise<Token | undefined> {
+    const row = await this.#db.selectFrom('tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+    return row && fromRow(row);
+  }
+
+  async markRotated(tokenHash: string, now: number): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('tokens')
+      .set({ rotated_at: now })
+      .where('token_hash', '=', tokenHash)
+      .where('rotated_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async revoke(tokenHash: string, now: number): Promise<boolean> {
+    const result = await this.#db.updateTable('tokens').set({ revoked_at: now }).where('token_hash', '=', tokenHash).where('revoked_at', 'is', null).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async revokeFamily(familyId: string, now: number): Promise<number> {
+    const result = await this.#db.updateTable('tokens').set({ revoked_at: now }).where('family_id', '=', familyId).where('revoked_at', 'is', null).executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  async revokeByCode(codeHash: string, now: number): Promise<number> {
+    const result = await this.#db.updateTable('tokens').set({ revoked_at: now }).where('code_hash', '=', codeHash).where('revoked_at', 'is', null).executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
+  async revokeBySession(sessionIndex: string, now: number): Promise<number> {
+    const result = await this.#db.updateTable('tokens').set({ revoked_at: now }).where('session_index', '=', sessionIndex).where('revoked_at', 'is', null).executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+}
+
+function fromRow(r: Selectable<TokensTable>): Token {
+  return {
+    tokenHash: r.token_hash,
+    kind: r.kind as TokenKind,
+    clientId: r.client_id,
+    userId: r.user_id,
+    scope: r.scope,
+    sessionIndex: r.session_index,
+    authTime: r.auth_time,
+    amr: JSON.parse(r.amr) as string[],
+    acr: r.acr ?? undefined,
+    codeHash: r.code_hash ?? undefined,
+    familyId: r.family_id,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at ?? undefined,
+    revokedAt: r.revoked_at ?? undefined,
+    rotatedAt: r.rotated_at ?? undefined,
+  };
+}

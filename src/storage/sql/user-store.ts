@@ -1,0 +1,138 @@
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { normalizeUsername, type User, type UserCredentials, type UserStatus } from '../../domain/user.ts';
+import type { UserQuery, UserStore } from '../ports.ts';
+import { loadAttributes, writeAttributes } from './attributes.ts';
+import { translated } from './errors.ts';
+import { matches } from './filters.ts';
+import type { Database, UsersTable } from './schema.ts';
+
+/** Filter names that are columns; any other name is a custom attribute. */
+const COLUMNS: Record<string, keyof UsersTable> = {
+  id: 'id',
+  username: 'username',
+  login: 'username',
+  status: 'status',
+  givenName: 'given_name',
+  firstname: 'given_name',
+  familyName: 'family_name',
+  surname: 'family_name',
+  email: 'email',
+  organizationId: 'organization_id',
+  organization: 'organization_id',
+};
+
+export class SqlUserStore implements UserStore {
+  readonly #db: Kysely<Database>;
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  async insert(user: User, passwordHash: string | undefined): Promise<void> {
+    await translated('user', () =>
+      this.#db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('users')
+          .values({ ...toRow(user), password_hash: passwordHash ?? null, created_at: user.createdAt })
+          .execute();
+        await writeAttributes(trx, 'user_attributes', user.id, user.attributes);
+      }),
+    );
+  }
+
+  async get(id: string): Promise<User | undefined> {
+    const row = await this.#db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && (await this.#withAttributes([row]))[0];
+  }
+
+  async getByUsername(username: string): Promise<User | undefined> {
+    return (await this.getCredentials(username))?.user;
+  }
+
+  async getCredentials(username: string): Promise<UserCredentials | undefined> {
+    const row = await this.#db.selectFrom('users').selectAll().where('username_key', '=', normalizeUsername(username)).executeTakeFirst();
+    if (!row) return undefined;
+    const [user] = await this.#withAttributes([row]);
+    return { user: user!, passwordHash: row.password_hash ?? undefined };
+  }
+
+  async list(query: UserQuery = {}): Promise<User[]> {
+    const exact = query.exactMatch ?? false;
+    let q = this.#db.selectFrom('users').selectAll();
+    for (const [name, value] of Object.entries(query.filters ?? {})) {
+      const column = COLUMNS[name];
+      if (column) q = q.where(matches(sql.ref(`users.${column}`), value, exact));
+      else
+        q = q.where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('user_attributes as a')
+              .select('a.owner_id')
+              .whereRef('a.owner_id', '=', 'users.id')
+              .where('a.name', '=', name)
+              .where(matches(sql.ref('a.value'), value, exact)),
+          ),
+        );
+    }
+    if (query.organizationIds) {
+      if (query.organizationIds.length === 0) return [];
+      q = q.where('organization_id', 'in', query.organizationIds);
+    }
+    q = q.orderBy('username_key');
+    if (query.limit) q = q.limit(query.limit);
+    return this.#withAttributes(await q.execute());
+  }
+
+  async update(user: User): Promise<boolean> {
+    return translated('user', () =>
+      this.#db.transaction().execute(async (trx) => {
+        const result = await trx.updateTable('users').set(toRow(user)).where('id', '=', user.id).executeTakeFirst();
+        if (result.numUpdatedRows === 0n) return false;
+        await writeAttributes(trx as Transaction<Database>, 'user_attributes', user.id, user.attributes);
+        return true;
+      }),
+    );
+  }
+
+  async setPasswordHash(id: string, passwordHash: string, now: number): Promise<boolean> {
+    const result = await this.#db.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', id).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const result = await this.#db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
+  async #withAttributes(rows: Selectable<UsersTable>[]): Promise<User[]> {
+    const attributes = await loadAttributes(this.#db, 'user_attributes', rows.map((r) => r.id));
+    return rows.map((r) => fromRow(r, attributes.get(r.id) ?? {}));
+  }
+}
+
+function toRow(u: User): Omit<UsersTable, 'password_hash' | 'created_at'> {
+  return {
+    id: u.id,
+    username: u.username,
+    username_key: normalizeUsername(u.username),
+    status: u.status,
+    given_name: u.givenName ?? null,
+    family_name: u.familyName ?? null,
+    email: u.email ?? null,
+    organization_id: u.organizationId ?? null,
+    updated_at: u.updatedAt,
+  };
+}
+
+function fromRow(r: Selectable<UsersTable>, attributes: User['attributes']): User {
+  return {
+    id: r.id,
+    username: r.username,
+    status: r.status as UserStatus,
+    givenName: r.given_name ?? undefined,
+    familyName: r.family_name ?? undefined,
+    email: r.email ?? undefined,
+    organizationId: r.organization_id ?? undefined,
+    attributes,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
