@@ -5,6 +5,8 @@ import type { HttpDeps } from './deps.ts';
 import { healthRoutes } from './health.ts';
 import { parseParams } from './params.ts';
 import { discoveryRoutes } from './public/discovery.ts';
+import { tokenRoutes } from './public/token.ts';
+import { userInfoRoutes } from './public/userinfo.ts';
 import { jsonErrorHandler } from './render/errors.ts';
 
 export interface ServerOptions {
@@ -28,5 +30,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
 
   await app.register(async (scope) => healthRoutes(scope, deps));
   await app.register(async (scope) => discoveryRoutes(scope, deps));
+  await app.register(async (scope) => tokenRoutes(scope, deps));
+  await app.register(async (scope) => userInfoRoutes(scope, deps));
   return app;
 }

@@ -64,10 +64,6 @@ export class PayloadTooLarge extends InvalidRequest {
   override readonly status: number = 413;
 }
 
-/** The body is not in the media type the endpoint takes (RFC 6749 §3.2: form-urlencoded). */
-export class UnsupportedMediaType extends InvalidRequest {
-  override readonly status: number = 415;
-}
 
 /** Client authentication failed (RFC 6749 §5.2): 401, with a Basic challenge when Basic was tried. */
 export class InvalidClient extends OAuthError {

@@ -97,13 +97,22 @@ export interface CodeStore {
   insert(code: AuthorizationCode): Promise<void>;
   /**
    * Marks the code consumed in one atomic step. Exactly one of any number of concurrent callers
-   * gets `redeemed`; the rest, and every later caller, get `replayed`.
+   * gets `redeemed`; the rest, and every later caller, get `replayed`, and the code is marked
+   * replayed before they return.
    */
   consumeOnce(codeHash: string, now: number): Promise<Redemption>;
+  /**
+   * Whether a replay of the code was seen. The redeemer asks after storing its tokens, so a replay
+   * racing the first redemption cannot miss them: either the replayer's revocation sees the
+   * tokens, or the redeemer sees the mark.
+   */
+  wasReplayed(codeHash: string): Promise<boolean>;
 }
 
 export interface TokenStore {
   insert(token: Token): Promise<void>;
+  /** Stores the tokens of one grant in one statement. */
+  insertMany(tokens: Token[]): Promise<void>;
   /** The token whatever its state; callers check expiry, revocation and rotation. */
   find(tokenHash: string): Promise<Token | undefined>;
   /**

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidClient, InsufficientScope, InvalidRequest, InvalidToken, OAuthError, PayloadTooLarge, ServerError, SlowDown, TemporarilyUnavailable, UnsupportedMediaType } from '../../oauth/errors.ts';
+import { InvalidClient, InsufficientScope, InvalidRequest, InvalidToken, OAuthError, PayloadTooLarge, ServerError, SlowDown, TemporarilyUnavailable } from '../../oauth/errors.ts';
 
 /**
  * Turns anything thrown into an OAuthError: ours pass through, Fastify's request errors become
@@ -13,7 +13,7 @@ export function toOAuthError(error: unknown, request: FastifyRequest): OAuthErro
   }
   const e = error as FastifyError & { code?: string };
   if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new PayloadTooLarge('The request body is too large.');
-  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new UnsupportedMediaType('The request body must be application/x-www-form-urlencoded.');
+  if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new InvalidRequest('The request body must be application/x-www-form-urlencoded.');
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) return new InvalidRequest('The request is malformed.', { detail: e.message });
   if (isStoreUnavailable(e)) {
     request.log.error({ err: error }, 'store unavailable');
@@ -34,7 +34,8 @@ function isStoreUnavailable(e: { code?: string; message?: string; errcode?: numb
 /** RFC 6749 §5.2 / RFC 7662 §2.3 / RFC 6750 §3: a JSON error body, never cached, with the right challenge. */
 export function sendJsonError(reply: FastifyReply, error: OAuthError): FastifyReply {
   reply.code(error.status).header('cache-control', 'no-store').header('pragma', 'no-cache');
-  if (error instanceof InvalidClient && error.usedBasic) reply.header('www-authenticate', 'Basic realm="gatehouse", charset="UTF-8"');
+  // Every 401 carries a challenge (RFC 9110 §15.5.2); Basic is the scheme clients can retry with.
+  if (error instanceof InvalidClient) reply.header('www-authenticate', 'Basic realm="gatehouse", charset="UTF-8"');
   if (error instanceof SlowDown) reply.header('retry-after', String(error.retryAfter));
   if (error instanceof TemporarilyUnavailable) reply.header('retry-after', '5');
   return reply.type('application/json').send({ error: error.error, error_description: error.description });

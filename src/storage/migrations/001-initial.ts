@@ -101,6 +101,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('expires_at', 'bigint', (c) => c.notNull())
     .addColumn('consumed_at', 'bigint')
+    .addColumn('replayed_at', 'bigint')
     .execute();
   await db.schema.createIndex('authorization_codes_expires_at').on('authorization_codes').column('expires_at').execute();
 

@@ -28,6 +28,7 @@ export class SqlCodeStore implements CodeStore {
         created_at: c.createdAt,
         expires_at: c.expiresAt,
         consumed_at: null,
+        replayed_at: null,
       })
       .execute();
   }
@@ -42,8 +43,18 @@ export class SqlCodeStore implements CodeStore {
       .returningAll()
       .executeTakeFirst();
     if (won) return { outcome: 'redeemed', code: fromRow(won) };
-    const seen = await this.#db.selectFrom('authorization_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
+    const seen = await this.#db
+      .updateTable('authorization_codes')
+      .set((eb) => ({ replayed_at: eb.fn.coalesce('replayed_at', eb.val(now)) }))
+      .where('code_hash', '=', codeHash)
+      .returningAll()
+      .executeTakeFirst();
     return seen ? { outcome: 'replayed', code: fromRow(seen) } : { outcome: 'unknown' };
+  }
+
+  async wasReplayed(codeHash: string): Promise<boolean> {
+    const row = await this.#db.selectFrom('authorization_codes').select('replayed_at').where('code_hash', '=', codeHash).executeTakeFirst();
+    return row?.replayed_at != null;
   }
 }
 

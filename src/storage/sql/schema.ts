@@ -94,6 +94,7 @@ export interface CodesTable {
   created_at: number;
   expires_at: number;
   consumed_at: number | null;
+  replayed_at: number | null;
 }
 
 export interface TokensTable {

@@ -10,26 +10,12 @@ export class SqlTokenStore implements TokenStore {
   }
 
   async insert(t: Token): Promise<void> {
-    await this.#db
-      .insertInto('tokens')
-      .values({
-        token_hash: t.tokenHash,
-        kind: t.kind,
-        client_id: t.clientId,
-        user_id: t.userId,
-        scope: t.scope,
-        session_index: t.sessionIndex,
-        auth_time: t.authTime,
-        amr: JSON.stringify(t.amr),
-        acr: t.acr ?? null,
-        code_hash: t.codeHash ?? null,
-        family_id: t.familyId,
-        created_at: t.createdAt,
-        expires_at: t.expiresAt ?? null,
-        revoked_at: t.revokedAt ?? null,
-        rotated_at: t.rotatedAt ?? null,
-      })
-      .execute();
+    await this.insertMany([t]);
+  }
+
+  async insertMany(tokens: Token[]): Promise<void> {
+    if (tokens.length === 0) return;
+    await this.#db.insertInto('tokens').values(tokens.map(toRow)).execute();
   }
 
   async find(tokenHash: string): Promise<Token | undefined> {
@@ -86,5 +72,25 @@ function fromRow(r: Selectable<TokensTable>): Token {
     expiresAt: r.expires_at ?? undefined,
     revokedAt: r.revoked_at ?? undefined,
     rotatedAt: r.rotated_at ?? undefined,
+  };
+}
+
+function toRow(t: Token): TokensTable {
+  return {
+    token_hash: t.tokenHash,
+    kind: t.kind,
+    client_id: t.clientId,
+    user_id: t.userId,
+    scope: t.scope,
+    session_index: t.sessionIndex,
+    auth_time: t.authTime,
+    amr: JSON.stringify(t.amr),
+    acr: t.acr ?? null,
+    code_hash: t.codeHash ?? null,
+    family_id: t.familyId,
+    created_at: t.createdAt,
+    expires_at: t.expiresAt ?? null,
+    revoked_at: t.revokedAt ?? null,
+    rotated_at: t.rotatedAt ?? null,
   };
 }

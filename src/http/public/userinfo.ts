@@ -1,0 +1,46 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { OAuthError } from '../../oauth/errors.ts';
+import { InvalidRequest } from '../../oauth/errors.ts';
+import { param } from '../../oauth/params.ts';
+import { userInfo } from '../../oauth/userinfo.ts';
+import type { HttpDeps } from '../deps.ts';
+import type { RawParams } from '../params.ts';
+import { bearerChallenge, toOAuthError } from '../render/errors.ts';
+
+/** UserInfo (OIDC Core §5.3) with the bearer token in the header, or in a form body on POST (RFC 6750 §2.2). */
+export async function userInfoRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
+  app.setErrorHandler((error, request, reply) => sendBearerError(reply, toOAuthError(error, request)));
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache').header('access-control-allow-origin', '*');
+  });
+
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
+    const token = bearerToken(request);
+    if (token === undefined) return reply.code(401).header('www-authenticate', bearerChallenge(undefined)).send({ error: 'invalid_token', error_description: 'An access token is required.' });
+    return userInfo(deps, token);
+  };
+  app.get('/uas/oauth2/userinfo', handler);
+  app.post('/uas/oauth2/userinfo', handler);
+}
+
+/** The bearer token from `Authorization: Bearer` (scheme case-insensitive) or the POST body; both at once is invalid_request (RFC 6750 §2). */
+export function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  const contentType = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const fromBody = request.method === 'POST' && contentType === 'application/x-www-form-urlencoded' ? param((request.body ?? {}) as RawParams, 'access_token') : undefined;
+  let fromHeader: string | undefined;
+  if (header !== undefined) {
+    const match = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);
+    if (!match) throw new InvalidRequest('The Authorization header is not a valid Bearer credential.');
+    fromHeader = match[1];
+  }
+  if (fromHeader !== undefined && fromBody !== undefined) throw new InvalidRequest('Send the access token one way only.');
+  return fromHeader ?? fromBody;
+}
+
+function sendBearerError(reply: FastifyReply, error: OAuthError): FastifyReply {
+  reply.code(error.status);
+  if (error.status === 401 || error.status === 403 || error instanceof InvalidRequest) reply.header('www-authenticate', bearerChallenge(error));
+  if (error.status === 503) reply.header('retry-after', '5');
+  return reply.type('application/json').send({ error: error.error, error_description: error.description });
+}

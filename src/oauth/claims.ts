@@ -1,0 +1,47 @@
+import type { Client } from '../domain/client.ts';
+import type { Token } from '../domain/grant.ts';
+import type { User } from '../domain/user.ts';
+import { toNumericDate } from '../lib/clock.ts';
+
+/**
+ * Standard claims released by scope (OIDC Core §5.4). A claim with no value is left out rather
+ * than sent as null or "" (§5.3.2).
+ */
+export function scopeClaims(user: User, scope: readonly string[]): Record<string, unknown> {
+  const claims: Record<string, unknown> = {};
+  if (scope.includes('profile')) {
+    const name = [user.givenName, user.familyName].filter(Boolean).join(' ');
+    if (name) claims.name = name;
+    if (user.givenName) claims.given_name = user.givenName;
+    if (user.familyName) claims.family_name = user.familyName;
+    claims.preferred_username = user.username;
+    claims.updated_at = toNumericDate(user.updatedAt);
+  }
+  if (scope.includes('email') && user.email) claims.email = user.email;
+  return claims;
+}
+
+/**
+ * The UserInfo claim set of the spec: sub, iss, aud, exp, iat, auth_time, amr, session_index, acr
+ * when configured, plus the claims the scope releases. No nonce (spec: "nonce is not listed").
+ */
+export function userInfoClaims(issuer: string, token: Token, user: User): Record<string, unknown> {
+  const scope = token.scope.split(' ');
+  return {
+    sub: user.id,
+    iss: issuer,
+    aud: token.clientId,
+    ...(token.expiresAt === undefined ? {} : { exp: toNumericDate(token.expiresAt) }),
+    iat: toNumericDate(token.createdAt),
+    auth_time: toNumericDate(token.authTime),
+    amr: token.amr,
+    session_index: token.sessionIndex,
+    ...(token.acr === undefined ? {} : { acr: token.acr }),
+    ...scopeClaims(user, scope),
+  };
+}
+
+/** Whether this client asked for scope claims in its ID token too (client metadata `id_token_scope_claims`). */
+export function wantsScopeClaimsInIdToken(client: Client): boolean {
+  return client.metadata.id_token_scope_claims === true;
+}

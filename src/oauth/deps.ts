@@ -1,0 +1,16 @@
+import type { Config } from '../config.ts';
+import type { KeyRing } from '../crypto/key-ring.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { Random } from '../lib/random.ts';
+import type { Store } from '../storage/ports.ts';
+
+/** What the protocol core is given by the composition root. */
+export interface OAuthDeps {
+  config: Config;
+  store: Store;
+  keyRing: KeyRing;
+  clock: Clock;
+  random: Random;
+  /** acr values configured for the authentication methods (empty: no acr claim). */
+  acrValues: readonly string[];
+}

@@ -1,0 +1,54 @@
+import { hashSecret } from '../../lib/hash.ts';
+import type { Client } from '../../domain/client.ts';
+import type { OAuthDeps } from '../deps.ts';
+import { InvalidGrant } from '../errors.ts';
+import { issueTokens, type TokenResponse } from '../issue-tokens.ts';
+import { param, requiredParam, type RawParams } from '../params.ts';
+import { verifyPkce } from '../pkce.ts';
+import { loadActiveUser } from './load-user.ts';
+
+/**
+ * The authorization_code grant (RFC 6749 §4.1.3). Any redemption attempt consumes the code; a
+ * second one is refused and revokes every token issued from it (the spec's rule; RFC 9700 §4.2.4).
+ * The code is bound to the client, the redirect_uri, the PKCE challenge and the nonce.
+ */
+export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, body: RawParams): Promise<TokenResponse> {
+  const code = requiredParam(body, 'code');
+  const redirectUri = requiredParam(body, 'redirect_uri');
+  const verifier = param(body, 'code_verifier');
+  const now = deps.clock.now();
+  const codeHash = hashSecret(code);
+
+  const redemption = await deps.store.codes.consumeOnce(codeHash, now);
+  if (redemption.outcome === 'unknown') throw new InvalidGrant('The authorization code is invalid.');
+  if (redemption.outcome === 'replayed') {
+    const revoked = await deps.store.tokens.revokeByCode(codeHash, now);
+    throw new InvalidGrant('The authorization code has already been used.', { detail: `code replay; ${revoked} token(s) revoked` });
+  }
+  const bound = redemption.code;
+  if (bound.clientId !== client.clientId) throw new InvalidGrant('The authorization code was issued to another client.');
+  if (now >= bound.expiresAt) throw new InvalidGrant('The authorization code has expired.');
+  if (bound.redirectUri !== redirectUri) throw new InvalidGrant('redirect_uri differs from the one in the authorization request.');
+  verifyPkce(bound, verifier);
+
+  const user = await loadActiveUser(deps, bound.userId);
+  const scope = bound.scope === '' ? [] : bound.scope.split(' ');
+  const response = await issueTokens(
+    deps,
+    { client, user, scope, sessionIndex: bound.sessionIndex, authTime: bound.authTime, amr: bound.amr, acr: bound.acr, codeHash, familyId: deps.random.uuid() },
+    {
+      idToken: scope.includes('openid') ? { nonce: bound.nonce } : undefined,
+      refreshScope: issuesRefreshTokens(client) ? scope : undefined,
+    },
+  );
+  // A replay that raced this redemption may have revoked before our tokens existed: check again.
+  if (await deps.store.codes.wasReplayed(codeHash)) {
+    await deps.store.tokens.revokeByCode(codeHash, now);
+    throw new InvalidGrant('The authorization code has already been used.', { detail: 'replay raced the first redemption' });
+  }
+  return response;
+}
+
+export function issuesRefreshTokens(client: Client): boolean {
+  return client.refreshTokens && client.grantTypes.includes('refresh_token');
+}

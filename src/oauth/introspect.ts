@@ -1,0 +1,41 @@
+import type { Token } from '../domain/grant.ts';
+import { hashSecret } from '../lib/hash.ts';
+import { userInfoClaims } from './claims.ts';
+import { authenticateClient } from './client-auth.ts';
+import type { OAuthDeps } from './deps.ts';
+import { requiredParam, rejectRepeated, type RawParams } from './params.ts';
+
+const INACTIVE = Object.freeze({ active: false });
+
+/**
+ * Token introspection (RFC 7662). Any authenticated confidential client may ask — in the spec's
+ * use case 2 the resource server introspects tokens issued to the native app. An active token
+ * answers with the UserInfo claims plus active, aud (the asking client), scope, client_id and
+ * token_type; anything else with exactly `{"active":false}` (§2.2). token_type_hint is only a hint
+ * (§2.1): both kinds are looked up by the same hash.
+ */
+export async function introspect(deps: OAuthDeps, authorization: string | undefined, body: RawParams): Promise<Record<string, unknown>> {
+  rejectRepeated(body, ['token', 'token_type_hint', 'client_id', 'client_secret']);
+  const { client: caller } = await authenticateClient(deps.store.clients, authorization, body, { allowPublic: false });
+  const presented = requiredParam(body, 'token');
+  if (presented.length > 512) return INACTIVE;
+  const token = await deps.store.tokens.find(hashSecret(presented));
+  if (!token || !isActive(token, deps.clock.now())) return INACTIVE;
+  const user = await deps.store.users.get(token.userId);
+  if (!user || user.status !== 'enabled') return INACTIVE;
+  return {
+    active: true,
+    ...userInfoClaims(deps.config.issuer, token, user),
+    aud: caller.clientId,
+    scope: token.scope,
+    client_id: token.clientId,
+    token_type: token.kind,
+  };
+}
+
+function isActive(token: Token, now: number): boolean {
+  if (token.revokedAt !== undefined) return false;
+  if (token.expiresAt !== undefined && now >= token.expiresAt) return false;
+  // A rotated refresh token is spent; its access tokens live on until they expire.
+  return !(token.kind === 'refresh_token' && token.rotatedAt !== undefined);
+}

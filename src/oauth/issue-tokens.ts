@@ -1,0 +1,108 @@
+import { createHash } from 'node:crypto';
+import type { Client } from '../domain/client.ts';
+import type { Token } from '../domain/grant.ts';
+import type { User } from '../domain/user.ts';
+import { signJwt } from '../crypto/jwt.ts';
+import { toNumericDate } from '../lib/clock.ts';
+import { hashSecret } from '../lib/hash.ts';
+import { scopeClaims, wantsScopeClaimsInIdToken } from './claims.ts';
+import type { OAuthDeps } from './deps.ts';
+import { formatScope } from './scope.ts';
+
+/** The token response of the spec's table (RFC 6749 §5.1). */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  scope: string;
+  id_token?: string;
+  refresh_token?: string;
+}
+
+/** The authentication behind a grant, carried from the code to every token descending from it. */
+export interface GrantFacts {
+  client: Client;
+  user: User;
+  scope: string[];
+  sessionIndex: string;
+  authTime: number;
+  amr: string[];
+  acr: string | undefined;
+  codeHash: string | undefined;
+  familyId: string;
+}
+
+export interface IssueOptions {
+  /** Put an ID token in the response (code grant with openid scope). */
+  idToken?: { nonce: string | undefined };
+  /** Issue a new refresh token carrying this scope (the grant's full scope, RFC 9700 §4.14.2). */
+  refreshScope?: string[];
+  /** Echo this refresh token back unchanged (no rotation). */
+  keepRefreshToken?: string;
+}
+
+/** Lifetime of the client's access tokens: the smaller of the global and the client's own (seconds). */
+export function accessTokenLifetime(deps: Pick<OAuthDeps, 'config'>, client: Client): number {
+  return client.accessTokenTtl === undefined ? deps.config.accessTokenTtl : Math.min(client.accessTokenTtl, deps.config.accessTokenTtl);
+}
+
+/** Mints and stores the tokens of one successful grant; only their hashes reach the store. */
+export async function issueTokens(deps: OAuthDeps, grant: GrantFacts, options: IssueOptions): Promise<TokenResponse> {
+  const now = deps.clock.now();
+  const lifetime = accessTokenLifetime(deps, grant.client);
+  const accessToken = deps.random.token(32);
+  const base = {
+    clientId: grant.client.clientId,
+    userId: grant.user.id,
+    sessionIndex: grant.sessionIndex,
+    authTime: grant.authTime,
+    amr: grant.amr,
+    acr: grant.acr,
+    codeHash: grant.codeHash,
+    familyId: grant.familyId,
+    createdAt: now,
+    revokedAt: undefined,
+    rotatedAt: undefined,
+  } satisfies Partial<Token>;
+  const rows: Token[] = [{ ...base, tokenHash: hashSecret(accessToken), kind: 'access_token', scope: formatScope(grant.scope), expiresAt: now + lifetime * 1000 }];
+
+  const response: TokenResponse = { access_token: accessToken, token_type: 'Bearer', expires_in: lifetime, scope: formatScope(grant.scope) };
+  if (options.refreshScope) {
+    const refreshToken = deps.random.token(32);
+    const ttl = deps.config.refreshTokenTtl;
+    rows.push({ ...base, tokenHash: hashSecret(refreshToken), kind: 'refresh_token', scope: formatScope(options.refreshScope), expiresAt: ttl === 0 ? undefined : now + ttl * 1000 });
+    response.refresh_token = refreshToken;
+  } else if (options.keepRefreshToken) {
+    response.refresh_token = options.keepRefreshToken;
+  }
+  await deps.store.tokens.insertMany(rows);
+
+  if (options.idToken) response.id_token = await signIdToken(deps, grant, accessToken, options.idToken.nonce, now);
+  return response;
+}
+
+/** OIDC Core §2 and §3.1.3.6, plus Ubisecure's session_index. */
+async function signIdToken(deps: OAuthDeps, grant: GrantFacts, accessToken: string, nonce: string | undefined, now: number): Promise<string> {
+  const iat = toNumericDate(now);
+  const claims: Record<string, unknown> = {
+    iss: deps.config.issuer,
+    sub: grant.user.id,
+    aud: grant.client.clientId,
+    exp: iat + deps.config.idTokenTtl,
+    iat,
+    auth_time: toNumericDate(grant.authTime),
+    amr: grant.amr,
+    session_index: grant.sessionIndex,
+    azp: grant.client.clientId,
+    at_hash: atHash(accessToken),
+    ...(nonce === undefined ? {} : { nonce }),
+    ...(grant.acr === undefined ? {} : { acr: grant.acr }),
+    ...(wantsScopeClaimsInIdToken(grant.client) ? scopeClaims(grant.user, grant.scope) : {}),
+  };
+  return signJwt(claims, await deps.keyRing.activeKey());
+}
+
+/** Left half of SHA-256 of the access token's ASCII octets, base64url (OIDC Core §3.1.3.6, RS256). */
+export function atHash(accessToken: string): string {
+  return createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url');
+}

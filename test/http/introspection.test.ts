@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { addClient, addUser, basic, mintCode, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
+import { DATABASES } from '../helpers/databases.ts';
+import { startServer, type RunningServer } from '../helpers/server.ts';
+
+for (const db of DATABASES) {
+  describe(`introspection and revocation on ${db.name}`, () => {
+    let server: RunningServer;
+    before(async () => {
+      server = await startServer(db);
+    });
+    after(async () => server.close());
+    const introspect = (form: Record<string, string>, headers: Record<string, string>) => postForm(`${server.url}/uas/oauth2/introspection`, form, headers);
+    const revoke = (form: Record<string, string>, headers: Record<string, string>) => postForm(`${server.url}/uas/oauth2/revocation`, form, headers);
+
+    /** Use case 2: a native (public) app's token, introspected by a resource server (confidential client). */
+    async function setUp() {
+      const store = server.gatehouse.store;
+      const app = await addClient(store);
+      const resourceServer = await addClient(store, { grantTypes: [] });
+      const user = await addUser(store);
+      const { code, row } = await mintCode(store, app.client, user, { scope: 'openid profile' });
+      const tokens = await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: basic(app.client.clientId, app.secret) });
+      return { app, rs: { authorization: basic(resourceServer.client.clientId, resourceServer.secret) }, rsId: resourceServer.client.clientId, appAuth: { authorization: basic(app.client.clientId, app.secret) }, user, row, tokens: tokens.body };
+    }
+
+    test('an active access token: active, the userinfo claims, aud = the asking client, scope, client_id, token_type (INT-03, spec)', async () => {
+      const { app, rs, rsId, user, row, tokens } = await setUp();
+      const response = await introspect({ token: tokens.access_token as string }, rs);
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get('cache-control'), 'no-store');
+      const body = response.body;
+      assert.equal(body.active, true);
+      assert.equal(body.sub, user.id);
+      assert.equal(body.iss, server.issuer);
+      assert.equal(body.aud, rsId);
+      assert.equal(body.client_id, app.client.clientId);
+      assert.equal(body.scope, 'openid profile');
+      assert.equal(body.token_type, 'access_token');
+      assert.equal(body.session_index, row.sessionIndex);
+      assert.deepEqual(body.amr, ['pwd']);
+      assert.equal(typeof body.exp, 'number');
+      assert.equal(typeof body.iat, 'number');
+      assert.equal(typeof body.auth_time, 'number');
+      assert.equal(body.name, 'Ada Lovelace');
+    });
+
+    test('a refresh token is active with token_type refresh_token; a wrong hint does not hide a token (INT-06, INT-09)', async () => {
+      const { rs, tokens } = await setUp();
+      const refresh = await introspect({ token: tokens.refresh_token as string, token_type_hint: 'access_token' }, rs);
+      assert.equal(refresh.body.active, true);
+      assert.equal(refresh.body.token_type, 'refresh_token');
+      const access = await introspect({ token: tokens.access_token as string, token_type_hint: 'refresh_token' }, rs);
+      assert.equal(access.body.active, true);
+    });
+
+    test('unknown, garbage and huge tokens answer exactly {"active":false} (INT-04/05)', async () => {
+      const { rs } = await setUp();
+      for (const token of ['nope', 'x'.repeat(5000), '../../etc/passwd', "' OR 1=1 --"]) {
+        const response = await introspect({ token }, rs);
+        assert.equal(response.status, 200);
+        assert.deepEqual(response.body, { active: false });
+      }
+    });
+
+    test('missing or wrong credentials, or a public client: 401 and no token data (INT-02)', async () => {
+      const { tokens } = await setUp();
+      const none = await introspect({ token: tokens.access_token as string }, {});
+      assert.equal(none.status, 401);
+      assert.equal(none.body.active, undefined);
+      const publicClient = await addClient(server.gatehouse.store, { tokenEndpointAuthMethod: 'none' });
+      assert.equal((await introspect({ token: tokens.access_token as string, client_id: publicClient.client.clientId }, {})).status, 401);
+    });
+
+    test('a missing token parameter is invalid_request (INT-08)', async () => {
+      const { rs } = await setUp();
+      const response = await introspect({}, rs);
+      assert.equal(response.status, 400);
+      assert.equal(response.body.error, 'invalid_request');
+    });
+
+    test('revoking an access token makes it inactive; unknown tokens still get 200 (RFC 7009 §2.2)', async () => {
+      const { rs, appAuth, tokens } = await setUp();
+      const response = await revoke({ token: tokens.access_token as string }, appAuth);
+      assert.equal(response.status, 200);
+      assert.deepEqual((await introspect({ token: tokens.access_token as string }, rs)).body, { active: false });
+      assert.equal((await introspect({ token: tokens.refresh_token as string }, rs)).body.active, true, 'the refresh token lives on');
+      assert.equal((await revoke({ token: 'unknown' }, appAuth)).status, 200);
+    });
+
+    test('revoking a refresh token revokes its family; another client cannot revoke it', async () => {
+      const { rs, appAuth, tokens } = await setUp();
+      assert.equal((await revoke({ token: tokens.refresh_token as string }, rs)).status, 200);
+      assert.equal((await introspect({ token: tokens.refresh_token as string }, rs)).body.active, true, "another client's revocation does nothing");
+      await revoke({ token: tokens.refresh_token as string, token_type_hint: 'refresh_token' }, appAuth);
+      assert.deepEqual((await introspect({ token: tokens.refresh_token as string }, rs)).body, { active: false });
+      assert.deepEqual((await introspect({ token: tokens.access_token as string }, rs)).body, { active: false });
+    });
+
+    test('revocation needs client authentication', async () => {
+      const { tokens } = await setUp();
+      assert.equal((await revoke({ token: tokens.access_token as string }, {})).status, 401);
+    });
+  });
+}
