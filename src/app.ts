@@ -9,6 +9,7 @@ import type { HttpDeps } from './http/deps.ts';
 import { buildHttpServer, type ServerOptions } from './http/server.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { cryptoRandom, type Random } from './lib/random.ts';
+import { migrateToLatest, openDatabase } from './storage/sql/database.ts';
 import { openSqlStore } from './storage/sql/store.ts';
 import type { Store } from './storage/ports.ts';
 
@@ -20,6 +21,16 @@ export interface Runtime {
 /** Opens the configured store (migrating it to the latest schema). */
 export async function openStore(config: Config): Promise<Store> {
   return openSqlStore(config.databaseUrl, { poolSize: config.databasePoolSize });
+}
+
+/** Brings the configured store's schema up to date; the names of the migrations that ran (`gatehouse migrate`). */
+export async function migrateStore(config: Config): Promise<string[]> {
+  const database = openDatabase(config.databaseUrl, { poolSize: 1 });
+  try {
+    return await migrateToLatest(database.db);
+  } finally {
+    await database.close();
+  }
 }
 
 export function keyRingFor(config: Config, store: Store, clock: Clock = systemClock): KeyRing {

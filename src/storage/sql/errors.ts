@@ -10,7 +10,8 @@ export async function translated<T>(what: string, work: () => Promise<T>): Promi
   } catch (error) {
     const e = error as { code?: string; errcode?: number; message?: string };
     if (e.code === '23505' || e.errcode === 2067 || e.errcode === 1555) throw new ConflictError(`${what} already exists`);
-    if (e.code === '23503' || e.errcode === 787) throw new MissingReferenceError(`${what} refers to something that does not exist`);
+    // SQLite reports a delete that ON DELETE RESTRICT refuses as SQLITE_CONSTRAINT_TRIGGER (1811).
+    if (e.code === '23503' || e.errcode === 787 || (e.errcode === 1811 && /FOREIGN KEY/.test(e.message ?? ''))) throw new MissingReferenceError(`${what} refers to something that does not exist`);
     throw error;
   }
 }

@@ -1,5 +1,5 @@
 import { DatabaseSync } from 'node:sqlite';
-import { CompiledQuery, SqliteDialect, SqliteDriver, type DatabaseConnection, type Driver, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { CompiledQuery, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type DialectAdapter, type Driver, type SqliteDatabase, type SqliteStatement } from 'kysely';
 
 /**
  * Kysely's SqliteDialect on Node's built-in `node:sqlite`, so the embedded store needs no
@@ -17,6 +17,8 @@ function openDatabase(path: string): SqliteDatabase {
   if (path !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
+  // SQLite's own lower() folds ASCII only; case-insensitive filters must fold 'Ä' as PostgreSQL does.
+  db.function('lower', { deterministic: true }, (value) => (typeof value === 'string' ? value.toLowerCase() : value));
   return {
     close: () => db.close(),
     prepare(sqlText: string): SqliteStatement {
@@ -58,5 +60,20 @@ class ImmediateSqliteDialect extends SqliteDialect {
   }
   override createDriver(): Driver {
     return new ImmediateSqliteDriver(this.#config);
+  }
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
+/**
+ * SQLite's DDL is transactional, but Kysely's adapter says otherwise, so its migrator would run
+ * without any lock and two processes starting on a fresh file would both create the tables. Saying
+ * so makes the migrator read its state and migrate inside one `begin immediate` transaction: a
+ * second process waits for the first to commit, then finds nothing left to do.
+ */
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
   }
 }

@@ -37,7 +37,13 @@ export class SqlSessionStore implements SessionStore {
   }
 
   async touch(idHash: string, expiresAt: number): Promise<void> {
-    await this.#db.updateTable('sessions').set({ expires_at: expiresAt }).where('id_hash', '=', idHash).where('expires_at', '<', expiresAt).execute();
+    // Capped at max_expires_at, as the port promises (the caller need not know the absolute deadline).
+    await this.#db
+      .updateTable('sessions')
+      .set((eb) => ({ expires_at: eb.case().when('max_expires_at', '<', expiresAt).then(eb.ref('max_expires_at')).else(expiresAt).end() }))
+      .where('id_hash', '=', idHash)
+      .where('expires_at', '<', expiresAt)
+      .execute();
   }
 
   async end(idHash: string): Promise<SsoSession | undefined> {

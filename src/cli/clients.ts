@@ -1,0 +1,173 @@
+/** `gatehouse client …`: register and manage OAuth clients. */
+import { Option, type Command } from 'commander';
+import type { Client } from '../domain/client.ts';
+import {
+  clientView,
+  deleteClient,
+  getClient,
+  listClients,
+  registerClient,
+  rotateClientSecret,
+  setClientActive,
+  updateClient,
+} from '../oauth/client-registration.ts';
+import { readJsonFile, UsageError, wholeNumber, withStore } from './context.ts';
+import { printFields, printJson, printLine, printTable } from './output.ts';
+
+interface MetadataFlags {
+  metadataFile?: string;
+  name?: string;
+  redirectUri?: string[];
+  postLogoutRedirectUri?: string[];
+  grantType?: string[];
+  resourceServer?: boolean;
+  tokenEndpointAuthMethod?: string;
+  codeChallengeMethod?: string;
+  scope?: string;
+  accessTokenTtl?: string;
+  refreshTokens?: boolean;
+  rotateRefreshTokens?: boolean;
+}
+
+interface JsonFlag {
+  json?: boolean;
+}
+
+/** Repeatable options accumulate; no default, so help shows none. */
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+/** The options that set client metadata; shared by `create` and `update`. */
+function withMetadataOptions(command: Command): Command {
+  return command
+    .option('--metadata-file <file>', 'a JSON client metadata document (snake_case keys); the flags below override it')
+    .option('--name <name>', 'client_name, shown on the login page')
+    .option('--redirect-uri <uri>', 'a redirect URI (repeatable): https, http on a loopback host, or com.example.app:/path', collect)
+    .addOption(new Option('--token-endpoint-auth-method <method>', 'how the client authenticates; none: a public client without a secret').choices(['client_secret_basic', 'client_secret_post', 'none']))
+    .addOption(new Option('--code-challenge-method <method>', 'require PKCE with this method').choices(['S256', 'plain']))
+    .option('--grant-type <grant>', 'authorization_code or refresh_token (repeatable)', collect)
+    .addOption(new Option('--resource-server', 'no grants at all (grant_types []): a resource server that only introspects tokens').conflicts('grantType'))
+    .option('--scope <scope>', 'space-separated scope values the client may request')
+    .option('--access-token-ttl <seconds>', 'access token lifetime for this client')
+    .option('--refresh-tokens', 'issue refresh tokens to this client')
+    .option('--no-refresh-tokens', 'issue no refresh tokens')
+    .option('--rotate-refresh-tokens', 'replace the refresh token on each use (the default)')
+    .option('--no-rotate-refresh-tokens', 'keep the refresh token on use (confidential clients only)')
+    .option('--post-logout-redirect-uri <uri>', 'where to return after logout (repeatable)', collect)
+    .option('--json', 'print JSON only');
+}
+
+/** The metadata document of the file (if any) with the flags applied over it. */
+async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknown>> {
+  const file = flags.metadataFile === undefined ? {} : await readJsonFile(flags.metadataFile);
+  if (typeof file !== 'object' || file === null || Array.isArray(file)) throw new UsageError(`${flags.metadataFile} must hold a JSON object`);
+  const doc: Record<string, unknown> = { ...file };
+  if (flags.name !== undefined) doc.client_name = flags.name;
+  if (flags.redirectUri) doc.redirect_uris = flags.redirectUri;
+  if (flags.postLogoutRedirectUri) doc.post_logout_redirect_uris = flags.postLogoutRedirectUri;
+  if (flags.grantType) doc.grant_types = flags.grantType;
+  if (flags.resourceServer) doc.grant_types = [];
+  if (flags.tokenEndpointAuthMethod !== undefined) doc.token_endpoint_auth_method = flags.tokenEndpointAuthMethod;
+  if (flags.codeChallengeMethod !== undefined) doc.code_challenge_method = flags.codeChallengeMethod;
+  if (flags.scope !== undefined) doc.scope = flags.scope;
+  if (flags.accessTokenTtl !== undefined) doc.access_token_ttl = wholeNumber(flags.accessTokenTtl, '--access-token-ttl');
+  if (flags.refreshTokens !== undefined) doc.refresh_tokens = flags.refreshTokens;
+  if (flags.rotateRefreshTokens !== undefined) doc.rotate_refresh_tokens = flags.rotateRefreshTokens;
+  return doc;
+}
+
+/** The client as printed: its metadata view, with the secret first when one was just generated. */
+function show(client: Client, clientSecret: string | undefined, json: boolean | undefined): void {
+  const { client_id, ...rest } = clientView(client);
+  if (json) return printJson({ client_id, ...(clientSecret === undefined ? {} : { client_secret: clientSecret }), ...rest });
+  const fields: [string, unknown][] = [['client_id', client_id]];
+  if (clientSecret !== undefined) fields.push(['client_secret', `${clientSecret}  (shown once: store it now)`]);
+  printFields([...fields, ...Object.entries(rest)]);
+}
+
+export function registerClientCommands(program: Command): void {
+  const client = program.command('client').description('register and manage OAuth clients');
+
+  withMetadataOptions(client.command('create').description('register a client; prints its client_id and, once, its client_secret'))
+    .option('--inactive', 'register it deactivated')
+    .action((flags: MetadataFlags & JsonFlag & { inactive?: boolean }) =>
+      withStore(async (env) => {
+        const { client, clientSecret } = await registerClient(env.deps, await metadataFrom(flags), flags.inactive ? { active: false } : {});
+        show(client, clientSecret, flags.json);
+      }),
+    );
+
+  client
+    .command('list')
+    .description('list registered clients')
+    .option('--json', 'print JSON only')
+    .action((flags: JsonFlag) =>
+      withStore(async (env) => {
+        const clients = await listClients(env.deps);
+        if (flags.json) return printJson(clients.map(clientView));
+        printTable(
+          ['CLIENT_ID', 'ACTIVE', 'AUTH', 'NAME', 'REDIRECT_URIS'],
+          clients.map((c) => [c.clientId, c.active, c.tokenEndpointAuthMethod ?? 'client_secret_basic|post', c.name, c.redirectUris]),
+          'No clients registered.',
+        );
+      }),
+    );
+
+  client
+    .command('show')
+    .description("show a client's metadata")
+    .argument('<client_id>')
+    .option('--json', 'print JSON only')
+    .action((clientId: string, flags: JsonFlag) => withStore(async (env) => show(await getClient(env.deps, clientId), undefined, flags.json)));
+
+  withMetadataOptions(client.command('update').description('change a client: given values replace the registered ones').argument('<client_id>'))
+    .action((clientId: string, flags: MetadataFlags & JsonFlag) =>
+      withStore(async (env) => {
+        const { client, clientSecret } = await updateClient(env.deps, clientId, await metadataFrom(flags));
+        show(client, clientSecret, flags.json);
+      }),
+    );
+
+  client
+    .command('rotate-secret')
+    .description('generate a new client_secret; the old one stops working at once')
+    .argument('<client_id>')
+    .option('--json', 'print JSON only')
+    .action((clientId: string, flags: JsonFlag) =>
+      withStore(async (env) => {
+        const { client, clientSecret } = await rotateClientSecret(env.deps, clientId);
+        if (flags.json) return printJson({ client_id: client.clientId, client_secret: clientSecret });
+        printFields([
+          ['client_id', client.clientId],
+          ['client_secret', `${clientSecret}  (shown once: store it now)`],
+        ]);
+      }),
+    );
+
+  for (const [name, active] of [['activate', true], ['deactivate', false]] as const) {
+    client
+      .command(name)
+      .description(active ? 'let the client use gatehouse again' : 'refuse the client everywhere until activated')
+      .argument('<client_id>')
+      .option('--json', 'print JSON only')
+      .action((clientId: string, flags: JsonFlag) =>
+        withStore(async (env) => {
+          const updated = await setClientActive(env.deps, clientId, active);
+          if (flags.json) return printJson(clientView(updated));
+          printLine(`Client ${updated.clientId} is ${active ? 'active' : 'inactive'}.`);
+        }),
+      );
+  }
+
+  client
+    .command('delete')
+    .description('delete a client for good')
+    .argument('<client_id>')
+    .option('--json', 'print JSON only')
+    .action((clientId: string, flags: JsonFlag) =>
+      withStore(async (env) => {
+        await deleteClient(env.deps, clientId);
+        if (flags.json) return printJson({ client_id: clientId, deleted: true });
+        printLine(`Deleted client ${clientId}.`);
+      }),
+    );
+}

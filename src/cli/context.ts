@@ -1,0 +1,87 @@
+/**
+ * What every command needs: the configuration the server reads (the same environment
+ * variables), and the store, opened for the command and always closed after it.
+ */
+import { readFile } from 'node:fs/promises';
+import { loadConfig, type Config } from '../config.ts';
+import { systemClock, type Clock } from '../lib/clock.ts';
+import { cryptoRandom, type Random } from '../lib/random.ts';
+import type { Store } from '../storage/ports.ts';
+
+/** Every port and service a use case may ask for; each use case takes the narrow part it needs. */
+export interface UseCaseDeps {
+  clients: Store['clients'];
+  users: Store['users'];
+  organizations: Store['organizations'];
+  groups: Store['groups'];
+  sessions: Store['sessions'];
+  tokens: Store['tokens'];
+  clock: Clock;
+  random: Random;
+}
+
+export interface CliEnv {
+  config: Config;
+  store: Store;
+  deps: UseCaseDeps;
+}
+
+/** A mistake in how the command was called; printed as one line like every other error. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+/**
+ * Loads the configuration, opens (and migrates) the store, runs `work`, and closes the store
+ * whatever happens. The composition root is imported only here, lazily, so `--help` stays quick.
+ */
+export async function withStore<T>(work: (env: CliEnv) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const { openStore } = await import('../app.ts');
+  const store = await openStore(config);
+  try {
+    const { clients, users, organizations, groups, sessions, tokens } = store;
+    const deps = { clients, users, organizations, groups, sessions, tokens, clock: systemClock, random: cryptoRandom };
+    return await work({ config, store, deps });
+  } finally {
+    await store.close();
+  }
+}
+
+/** All of stdin; for secrets that must not appear in argv or shell history. One trailing newline is dropped. */
+export async function readStdinSecret(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+/** The password of `--password P` or `--password-stdin`: exactly one of them. */
+export async function passwordFrom(options: { password?: string; passwordStdin?: boolean }): Promise<string> {
+  if (options.password !== undefined && options.passwordStdin) throw new UsageError('use either --password or --password-stdin, not both');
+  if (options.passwordStdin) return readStdinSecret();
+  if (options.password !== undefined) return options.password;
+  throw new UsageError('a password is required: --password P or --password-stdin');
+}
+
+export async function readJsonFile(path: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new UsageError(`${path} is not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+/** A whole number from a command-line string, or a UsageError naming the option. */
+export function wholeNumber(raw: string, option: string): number {
+  if (!/^\d+$/.test(raw.trim())) throw new UsageError(`${option} must be a whole number, not ${JSON.stringify(raw)}`);
+  return Number(raw.trim());
+}

@@ -1,0 +1,74 @@
+/** `gatehouse group …`: named groups and their members. */
+import type { Command } from 'commander';
+import type { Group } from '../domain/group.ts';
+import { addMember, createGroup, groupMembers, listGroups, removeMember, type Membership } from '../identity/groups.ts';
+import { withStore } from './context.ts';
+import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';
+
+interface JsonFlag {
+  json?: boolean;
+}
+
+function groupView(group: Group, members?: number): Record<string, unknown> {
+  return { id: group.id, name: group.name, description: group.description, members, created_at: isoTime(group.createdAt) };
+}
+
+function membershipView(m: Membership): Record<string, unknown> {
+  return { group: m.group.name, user_id: m.user.id, username: m.user.username, changed: m.changed };
+}
+
+export function registerGroupCommands(program: Command): void {
+  const group = program.command('group').description('manage groups and their members');
+
+  group
+    .command('create')
+    .description('create a group (names compare case-insensitively)')
+    .argument('<name>')
+    .option('--description <text>', 'what the group is for')
+    .option('--json', 'print JSON only')
+    .action((name: string, flags: JsonFlag & { description?: string }) =>
+      withStore(async ({ deps }) => {
+        const created = await createGroup(deps, { name, description: flags.description });
+        if (flags.json) return printJson(groupView(created));
+        printFields(Object.entries(groupView(created)).filter(([key]) => key !== 'members'));
+      }),
+    );
+
+  group
+    .command('list')
+    .description('list groups with their member counts')
+    .option('--json', 'print JSON only')
+    .action((flags: JsonFlag) =>
+      withStore(async ({ deps }) => {
+        const groups = await listGroups(deps);
+        const counts = await Promise.all(groups.map(async (g) => (await groupMembers(deps, g.name)).length));
+        if (flags.json) return printJson(groups.map((g, i) => groupView(g, counts[i])));
+        printTable(['NAME', 'MEMBERS', 'DESCRIPTION'], groups.map((g, i) => [g.name, counts[i], g.description]), 'No groups.');
+      }),
+    );
+
+  for (const [name, change, description] of [
+    ['add-member', addMember, 'add a user (id or username) to a group'],
+    ['remove-member', removeMember, 'remove a user (id or username) from a group'],
+  ] as const) {
+    group
+      .command(name)
+      .description(description)
+      .argument('<group>', 'group name')
+      .argument('<user>', 'user id or username')
+      .option('--json', 'print JSON only')
+      .action((groupName: string, user: string, flags: JsonFlag) =>
+        withStore(async ({ deps }) => {
+          const membership = await change(deps, groupName, user);
+          if (flags.json) return printJson(membershipView(membership));
+          const { group: g, user: u, changed } = membership;
+          const added = name === 'add-member';
+          printLine(
+            changed
+              ? `${added ? 'Added' : 'Removed'} ${u.username} ${added ? 'to' : 'from'} ${g.name}.`
+              : `${u.username} ${added ? 'already is' : 'is not'} a member of ${g.name}.`,
+          );
+        }),
+      );
+  }
+}

@@ -1,0 +1,86 @@
+/** `gatehouse org …`: the organization tree users belong to. */
+import type { Command } from 'commander';
+import type { Organization } from '../domain/organization.ts';
+import { createOrganization, getOrganization, listOrganizations } from '../identity/organizations.ts';
+import { withStore } from './context.ts';
+import { isoTime, printFields, printJson, printTable } from './output.ts';
+
+interface JsonFlag {
+  json?: boolean;
+}
+
+interface CreateFlags extends JsonFlag {
+  technicalName?: string;
+  friendlyName?: string;
+  parent?: string;
+  type?: string;
+  virtual?: boolean;
+}
+
+function organizationView(o: Organization): Record<string, unknown> {
+  return {
+    id: o.id,
+    technical_name: o.technicalName,
+    friendly_name: o.friendlyName,
+    parent_id: o.parentId,
+    type: o.type,
+    virtual: o.virtual,
+    attributes: o.attributes,
+    created_at: isoTime(o.createdAt),
+    updated_at: isoTime(o.updatedAt),
+  };
+}
+
+function show(o: Organization, json: boolean | undefined): void {
+  if (json) return printJson(organizationView(o));
+  printFields(Object.entries(organizationView(o)).filter(([key, value]) => key !== 'attributes' || Object.keys(value as object).length > 0));
+}
+
+export function registerOrganizationCommands(program: Command): void {
+  const org = program.command('org').description('manage organizations');
+
+  org
+    .command('create')
+    .description('create an organization')
+    .option('--technical-name <name>', 'unique among its siblings (default: a generated UUID)')
+    .option('--friendly-name <name>', 'display name (default: the technical name)')
+    .option('--parent <id>', 'id of the parent organization (default: at the root)')
+    .option('--type <type>', 'organization type')
+    .option('--virtual', 'a virtual organization groups others and holds no users')
+    .option('--json', 'print JSON only')
+    .action((flags: CreateFlags) =>
+      withStore(async ({ deps }) => {
+        const created = await createOrganization(deps, {
+          technicalName: flags.technicalName,
+          friendlyName: flags.friendlyName,
+          parentId: flags.parent,
+          type: flags.type,
+          virtual: flags.virtual ?? false,
+        });
+        show(created, flags.json);
+      }),
+    );
+
+  org
+    .command('list')
+    .description('list organizations')
+    .option('--json', 'print JSON only')
+    .action((flags: JsonFlag) =>
+      withStore(async ({ deps }) => {
+        const organizations = await listOrganizations(deps);
+        if (flags.json) return printJson(organizations.map(organizationView));
+        printTable(
+          ['ID', 'TECHNICAL_NAME', 'FRIENDLY_NAME', 'PARENT', 'VIRTUAL'],
+          organizations.map((o) => [o.id, o.technicalName, o.friendlyName, o.parentId, o.virtual]),
+          'No organizations.',
+        );
+      }),
+    );
+
+  org
+    .command('show')
+    .description('show an organization')
+    .argument('<id>')
+    .option('--json', 'print JSON only')
+    .action((id: string, flags: JsonFlag) => withStore(async ({ deps }) => show(await getOrganization(deps, id), flags.json)));
+}

@@ -1,0 +1,41 @@
+/**
+ * The `gatehouse` program: every command group, and how errors become one line on stderr.
+ * Exit codes: 0 on success; 2 on any error, printed as one line "gatehouse: …" on stderr.
+ */
+import { Command, type OutputConfiguration } from 'commander';
+import { ConfigError } from '../config.ts';
+import { registerClientCommands } from './clients.ts';
+import { registerGroupCommands } from './groups.ts';
+import { registerKeyCommands } from './keys.ts';
+import { registerOrganizationCommands } from './orgs.ts';
+import { registerServerCommands } from './server.ts';
+import { registerUserCommands } from './users.ts';
+
+/** `output` redirects what Commander itself prints (help, usage errors); tests capture it. */
+export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'writeErr'> = {}): Command {
+  const program = new Command('gatehouse')
+    .description('gatehouse single sign-on server: manage clients, users, groups, organizations and keys')
+    // Settings are inherited by subcommands created after this point.
+    .exitOverride()
+    .configureOutput({ ...output, outputError: (message, write) => write(`gatehouse: ${oneLine(message.replace(/^error: /, ''))}\n`) })
+    .showSuggestionAfterError(true);
+  registerClientCommands(program);
+  registerUserCommands(program);
+  registerGroupCommands(program);
+  registerOrganizationCommands(program);
+  registerKeyCommands(program);
+  registerServerCommands(program);
+  return program;
+}
+
+/** One line, whatever the error: multi-line driver messages are folded, empty ones explained. */
+export function describeError(error: unknown): string {
+  if (error instanceof ConfigError) return `invalid configuration: ${error.message}`;
+  if (error instanceof AggregateError && error.message === '') return error.errors.map(describeError).join('; ');
+  const message = error instanceof Error ? error.message || error.name : String(error);
+  return oneLine(message);
+}
+
+function oneLine(text: string): string {
+  return text.trim().replace(/\s*\n\s*/g, ' ');
+}

@@ -1,0 +1,155 @@
+/** `gatehouse user …`: create and manage end-users. */
+import type { Command } from 'commander';
+import type { Group } from '../domain/group.ts';
+import type { User } from '../domain/user.ts';
+import { groupsOfUser } from '../identity/groups.ts';
+import { createUser, deleteUser, getUser, listUsers, setPassword, setStatus } from '../identity/users.ts';
+import { passwordFrom, withStore } from './context.ts';
+import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';
+
+interface JsonFlag {
+  json?: boolean;
+}
+
+interface PasswordFlags {
+  password?: string;
+  passwordStdin?: boolean;
+}
+
+interface CreateFlags extends PasswordFlags, JsonFlag {
+  username: string;
+  email?: string;
+  givenName?: string;
+  familyName?: string;
+  organization?: string;
+  group?: string[];
+}
+
+/** Repeatable options accumulate; no default, so help shows none. */
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+/** A user on the wire: snake_case, with the names of its groups; never a password hash. */
+function userView(user: User, groups: Group[]): Record<string, unknown> {
+  return {
+    id: user.id,
+    username: user.username,
+    status: user.status,
+    email: user.email,
+    given_name: user.givenName,
+    family_name: user.familyName,
+    organization_id: user.organizationId,
+    groups: groups.map((g) => g.name),
+    attributes: user.attributes,
+    created_at: isoTime(user.createdAt),
+    updated_at: isoTime(user.updatedAt),
+  };
+}
+
+function show(view: Record<string, unknown>, json: boolean | undefined): void {
+  if (json) return printJson(view);
+  printFields(Object.entries(view).filter(([key, value]) => key !== 'attributes' || Object.keys(value as object).length > 0));
+}
+
+function withPasswordOptions(command: Command): Command {
+  return command
+    .option('--password <password>', 'the password (visible in the process list and shell history: prefer --password-stdin)')
+    .option('--password-stdin', 'read the password from stdin (one trailing newline is dropped)');
+}
+
+export function registerUserCommands(program: Command): void {
+  const user = program.command('user').description('create and manage users');
+
+  withPasswordOptions(user.command('create').description('create a user (enabled) with a password'))
+    .requiredOption('--username <username>', 'unique, compared case-insensitively')
+    .option('--email <email>', 'email address')
+    .option('--given-name <name>', 'given (first) name')
+    .option('--family-name <name>', 'family name (surname)')
+    .option('--organization <id>', 'id of the organization the user belongs to')
+    .option('--group <name>', 'add to this existing group (repeatable)', collect)
+    .option('--json', 'print JSON only')
+    .action((flags: CreateFlags) =>
+      withStore(async ({ deps }) => {
+        const password = await passwordFrom(flags);
+        const created = await createUser(deps, {
+          username: flags.username,
+          password,
+          email: flags.email,
+          givenName: flags.givenName,
+          familyName: flags.familyName,
+          organizationId: flags.organization,
+          groups: flags.group,
+        });
+        show(userView(created, await groupsOfUser(deps, created.id)), flags.json);
+      }),
+    );
+
+  user
+    .command('list')
+    .description('list users')
+    .option('--organization <id>', 'only the users of this organization')
+    .option('--json', 'print JSON only')
+    .action((flags: JsonFlag & { organization?: string }) =>
+      withStore(async ({ deps }) => {
+        const users = await listUsers(deps, flags.organization === undefined ? {} : { organizationIds: [flags.organization] });
+        if (flags.json) return printJson(await Promise.all(users.map(async (u) => userView(u, await groupsOfUser(deps, u.id)))));
+        printTable(
+          ['USERNAME', 'ID', 'STATUS', 'EMAIL', 'NAME'],
+          users.map((u) => [u.username, u.id, u.status, u.email, [u.givenName, u.familyName].filter(Boolean).join(' ')]),
+          'No users.',
+        );
+      }),
+    );
+
+  user
+    .command('show')
+    .description('show a user')
+    .argument('<user>', 'id or username')
+    .option('--json', 'print JSON only')
+    .action((key: string, flags: JsonFlag) =>
+      withStore(async ({ deps }) => {
+        const found = await getUser(deps, key);
+        show(userView(found, await groupsOfUser(deps, found.id)), flags.json);
+      }),
+    );
+
+  withPasswordOptions(user.command('set-password').description("replace a user's password").argument('<user>', 'id or username'))
+    .option('--json', 'print JSON only')
+    .action((key: string, flags: PasswordFlags & JsonFlag) =>
+      withStore(async ({ deps }) => {
+        const changed = await setPassword(deps, key, await passwordFrom(flags));
+        if (flags.json) return printJson({ id: changed.id, username: changed.username, password_changed: true });
+        printLine(`Password of ${changed.username} changed.`);
+      }),
+    );
+
+  for (const [name, status, description] of [
+    ['enable', 'enabled', 'let the user log in again'],
+    ['disable', 'disabled', 'refuse logins, end the user’s sessions and revoke their tokens'],
+  ] as const) {
+    user
+      .command(name)
+      .description(description)
+      .argument('<user>', 'id or username')
+      .option('--json', 'print JSON only')
+      .action((key: string, flags: JsonFlag) =>
+        withStore(async ({ deps }) => {
+          const changed = await setStatus(deps, key, status);
+          if (flags.json) return printJson(userView(changed, await groupsOfUser(deps, changed.id)));
+          printLine(`User ${changed.username} is ${status}.`);
+        }),
+      );
+  }
+
+  user
+    .command('delete')
+    .description('delete a user for good, ending their sessions and revoking their tokens')
+    .argument('<user>', 'id or username')
+    .option('--json', 'print JSON only')
+    .action((key: string, flags: JsonFlag) =>
+      withStore(async ({ deps }) => {
+        const deleted = await deleteUser(deps, key);
+        if (flags.json) return printJson({ id: deleted.id, username: deleted.username, deleted: true });
+        printLine(`Deleted user ${deleted.username}.`);
+      }),
+    );
+}

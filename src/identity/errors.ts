@@ -1,0 +1,24 @@
+/**
+ * The failures of the identity use cases, one code per kind, so every adapter maps them the same
+ * way: the REST API to an HTTP status and Ubisecure's error codes, the CLI to one line on stderr.
+ *
+ * | code             | HTTP | CustomerID error code |
+ * |------------------|------|-----------------------|
+ * | invalid_argument | 400  | Invalid arguments     |
+ * | invalid_reference| 400  | Invalid reference / Parent not found |
+ * | not_found        | 404  | Entity not found      |
+ * | already_exists   | 409  | Already exists        |
+ */
+export type IdentityErrorCode = 'invalid_argument' | 'invalid_reference' | 'not_found' | 'already_exists';
+
+export class IdentityError extends Error {
+  readonly code: IdentityErrorCode;
+  /** The input field at fault, when there is one (e.g. `username`, `organizationId`). */
+  readonly field: string | undefined;
+  constructor(code: IdentityErrorCode, message: string, field?: string) {
+    super(message);
+    this.name = 'IdentityError';
+    this.code = code;
+    this.field = field;
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * User use cases: create, find, change password or status, delete. Usernames are unique
+ * case-insensitively (`normalizeUsername`); passwords are stored as argon2id hashes only.
+ */
+import { USER_STATUSES, type Attributes, type User, type UserStatus } from '../domain/user.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { Random } from '../lib/random.ts';
+import { isUuid } from '../lib/uuid.ts';
+import { ConflictError, MissingReferenceError, type GroupStore, type OrganizationStore, type SessionStore, type TokenStore, type UserQuery, type UserStore } from '../storage/ports.ts';
+import { IdentityError } from './errors.ts';
+import { hashPassword } from './passwords.ts';
+import { optionalText, requiredText } from './text.ts';
+
+export interface UserDeps {
+  users: UserStore;
+  organizations: OrganizationStore;
+  groups: GroupStore;
+  clock: Clock;
+  random: Random;
+}
+
+/** What ending a user's access touches: their SSO sessions and the tokens issued in them. */
+export interface UserAccessDeps {
+  users: UserStore;
+  sessions: SessionStore;
+  tokens: TokenStore;
+  clock: Clock;
+}
+
+export interface NewUser {
+  username: string;
+  /** Omitted: the user cannot log in with a password until one is set. */
+  password?: string;
+  status?: UserStatus;
+  email?: string;
+  givenName?: string;
+  familyName?: string;
+  organizationId?: string;
+  /** Names of existing groups to add the user to. */
+  groups?: string[];
+  attributes?: Attributes;
+}
+
+/** NIST SP 800-63B §5.1.1.2: at least 8 characters; a bound keeps hashing cost predictable. */
+const MIN_PASSWORD_LENGTH = 8;
+const MAX_PASSWORD_LENGTH = 1024;
+
+/** Deliberately loose (RFC 5321 allows much); the only proof of an address is a mail that arrives. */
+const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)*$/;
+
+export async function createUser(deps: UserDeps, input: NewUser): Promise<User> {
+  const username = requiredText(input.username, 'username');
+  const status = userStatus(input.status ?? 'enabled');
+  const givenName = optionalText(input.givenName, 'givenName');
+  const familyName = optionalText(input.familyName, 'familyName');
+  const email = optionalText(input.email, 'email');
+  if (email !== undefined && !EMAIL.test(email)) throw new IdentityError('invalid_argument', `email ${JSON.stringify(email)} is not an email address`, 'email');
+  const password = input.password === undefined ? undefined : checkedPassword(input.password);
+  const organizationId = optionalText(input.organizationId, 'organizationId');
+  if (organizationId !== undefined) await requireUserOrganization(deps, organizationId);
+  const groups = await Promise.all((input.groups ?? []).map((name) => requireGroup(deps, name)));
+  const passwordHash = password === undefined ? undefined : await hashPassword(password);
+
+  const now = deps.clock.now();
+  const user: User = {
+    id: deps.random.uuid(),
+    username,
+    status,
+    givenName,
+    familyName,
+    email,
+    organizationId,
+    attributes: input.attributes ?? {},
+    createdAt: now,
+    updatedAt: now,
+  };
+  try {
+    await deps.users.insert(user, passwordHash);
+  } catch (error) {
+    if (error instanceof ConflictError) throw new IdentityError('already_exists', `a user named ${JSON.stringify(username)} already exists (usernames compare case-insensitively)`, 'username');
+    if (error instanceof MissingReferenceError) throw new IdentityError('invalid_reference', `organization ${JSON.stringify(organizationId)} does not exist`, 'organizationId');
+    throw error;
+  }
+  for (const group of groups) await deps.groups.addMember(group.id, user.id);
+  return user;
+}
+
+/** A user by id or, failing that, by username (case-insensitively). */
+export async function getUser(deps: { users: UserStore }, idOrUsername: string): Promise<User> {
+  const key = idOrUsername.trim();
+  const user = (isUuid(key) ? await deps.users.get(key.toLowerCase()) : undefined) ?? (key === '' ? undefined : await deps.users.getByUsername(key));
+  if (!user) throw new IdentityError('not_found', `no user has the id or username ${JSON.stringify(idOrUsername)}`);
+  return user;
+}
+
+export async function listUsers(deps: { users: UserStore }, query: UserQuery = {}): Promise<User[]> {
+  return deps.users.list(query);
+}
+
+export async function setPassword(deps: { users: UserStore; clock: Clock }, idOrUsername: string, password: string): Promise<User> {
+  const user = await getUser(deps, idOrUsername);
+  const passwordHash = await hashPassword(checkedPassword(password));
+  if (!(await deps.users.setPasswordHash(user.id, passwordHash, deps.clock.now()))) throw gone(idOrUsername);
+  return user;
+}
+
+/**
+ * Enables, disables or locks a user. Any status but `enabled` also ends the user's SSO
+ * sessions and revokes the tokens issued in them: a disabled user keeps no access.
+ */
+export async function setStatus(deps: UserAccessDeps, idOrUsername: string, status: UserStatus): Promise<User> {
+  const current = await getUser(deps, idOrUsername);
+  const user: User = { ...current, status: userStatus(status), updatedAt: deps.clock.now() };
+  if (!(await deps.users.update(user))) throw gone(idOrUsername);
+  if (user.status !== 'enabled') await endUserSessions(deps, user.id);
+  return user;
+}
+
+/** Deletes a user, first ending their SSO sessions and revoking the tokens issued in them. */
+export async function deleteUser(deps: UserAccessDeps, idOrUsername: string): Promise<User> {
+  const user = await getUser(deps, idOrUsername);
+  await endUserSessions(deps, user.id);
+  if (!(await deps.users.delete(user.id))) throw gone(idOrUsername);
+  return user;
+}
+
+/** Ends every SSO session of a user and revokes the tokens issued in them; returns how many sessions ended. */
+export async function endUserSessions(deps: Pick<UserAccessDeps, 'sessions' | 'tokens' | 'clock'>, userId: string): Promise<number> {
+  const sessionIndexes = await deps.sessions.endAllOfUser(userId);
+  const now = deps.clock.now();
+  // TODO(v2): one revokeByUser in the token store once tokens outlive sessions (offline refresh tokens).
+  for (const sessionIndex of sessionIndexes) await deps.tokens.revokeBySession(sessionIndex, now);
+  return sessionIndexes.length;
+}
+
+function checkedPassword(password: unknown): string {
+  if (typeof password !== 'string') throw new IdentityError('invalid_argument', 'password must be a string', 'password');
+  const length = [...password].length;
+  if (length < MIN_PASSWORD_LENGTH) throw new IdentityError('invalid_argument', `password must be at least ${MIN_PASSWORD_LENGTH} characters`, 'password');
+  if (length > MAX_PASSWORD_LENGTH) throw new IdentityError('invalid_argument', `password must be at most ${MAX_PASSWORD_LENGTH} characters`, 'password');
+  return password;
+}
+
+function userStatus(value: unknown): UserStatus {
+  if (!(USER_STATUSES as readonly unknown[]).includes(value)) throw new IdentityError('invalid_argument', `status must be one of ${USER_STATUSES.join(', ')}`, 'status');
+  return value as UserStatus;
+}
+
+async function requireUserOrganization(deps: Pick<UserDeps, 'organizations'>, id: string): Promise<void> {
+  const organization = await deps.organizations.get(id);
+  if (!organization) throw new IdentityError('invalid_reference', `organization ${JSON.stringify(id)} does not exist`, 'organizationId');
+  if (organization.virtual) throw new IdentityError('invalid_argument', `organization ${JSON.stringify(organization.technicalName)} is virtual and holds no users`, 'organizationId');
+}
+
+async function requireGroup(deps: Pick<UserDeps, 'groups'>, name: string) {
+  const group = await deps.groups.getByName(name);
+  if (!group) throw new IdentityError('invalid_reference', `group ${JSON.stringify(name)} does not exist`, 'groups');
+  return group;
+}
+
+function gone(idOrUsername: string): IdentityError {
+  return new IdentityError('not_found', `user ${JSON.stringify(idOrUsername)} no longer exists`);
+}

@@ -1,0 +1,276 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import type { Client } from '../domain/client.ts';
+import { ManualClock } from '../lib/clock.ts';
+import { hashSecret } from '../lib/hash.ts';
+import { cryptoRandom } from '../lib/random.ts';
+import type { ClientStore } from '../storage/ports.ts';
+import {
+  ClientNotFound,
+  InvalidClientMetadata,
+  clientView,
+  deleteClient,
+  registerClient,
+  rotateClientSecret,
+  setClientActive,
+  updateClient,
+} from './client-registration.ts';
+
+class MemoryClients implements ClientStore {
+  readonly rows = new Map<string, Client>();
+  async insert(client: Client) {
+    this.rows.set(client.clientId, structuredClone(client));
+  }
+  async get(clientId: string) {
+    const row = this.rows.get(clientId);
+    return row && structuredClone(row);
+  }
+  async list() {
+    return [...this.rows.values()];
+  }
+  async update(client: Client) {
+    if (!this.rows.has(client.clientId)) return false;
+    this.rows.set(client.clientId, structuredClone(client));
+    return true;
+  }
+  async delete(clientId: string) {
+    return this.rows.delete(clientId);
+  }
+}
+
+function setup() {
+  const clients = new MemoryClients();
+  const clock = new ManualClock();
+  return { clients, clock, random: cryptoRandom };
+}
+
+const base = { client_name: 'Web shop', redirect_uris: ['https://shop.example/cb'] };
+
+async function register(metadata: Record<string, unknown>) {
+  return registerClient(setup(), { ...base, ...metadata });
+}
+
+async function refused(metadata: Record<string, unknown>, field: string, message?: RegExp) {
+  await assert.rejects(register(metadata), (error: unknown) => {
+    assert.ok(error instanceof InvalidClientMetadata, String(error));
+    assert.equal(error.field, field);
+    if (message) assert.match(error.message, message);
+    return true;
+  });
+}
+
+describe('redirect URI rules', () => {
+  const rejected: [string, string, RegExp][] = [
+    ['javascript: scheme', 'javascript:alert(1)', /javascript: scheme/],
+    ['javascript: scheme in mixed case', 'JaVaScRiPt:alert(document.cookie)', /javascript: scheme/],
+    ['data: URI', 'data:text/html,<script>alert(1)</script>', /data: scheme/],
+    ['vbscript: scheme', 'vbscript:msgbox(1)', /vbscript: scheme/],
+    ['file: scheme', 'file:///etc/passwd', /file: scheme/],
+    ['a fragment', 'https://a.example/cb#frag', /fragment/],
+    ['an empty trailing fragment', 'https://a.example/cb#', /fragment/],
+    ['user information', 'https://user@a.example/cb', /user information/],
+    ['user and password', 'https://user:pw@a.example/cb', /user information/],
+    ['a percent-encoded userinfo trick', 'http://localhost:8090%25@example.com', /user information/],
+    ['percent-encoding in the host', 'http://localhost%2eevil.test/cb', /percent-encode/],
+    ['a dot-dot segment', 'https://a.example/../cb', /path segments/],
+    ['a dot segment', 'https://a.example/./cb', /path segments/],
+    ['a servlet "..;" segment', 'https://a.example/a/..;/cb', /path segments/],
+    ['an encoded dot-dot', 'https://a.example/a/%2e%2e/cb', /path segments/],
+    ['a double-encoded slash after dot-dot', 'https://a.example/a/..%252f/cb', /path segments/],
+    ['a trailing dot-dot', 'https://a.example/a/..', /path segments/],
+    ['a loopback look-alike host', 'http://localhost.evil.test/cb', /loopback/],
+    ['plain http on a public host', 'http://example.com/cb', /loopback/],
+    ['an obfuscated loopback address', 'http://127.1/cb', /loopback/],
+    ['a private-use scheme without a dot', 'myapp:/cb', /reverse-domain/],
+    ['a relative URI', '/cb', /absolute URI/],
+    ['a backslash', 'https://a.example\\@evil.test/cb', /backslash/],
+    ['a space', 'https://a.example/c b', /ASCII/],
+    ['a leading space', ' https://a.example/cb', /ASCII/],
+    ['a newline', 'https://a.example/cb\n', /ASCII/],
+    ['an empty string', '', /empty/],
+    ['ftp', 'ftp://a.example/cb', /reverse-domain/],
+  ];
+  for (const [what, uri, message] of rejected) {
+    test(`refuses ${what}: ${JSON.stringify(uri)}`, async () => {
+      await refused({ redirect_uris: [uri] }, 'redirect_uris', message);
+    });
+  }
+
+  const accepted: [string, string][] = [
+    ['https with a query', 'https://a.example/cb?x=1'],
+    ['https with a port', 'https://a.example:8443/oauth/callback'],
+    ['http on 127.0.0.1', 'http://127.0.0.1/cb'],
+    ['http on [::1] with a port', 'http://[::1]:5000/cb'],
+    ['http on localhost', 'http://localhost:3000/cb'],
+    ['a reverse-domain private-use scheme', 'com.example.app:/oauth2redirect'],
+    ['a path that merely contains dots', 'https://a.example/.well-known/cb...x'],
+  ];
+  for (const [what, uri] of accepted) {
+    test(`accepts ${what}: ${uri}`, async () => {
+      const { client } = await register({ redirect_uris: [uri] });
+      assert.deepEqual(client.redirectUris, [uri]);
+    });
+  }
+
+  test('stores the URI exactly as given, not normalized', async () => {
+    const uri = 'HTTPS://A.Example:443/Cb?b=2&a=1';
+    const { client } = await register({ redirect_uris: [uri] });
+    assert.deepEqual(client.redirectUris, [uri]);
+  });
+
+  test('post_logout_redirect_uris follow the same rules', async () => {
+    await refused({ post_logout_redirect_uris: ['javascript:alert(1)'] }, 'post_logout_redirect_uris');
+    const { client } = await register({ post_logout_redirect_uris: ['https://shop.example/bye'] });
+    assert.deepEqual(client.postLogoutRedirectUris, ['https://shop.example/bye']);
+  });
+});
+
+describe('registerClient', () => {
+  test('generates a UUID client_id and a 256-bit secret, storing only its hash', async () => {
+    const deps = setup();
+    const { client, clientSecret } = await registerClient(deps, base);
+    assert.match(client.clientId, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    assert.match(clientSecret!, /^[A-Za-z0-9_-]{43}$/);
+    const stored = deps.clients.rows.get(client.clientId)!;
+    assert.equal(stored.secretHash, hashSecret(clientSecret!));
+    assert.ok(!JSON.stringify(stored).includes(clientSecret!));
+    assert.equal(stored.active, true);
+    assert.equal(stored.createdAt, deps.clock.now());
+  });
+
+  test('a public client gets no secret and only the authorization_code grant by default', async () => {
+    const { client, clientSecret } = await register({ token_endpoint_auth_method: 'none' });
+    assert.equal(clientSecret, undefined);
+    assert.equal(client.secretHash, undefined);
+    assert.deepEqual(client.grantTypes, ['authorization_code']);
+  });
+
+  test('defaults: Ubisecure grant types less password, no refresh tokens unless asked for, rotation on', async () => {
+    const { client } = await register({});
+    assert.deepEqual(client.grantTypes, ['authorization_code', 'refresh_token']);
+    assert.equal(client.refreshTokens, false);
+    assert.equal(client.rotateRefreshTokens, true);
+    assert.equal(client.tokenEndpointAuthMethod, undefined);
+    assert.equal(client.codeChallengeMethod, undefined);
+  });
+
+  test('an explicit refresh_token grant turns refresh tokens on', async () => {
+    const { client } = await register({ grant_types: ['authorization_code', 'refresh_token'] });
+    assert.equal(client.refreshTokens, true);
+  });
+
+  test('refresh_tokens: true widens the default grant types but not an explicit list', async () => {
+    const { client } = await register({ token_endpoint_auth_method: 'none', refresh_tokens: true });
+    assert.deepEqual(client.grantTypes, ['authorization_code', 'refresh_token']);
+    await refused({ grant_types: ['authorization_code'], refresh_tokens: true }, 'refresh_tokens');
+  });
+
+  test('an empty grant_types list disables every grant and needs no redirect URI', async () => {
+    const { client } = await register({ grant_types: [], redirect_uris: [] });
+    assert.deepEqual(client.grantTypes, []);
+  });
+
+  test('refuses grants gatehouse does not offer, naming them', async () => {
+    await refused({ grant_types: ['password'] }, 'grant_types', /password.*RFC 9700 §2\.4/);
+    await refused({ grant_types: ['implicit'] }, 'grant_types', /implicit/);
+    await refused({ grant_types: ['client_credentials'] }, 'grant_types', /client_credentials/);
+    await refused({ grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] }, 'grant_types', /not supported/);
+  });
+
+  test('validates every known key, naming the field', async () => {
+    await refused({ client_name: undefined }, 'client_name', /required/);
+    await refused({ client_name: '  ' }, 'client_name');
+    await refused({ redirect_uris: 'https://a.example/cb' }, 'redirect_uris', /array/);
+    await refused({ redirect_uris: [] }, 'redirect_uris', /at least one/);
+    await refused({ token_endpoint_auth_method: 'private_key_jwt' }, 'token_endpoint_auth_method');
+    await refused({ code_challenge_method: 's256' }, 'code_challenge_method');
+    await refused({ scope: 'openid "bad' }, 'scope');
+    await refused({ scope: 42 }, 'scope');
+    await refused({ id_token_signed_response_alg: 'HS256' }, 'id_token_signed_response_alg', /RS256/);
+    await refused({ id_token_signed_response_alg: 'none' }, 'id_token_signed_response_alg');
+    await refused({ id_token_encrypted_response_alg: 'RSA-OAEP' }, 'id_token_encrypted_response_alg');
+    await refused({ response_types: ['token'] }, 'response_types');
+    await refused({ refresh_tokens: 'yes' }, 'refresh_tokens');
+    await refused({ rotate_refresh_tokens: 1 }, 'rotate_refresh_tokens');
+    await refused({ access_token_ttl: 1.5 }, 'access_token_ttl');
+    await refused({ access_token_ttl: -1 }, 'access_token_ttl');
+    await refused({ active: 'true' }, 'active');
+    await refused({ client_id: 'chosen' }, 'client_id');
+    await refused({ client_secret: 'chosen' }, 'client_secret');
+    await assert.rejects(registerClient(setup(), ['not', 'an', 'object']), InvalidClientMetadata);
+  });
+
+  test('keeps unknown keys and echoes them; the view never shows the secret', async () => {
+    const { client, clientSecret } = await register({ 'client_name#fi': 'Verkkokauppa', logo_uri: 'https://shop.example/logo.png', id_token_signed_response_alg: 'RS256', scope: 'openid  email' });
+    const view = clientView(client);
+    assert.equal(view['client_name#fi'], 'Verkkokauppa');
+    assert.equal(view.logo_uri, 'https://shop.example/logo.png');
+    assert.equal(view.id_token_signed_response_alg, 'RS256');
+    assert.equal(view.scope, 'openid email');
+    assert.equal(view.client_id, client.clientId);
+    assert.equal(view.created_at, '2026-01-01T00:00:00.000Z');
+    const json = JSON.stringify(view);
+    assert.ok(!json.includes(clientSecret!) && !json.includes(client.secretHash!) && !json.includes('secret'));
+  });
+
+  test('active comes from the options, then the document, then defaults to true', async () => {
+    assert.equal((await registerClient(setup(), base, { active: false })).client.active, false);
+    assert.equal((await register({ active: false })).client.active, false);
+    assert.equal((await registerClient(setup(), { ...base, active: false }, { active: true })).client.active, true);
+  });
+});
+
+describe('client management', () => {
+  test('updateClient merges a patch, revalidates, and keeps the secret', async () => {
+    const deps = setup();
+    const { client } = await registerClient(deps, { ...base, logo_uri: 'x' });
+    deps.clock.advance(1000);
+    const { client: updated, clientSecret } = await updateClient(deps, client.clientId, { client_name: 'Shop', access_token_ttl: 600, logo_uri: null });
+    assert.equal(clientSecret, undefined);
+    assert.equal(updated.name, 'Shop');
+    assert.equal(updated.accessTokenTtl, 600);
+    assert.deepEqual(updated.redirectUris, base.redirect_uris);
+    assert.equal(updated.secretHash, client.secretHash);
+    assert.equal(updated.metadata.logo_uri, undefined);
+    assert.equal(updated.updatedAt, client.createdAt + 1000);
+    await assert.rejects(updateClient(deps, client.clientId, { redirect_uris: ['http://evil.test/cb'] }), InvalidClientMetadata);
+  });
+
+  test('a document from the view can be fed back; changing a generated key is refused', async () => {
+    const deps = setup();
+    const { client } = await registerClient(deps, base);
+    await updateClient(deps, client.clientId, clientView(client));
+    await assert.rejects(updateClient(deps, client.clientId, { client_id: 'other' }), /client_id/);
+  });
+
+  test('turning public drops the secret; turning confidential issues one', async () => {
+    const deps = setup();
+    const { client } = await registerClient(deps, base);
+    const toPublic = await updateClient(deps, client.clientId, { token_endpoint_auth_method: 'none' });
+    assert.equal(toPublic.client.secretHash, undefined);
+    const back = await updateClient(deps, client.clientId, { token_endpoint_auth_method: 'client_secret_basic' });
+    assert.match(back.clientSecret!, /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(back.client.secretHash, hashSecret(back.clientSecret!));
+  });
+
+  test('rotateClientSecret replaces the hash; public clients have none to rotate', async () => {
+    const deps = setup();
+    const { client, clientSecret } = await registerClient(deps, base);
+    const rotated = await rotateClientSecret(deps, client.clientId);
+    assert.notEqual(rotated.clientSecret, clientSecret);
+    assert.equal(deps.clients.rows.get(client.clientId)!.secretHash, hashSecret(rotated.clientSecret));
+    const pub = await registerClient(deps, { ...base, token_endpoint_auth_method: 'none' });
+    await assert.rejects(rotateClientSecret(deps, pub.client.clientId), InvalidClientMetadata);
+  });
+
+  test('activate, deactivate and delete; an unknown client_id is ClientNotFound', async () => {
+    const deps = setup();
+    const { client } = await registerClient(deps, base);
+    assert.equal((await setClientActive(deps, client.clientId, false)).active, false);
+    assert.equal(deps.clients.rows.get(client.clientId)!.active, false);
+    await deleteClient(deps, client.clientId);
+    await assert.rejects(deleteClient(deps, client.clientId), ClientNotFound);
+    await assert.rejects(setClientActive(deps, 'nope', true), ClientNotFound);
+    await assert.rejects(updateClient(deps, 'nope', {}), ClientNotFound);
+  });
+});

@@ -1,0 +1,134 @@
+/**
+ * Client registration use cases, as Ubisecure's management does it: an administrator submits a
+ * client metadata document; gatehouse generates the client_id and the client_secret, shows the
+ * secret once, and stores only its SHA-256 (a 256-bit random secret needs no slow hash).
+ */
+import type { Client } from '../domain/client.ts';
+import type { Clock } from '../lib/clock.ts';
+import { hashSecret } from '../lib/hash.ts';
+import type { Random } from '../lib/random.ts';
+import type { ClientStore } from '../storage/ports.ts';
+import { GENERATED_KEYS, InvalidClientMetadata, clientView, parseClientMetadata, type ClientSettings } from './client-metadata.ts';
+
+export { InvalidClientMetadata, clientView } from './client-metadata.ts';
+
+export interface ClientRegistrationDeps {
+  clients: ClientStore;
+  clock: Clock;
+  random: Random;
+}
+
+/** No client has this client_id. */
+export class ClientNotFound extends Error {
+  readonly clientId: string;
+  constructor(clientId: string) {
+    super(`no client has the client_id ${JSON.stringify(clientId)}`);
+    this.name = 'ClientNotFound';
+    this.clientId = clientId;
+  }
+}
+
+/** A client and, when one was just generated, its secret in the clear: shown once, never stored. */
+export interface ClientWithSecret {
+  client: Client;
+  clientSecret: string | undefined;
+}
+
+/** 32 random bytes: 256 bits, base64url without padding, 43 characters (RFC 6749 §10.10). */
+const SECRET_BYTES = 32;
+
+/**
+ * Registers a client from a metadata document. `options.active` overrides the document's
+ * `active`; a client is active unless one of them says otherwise. Public clients
+ * (`token_endpoint_auth_method: none`) get no secret.
+ */
+export async function registerClient(deps: ClientRegistrationDeps, metadata: unknown, options: { active?: boolean } = {}): Promise<ClientWithSecret> {
+  const settings = parseClientMetadata(metadata);
+  const now = deps.clock.now();
+  const clientSecret = settings.tokenEndpointAuthMethod === 'none' ? undefined : deps.random.token(SECRET_BYTES);
+  const { active, ...typed } = settings;
+  const client: Client = {
+    ...typed,
+    clientId: deps.random.uuid(),
+    secretHash: clientSecret === undefined ? undefined : hashSecret(clientSecret),
+    active: options.active ?? active ?? true,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await deps.clients.insert(client);
+  return { client, clientSecret };
+}
+
+/**
+ * Changes a client: `patch` is a partial metadata document whose keys replace the registered
+ * ones (null removes a key, restoring its default); the result is validated as a whole. A client
+ * that turns public loses its secret; one that stops being public gets a new one, returned here.
+ */
+export async function updateClient(deps: ClientRegistrationDeps, clientId: string, patch: Record<string, unknown>): Promise<ClientWithSecret> {
+  const current = await getClient(deps, clientId);
+  const { client_id: _id, created_at: _created, ...registered } = clientView(current);
+  const settings = parseClientMetadata({ ...registered, ...withoutEchoedKeys(current, patch) });
+  const wasPublic = current.tokenEndpointAuthMethod === 'none';
+  const isPublic = settings.tokenEndpointAuthMethod === 'none';
+  const clientSecret = wasPublic && !isPublic ? deps.random.token(SECRET_BYTES) : undefined;
+  const client: Client = {
+    ...current,
+    ...typedPart(settings),
+    active: settings.active ?? current.active,
+    secretHash: isPublic ? undefined : clientSecret === undefined ? current.secretHash : hashSecret(clientSecret),
+    updatedAt: deps.clock.now(),
+  };
+  if (!(await deps.clients.update(client))) throw new ClientNotFound(clientId);
+  return { client, clientSecret };
+}
+
+/** Replaces a confidential client's secret; the old one stops working at once. */
+export async function rotateClientSecret(deps: ClientRegistrationDeps, clientId: string): Promise<{ client: Client; clientSecret: string }> {
+  const current = await getClient(deps, clientId);
+  if (current.tokenEndpointAuthMethod === 'none') throw new InvalidClientMetadata('token_endpoint_auth_method', 'the client is public ("none") and has no secret');
+  const clientSecret = deps.random.token(SECRET_BYTES);
+  const client: Client = { ...current, secretHash: hashSecret(clientSecret), updatedAt: deps.clock.now() };
+  if (!(await deps.clients.update(client))) throw new ClientNotFound(clientId);
+  return { client, clientSecret };
+}
+
+/** Activates or deactivates a client; an inactive client is refused at every endpoint. */
+export async function setClientActive(deps: Pick<ClientRegistrationDeps, 'clients' | 'clock'>, clientId: string, active: boolean): Promise<Client> {
+  const current = await getClient(deps, clientId);
+  const client: Client = { ...current, active, updatedAt: deps.clock.now() };
+  if (!(await deps.clients.update(client))) throw new ClientNotFound(clientId);
+  return client;
+}
+
+export async function deleteClient(deps: Pick<ClientRegistrationDeps, 'clients'>, clientId: string): Promise<void> {
+  if (!(await deps.clients.delete(clientId))) throw new ClientNotFound(clientId);
+}
+
+export async function getClient(deps: Pick<ClientRegistrationDeps, 'clients'>, clientId: string): Promise<Client> {
+  const client = await deps.clients.get(clientId);
+  if (!client) throw new ClientNotFound(clientId);
+  return client;
+}
+
+export async function listClients(deps: Pick<ClientRegistrationDeps, 'clients'>): Promise<Client[]> {
+  return deps.clients.list();
+}
+
+function typedPart(settings: ClientSettings): Omit<ClientSettings, 'active'> {
+  const { active: _active, ...typed } = settings;
+  return typed;
+}
+
+/**
+ * Generated keys may appear in an update when they repeat the client's own values (a document
+ * from `client show --json` fed back); any other value for them is an error.
+ */
+function withoutEchoedKeys(current: Client, patch: Record<string, unknown>): Record<string, unknown> {
+  const view = clientView(current);
+  const rest: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (!(GENERATED_KEYS as readonly string[]).includes(key)) rest[key] = value;
+    else if (value !== view[key]) throw new InvalidClientMetadata(key, 'is generated by gatehouse and cannot be changed');
+  }
+  return rest;
+}

@@ -1,0 +1,92 @@
+/**
+ * What a registered redirect URI may look like. The authorization endpoint later compares the
+ * request's redirect_uri with the registered ones by exact string equality (RFC 9700 §2.1,
+ * §4.1.3), so registration is the one place a URI is parsed and judged; it is then stored
+ * exactly as given. The rules close the known open-redirect and code-theft tricks: URIs that
+ * parsers read differently, script schemes, credentials in the authority, and dot-segments.
+ */
+
+/** Schemes that run code or read local data in a browser; never a redirect target. */
+const FORBIDDEN_SCHEMES = new Set(['javascript', 'vbscript', 'data', 'file', 'blob', 'filesystem', 'about']);
+
+/** RFC 8252 §7.3 loopback redirection; `localhost` is allowed though §8.3 prefers IP literals. */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
+
+const MAX_LENGTH = 2048;
+
+/** Why `uri` cannot be registered as a redirect URI, or undefined when it can. */
+export function redirectUriProblem(uri: string): string | undefined {
+  if (uri === '') return 'must not be empty';
+  if (uri.length > MAX_LENGTH) return `must be at most ${MAX_LENGTH} characters`;
+  // Spaces, control characters and non-ASCII are silently stripped or re-encoded by URL parsers,
+  // which would make the stored string differ from what the browser is sent to.
+  if (/[^\x21-\x7e]/.test(uri)) return 'must be printable ASCII without spaces (percent-encode other characters)';
+  // WHATWG URL reads "\" as "/" in http(s) URLs while other parsers do not: a classic open-redirect.
+  if (uri.includes('\\')) return 'must not contain a backslash';
+
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(uri)?.[1]?.toLowerCase();
+  if (scheme === undefined) return 'must be an absolute URI with a scheme (RFC 6749 §3.1.2)';
+  if (FORBIDDEN_SCHEMES.has(scheme)) return `must not use the ${scheme}: scheme`;
+  // Even an empty fragment ("…/cb#") is refused (RFC 6749 §3.1.2).
+  if (uri.includes('#')) return 'must not contain a fragment (RFC 6749 §3.1.2)';
+
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return 'is not a valid absolute URI';
+  }
+
+  const { authority, path } = splitRaw(uri, scheme.length + 1);
+  if (authority !== undefined) {
+    // "https://good.example@evil.example/" reads as good.example to a human (RFC 3986 §7.6).
+    if (authority.includes('@') || url.username !== '' || url.password !== '') return 'must not contain user information ("user@" before the host; RFC 3986 §7.6)';
+    // Percent-encoding in the authority ("localhost%2eevil.test", "…%25@…") only serves to confuse parsers.
+    if (authority.includes('%')) return 'must not percent-encode anything in the host or port';
+  }
+  if (hasDotSegment(path)) return 'must not contain "." or ".." path segments, even percent-encoded (RFC 3986 §5.2.4)';
+
+  if (scheme === 'https') return url.hostname === '' ? 'needs a host' : undefined;
+  if (scheme === 'http') {
+    // Both the raw host and the parsed one: WHATWG rewrites "127.1" or "0x7f.1" to 127.0.0.1.
+    const rawHost = hostOf(authority ?? '').toLowerCase();
+    if (LOOPBACK_HOSTS.has(url.hostname) && LOOPBACK_HOSTS.has(rawHost)) return undefined;
+    return 'may use http only with a loopback host: 127.0.0.1, [::1] or localhost (RFC 8252 §7.3); use https';
+  }
+  // A private-use scheme must be a reverse domain name the app controls (RFC 8252 §7.1).
+  if (scheme.includes('.')) return undefined;
+  return `must use https, http with a loopback host, or a private-use scheme in reverse-domain form such as com.example.app: (RFC 8252 §7.1), not "${scheme}:"`;
+}
+
+/** The authority (when the URI has one) and the path, as written; never normalized. */
+function splitRaw(uri: string, afterScheme: number): { authority: string | undefined; path: string } {
+  const rest = uri.slice(afterScheme);
+  const endOfPath = (s: string) => s.search(/[?#]|$/);
+  if (!rest.startsWith('//')) return { authority: undefined, path: rest.slice(0, endOfPath(rest)) };
+  const hierarchy = rest.slice(2);
+  const authorityEnd = hierarchy.search(/[/?#]|$/);
+  const tail = hierarchy.slice(authorityEnd);
+  return { authority: hierarchy.slice(0, authorityEnd), path: tail.slice(0, endOfPath(tail)) };
+}
+
+/** The host of an authority without its port; IPv6 literals keep their brackets. */
+function hostOf(authority: string): string {
+  if (authority.startsWith('[')) return authority.slice(0, authority.indexOf(']') + 1);
+  const colon = authority.lastIndexOf(':');
+  return colon === -1 ? authority : authority.slice(0, colon);
+}
+
+/**
+ * Whether the path has a "." or ".." segment once percent-decoding is repeated until nothing
+ * changes (so "%2e%2e" and the double-encoded "%252f" count). ";" also ends a segment: some
+ * servlet containers read "/..;/" as "/../".
+ */
+function hasDotSegment(path: string): boolean {
+  let decoded = path;
+  for (let round = 0; round < 5; round++) {
+    const next = decoded.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    if (next === decoded) break;
+    decoded = next;
+  }
+  return /(^|[/;\\])\.\.?(?=[/;\\?#]|$)/.test(decoded);
+}
