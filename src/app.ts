@@ -56,7 +56,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
   try {
     const keyRing = keyRingFor(config, store, clock);
     await keyRing.ensureActiveKey();
-    const deps: HttpDeps = { config, store, keyRing, clock, random, acrValues: [] };
+    const deps: HttpDeps = { config, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr] };
     const app = await buildHttpServer(deps, options);
     return {
       app,

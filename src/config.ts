@@ -4,6 +4,8 @@
  * when the file is stale.
  */
 
+import { availableParallelism } from 'node:os';
+
 export class ConfigError extends Error {
   readonly variable: string;
   constructor(variable: string, message: string) {
@@ -147,6 +149,29 @@ export const settings = {
   apiUsername: setting({ env: 'GATEHOUSE_API_USERNAME', type: 'string', default: undefined, doc: "Username of the identity API's single account (HTTP Basic and URL parameters). Unset: those methods refuse everything.", parse: nonEmpty }),
   apiPassword: setting({ env: 'GATEHOUSE_API_PASSWORD', type: 'string', default: undefined, doc: "Password of the identity API's single account.", secret: true, parse: nonEmpty }),
   apiGroup: setting({ env: 'GATEHOUSE_API_GROUP', type: 'string', default: 'Identity API Users', doc: 'Group whose members may call the identity API with a bearer token.', parse: nonEmpty }),
+  apiClientId: setting({
+    env: 'GATEHOUSE_API_CLIENT_ID',
+    type: 'string',
+    default: undefined,
+    doc: "client_id of the registered client that stands for the identity API as a resource: a bearer token is accepted only when its scope holds this value (Ubisecure: `scope=openid <CustomerID API client_id>`). Unset: the bearer method refuses every token.",
+    parse: nonEmpty,
+  }),
+  apiAuthBearer: setting({ env: 'GATEHOUSE_API_AUTH_BEARER', type: 'boolean', default: 'true', doc: 'Accept OAuth 2.0 bearer tokens (RFC 6750) at the identity API.', parse: boolean }),
+  apiAuthBasic: setting({ env: 'GATEHOUSE_API_AUTH_BASIC', type: 'boolean', default: 'true', doc: "Accept HTTP Basic authentication (RFC 7617) with the API account at the identity API.", parse: boolean }),
+  apiAuthUrlParams: setting({
+    env: 'GATEHOUSE_API_AUTH_URL_PARAMS',
+    type: 'boolean',
+    default: 'true',
+    doc: "Accept the API account as `username` and `password` query parameters (never form fields) at the identity API. They are redacted from logs, but proxies may log them: prefer Basic.",
+    parse: boolean,
+  }),
+  apiMaxResults: setting({
+    env: 'GATEHOUSE_API_MAX_RESULTS',
+    type: 'integer',
+    default: '10000',
+    doc: 'Most entries one identity API listing returns; a larger `maxResults`, or a listing that would exceed it, is refused with "Size limit exceeded".',
+    parse: integer(1, 1_000_000),
+  }),
   identityRestPrefix: setting({ env: 'GATEHOUSE_IDENTITY_REST_PREFIX', type: 'path segment', default: 'customerid-rest', doc: 'First path segment of the identity REST API (`/{prefix}/services/2.0/...`).', parse: prefix }),
   legacyRestPrefix: setting({ env: 'GATEHOUSE_LEGACY_REST_PREFIX', type: 'path segment', default: 'eidm2', doc: 'First path segment of the legacy identity API (`/{prefix}/services/...`).', parse: prefix }),
   keyEncryptionKey: setting({
@@ -164,7 +189,22 @@ export const settings = {
     doc: 'Comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is trusted. Empty: none is.',
     parse: list,
   }),
+  workers: setting({
+    env: 'GATEHOUSE_WORKERS',
+    type: 'integer',
+    default: undefined,
+    shownDefault: 'the number of CPU cores',
+    doc: 'Worker processes (node:cluster) serving HTTP on the one port and sharing the store; a worker that dies is restarted. 1: no cluster, the server runs in the main process.',
+    parse: integer(1, 1024),
+  }),
   logLevel: setting({ env: 'GATEHOUSE_LOG_LEVEL', type: LOG_LEVELS.join(' | '), default: 'info', doc: 'Least severe log level written.', parse: oneOf(LOG_LEVELS) }),
+  acr: setting({
+    env: 'GATEHOUSE_ACR',
+    type: 'string',
+    default: undefined,
+    doc: 'Authentication context class reference of the password login, put in the `acr` claim and published as `acr_values_supported`. Unset: no `acr` claim.',
+    parse: nonEmpty,
+  }),
   secureCookies: setting({
     env: 'GATEHOUSE_SECURE_COOKIES',
     type: 'boolean',
@@ -177,7 +217,7 @@ export const settings = {
 
 type Settings = typeof settings;
 type ParsedSetting<S> = S extends Setting<infer T> ? T : never;
-type Optional = 'apiUsername' | 'apiPassword' | 'keyEncryptionKey';
+type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr';
 
 export type Config = {
   readonly [K in Exclude<keyof Settings, Optional | 'secureCookies'>]: ParsedSetting<Settings[K]>;
@@ -211,6 +251,8 @@ export function loadConfig(env: Env = process.env): Config {
     const publicHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
     out.issuer = `http://${publicHost}:${out.port as number}/uas`;
   }
+  // The cores this process may run on (so `taskset -c 0 npm start` means one worker).
+  if (out.workers === undefined) out.workers = availableParallelism();
   if (out.secureCookies === undefined) out.secureCookies = (out.issuer as string).startsWith('https:');
   if ((out.apiUsername === undefined) !== (out.apiPassword === undefined)) {
     throw new ConfigError(out.apiUsername === undefined ? 'GATEHOUSE_API_USERNAME' : 'GATEHOUSE_API_PASSWORD', 'set both GATEHOUSE_API_USERNAME and GATEHOUSE_API_PASSWORD, or neither');

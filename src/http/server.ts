@@ -1,10 +1,15 @@
+import cookie from '@fastify/cookie';
 import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { loggerOptions } from '../observability/logger.ts';
 import type { HttpDeps } from './deps.ts';
 import { healthRoutes } from './health.ts';
+import { interactionRoutes } from './interaction/login-route.ts';
 import { parseParams } from './params.ts';
+import { authorizationRoutes } from './public/authorization.ts';
 import { discoveryRoutes } from './public/discovery.ts';
+import { logoutRoutes } from './public/logout.ts';
+import { statusRoutes } from './public/status.ts';
 import { tokenRoutes } from './public/token.ts';
 import { userInfoRoutes } from './public/userinfo.ts';
 import { jsonErrorHandler } from './render/errors.ts';
@@ -24,12 +29,17 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
     requestIdHeader: false,
   });
   await app.register(formbody, { parser: parseParams, bodyLimit: 64 * 1024 });
+  await app.register(cookie);
 
   app.setErrorHandler(jsonErrorHandler);
   app.setNotFoundHandler((request, reply) => reply.code(404).header('cache-control', 'no-store').send({ error: 'not_found', error_description: `No route for ${request.method} ${request.url.split('?')[0]}` }));
 
   await app.register(async (scope) => healthRoutes(scope, deps));
   await app.register(async (scope) => discoveryRoutes(scope, deps));
+  await app.register(async (scope) => authorizationRoutes(scope, deps));
+  await app.register(async (scope) => interactionRoutes(scope, deps));
+  await app.register(async (scope) => logoutRoutes(scope, deps));
+  await app.register(async (scope) => statusRoutes(scope, deps));
   await app.register(async (scope) => tokenRoutes(scope, deps));
   await app.register(async (scope) => userInfoRoutes(scope, deps));
   return app;

@@ -1,0 +1,26 @@
+/**
+ * Double-submit CSRF protection of the login form (RFC 6749 §10.12, OWASP CSRF Cheat Sheet): a
+ * random value in a SameSite=Strict, HttpOnly cookie and the same value in a hidden field. A
+ * cross-site page can make the browser post the form but can neither read nor set the cookie.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { constantTimeEqual } from '../../lib/hash.ts';
+import type { HttpDeps } from '../deps.ts';
+import { csrfCookieName, readCookie, setCsrfCookie } from './cookies.ts';
+
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+/** The browser's CSRF token, kept when it has one (several tabs may show the form), else a new one. */
+export function csrfToken(request: FastifyRequest, reply: FastifyReply, deps: Pick<HttpDeps, 'config' | 'random'>): string {
+  const current = readCookie(request, csrfCookieName(deps.config));
+  const token = current !== undefined && TOKEN.test(current) ? current : deps.random.token(32);
+  setCsrfCookie(reply, deps.config, token);
+  return token;
+}
+
+/** Whether the submitted field equals the cookie, compared in constant time. */
+export function csrfValid(request: FastifyRequest, deps: Pick<HttpDeps, 'config'>, submitted: string | undefined): boolean {
+  const cookie = readCookie(request, csrfCookieName(deps.config));
+  if (cookie === undefined || submitted === undefined || !TOKEN.test(cookie)) return false;
+  return constantTimeEqual(cookie, submitted);
+}

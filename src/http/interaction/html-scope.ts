@@ -1,0 +1,24 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { RawParams } from '../../oauth/params.ts';
+import { htmlErrorHandler } from '../render/authorization.ts';
+
+/**
+ * Sets up a route group whose answers are pages: errors render as the HTML error page, and a body
+ * is read only as a form (OIDC Core §3.1.2.1), so JSON or text bodies are refused, not guessed at.
+ */
+export function useHtmlScope(app: FastifyInstance): void {
+  app.setErrorHandler(htmlErrorHandler);
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+}
+
+/** The parameters of a GET (query) or form POST (body), repeated names as arrays. */
+export function requestParams(request: FastifyRequest): RawParams {
+  const source = request.method === 'POST' ? request.body : request.query;
+  return source !== null && typeof source === 'object' ? (source as RawParams) : {};
+}
+
+/** A single form field, or '' when absent or repeated. */
+export function formField(raw: RawParams, name: string): string {
+  const value = raw[name];
+  return typeof value === 'string' ? value : '';
+}

@@ -1,0 +1,16 @@
+import type { Messages } from './en.ts';
+
+export const fi: Messages = {
+  signInTitle: 'Kirjaudu sisään',
+  signInTo: 'Kirjaudu jatkaaksesi palveluun',
+  username: 'Käyttäjätunnus',
+  password: 'Salasana',
+  submit: 'Kirjaudu',
+  loginFailed: 'Käyttäjätunnus tai salasana on väärin, tai tili ei voi kirjautua.',
+  formExpired: 'Lomake vanheni. Kirjaudu uudelleen.',
+  errorTitle: 'Kirjautumisvirhe',
+  errorIntro: 'Kirjautumispyyntöä ei voida käsitellä. Palaa sovellukseen ja yritä uudelleen.',
+  errorCode: 'Virhe',
+  signedOutTitle: 'Uloskirjautunut',
+  signedOut: 'Olet kirjautunut ulos.',
+};

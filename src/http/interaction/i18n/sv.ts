@@ -1,0 +1,16 @@
+import type { Messages } from './en.ts';
+
+export const sv: Messages = {
+  signInTitle: 'Logga in',
+  signInTo: 'Logga in för att fortsätta till',
+  username: 'Användarnamn',
+  password: 'Lösenord',
+  submit: 'Logga in',
+  loginFailed: 'Användarnamnet eller lösenordet är fel, eller så kan kontot inte logga in.',
+  formExpired: 'Formuläret har gått ut. Logga in igen.',
+  errorTitle: 'Inloggningsfel',
+  errorIntro: 'Inloggningsbegäran kan inte behandlas. Gå tillbaka till tjänsten och försök igen.',
+  errorCode: 'Fel',
+  signedOutTitle: 'Utloggad',
+  signedOut: 'Du har loggats ut.',
+};

@@ -1,0 +1,40 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthorizationRequest } from '../../oauth/authorize/request.ts';
+import type { HttpDeps } from '../deps.ts';
+import { csrfToken } from './csrf.ts';
+import { chooseLocale, messages, type Messages } from './i18n.ts';
+import { renderView, sendPage } from './views.ts';
+
+/** Where the form posts; the login route validates the carried request again from scratch. */
+export const LOGIN_PATH = '/uas/oauth2/authorization/login';
+
+export interface LoginPageOptions {
+  status?: number;
+  /** A message to show above the form. */
+  message?: keyof Messages;
+  /** The username to keep in the field; login_hint otherwise (OIDC Core §3.1.2.1). */
+  username?: string;
+}
+
+/**
+ * The login form, in the template the request's display value picks and the language its
+ * ui_locales (or the browser) asks for. The original authorization parameters travel as hidden
+ * fields, so the form works without JavaScript and without server-side interaction state.
+ */
+export function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, options: LoginPageOptions = {}): FastifyReply {
+  const locale = chooseLocale(authorization.uiLocales, request.headers['accept-language']);
+  const t = messages(locale);
+  const html = renderView(`login-${authorization.display}`, {
+    lang: locale,
+    t,
+    title: t.signInTitle,
+    display: authorization.display,
+    clientName: authorization.client.name,
+    action: LOGIN_PATH,
+    hidden: Object.entries(authorization.params),
+    csrfToken: csrfToken(request, reply, deps),
+    username: options.username ?? authorization.loginHint ?? '',
+    message: options.message === undefined ? undefined : t[options.message],
+  });
+  return sendPage(reply, options.status ?? 200, html);
+}

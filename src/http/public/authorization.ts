@@ -1,0 +1,26 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { authorize } from '../../oauth/authorize/authorize.ts';
+import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
+import type { HttpDeps } from '../deps.ts';
+import { readSessionCookie } from '../interaction/cookies.ts';
+import { requestParams, useHtmlScope } from '../interaction/html-scope.ts';
+import { sendLoginPage } from '../interaction/login-page.ts';
+import { sendAuthorizationError, sendCode } from '../render/authorization.ts';
+
+/** The authorization endpoint, GET and form POST with the same meaning (OIDC Core §3.1.2.1). */
+export async function authorizationRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
+  useHtmlScope(app);
+  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    const outcome = await authorize(deps, requestParams(request), readSessionCookie(request, deps.config));
+    switch (outcome.type) {
+      case 'code':
+        return sendCode(reply, deps, outcome.target, outcome.code);
+      case 'login':
+        return sendLoginPage(request, reply, deps, outcome.request);
+      case 'error':
+        return sendAuthorizationError(request, reply, deps, outcome.target, outcome.error);
+    }
+  };
+  app.get(`/uas${ENDPOINT_PATHS.authorization}`, handle);
+  app.post(`/uas${ENDPOINT_PATHS.authorization}`, handle);
+}

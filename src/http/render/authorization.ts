@@ -1,0 +1,70 @@
+/**
+ * How the authorization endpoint's answers reach the browser: a redirect to the verified
+ * redirect_uri carrying either a code or an error (RFC 6749 §4.1.2, §4.1.2.1), always with `iss`
+ * (RFC 9207 §2), or an HTML error page when the client or redirect_uri could not be verified.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { RedirectTarget } from '../../oauth/authorize/request.ts';
+import type { OAuthError } from '../../oauth/errors.ts';
+import type { HttpDeps } from '../deps.ts';
+import { chooseLocale, messages } from '../interaction/i18n.ts';
+import { renderView, sendPage } from '../interaction/views.ts';
+import { toOAuthError } from './errors.ts';
+
+/**
+ * Adds response parameters to a redirect URI, keeping any query it already has (RFC 6749 §3.1.2;
+ * AZ-10). The URI itself is left byte for byte as registered: re-serialising it through a URL
+ * parser could change it. Values are percent-encoded, so `-._~` pass unchanged.
+ */
+export function withParams(uri: string, params: Record<string, string | undefined>): string {
+  const query = Object.entries(params)
+    .filter((entry): entry is [string, string] => entry[1] !== undefined)
+    .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`)
+    .join('&');
+  if (query === '') return uri;
+  const separator = !uri.includes('?') ? '?' : uri.endsWith('?') || uri.endsWith('&') ? '' : '&';
+  return uri + separator + query;
+}
+
+/** A redirect that is never cached and leaks no Referer. 303 after a POST that carried a password (RFC 9700 §4.12). */
+export function sendRedirect(reply: FastifyReply, location: string, status: 302 | 303 = 302): FastifyReply {
+  return reply.code(status).header('location', location).header('cache-control', 'no-store').header('pragma', 'no-cache').header('referrer-policy', 'no-referrer').send();
+}
+
+/** The success response: code, state when sent, iss (RFC 6749 §4.1.2, RFC 9207 §2). */
+export function sendCode(reply: FastifyReply, deps: Pick<HttpDeps, 'config'>, target: RedirectTarget, code: string, status: 302 | 303 = 302): FastifyReply {
+  return sendRedirect(reply, withParams(target.redirectUri, { code, state: target.state, iss: deps.config.issuer }), status);
+}
+
+/**
+ * An error after the redirect_uri was verified: error, error_description, state and iss, and
+ * nothing else, never a code (OIDC Core §3.1.2.6). An unexpected failure becomes server_error or
+ * temporarily_unavailable, logged in full, rather than a bare 5xx page (AZ-26).
+ */
+export function sendAuthorizationError(request: FastifyRequest, reply: FastifyReply, deps: Pick<HttpDeps, 'config'>, target: RedirectTarget, error: unknown): FastifyReply {
+  const oauthError = toOAuthError(error, request);
+  if (!oauthError.redirectable) return sendErrorPage(request, reply, oauthError);
+  const location = withParams(target.redirectUri, { error: oauthError.error, error_description: oauthError.description, state: target.state, iss: deps.config.issuer });
+  return sendRedirect(reply, location);
+}
+
+/** The HTML error page, in the language the request or the browser asks for. */
+export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, error: OAuthError): FastifyReply {
+  const locale = chooseLocale(uiLocalesOf(request), request.headers['accept-language']);
+  const t = messages(locale);
+  const html = renderView('error', { lang: locale, t, title: t.errorTitle, display: 'page', error: error.error, description: error.description });
+  return sendPage(reply, error.status, html);
+}
+
+/** The error handler of the HTML route groups: everything thrown becomes the error page. */
+export function htmlErrorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return sendErrorPage(request, reply, toOAuthError(error, request));
+}
+
+function uiLocalesOf(request: FastifyRequest): string | undefined {
+  for (const source of [request.query, request.body]) {
+    const value = (source as Record<string, unknown> | undefined)?.ui_locales;
+    if (typeof value === 'string') return value;
+  }
+  return undefined;
+}

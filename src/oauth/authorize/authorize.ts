@@ -1,0 +1,85 @@
+/**
+ * The authorization endpoint (RFC 6749 §4.1.1, OIDC Core §3.1.2) as a table of steps. The first
+ * two verify client_id and redirect_uri and throw InvalidRedirectUri, which is shown to the user
+ * and never redirected; every later failure is returned with its redirect target.
+ */
+import type { OAuthDeps } from '../deps.ts';
+import type { RawParams } from '../params.ts';
+import { checkPkceRequest } from '../pkce.ts';
+import { grantedScope, parseScope } from '../scope.ts';
+import { findUsableSession, touchSession } from '../sessions.ts';
+import { checkClient } from './check-client.ts';
+import { checkDisplay } from './check-display.ts';
+import { checkIdTokenHint } from './check-id-token-hint.ts';
+import { checkMaxAge, checkPrompt } from './check-prompt.ts';
+import { checkRedirectUri } from './check-redirect-uri.ts';
+import { checkResponseType } from './check-response-type.ts';
+import { chooseAcr } from './choose-acr.ts';
+import { decideInteraction } from './decide-interaction.ts';
+import { issueCode } from './issue-code.ts';
+import { maxLength, parseRequest } from './parse-request.ts';
+import type { AuthorizeOutcome, RedirectTarget, Validation } from './request.ts';
+
+/** Validates an authorization request from scratch: the GET/POST endpoint and the login form both call it. */
+export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Promise<Validation> {
+  const client = await checkClient(deps, raw); // RFC 6749 §4.1.2.1 (page)
+  const redirectUri = checkRedirectUri(client, raw); // RFC 6749 §3.1.2.3, RFC 8252 §7.3 (page)
+  const target: RedirectTarget = { redirectUri, state: echoableState(raw) };
+  try {
+    const params = parseRequest(raw); // RFC 6749 §3.1; OIDC Core §6
+    checkResponseType(params.response_type, client); // RFC 6749 §3.1.1, §4.1.2.1
+    const scope = grantedScope(parseScope(params.scope), client); // RFC 6749 §3.3; unknown values dropped
+    const pkce = checkPkceRequest(client, params.code_challenge, params.code_challenge_method); // RFC 7636 §4.4
+    const prompt = checkPrompt(params.prompt); // OIDC Core §3.1.2.1
+    const maxAge = checkMaxAge(params.max_age); // OIDC Core §3.1.2.1
+    const hintedSubject = await checkIdTokenHint(deps, params.id_token_hint);
+    const request = {
+      client,
+      clientId: client.clientId,
+      redirectUri,
+      target,
+      scope,
+      nonce: params.nonce,
+      pkce,
+      prompt,
+      maxAge,
+      loginHint: params.login_hint,
+      uiLocales: params.ui_locales,
+      display: checkDisplay(params.display),
+      acr: chooseAcr(params.acr_values, deps.acrValues),
+      hintedSubject,
+      params: params as Record<string, string>,
+    };
+    return { ok: true, request };
+  } catch (error) {
+    return { ok: false, target, error };
+  }
+}
+
+/**
+ * A request with a browser's session cookie: a code at once when the session satisfies the
+ * request (single sign-on; using the session extends it), the login page when it does not.
+ */
+export async function authorize(deps: OAuthDeps, raw: RawParams, sessionCookie: string | undefined): Promise<AuthorizeOutcome> {
+  const validation = await validateAuthorization(deps, raw);
+  if (!validation.ok) return { type: 'error', target: validation.target, error: validation.error };
+  const { request } = validation;
+  try {
+    const session = await findUsableSession(deps, sessionCookie);
+    const interaction = decideInteraction(request, session, deps.clock.now()); // login_required under prompt=none
+    if (interaction.type === 'login') return { type: 'login', request };
+    const code = await issueCode(deps, request, await touchSession(deps, interaction.session));
+    return { type: 'code', target: request.target, code };
+  } catch (error) {
+    return { type: 'error', target: request.target, error };
+  }
+}
+
+/**
+ * The state to echo in an error redirect: the value as sent, unless it is repeated or too long,
+ * in which case the request is refused and echoing either copy would be arbitrary.
+ */
+function echoableState(raw: RawParams): string | undefined {
+  const state = raw.state;
+  return typeof state === 'string' && state !== '' && state.length <= maxLength('state') ? state : undefined;
+}

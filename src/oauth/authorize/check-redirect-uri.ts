@@ -1,0 +1,50 @@
+import type { Client } from '../../domain/client.ts';
+import { InvalidRedirectUri } from '../errors.ts';
+import type { RawParams } from '../params.ts';
+import { DEFAULT_MAX_LENGTH } from './parse-request.ts';
+
+/**
+ * An http loopback redirect URI split into host, port and the rest (path and query). Matched on
+ * the raw string, never on a parsed-and-normalised URL: normalising would turn `%2e%2e`, `..;/`,
+ * case or default ports into something that compares equal (RFC 9700 §4.1.3). The host must be
+ * followed directly by `:port`, `/`, `?` or the end, which leaves no room for userinfo
+ * (`127.0.0.1@evil`) or a longer name (`localhost.evil.test`).
+ */
+const LOOPBACK = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost)(?::([0-9]{1,5}))?([/?][\x21-\x7e]*)?$/;
+
+/** Schemes that run code in the browser are refused even if someone managed to register them. */
+const DANGEROUS_SCHEME = /^\s*(javascript|data|vbscript|file):/i;
+
+/** Printable ASCII only: anything else cannot be a registered URI and must not reach a Location header. */
+const PRINTABLE = /^[\x21-\x7e]+$/;
+
+/**
+ * The second check: redirect_uri present, single, and equal to a registered one by simple string
+ * comparison (RFC 6749 §3.1.2.3, RFC 9700 §2.1, OIDC Core §3.1.2.1). The one exception is the
+ * port of an http loopback URI, which a native app picks at run time (RFC 8252 §7.3): host, path
+ * and query must still be identical. Failures are shown to the user, never redirected.
+ */
+export function checkRedirectUri(client: Client, raw: RawParams): string {
+  const requested = raw.redirect_uri;
+  if (Array.isArray(requested)) throw new InvalidRedirectUri('The redirect_uri parameter is repeated.');
+  if (requested === undefined || requested === '') throw new InvalidRedirectUri('The redirect_uri parameter is missing.');
+  if (requested.length > DEFAULT_MAX_LENGTH || !PRINTABLE.test(requested)) throw new InvalidRedirectUri('The redirect_uri is not registered for this client.');
+  // A fragment is never allowed in a redirection endpoint (RFC 6749 §3.1.2).
+  if (DANGEROUS_SCHEME.test(requested) || requested.includes('#')) throw new InvalidRedirectUri('The redirect_uri is not acceptable.');
+  if (!client.redirectUris.some((registered) => redirectUriMatches(registered, requested))) {
+    throw new InvalidRedirectUri('The redirect_uri is not registered for this client.', { detail: `client ${client.clientId} sent an unregistered redirect_uri` });
+  }
+  return requested;
+}
+
+/** Exact match, or an http loopback URI that differs from the registered one only in its port. */
+export function redirectUriMatches(registered: string, requested: string): boolean {
+  if (registered === requested) return true;
+  const a = LOOPBACK.exec(registered);
+  const b = LOOPBACK.exec(requested);
+  if (!a || !b) return false;
+  const [, hostA, , restA = ''] = a;
+  const [, hostB, portB, restB = ''] = b;
+  if (portB !== undefined && Number(portB) > 65535) return false;
+  return hostA === hostB && restA === restB;
+}

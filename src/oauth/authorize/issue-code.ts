@@ -1,0 +1,33 @@
+import type { SsoSession } from '../../domain/session.ts';
+import { hashSecret } from '../../lib/hash.ts';
+import type { OAuthDeps } from '../deps.ts';
+import { formatScope } from '../scope.ts';
+import type { CodeGrant } from './request.ts';
+
+/**
+ * Issues an authorization code for a session (RFC 6749 §4.1.2): 256 random bits, of which only
+ * the SHA-256 is stored, bound to the client, redirect_uri, scope, nonce, PKCE challenge and the
+ * session's authentication, and valid for GATEHOUSE_CODE_TTL seconds. Returns the code itself.
+ */
+export async function issueCode(deps: Pick<OAuthDeps, 'config' | 'store' | 'clock' | 'random'>, grant: CodeGrant, session: SsoSession): Promise<string> {
+  const now = deps.clock.now();
+  const code = deps.random.token(32);
+  await deps.store.codes.insert({
+    codeHash: hashSecret(code),
+    clientId: grant.clientId,
+    userId: session.userId,
+    redirectUri: grant.redirectUri,
+    scope: formatScope([...grant.scope]),
+    nonce: grant.nonce,
+    codeChallenge: grant.pkce.codeChallenge,
+    codeChallengeMethod: grant.pkce.codeChallengeMethod,
+    sessionIndex: session.sessionIndex,
+    authTime: session.authTime,
+    amr: session.amr,
+    acr: session.acr,
+    createdAt: now,
+    expiresAt: now + deps.config.codeTtl * 1000,
+    consumedAt: undefined,
+  });
+  return code;
+}

@@ -1,0 +1,65 @@
+/**
+ * The shapes the authorization endpoint's steps share: the validated request, where its answer
+ * goes, and what the endpoint decides.
+ */
+import type { Client } from '../../domain/client.ts';
+import type { PkceBinding } from '../pkce.ts';
+
+export const PROMPT_VALUES = ['none', 'login', 'consent', 'select_account'] as const;
+export type Prompt = (typeof PROMPT_VALUES)[number];
+
+export const DISPLAYS = ['page', 'popup', 'touch'] as const;
+export type Display = (typeof DISPLAYS)[number];
+
+/** Where an authorization response goes once client_id and redirect_uri are verified (RFC 6749 §4.1.2). */
+export interface RedirectTarget {
+  redirectUri: string;
+  /** The request's state, echoed unchanged (RFC 6749 §4.1.2); undefined when not sent or unusable. */
+  state: string | undefined;
+}
+
+/** What an authorization code is bound to (RFC 6749 §4.1.3, RFC 7636 §4.4, OIDC Core §3.1.3.6). */
+export interface CodeGrant {
+  clientId: string;
+  redirectUri: string;
+  /** The granted scope values (unknown values already dropped). */
+  scope: readonly string[];
+  nonce: string | undefined;
+  pkce: PkceBinding;
+}
+
+/** An authorization request that passed every check of OIDC Core §3.1.2.2. */
+export interface AuthorizationRequest extends CodeGrant {
+  client: Client;
+  target: RedirectTarget;
+  /** Known prompt values; unknown ones are ignored (OIDC Core §3.1.2.1 lists the defined set). */
+  prompt: ReadonlySet<Prompt>;
+  /** Seconds; undefined when not sent. */
+  maxAge: number | undefined;
+  loginHint: string | undefined;
+  /** The raw ui_locales value; the page picks the first language it supports. */
+  uiLocales: string | undefined;
+  display: Display;
+  /** The acr the login will record: undefined when none is configured. */
+  acr: string | undefined;
+  /** `sub` of a valid id_token_hint: the session must belong to this user (OIDC Core §3.1.2.1). */
+  hintedSubject: string | undefined;
+  /**
+   * The recognised parameters as sent (non-empty, single-valued), so the login form can carry the
+   * request and the login route can validate it again from scratch.
+   */
+  params: Readonly<Record<string, string>>;
+}
+
+/**
+ * The outcome of validating a request whose client and redirect_uri are verified: either the
+ * request, or an error for the redirect_uri. `error` is an OAuthError, or an unexpected failure
+ * that the renderer reports as server_error (RFC 6749 §4.1.2.1).
+ */
+export type Validation = { ok: true; request: AuthorizationRequest } | { ok: false; target: RedirectTarget; error: unknown };
+
+/** What the authorization endpoint answers once the request is valid. */
+export type AuthorizeOutcome =
+  | { type: 'code'; target: RedirectTarget; code: string }
+  | { type: 'login'; request: AuthorizationRequest }
+  | { type: 'error'; target: RedirectTarget; error: unknown };

@@ -1,0 +1,71 @@
+/**
+ * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 §2, §3). Every failure is shown to
+ * the user as a page and nothing is redirected or ended: the post-logout redirect goes only to a
+ * URI registered, exactly, for the client the request identifies.
+ */
+import type { OAuthDeps } from './deps.ts';
+import { InvalidRequest } from './errors.ts';
+import { verifyIdTokenHint, type IdTokenHint } from './id-token-hint.ts';
+import { isLookupKey } from './lookup-key.ts';
+import { param, rejectRepeated, type RawParams } from './params.ts';
+import { endSession, findSession } from './sessions.ts';
+
+const LOGOUT_PARAMS = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'ui_locales', 'logout_hint'] as const;
+const MAX_LENGTH = 2048;
+const MAX_HINT_LENGTH = 8192;
+const DANGEROUS_SCHEME = /^\s*(javascript|data|vbscript|file):/i;
+
+export interface LogoutRequest {
+  hint: IdTokenHint | undefined;
+  /** The validated post-logout redirect and the state to append; undefined: show the signed-out page. */
+  redirect: { uri: string; state: string | undefined } | undefined;
+}
+
+export interface LogoutResult {
+  /** Whether the browser's session cookie is to be cleared. */
+  clearCookie: boolean;
+  /** Whether a session was ended (and its tokens revoked). */
+  ended: boolean;
+  redirect: LogoutRequest['redirect'];
+}
+
+/** Checks the parameters; throws InvalidRequest (shown as a page) when any is unacceptable. */
+export async function validateLogout(deps: OAuthDeps, raw: RawParams): Promise<LogoutRequest> {
+  rejectRepeated(raw, LOGOUT_PARAMS);
+  const token = param(raw, 'id_token_hint');
+  const clientIdParam = param(raw, 'client_id');
+  const uri = param(raw, 'post_logout_redirect_uri');
+  const state = param(raw, 'state');
+  if ((token?.length ?? 0) > MAX_HINT_LENGTH || [clientIdParam, uri, state].some((v) => (v?.length ?? 0) > MAX_LENGTH)) throw new InvalidRequest('A logout parameter is too long.');
+
+  const hint = token === undefined ? undefined : await verifyIdTokenHint(deps, token);
+  // §2: with both present, the client_id must be the one the ID token was issued to.
+  if (hint && clientIdParam !== undefined && !hint.audiences.includes(clientIdParam) && hint.clientId !== clientIdParam) {
+    throw new InvalidRequest('The client_id does not match the id_token_hint.');
+  }
+  if (uri === undefined) return { hint, redirect: undefined };
+
+  const clientId = clientIdParam ?? hint?.clientId;
+  if (clientId === undefined) throw new InvalidRequest('A post_logout_redirect_uri needs an id_token_hint or a client_id.');
+  const client = isLookupKey(clientId) ? await deps.store.clients.get(clientId) : undefined;
+  if (!client?.active || DANGEROUS_SCHEME.test(uri) || uri.includes('#') || !client.postLogoutRedirectUris.includes(uri)) {
+    throw new InvalidRequest('The post_logout_redirect_uri is not registered for this client.');
+  }
+  return { hint, redirect: { uri, state } };
+}
+
+/**
+ * Ends the browser's SSO session and revokes the tokens issued in it. With an id_token_hint, the
+ * session must belong to the hint's `sub`; its session_index may differ (the user logged in again
+ * since), and then the browser's current session is the one ended. A session of another user is
+ * left alone: a relying party cannot log out someone it did not name.
+ */
+export async function logout(deps: OAuthDeps, raw: RawParams, sessionCookie: string | undefined): Promise<LogoutResult> {
+  const request = await validateLogout(deps, raw);
+  const session = await findSession(deps, sessionCookie);
+  if (session && request.hint !== undefined && request.hint.sub !== session.userId) {
+    return { clearCookie: false, ended: false, redirect: request.redirect };
+  }
+  if (session) await endSession(deps, session);
+  return { clearCookie: sessionCookie !== undefined, ended: session !== undefined, redirect: request.redirect };
+}

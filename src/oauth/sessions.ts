@@ -1,0 +1,86 @@
+/**
+ * SSO session use cases. The browser holds only a random value (256 bits); the store holds its
+ * SHA-256 (`idHash`), so a leaked database cannot be replayed as cookies (DESIGN.md, principle 4).
+ */
+import type { SsoSession } from '../domain/session.ts';
+import { hashSecret } from '../lib/hash.ts';
+import type { OAuthDeps } from './deps.ts';
+
+type SessionDeps = Pick<OAuthDeps, 'config' | 'store' | 'clock' | 'random'>;
+
+export interface NewSession {
+  /** The value for the session cookie; never stored. */
+  cookieValue: string;
+  session: SsoSession;
+}
+
+export interface Authentication {
+  userId: string;
+  /** Authentication methods (OIDC Core §2 `amr`); a password login is `['pwd']` (RFC 8176 §2). */
+  amr?: string[];
+  acr?: string | undefined;
+}
+
+/** Cookie values we issue are 43 base64url characters; anything else is not worth a lookup. */
+const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * Starts an SSO session after a successful authentication: `session_index` is `_` + 40 hex
+ * characters as in the product we replace; the idle deadline moves on use, the absolute one never.
+ */
+export async function createSession(deps: SessionDeps, authentication: Authentication): Promise<NewSession> {
+  const now = deps.clock.now();
+  const cookieValue = deps.random.token(32);
+  const session: SsoSession = {
+    idHash: hashSecret(cookieValue),
+    sessionIndex: `_${deps.random.hex(20)}`,
+    userId: authentication.userId,
+    authTime: now,
+    amr: authentication.amr ?? ['pwd'],
+    acr: authentication.acr,
+    createdAt: now,
+    expiresAt: now + deps.config.sessionIdleTtl * 1000,
+    maxExpiresAt: now + deps.config.sessionMaxTtl * 1000,
+  };
+  await deps.store.sessions.insert(session);
+  return { cookieValue, session };
+}
+
+/** The live session behind a cookie value, if any. */
+export async function findSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, cookieValue: string | undefined): Promise<SsoSession | undefined> {
+  if (cookieValue === undefined || !COOKIE_VALUE.test(cookieValue)) return undefined;
+  return deps.store.sessions.findLive(hashSecret(cookieValue), deps.clock.now());
+}
+
+/**
+ * A live session whose user may still sign in: a user disabled or locked after the login loses
+ * single sign-on at once, whether or not whoever disabled them also ended the sessions.
+ */
+export async function findUsableSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, cookieValue: string | undefined): Promise<SsoSession | undefined> {
+  const session = await findSession(deps, cookieValue);
+  if (!session) return undefined;
+  const user = await deps.store.users.get(session.userId);
+  return user?.status === 'enabled' ? session : undefined;
+}
+
+/** Each use extends the inactivity deadline, never past the absolute one; returns the session as extended. */
+export async function touchSession(deps: Pick<OAuthDeps, 'config' | 'store' | 'clock'>, session: SsoSession): Promise<SsoSession> {
+  const expiresAt = Math.min(deps.clock.now() + deps.config.sessionIdleTtl * 1000, session.maxExpiresAt);
+  if (expiresAt <= session.expiresAt) return session;
+  await deps.store.sessions.touch(session.idHash, expiresAt);
+  return { ...session, expiresAt };
+}
+
+/**
+ * Ends a session and revokes every token issued in it (logout: the relying parties' tokens must
+ * not outlive the session the user ended). Returns how many tokens were revoked.
+ */
+export async function endSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, session: SsoSession): Promise<number> {
+  await deps.store.sessions.end(session.idHash);
+  return deps.store.tokens.revokeBySession(session.sessionIndex, deps.clock.now());
+}
+
+/** When the session stops being valid: the earlier of its two deadlines (ms). */
+export function sessionDeadline(session: SsoSession): number {
+  return Math.min(session.expiresAt, session.maxExpiresAt);
+}

@@ -1,0 +1,102 @@
+/**
+ * redirect_uri matching (RFC 6749 §3.1.2.3, RFC 9700 §2.1, §4.1.3, RFC 8252 §7.3): exact string
+ * comparison; for http loopback URIs only the port may differ. Every bypass trick from the
+ * incidents of research/peers.md §5 gets the error page and no redirect.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Client } from '../../src/domain/client.ts';
+import { DATABASES } from '../helpers/databases.ts';
+import { authorizationUrl, browse, createTestClient } from '../helpers/fixtures.ts';
+import { assertErrorPage, assertLoginPage } from '../helpers/front-channel.ts';
+import { startServer, type RunningServer } from '../helpers/server.ts';
+
+const WEB = 'https://rp.example.test/cb';
+const REGISTERED = [WEB, 'http://127.0.0.1:8080/cb', 'http://localhost/native/cb', 'http://[::1]/cb'];
+
+const REJECTED: [string, string][] = [
+  ['trailing slash', 'https://rp.example.test/cb/'],
+  ['host case', 'https://RP.example.test/cb'],
+  ['path case', 'https://rp.example.test/CB'],
+  ['scheme case', 'HTTPS://rp.example.test/cb'],
+  ['added query', 'https://rp.example.test/cb?x=1'],
+  ['empty query', 'https://rp.example.test/cb?'],
+  ['fragment', 'https://rp.example.test/cb#frag'],
+  ['empty fragment', 'https://rp.example.test/cb#'],
+  ['..;/ traversal', 'https://rp.example.test/cb/..;/evil'],
+  ['..;/ before the path', 'https://rp.example.test/x/..;/cb'],
+  ['%2e%2e traversal', 'https://rp.example.test/cb/%2e%2e/evil'],
+  ['%2e%2e resolving to the path', 'https://rp.example.test/x/%2e%2e/cb'],
+  ['double-encoded slash', 'https://rp.example.test/cb%252f..%252fevil'],
+  ['encoded slash', 'https://rp.example.test/cb%2F'],
+  ['userinfo before the host', 'https://rp.example.test@evil.example/cb'],
+  ['userinfo a@', 'https://a@rp.example.test/cb'],
+  ['backslash userinfo', 'https://rp.example.test\\@evil.example/cb'],
+  ['longer host', 'https://rp.example.test.evil.example/cb'],
+  ['explicit default port', 'https://rp.example.test:443/cb'],
+  ['http instead of https', 'http://rp.example.test/cb'],
+  ['extra path segment', 'https://rp.example.test/cb/extra'],
+  ['prefix only', 'https://rp.example.test/c'],
+  ['trailing space', 'https://rp.example.test/cb '],
+  ['leading space', ' https://rp.example.test/cb'],
+  ['javascript:', 'javascript:alert(1)//https://rp.example.test/cb'],
+  ['JavaScript: mixed case', 'JavaScript:alert(document.domain)'],
+  ['data:', 'data:text/html,<script>alert(1)</script>'],
+  ['loopback: other path', 'http://127.0.0.1:51234/other'],
+  ['loopback: trailing slash', 'http://127.0.0.1:51234/cb/'],
+  ['loopback: added query', 'http://127.0.0.1:51234/cb?x=1'],
+  ['loopback: other loopback name', 'http://localhost:8080/cb'],
+  ['loopback: other address', 'http://127.0.0.2:8080/cb'],
+  ['loopback: https', 'https://127.0.0.1:8080/cb'],
+  ['loopback: localhost.evil.test', 'http://localhost.evil.test/native/cb'],
+  ['loopback: localhost.evil.test with port', 'http://localhost.evil.test:8080/native/cb'],
+  ['loopback: userinfo host', 'http://127.0.0.1@evil.example:8080/cb'],
+  ['loopback: userinfo after port', 'http://127.0.0.1:8080@evil.example/cb'],
+  ['loopback: %25@ trick', 'http://localhost:8090%25@example.com/native/cb'],
+  ['loopback: upper-case host', 'http://LOCALHOST:3000/native/cb'],
+  ['loopback: port out of range', 'http://127.0.0.1:99999/cb'],
+  ['loopback: fragment', 'http://127.0.0.1:8080/cb#x'],
+  ['loopback: path case', 'http://127.0.0.1:8080/CB'],
+  ['loopback: ..;/', 'http://[::1]:4444/cb/..;/x'],
+  ['loopback: %2e%2e', 'http://localhost:3000/native/%2e%2e/cb'],
+];
+
+const ACCEPTED = [WEB, 'http://127.0.0.1:8080/cb', 'http://127.0.0.1:51234/cb', 'http://127.0.0.1/cb', 'http://localhost:3000/native/cb', 'http://[::1]:4444/cb'];
+
+for (const db of DATABASES) {
+  describe(`redirect_uri matching on ${db.name}`, () => {
+    let server: RunningServer;
+    let client: Client;
+    const request = (redirectUri: string, client_id = client.clientId) =>
+      browse(authorizationUrl(server.url, { client_id, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', state: 'st' }));
+
+    before(async () => {
+      server = await startServer(db);
+      ({ client } = await createTestClient(server.gatehouse.store, { redirectUris: REGISTERED }));
+    });
+    after(async () => server.close());
+
+    for (const [trick, uri] of REJECTED) {
+      test(`refused with the error page: ${trick}`, async () => {
+        const html = await assertErrorPage(await request(uri));
+        assert.ok(!html.includes('evil.example'), 'the page does not echo the URI');
+      });
+    }
+
+    test('an exact match, and a loopback URI differing only in its port, are accepted (RFC 8252 §7.3)', async () => {
+      for (const uri of ACCEPTED) await assertLoginPage(await request(uri));
+    });
+
+    test('another client’s registered URI is not accepted', async () => {
+      const { client: other } = await createTestClient(server.gatehouse.store, { redirectUris: ['https://other.example.test/cb'] });
+      await assertErrorPage(await request('https://other.example.test/cb'));
+      await assertErrorPage(await request(WEB, other.clientId));
+    });
+
+    test('a script scheme is refused at use even if it was somehow registered', async () => {
+      const { client: bad } = await createTestClient(server.gatehouse.store, { redirectUris: ['javascript:alert(1)', 'data:text/html,x'] });
+      await assertErrorPage(await request('javascript:alert(1)', bad.clientId));
+      await assertErrorPage(await request('data:text/html,x', bad.clientId));
+    });
+  });
+}
