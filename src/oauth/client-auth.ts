@@ -2,6 +2,7 @@ import type { Client, ClientAuthMethod } from '../domain/client.ts';
 import { constantTimeEqual, hashSecret } from '../lib/hash.ts';
 import type { ClientStore } from '../storage/ports.ts';
 import { InvalidClient, InvalidRequest } from './errors.ts';
+import { isLookupKey } from './lookup-key.ts';
 import { param, type RawParams } from './params.ts';
 
 export interface AuthenticatedClient {
@@ -26,7 +27,7 @@ const MAX_CREDENTIAL_LENGTH = 512;
 export async function authenticateClient(clients: ClientStore, authorization: string | undefined, body: RawParams, options: { allowPublic: boolean }): Promise<AuthenticatedClient> {
   const presented = presentedCredentials(authorization, body);
   const usedBasic = presented.method === 'client_secret_basic';
-  const client = await clients.get(presented.clientId);
+  const client = isLookupKey(presented.clientId, MAX_CREDENTIAL_LENGTH) ? await clients.get(presented.clientId) : undefined;
   if (!client || !client.active) throw new InvalidClient('Client authentication failed.', { usedBasic, detail: client ? 'client is inactive' : 'unknown client_id' });
 
   const registered = client.tokenEndpointAuthMethod;

@@ -78,6 +78,12 @@ for (const db of DATABASES) {
       assert.equal(refused.status, 401);
       const malformed = await exchange({ code }, { authorization: 'Basic !!!' });
       assert.equal(malformed.status, 401);
+      for (const hostile of ['\u0000', 'a\u0000b', '\u0007', 'x'.repeat(600)]) {
+        const viaPost = await exchange({ code, client_id: hostile, client_secret: 'x' });
+        assert.equal(viaPost.status, 401, JSON.stringify(hostile));
+        const viaBasic = await exchange({ code }, { authorization: basic(hostile, 'x') });
+        assert.equal(viaBasic.status, 401, JSON.stringify(hostile));
+      }
     });
 
     test('two authentication methods at once, a repeated parameter or a non-form body are invalid_request (TOK-07)', async () => {

@@ -6,7 +6,7 @@
 import type { OAuthDeps } from '../deps.ts';
 import type { RawParams } from '../params.ts';
 import { checkPkceRequest } from '../pkce.ts';
-import { grantedScope, parseScope } from '../scope.ts';
+import { audienceScopes, grantedScope, parseScope } from '../scope.ts';
 import { findUsableSession, touchSession } from '../sessions.ts';
 import { checkClient } from './check-client.ts';
 import { checkDisplay } from './check-display.ts';
@@ -28,7 +28,8 @@ export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Pr
   try {
     const params = parseRequest(raw); // RFC 6749 §3.1; OIDC Core §6
     checkResponseType(params.response_type, client); // RFC 6749 §3.1.1, §4.1.2.1
-    const scope = grantedScope(parseScope(params.scope), client); // RFC 6749 §3.3; unknown values dropped
+    const requested = parseScope(params.scope);
+    const scope = grantedScope(requested, client, await audienceScopes(deps.store.clients, requested)); // RFC 6749 §3.3; unknown values dropped
     const pkce = checkPkceRequest(client, params.code_challenge, params.code_challenge_method); // RFC 7636 §4.4
     const prompt = checkPrompt(params.prompt); // OIDC Core §3.1.2.1
     const maxAge = checkMaxAge(params.max_age); // OIDC Core §3.1.2.1

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Kysely, PostgresAdapter, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type DatabaseIntrospector, type SchemaMetadata, type TableMetadata } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import pg from 'pg';
 import { migrations } from '../migrations/index.ts';
@@ -42,7 +42,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): SqlDatabas
   });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   return { db, dialect: 'postgres', sqlitePath: undefined, close: () => db.destroy() };
 }
 
@@ -53,25 +53,46 @@ export async function migrateToLatest(db: Kysely<Database>): Promise<string[]> {
     provider: { getMigrations: async () => migrations },
     migrationTableName: 'gatehouse_migrations',
     migrationLockTableName: 'gatehouse_migrations_lock',
-    migrationTableSchema: await currentSchema(db),
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
-/**
- * On PostgreSQL, the schema our tables go to: the first existing one on search_path. Kysely's
- * migrator looks for its bookkeeping tables in every schema unless told which one, so a database
- * holding another gatehouse schema (a tenant's, a test's) would make it skip creating ours.
- */
-async function currentSchema(db: Kysely<Database>): Promise<string | undefined> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) return undefined;
-  const { rows } = await sql<{ schema: string | null }>`select current_schema() as schema`.execute(db);
-  return rows[0]?.schema ?? undefined;
-}
-
 /** A cheap round trip, for readiness. */
 export async function ping(db: Kysely<Database>): Promise<void> {
   await sql`select 1`.execute(db);
+}
+
+/**
+ * Kysely's PostgreSQL introspector reads the tables of every schema in the database, so its
+ * migrator took another schema's gatehouse_migrations for ours (and skipped creating them), and
+ * failed outright when some schema was dropped while it read. The store lives in one schema, the
+ * first on search_path; only that one is looked at. Columns are not read: the migrator, the only
+ * user of introspection, needs table names alone.
+ */
+class CurrentSchemaPostgresDialect extends PostgresDialect {
+  override createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new CurrentSchemaIntrospector(db);
+  }
+}
+
+class CurrentSchemaIntrospector implements DatabaseIntrospector {
+  readonly #db: Kysely<unknown>;
+  constructor(db: Kysely<unknown>) {
+    this.#db = db;
+  }
+
+  async getSchemas(): Promise<SchemaMetadata[]> {
+    const { rows } = await sql<SchemaMetadata>`select nspname as name from pg_namespace where nspname = current_schema()`.execute(this.#db);
+    return rows;
+  }
+
+  async getTables(): Promise<TableMetadata[]> {
+    const { rows } = await sql<{ schema: string; name: string; kind: string }>`
+      select n.nspname as schema, c.relname as name, c.relkind as kind
+      from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where n.nspname = current_schema() and c.relkind in ('r', 'p', 'v', 'm', 'f')`.execute(this.#db);
+    return rows.map((r) => ({ schema: r.schema, name: r.name, isView: r.kind === 'v' || r.kind === 'm', isForeign: r.kind === 'f', columns: [] }));
+  }
 }

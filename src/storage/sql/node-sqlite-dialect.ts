@@ -14,7 +14,7 @@ export function nodeSqliteDialect(path: string): SqliteDialect {
 function openDatabase(path: string): SqliteDatabase {
   const db = new DatabaseSync(path);
   db.exec('PRAGMA busy_timeout = 10000');
-  if (path !== ':memory:') db.exec('PRAGMA journal_mode = WAL');
+  if (path !== ':memory:') enableWal(db);
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
   // SQLite's own lower() folds ASCII only; case-insensitive filters must fold 'Ä' as PostgreSQL does.
@@ -32,6 +32,25 @@ function openDatabase(path: string): SqliteDatabase {
       };
     },
   };
+}
+
+/**
+ * Switching to WAL needs a moment of exclusive access, and SQLite answers SQLITE_BUSY at once
+ * instead of honouring busy_timeout: a process opening the file while another one opens or writes
+ * it would fail. Retry for as long as busy_timeout would have waited. WAL is a property of the
+ * file, so once any process has switched, the next attempt finds it done.
+ */
+function enableWal(db: DatabaseSync): void {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      db.exec('PRAGMA journal_mode = WAL');
+      return;
+    } catch (error) {
+      if ((error as { errcode?: number }).errcode !== 5 || Date.now() > deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 + Math.random() * 20);
+    }
+  }
 }
 
 type SqliteValue = null | number | bigint | string | Uint8Array;

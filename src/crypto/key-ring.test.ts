@@ -1,0 +1,200 @@
+import assert from 'node:assert/strict';
+import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
+import { describe, test } from 'node:test';
+import type { SigningKey } from '../domain/signing-key.ts';
+import { ManualClock } from '../lib/clock.ts';
+import type { KeyStore } from '../storage/ports.ts';
+import { signJwt, verifyOwnJwt } from './jwt.ts';
+import { KeyRing, type KeyRingOptions } from './key-ring.ts';
+
+const HOUR = 3_600_000;
+const ISSUER = 'https://sso.example/uas';
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi'];
+
+/** The KeyStore contract in memory (test/contract checks the SQL one), counting what it is asked. */
+class MemoryKeyStore implements KeyStore {
+  readonly keys: SigningKey[] = [];
+  lists = 0;
+
+  async list(now: number): Promise<SigningKey[]> {
+    this.lists += 1;
+    return this.keys
+      .filter((k) => k.retiredAt === undefined || (k.publishUntil !== undefined && k.publishUntil > now))
+      .sort((a, b) => b.createdAt - a.createdAt || (a.kid < b.kid ? 1 : -1))
+      .map((k) => structuredClone(k));
+  }
+
+  async insert(key: SigningKey): Promise<void> {
+    if (this.keys.some((k) => k.kid === key.kid)) throw new Error(`duplicate kid ${key.kid}`);
+    this.keys.push(structuredClone(key));
+  }
+
+  async rotate(key: SigningKey, publishUntil: number): Promise<void> {
+    await this.insert(key);
+    for (const k of this.keys) if (k.kid !== key.kid && k.retiredAt === undefined) Object.assign(k, { retiredAt: key.createdAt, publishUntil });
+  }
+}
+
+function ring(store: KeyStore, clock: ManualClock, options: Partial<KeyRingOptions> = {}): KeyRing {
+  return new KeyRing(store, clock, { encryptionSecret: undefined, retiredKeyGraceMs: 24 * HOUR, ...options });
+}
+
+/** RFC 7638 §3: SHA-256 over the required members of an RSA key, in lexicographic order, no spaces. */
+function rfc7638Thumbprint(jwk: Record<string, unknown>): string {
+  const canonical = JSON.stringify({ e: jwk.e, kty: jwk.kty, n: jwk.n });
+  return createHash('sha256').update(canonical).digest('base64url');
+}
+
+/** Signs an ID-token-like JWT with the ring's active key and verifies it against the ring's JWKS. */
+async function signsVerifiably(keyRing: KeyRing, clock: ManualClock): Promise<string> {
+  const key = await keyRing.activeKey();
+  const now = Math.floor(clock.now() / 1000);
+  const jwt = await signJwt({ iss: ISSUER, sub: 'user-1', aud: 'client-1', iat: now, exp: now + 300 }, key);
+  const payload = await verifyOwnJwt(jwt, await keyRing.jwks(), { issuer: ISSUER, audience: 'client-1', now: clock.now() });
+  assert.equal(payload.sub, 'user-1');
+  const header = JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as Record<string, string>;
+  assert.deepEqual(header, { alg: 'RS256', kid: key.kid, typ: 'JWT' });
+  return jwt;
+}
+
+describe('KeyRing', () => {
+  test('ensureActiveKey creates one RS256 key of at least 2048 bits whose kid is its RFC 7638 thumbprint', async () => {
+    const store = new MemoryKeyStore();
+    const clock = new ManualClock();
+    const keyRing = ring(store, clock);
+    await keyRing.ensureActiveKey();
+
+    assert.equal(store.keys.length, 1);
+    const [key] = store.keys;
+    assert.equal(key!.alg, 'RS256');
+    assert.equal(key!.encrypted, false);
+    assert.equal(key!.createdAt, clock.now());
+    assert.equal(key!.retiredAt, undefined);
+    assert.equal(key!.kid, rfc7638Thumbprint(key!.publicJwk));
+    assert.deepEqual(key!.publicJwk, { kty: 'RSA', n: key!.publicJwk.n, e: 'AQAB', kid: key!.kid, use: 'sig', alg: 'RS256' });
+
+    const publicKey = createPublicKey({ key: key!.publicJwk as never, format: 'jwk' });
+    assert.ok(publicKey.asymmetricKeyDetails!.modulusLength! >= 2048);
+    const privateJwk = JSON.parse(key!.privateJwk) as Record<string, string>;
+    for (const member of PRIVATE_MEMBERS) assert.ok(privateJwk[member], `private JWK has ${member}`);
+    const privateKey = createPrivateKey({ key: privateJwk as never, format: 'jwk' });
+    assert.equal(privateKey.asymmetricKeyType, 'rsa');
+    assert.equal(privateJwk.n, key!.publicJwk.n, 'the private key belongs to the published one');
+
+    const { keys } = await keyRing.jwks();
+    assert.deepEqual(keys, [key!.publicJwk]);
+    for (const member of PRIVATE_MEMBERS) assert.equal((keys[0] as Record<string, unknown>)[member], undefined, member);
+    assert.equal((await keyRing.activeKey()).kid, key!.kid);
+    await signsVerifiably(keyRing, clock);
+  });
+
+  test('ensureActiveKey creates nothing when an active key exists, from this ring or another', async () => {
+    const store = new MemoryKeyStore();
+    const clock = new ManualClock();
+    await ring(store, clock).ensureActiveKey();
+    const [first] = store.keys;
+    const again = ring(store, clock);
+    await again.ensureActiveKey();
+    await again.ensureActiveKey();
+    assert.deepEqual(store.keys, [first]);
+    assert.equal((await again.activeKey()).kid, first!.kid);
+  });
+
+  test('activeKey without any key in the store fails clearly', async () => {
+    await assert.rejects(ring(new MemoryKeyStore(), new ManualClock()).activeKey(), /no active signing key/);
+  });
+
+  test('rotate: the new key signs, the JWKS lists the new and the old key until the grace period ends', async () => {
+    const store = new MemoryKeyStore();
+    const clock = new ManualClock();
+    const grace = 2 * HOUR;
+    const keyRing = ring(store, clock, { retiredKeyGraceMs: grace });
+    await keyRing.ensureActiveKey();
+    const old = await keyRing.activeKey();
+    const signedBefore = await signsVerifiably(keyRing, clock);
+
+    clock.advance(60_000);
+    const rotated = await keyRing.rotate();
+    assert.notEqual(rotated.kid, old.kid);
+    assert.equal(rotated.kid, rfc7638Thumbprint(rotated.publicJwk));
+    assert.equal((await keyRing.activeKey()).kid, rotated.kid, 'the new key signs at once');
+    assert.deepEqual((await keyRing.jwks()).keys.map((k) => k.kid), [rotated.kid, old.kid]);
+    const retired = store.keys.find((k) => k.kid === old.kid);
+    assert.equal(retired?.retiredAt, clock.now());
+    assert.equal(retired?.publishUntil, clock.now() + grace);
+    // What the old key signed still verifies while it is published.
+    await verifyOwnJwt(signedBefore, await keyRing.jwks(), { issuer: ISSUER, audience: 'client-1', now: clock.now() - 60_000 });
+    await signsVerifiably(keyRing, clock);
+
+    clock.advance(grace - 60_000);
+    assert.deepEqual((await keyRing.jwks()).keys.map((k) => k.kid), [rotated.kid, old.kid], 'still published just before the end');
+    clock.advance(60_000);
+    assert.deepEqual((await keyRing.jwks()).keys.map((k) => k.kid), [rotated.kid], 'gone once the grace period is over');
+    await assert.rejects(verifyOwnJwt(signedBefore, await keyRing.jwks(), { issuer: ISSUER, audience: 'client-1', allowExpired: true, now: clock.now() }), { code: 'ERR_JWKS_NO_MATCHING_KEY' });
+  });
+
+  test('with an encryption secret the stored private key is sealed, and only that secret opens it', async () => {
+    const store = new MemoryKeyStore();
+    const clock = new ManualClock();
+    const secret = 'a long random configuration secret';
+    const sealing = ring(store, clock, { encryptionSecret: secret });
+    await sealing.ensureActiveKey();
+
+    const [key] = store.keys;
+    assert.equal(key!.encrypted, true);
+    assert.match(key!.privateJwk, /^v1\./);
+    assert.ok(!key!.privateJwk.includes('"d"'), 'no private exponent in the clear');
+    assert.throws(() => JSON.parse(key!.privateJwk));
+    await signsVerifiably(sealing, clock);
+
+    const sameSecret = ring(store, clock, { encryptionSecret: secret });
+    assert.equal((await sameSecret.activeKey()).kid, key!.kid);
+    await signsVerifiably(sameSecret, clock);
+
+    await assert.rejects(ring(store, clock).activeKey(), /GATEHOUSE_KEY_ENCRYPTION_KEY/);
+    await assert.rejects(ring(store, clock, { encryptionSecret: 'another secret' }).activeKey(), /GATEHOUSE_KEY_ENCRYPTION_KEY/);
+  });
+
+  test('without a secret the stored private key is plain JSON', async () => {
+    const store = new MemoryKeyStore();
+    await ring(store, new ManualClock()).ensureActiveKey();
+    assert.equal(store.keys[0]!.encrypted, false);
+    assert.ok((JSON.parse(store.keys[0]!.privateJwk) as Record<string, unknown>).d);
+  });
+
+  test('a rotation through one ring reaches another ring on the same store once its cache period has passed', async () => {
+    const store = new MemoryKeyStore();
+    const clock = new ManualClock();
+    const cacheMs = 30_000;
+    const a = ring(store, clock, { cacheMs });
+    const b = ring(store, clock, { cacheMs });
+    await a.ensureActiveKey();
+    const first = (await b.activeKey()).kid;
+    assert.equal((await a.activeKey()).kid, first);
+
+    clock.advance(1000);
+    const rotated = await a.rotate();
+    assert.equal((await b.activeKey()).kid, first, 'b still trusts what it read');
+    assert.deepEqual((await b.jwks()).keys.map((k) => k.kid), [first]);
+    clock.advance(cacheMs - 1000 - 1);
+    assert.equal((await b.activeKey()).kid, first, 'one millisecond before the cache period since its read ends');
+    clock.advance(1);
+    assert.equal((await b.activeKey()).kid, rotated.kid);
+    assert.deepEqual((await b.jwks()).keys.map((k) => k.kid), [rotated.kid, first]);
+  });
+
+  test('within the cache period the store is read once, even by concurrent callers', async () => {
+    const store = new MemoryKeyStore();
+    const clock = new ManualClock();
+    await ring(store, clock).ensureActiveKey();
+    const keyRing = ring(store, clock, { cacheMs: 10_000 });
+    const before = store.lists;
+    await Promise.all([keyRing.activeKey(), keyRing.jwks(), keyRing.activeKey(), keyRing.jwks()]);
+    clock.advance(9_999);
+    await keyRing.jwks();
+    assert.equal(store.lists - before, 1);
+    clock.advance(1);
+    await keyRing.jwks();
+    assert.equal(store.lists - before, 2);
+  });
+});

@@ -1,0 +1,128 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ConflictError, type Store } from '../../src/storage/ports.ts';
+import { DATABASES } from '../helpers/databases.ts';
+import { aClient, only, openTestStore, T0, unique, type TestStore } from '../helpers/store.ts';
+
+for (const kind of DATABASES) {
+  describe(`client store on ${kind.name}`, () => {
+    let harness: TestStore;
+    let store: Store;
+    before(async () => {
+      harness = await openTestStore(kind);
+      store = harness.store;
+    });
+    after(async () => harness.close());
+
+    test('a client with every optional set round-trips field for field', async () => {
+      const client = aClient({
+        metadata: { client_name: 'Åsa’s app ✓', redirect_uris: ['https://rp.example/cb'], default_max_age: 3600, require_auth_time: true, nested: { list: [1, 'two', null], empty: {} } },
+      });
+      await store.clients.insert(client);
+      assert.deepEqual(await store.clients.get(client.clientId), client);
+    });
+
+    test('a public client with every optional unset round-trips with undefined, false and empty lists', async () => {
+      const client = aClient({
+        secretHash: undefined,
+        active: false,
+        redirectUris: [],
+        tokenEndpointAuthMethod: undefined,
+        grantTypes: ['authorization_code'],
+        codeChallengeMethod: undefined,
+        scope: undefined,
+        refreshTokens: false,
+        rotateRefreshTokens: true,
+        accessTokenTtl: undefined,
+        postLogoutRedirectUris: [],
+        metadata: {},
+      });
+      await store.clients.insert(client);
+      const stored = await store.clients.get(client.clientId);
+      assert.deepEqual(stored, client);
+      assert.ok(stored && 'secretHash' in stored && 'scope' in stored, 'optional fields are present as undefined');
+    });
+
+    test('the other enum values round-trip', async () => {
+      const client = aClient({ tokenEndpointAuthMethod: 'none', codeChallengeMethod: 'plain', secretHash: undefined });
+      const post = aClient({ tokenEndpointAuthMethod: 'client_secret_post' });
+      await store.clients.insert(client);
+      await store.clients.insert(post);
+      assert.deepEqual(await store.clients.get(client.clientId), client);
+      assert.deepEqual(await store.clients.get(post.clientId), post);
+    });
+
+    test('an unknown client_id is undefined', async () => {
+      assert.equal(await store.clients.get(unique('nobody-')), undefined);
+    });
+
+    test('a second client with the same client_id is a ConflictError and leaves the first unchanged', async () => {
+      const client = aClient();
+      await store.clients.insert(client);
+      await assert.rejects(store.clients.insert(aClient({ clientId: client.clientId, name: 'Impostor' })), ConflictError);
+      assert.deepEqual(await store.clients.get(client.clientId), client);
+    });
+
+    test('client_ids are case-sensitive: Foo and foo are two clients', async () => {
+      const id = unique('Case-');
+      const upper = aClient({ clientId: id });
+      const lower = aClient({ clientId: id.toLowerCase() });
+      await store.clients.insert(upper);
+      await store.clients.insert(lower);
+      assert.deepEqual(await store.clients.get(id), upper);
+      assert.deepEqual(await store.clients.get(id.toLowerCase()), lower);
+    });
+
+    test('update replaces every field, including unsetting optionals', async () => {
+      const client = aClient();
+      await store.clients.insert(client);
+      const changed = {
+        ...client,
+        name: 'Renamed',
+        secretHash: undefined,
+        active: false,
+        redirectUris: ['https://new.example/cb'],
+        tokenEndpointAuthMethod: 'none' as const,
+        grantTypes: ['authorization_code' as const],
+        codeChallengeMethod: undefined,
+        scope: 'openid',
+        refreshTokens: false,
+        rotateRefreshTokens: true,
+        accessTokenTtl: undefined,
+        postLogoutRedirectUris: [],
+        metadata: { client_name: 'Renamed' },
+        updatedAt: T0 + 5000,
+      };
+      assert.equal(await store.clients.update(changed), true);
+      assert.deepEqual(await store.clients.get(client.clientId), changed);
+    });
+
+    test('update of an unknown client is false and creates nothing', async () => {
+      const client = aClient();
+      assert.equal(await store.clients.update(client), false);
+      assert.equal(await store.clients.get(client.clientId), undefined);
+    });
+
+    test('delete returns true, then false; the client is gone and others stay', async () => {
+      const client = aClient();
+      const other = aClient();
+      await store.clients.insert(client);
+      await store.clients.insert(other);
+      assert.equal(await store.clients.delete(client.clientId), true);
+      assert.equal(await store.clients.get(client.clientId), undefined);
+      assert.equal(await store.clients.delete(client.clientId), false);
+      assert.deepEqual(await store.clients.get(other.clientId), other);
+    });
+
+    test('list returns every client, oldest first, then by client_id', async () => {
+      const p = unique('list-');
+      const newest = aClient({ clientId: `${p}-a`, createdAt: T0 + 3000 });
+      const tiedB = aClient({ clientId: `${p}-c`, createdAt: T0 + 1000 });
+      const tiedA = aClient({ clientId: `${p}-b`, createdAt: T0 + 1000 });
+      const oldest = aClient({ clientId: `${p}-d`, createdAt: T0 - 1000 });
+      for (const c of [newest, tiedB, tiedA, oldest]) await store.clients.insert(c);
+      const listed = only(await store.clients.list(), (c) => c.clientId, [newest, tiedB, tiedA, oldest].map((c) => c.clientId));
+      assert.deepEqual(listed, [oldest, tiedA, tiedB, newest]);
+    });
+  });
+}

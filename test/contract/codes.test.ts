@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { AuthorizationCode } from '../../src/domain/grant.ts';
+import type { CodeStore, Redemption } from '../../src/storage/ports.ts';
+import { DATABASES } from '../helpers/databases.ts';
+import { aCode, aHash, openTestStore, T0, warmUp, type TestStore } from '../helpers/store.ts';
+
+const RACERS = 20;
+
+function tally(results: Redemption[]): Record<Redemption['outcome'], number> {
+  const counts = { redeemed: 0, replayed: 0, unknown: 0 };
+  for (const r of results) counts[r.outcome] += 1;
+  return counts;
+}
+
+for (const kind of DATABASES) {
+  describe(`code store on ${kind.name}`, () => {
+    let harness: TestStore;
+    let codes: CodeStore;
+    /** A second store on the same database: another instance with its own connections. */
+    let otherCodes: CodeStore;
+    /** Opens every connection both pools may use, so the races below run on separate connections. */
+    let warm: () => Promise<void>;
+    before(async () => {
+      // Enough connections that concurrent calls really run side by side on PostgreSQL.
+      harness = await openTestStore(kind, { poolSize: RACERS });
+      codes = harness.store.codes;
+      const other = await harness.open({ poolSize: 10 });
+      otherCodes = other.codes;
+      warm = async () => {
+        await Promise.all([warmUp(harness.store, RACERS), warmUp(other, 10)]);
+      };
+    });
+    after(async () => harness.close());
+
+    async function stored(overrides: Partial<AuthorizationCode> = {}): Promise<AuthorizationCode> {
+      const code = aCode(overrides);
+      await codes.insert(code);
+      return code;
+    }
+
+    test('the first consumeOnce redeems the code and returns everything it is bound to', async () => {
+      const code = await stored();
+      assert.deepEqual(await codes.consumeOnce(code.codeHash, T0 + 1000), { outcome: 'redeemed', code: { ...code, consumedAt: T0 + 1000 } });
+    });
+
+    test('a code without nonce, PKCE or acr round-trips with those undefined', async () => {
+      const code = await stored({ nonce: undefined, codeChallenge: undefined, codeChallengeMethod: undefined, acr: undefined, amr: [] });
+      assert.deepEqual(await codes.consumeOnce(code.codeHash, T0 + 1), { outcome: 'redeemed', code: { ...code, consumedAt: T0 + 1 } });
+    });
+
+    test('every later consumeOnce is a replay that returns the code as first redeemed', async () => {
+      const code = await stored({ codeChallengeMethod: 'plain' });
+      await codes.consumeOnce(code.codeHash, T0 + 1000);
+      const redeemed = { ...code, consumedAt: T0 + 1000 };
+      assert.deepEqual(await codes.consumeOnce(code.codeHash, T0 + 2000), { outcome: 'replayed', code: redeemed });
+      assert.deepEqual(await codes.consumeOnce(code.codeHash, T0 + 3000), { outcome: 'replayed', code: redeemed });
+      assert.deepEqual(await otherCodes.consumeOnce(code.codeHash, T0 + 4000), { outcome: 'replayed', code: redeemed });
+    });
+
+    test('an unknown code is unknown, and stays so', async () => {
+      const hash = aHash();
+      assert.deepEqual(await codes.consumeOnce(hash, T0), { outcome: 'unknown' });
+      assert.deepEqual(await codes.consumeOnce(hash, T0), { outcome: 'unknown' });
+      assert.equal(await codes.wasReplayed(hash), false);
+    });
+
+    test('wasReplayed is false for a fresh or once-redeemed code and true once a replay was seen', async () => {
+      const code = await stored();
+      assert.equal(await codes.wasReplayed(code.codeHash), false);
+      await codes.consumeOnce(code.codeHash, T0 + 1);
+      assert.equal(await codes.wasReplayed(code.codeHash), false);
+      await otherCodes.consumeOnce(code.codeHash, T0 + 2);
+      assert.equal(await codes.wasReplayed(code.codeHash), true);
+      assert.equal(await otherCodes.wasReplayed(code.codeHash), true);
+    });
+
+    test('consuming one code leaves the others unconsumed', async () => {
+      const [one, two] = [await stored(), await stored()];
+      await codes.consumeOnce(one.codeHash, T0 + 1);
+      assert.equal((await codes.consumeOnce(two.codeHash, T0 + 2)).outcome, 'redeemed');
+    });
+
+    test(`${RACERS} concurrent consumeOnce calls on one code: exactly one redeems, the rest are replays`, async () => {
+      const code = await stored();
+      await warm();
+      const results = await Promise.all(Array.from({ length: RACERS }, (_, i) => codes.consumeOnce(code.codeHash, T0 + 1000 + i)));
+      assert.deepEqual(tally(results), { redeemed: 1, replayed: RACERS - 1, unknown: 0 });
+      const winner = results.find((r) => r.outcome === 'redeemed');
+      assert.ok(winner && winner.outcome === 'redeemed');
+      for (const r of results) if (r.outcome === 'replayed') assert.deepEqual(r.code, winner.code, 'every replay sees the winning redemption');
+      assert.equal(await codes.wasReplayed(code.codeHash), true);
+    });
+
+    test(`${RACERS} concurrent consumeOnce calls spread over two store instances: exactly one redeems`, async () => {
+      for (let round = 0; round < 3; round++) {
+        const code = await stored();
+        await warm();
+        const results = await Promise.all(Array.from({ length: RACERS }, (_, i) => (i % 2 === 0 ? codes : otherCodes).consumeOnce(code.codeHash, T0 + i)));
+        assert.deepEqual(tally(results), { redeemed: 1, replayed: RACERS - 1, unknown: 0 }, `round ${round}`);
+      }
+    });
+
+    test('inserting a code twice is refused', async () => {
+      const code = await stored();
+      await assert.rejects(codes.insert(code));
+    });
+  });
+}

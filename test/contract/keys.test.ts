@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { KeyRing } from '../../src/crypto/key-ring.ts';
+import type { SigningKey } from '../../src/domain/signing-key.ts';
+import { ManualClock } from '../../src/lib/clock.ts';
+import { DATABASES } from '../helpers/databases.ts';
+import { aSigningKey, T0, withTestStore } from '../helpers/store.ts';
+
+const kids = (keys: SigningKey[]) => keys.map((k) => k.kid);
+
+// Rotation retires every active key in the database, so each test here has a database of its own.
+for (const kind of DATABASES) {
+  describe(`key store on ${kind.name}`, () => {
+    test('a key round-trips every field', async () => {
+      await withTestStore(kind, async (store) => {
+        const active = aSigningKey({ encrypted: true, privateJwk: 'v1.aXY.Ym9keQ.dGFn' });
+        const retired = aSigningKey({ createdAt: T0 - 10, retiredAt: T0 - 5, publishUntil: T0 + 1000 });
+        await store.keys.insert(active);
+        await store.keys.insert(retired);
+        assert.deepEqual(await store.keys.list(T0), [active, retired]);
+      });
+    });
+
+    test('list returns the active and still-published keys, newest first, and hides the expired ones', async () => {
+      await withTestStore(kind, async (store) => {
+        const active = aSigningKey({ createdAt: T0 + 300 });
+        const recent = aSigningKey({ createdAt: T0 + 200, retiredAt: T0 + 300, publishUntil: T0 + 2000 });
+        const older = aSigningKey({ createdAt: T0 + 100, retiredAt: T0 + 200, publishUntil: T0 + 1000 });
+        const gone = aSigningKey({ createdAt: T0, retiredAt: T0 + 100, publishUntil: T0 + 500 });
+        for (const k of [older, active, gone, recent]) await store.keys.insert(k);
+        assert.deepEqual(kids(await store.keys.list(T0 + 400)), kids([active, recent, older, gone]));
+        assert.deepEqual(kids(await store.keys.list(T0 + 500)), kids([active, recent, older]), 'hidden from its publishUntil on');
+        assert.deepEqual(kids(await store.keys.list(T0 + 999)), kids([active, recent, older]));
+        assert.deepEqual(kids(await store.keys.list(T0 + 1500)), kids([active, recent]));
+        assert.deepEqual(kids(await store.keys.list(T0 + 10_000_000)), kids([active]), 'the active key never expires');
+      });
+    });
+
+    test('list of an empty store is empty', async () => {
+      await withTestStore(kind, async (store) => {
+        assert.deepEqual(await store.keys.list(T0), []);
+      });
+    });
+
+    test('rotate makes the new key active and retires the previous one, published until publishUntil', async () => {
+      await withTestStore(kind, async (store) => {
+        const first = aSigningKey({ createdAt: T0 });
+        await store.keys.insert(first);
+        const second = aSigningKey({ createdAt: T0 + 1000 });
+        await store.keys.rotate(second, T0 + 5000);
+        assert.deepEqual(await store.keys.list(T0 + 1000), [second, { ...first, retiredAt: T0 + 1000, publishUntil: T0 + 5000 }]);
+        assert.deepEqual(await store.keys.list(T0 + 5000), [second]);
+
+        const third = aSigningKey({ createdAt: T0 + 2000 });
+        await store.keys.rotate(third, T0 + 9000);
+        assert.deepEqual(await store.keys.list(T0 + 2000), [
+          third,
+          { ...second, retiredAt: T0 + 2000, publishUntil: T0 + 9000 },
+          { ...first, retiredAt: T0 + 1000, publishUntil: T0 + 5000 },
+        ], 'an already retired key keeps its own publishUntil');
+      });
+    });
+
+    test('rotate on an empty store inserts the key; with several active keys it retires them all', async () => {
+      await withTestStore(kind, async (store) => {
+        const first = aSigningKey({ createdAt: T0 });
+        await store.keys.rotate(first, T0 + 100);
+        assert.deepEqual(await store.keys.list(T0), [first]);
+        const twin = aSigningKey({ createdAt: T0 + 1 });
+        await store.keys.insert(twin);
+        const next = aSigningKey({ createdAt: T0 + 10 });
+        await store.keys.rotate(next, T0 + 100);
+        const listed = await store.keys.list(T0 + 10);
+        assert.deepEqual(kids(listed), kids([next, twin, first]));
+        assert.deepEqual(listed.filter((k) => k.retiredAt === undefined), [next]);
+      });
+    });
+
+    test('rotate is atomic: when the new key cannot be stored, the active key stays active', async () => {
+      await withTestStore(kind, async (store) => {
+        const active = aSigningKey({ createdAt: T0 });
+        await store.keys.insert(active);
+        await assert.rejects(store.keys.rotate(aSigningKey({ kid: active.kid, createdAt: T0 + 1000 }), T0 + 5000));
+        assert.deepEqual(await store.keys.list(T0 + 1000), [active]);
+      });
+    });
+
+    test('a rotation through one instance reaches a KeyRing on another instance once its cache expires', async () => {
+      await withTestStore(kind, async (store, harness) => {
+        const clock = new ManualClock(T0);
+        const options = { encryptionSecret: 'shared secret', retiredKeyGraceMs: 3_600_000, cacheMs: 30_000 };
+        const ringA = new KeyRing(store.keys, clock, options);
+        const ringB = new KeyRing((await harness.open()).keys, clock, options);
+        await Promise.all([ringA.ensureActiveKey(), ringB.ensureActiveKey()]);
+        const first = (await ringB.activeKey()).kid;
+        assert.equal((await ringA.activeKey()).kid, first, 'both instances sign with the same key');
+
+        clock.advance(1000);
+        const rotated = await ringA.rotate();
+        assert.equal((await ringA.activeKey()).kid, rotated.kid);
+        assert.equal((await ringB.activeKey()).kid, first, 'B still trusts its cache');
+        clock.advance(30_000);
+        assert.equal((await ringB.activeKey()).kid, rotated.kid);
+        const published = (await ringB.jwks()).keys.map((k) => k.kid);
+        assert.equal(published[0], rotated.kid);
+        assert.ok(published.includes(first), 'the old key is still published');
+      });
+    });
+  });
+}

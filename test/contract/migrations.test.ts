@@ -1,0 +1,165 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { after, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { migrations } from '../../src/storage/migrations/index.ts';
+import { migrateToLatest, openDatabase } from '../../src/storage/sql/database.ts';
+import { openSqlStore } from '../../src/storage/sql/store.ts';
+import { DATABASES, type TestDatabase } from '../helpers/databases.ts';
+import { aClient } from '../helpers/store.ts';
+
+const ALL = Object.keys(migrations);
+const STORE_MODULE = new URL('../../src/storage/sql/store.ts', import.meta.url).href;
+
+/** The migrations the database has recorded as run, in order. */
+async function recorded(url: string): Promise<string[]> {
+  const database = openDatabase(url);
+  try {
+    const { rows } = await sql<{ name: string }>`select name from gatehouse_migrations order by name`.execute(database.db);
+    return rows.map((r) => r.name);
+  } finally {
+    await database.close();
+  }
+}
+
+/**
+ * A separate process that loads the store, says `ready`, waits for a line on stdin, then opens the
+ * store (running migrations) and prints `ok` or the error. Several of them released at once start
+ * migrating within a millisecond of one another: servers starting together on a fresh database.
+ */
+function migratingProcess(url: string) {
+  const code = `
+    const { openSqlStore } = await import(process.env.STORE_MODULE);
+    process.stdout.write('ready\\n');
+    process.stdin.once('data', async () => {
+      try {
+        const store = await openSqlStore(process.env.DATABASE_URL);
+        await store.close();
+        process.stdout.write('ok\\n');
+      } catch (error) {
+        process.stdout.write('failed: ' + error.message + '\\n');
+      }
+      process.stdin.destroy();
+    });
+  `;
+  // Without the test runner's context, so the child is a plain process and not a test file.
+  const { NODE_TEST_CONTEXT: _context, ...env } = process.env;
+  const child = spawn(process.execPath, ['--input-type=module', '--eval', code], {
+    env: { ...env, STORE_MODULE, DATABASE_URL: url },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let output = '';
+  let signalReady: () => void;
+  const readied = new Promise<void>((resolve) => (signalReady = resolve));
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+    if (output.includes('ready\n')) signalReady();
+  });
+  const exited = once(child, 'exit');
+  return {
+    /** Resolves when the child waits for the signal; rejects if it died before. */
+    ready: () =>
+      Promise.race([
+        readied,
+        exited.then(() => {
+          throw new Error(`the migrating process exited before it was ready: ${output}`);
+        }),
+      ]),
+    go: () => child.stdin.write('go\n'),
+    async result() {
+      await exited;
+      return output.replace('ready\n', '').trim();
+    },
+  };
+}
+
+for (const kind of DATABASES) {
+  describe(`migrations on ${kind.name}`, () => {
+    const databases: TestDatabase[] = [];
+    const fresh = async () => {
+      const database = await kind.create();
+      databases.push(database);
+      return database;
+    };
+    after(async () => {
+      await Promise.all(databases.map((d) => d.drop()));
+    });
+
+    test('the first open runs every migration; opening again runs nothing and keeps the data', async () => {
+      const { url } = await fresh();
+      const first = openDatabase(url);
+      try {
+        assert.deepEqual(await migrateToLatest(first.db), ALL);
+      } finally {
+        await first.close();
+      }
+      const store = await openSqlStore(url);
+      const client = aClient();
+      try {
+        await store.clients.insert(client);
+      } finally {
+        await store.close();
+      }
+
+      const second = openDatabase(url);
+      try {
+        assert.deepEqual(await migrateToLatest(second.db), []);
+      } finally {
+        await second.close();
+      }
+      const reopened = await openSqlStore(url);
+      try {
+        assert.deepEqual(await reopened.clients.get(client.clientId), client);
+      } finally {
+        await reopened.close();
+      }
+      assert.deepEqual(await recorded(url), ALL);
+    });
+
+    test('a database beside another migrated one (another PostgreSQL schema) gets its own tables', async () => {
+      const [first, second] = [await fresh(), await fresh()];
+      const a = await openSqlStore(first.url);
+      try {
+        const b = await openSqlStore(second.url);
+        try {
+          const client = aClient();
+          await b.clients.insert(client);
+          assert.deepEqual(await b.clients.get(client.clientId), client);
+          assert.equal(await a.clients.get(client.clientId), undefined);
+        } finally {
+          await b.close();
+        }
+      } finally {
+        await a.close();
+      }
+      assert.deepEqual(await recorded(second.url), ALL);
+    });
+
+    test('several processes opening one fresh database at the same moment all succeed, and each migration runs once', { timeout: 30_000 }, async () => {
+      const { url } = await fresh();
+      const processes = [1, 2, 3].map(() => migratingProcess(url));
+      await Promise.all(processes.map((p) => p.ready()));
+      for (const p of processes) p.go();
+      assert.deepEqual(await Promise.all(processes.map((p) => p.result())), ['ok', 'ok', 'ok']);
+      assert.deepEqual(await recorded(url), ALL);
+    });
+
+    // Two SQLite connections in one process cannot wait for each other: node:sqlite waits for a
+    // lock synchronously, which stops the event loop the holder needs to finish. Only separate
+    // processes share a SQLite file, and the test above covers them.
+    if (kind.name === 'postgres')
+      test('two stores opened at once in one process both succeed', async () => {
+      const { url } = await fresh();
+      const stores = await Promise.all([openSqlStore(url), openSqlStore(url)]);
+      try {
+        const client = aClient();
+        await stores[0].clients.insert(client);
+        assert.deepEqual(await stores[1].clients.get(client.clientId), client);
+      } finally {
+        await Promise.all(stores.map((s) => s.close()));
+      }
+      assert.deepEqual(await recorded(url), ALL);
+    });
+  });
+}

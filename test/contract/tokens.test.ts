@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import type { Token } from '../../src/domain/grant.ts';
+import type { TokenStore } from '../../src/storage/ports.ts';
+import { DATABASES } from '../helpers/databases.ts';
+import { aHash, aSessionIndex, aToken, openTestStore, T0, warmUp, type TestStore } from '../helpers/store.ts';
+
+const RACERS = 20;
+
+for (const kind of DATABASES) {
+  describe(`token store on ${kind.name}`, () => {
+    let harness: TestStore;
+    let tokens: TokenStore;
+    /** A second store on the same database: another instance with its own connections. */
+    let otherTokens: TokenStore;
+    /** Opens every connection both pools may use, so the races below run on separate connections. */
+    let warm: () => Promise<void>;
+    before(async () => {
+      harness = await openTestStore(kind, { poolSize: RACERS });
+      tokens = harness.store.tokens;
+      const other = await harness.open({ poolSize: 10 });
+      otherTokens = other.tokens;
+      warm = async () => {
+        await Promise.all([warmUp(harness.store, RACERS), warmUp(other, 10)]);
+      };
+    });
+    after(async () => harness.close());
+
+    async function stored(overrides: Partial<Token> = {}): Promise<Token> {
+      const token = aToken(overrides);
+      await tokens.insert(token);
+      return token;
+    }
+
+    /** Whether each token is still unrevoked, in order. */
+    async function live(...list: Token[]): Promise<boolean[]> {
+      return Promise.all(list.map(async (t) => (await tokens.find(t.tokenHash))?.revokedAt === undefined));
+    }
+
+    test('an access token round-trips every field', async () => {
+      const token = await stored({ acr: 'urn:example:mfa', amr: ['pwd', 'otp'], scope: 'openid email' });
+      assert.deepEqual(await tokens.find(token.tokenHash), token);
+    });
+
+    test('a refresh token with no expiry, code or acr round-trips with those undefined', async () => {
+      const token = await stored({ kind: 'refresh_token', expiresAt: undefined, codeHash: undefined, acr: undefined, amr: [] });
+      assert.deepEqual(await tokens.find(token.tokenHash), token);
+    });
+
+    test('find returns revoked and rotated tokens as they are; an unknown hash is undefined', async () => {
+      const token = await stored({ kind: 'refresh_token', revokedAt: T0 + 5, rotatedAt: T0 + 4 });
+      assert.deepEqual(await tokens.find(token.tokenHash), token);
+      assert.equal(await tokens.find(aHash()), undefined);
+    });
+
+    test('insertMany stores every token of a grant; an empty list is a no-op', async () => {
+      const familyId = randomUUID();
+      const grant = [aToken({ familyId }), aToken({ familyId, kind: 'refresh_token', expiresAt: undefined })];
+      await tokens.insertMany(grant);
+      for (const t of grant) assert.deepEqual(await tokens.find(t.tokenHash), t);
+      await assert.doesNotReject(tokens.insertMany([]));
+    });
+
+    test('insertMany is all or nothing: a duplicate hash stores none of the batch', async () => {
+      const existing = await stored();
+      const fresh = aToken();
+      await assert.rejects(tokens.insertMany([fresh, aToken({ tokenHash: existing.tokenHash })]));
+      assert.equal(await tokens.find(fresh.tokenHash), undefined);
+      assert.deepEqual(await tokens.find(existing.tokenHash), existing);
+    });
+
+    test('markRotated succeeds once, then fails; the rotation time is kept', async () => {
+      const token = await stored({ kind: 'refresh_token' });
+      assert.equal(await tokens.markRotated(token.tokenHash, T0 + 10), true);
+      assert.equal(await tokens.markRotated(token.tokenHash, T0 + 20), false);
+      assert.equal(await otherTokens.markRotated(token.tokenHash, T0 + 30), false);
+      assert.deepEqual(await tokens.find(token.tokenHash), { ...token, rotatedAt: T0 + 10 });
+    });
+
+    test('markRotated fails on a revoked token and on an unknown one', async () => {
+      const token = await stored({ kind: 'refresh_token' });
+      assert.equal(await tokens.revoke(token.tokenHash, T0 + 1), true);
+      assert.equal(await tokens.markRotated(token.tokenHash, T0 + 2), false);
+      assert.equal((await tokens.find(token.tokenHash))?.rotatedAt, undefined);
+      assert.equal(await tokens.markRotated(aHash(), T0), false);
+    });
+
+    test(`${RACERS} concurrent markRotated calls on one token: exactly one wins`, async () => {
+      const token = await stored({ kind: 'refresh_token' });
+      await warm();
+      const results = await Promise.all(Array.from({ length: RACERS }, (_, i) => tokens.markRotated(token.tokenHash, T0 + i)));
+      assert.equal(results.filter(Boolean).length, 1);
+      const winner = results.indexOf(true);
+      assert.equal((await tokens.find(token.tokenHash))?.rotatedAt, T0 + winner);
+    });
+
+    test(`${RACERS} concurrent markRotated calls spread over two store instances: exactly one wins`, async () => {
+      for (let round = 0; round < 3; round++) {
+        const token = await stored({ kind: 'refresh_token' });
+        await warm();
+        const results = await Promise.all(Array.from({ length: RACERS }, (_, i) => (i % 2 === 0 ? tokens : otherTokens).markRotated(token.tokenHash, T0 + i)));
+        assert.equal(results.filter(Boolean).length, 1, `round ${round}`);
+      }
+    });
+
+    test('revoke is true once, then false; the first revocation time is kept; unknown is false', async () => {
+      const token = await stored();
+      const bystander = await stored({ familyId: token.familyId, codeHash: token.codeHash, sessionIndex: token.sessionIndex });
+      assert.equal(await tokens.revoke(token.tokenHash, T0 + 1), true);
+      assert.equal(await tokens.revoke(token.tokenHash, T0 + 2), false);
+      assert.deepEqual(await tokens.find(token.tokenHash), { ...token, revokedAt: T0 + 1 });
+      assert.deepEqual(await live(bystander), [true]);
+      assert.equal(await tokens.revoke(aHash(), T0), false);
+    });
+
+    test('revokeFamily revokes the live tokens of that family only and counts them', async () => {
+      const familyId = randomUUID();
+      const members = [await stored({ familyId, kind: 'refresh_token' }), await stored({ familyId, kind: 'refresh_token', rotatedAt: T0 + 1 }), await stored({ familyId })];
+      const alreadyRevoked = await stored({ familyId, revokedAt: T0 + 2 });
+      const stranger = await stored({ kind: 'refresh_token' });
+      assert.equal(await tokens.revokeFamily(familyId, T0 + 100), 3);
+      for (const t of members) assert.equal((await tokens.find(t.tokenHash))?.revokedAt, T0 + 100);
+      assert.equal((await tokens.find(alreadyRevoked.tokenHash))?.revokedAt, T0 + 2, 'an earlier revocation time is kept');
+      assert.deepEqual(await live(stranger), [true]);
+      assert.equal(await tokens.revokeFamily(familyId, T0 + 200), 0);
+      assert.equal(await tokens.revokeFamily(randomUUID(), T0), 0);
+    });
+
+    test('revokeByCode revokes the live tokens issued from that code only and counts them', async () => {
+      const codeHash = aHash();
+      const issued = [await stored({ codeHash }), await stored({ codeHash, kind: 'refresh_token', familyId: randomUUID() })];
+      const alreadyRevoked = await stored({ codeHash, revokedAt: T0 + 3 });
+      const otherCode = await stored();
+      const noCode = await stored({ codeHash: undefined, familyId: issued[1]!.familyId });
+      assert.equal(await tokens.revokeByCode(codeHash, T0 + 100), 2);
+      assert.deepEqual(await live(...issued), [false, false]);
+      assert.equal((await tokens.find(alreadyRevoked.tokenHash))?.revokedAt, T0 + 3);
+      assert.deepEqual(await live(otherCode, noCode), [true, true]);
+      assert.equal(await tokens.revokeByCode(codeHash, T0 + 200), 0);
+    });
+
+    test('revokeBySession revokes the live tokens of that session only and counts them', async () => {
+      const sessionIndex = aSessionIndex();
+      const ofSession = [await stored({ sessionIndex }), await stored({ sessionIndex, kind: 'refresh_token' }), await stored({ sessionIndex, clientId: 'another-client' })];
+      const otherSession = await stored();
+      assert.equal(await tokens.revokeBySession(sessionIndex, T0 + 100), 3);
+      assert.deepEqual(await live(...ofSession), [false, false, false]);
+      assert.deepEqual(await live(otherSession), [true]);
+      assert.equal(await tokens.revokeBySession(sessionIndex, T0 + 200), 0);
+      assert.equal(await tokens.revokeBySession(aSessionIndex(), T0), 0);
+    });
+  });
+}
