@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError, configurationDocs, loadConfig } from './config.ts';
 
@@ -9,7 +10,7 @@ test('defaults: SQLite file under ./data, issuer derived from host and port', ()
   assert.equal(config.port, 8080);
   assert.equal(config.issuer, 'http://127.0.0.1:8080/uas');
   assert.equal(config.databaseUrl, 'sqlite:./data/gatehouse.db');
-  assert.equal(config.sqlitePath, './data/gatehouse.db');
+  assert.equal(config.sqlitePath, resolve('./data/gatehouse.db'));
   assert.equal(config.identityRestPrefix, 'customerid-rest');
   assert.equal(config.legacyRestPrefix, 'eidm2');
   assert.equal(config.secureCookies, false);

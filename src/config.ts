@@ -5,6 +5,7 @@
  */
 
 import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
 
 export class ConfigError extends Error {
   readonly variable: string;
@@ -225,7 +226,7 @@ export type Config = {
   readonly [K in Optional]: ParsedSetting<Settings[K]> | undefined;
 } & {
   readonly secureCookies: boolean;
-  /** Where the SQLite file is, when the store is SQLite. */
+  /** The absolute path of the SQLite file, when the store is SQLite. */
   readonly sqlitePath: string | undefined;
 };
 
@@ -258,7 +259,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError(out.apiUsername === undefined ? 'GATEHOUSE_API_USERNAME' : 'GATEHOUSE_API_PASSWORD', 'set both GATEHOUSE_API_USERNAME and GATEHOUSE_API_PASSWORD, or neither');
   }
   const dbUrl = out.databaseUrl as string;
-  out.sqlitePath = dbUrl.startsWith('sqlite:') ? dbUrl.slice('sqlite:'.length) : undefined;
+  const sqliteFile = dbUrl.startsWith('sqlite:') ? dbUrl.slice('sqlite:'.length) : undefined;
+  out.sqlitePath = sqliteFile === undefined || sqliteFile === ':memory:' ? sqliteFile : resolve(sqliteFile);
   return Object.freeze(out) as Config;
 }
 
