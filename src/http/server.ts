@@ -4,6 +4,7 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { loggerOptions } from '../observability/logger.ts';
 import type { HttpDeps } from './deps.ts';
 import { healthRoutes } from './health.ts';
+import { identityApiRoutes } from './identity-api/plugin.ts';
 import { interactionRoutes } from './interaction/login-route.ts';
 import { parseParams } from './params.ts';
 import { authorizationRoutes } from './public/authorization.ts';
@@ -42,5 +43,6 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   await app.register(async (scope) => statusRoutes(scope, deps));
   await app.register(async (scope) => tokenRoutes(scope, deps));
   await app.register(async (scope) => userInfoRoutes(scope, deps));
+  await app.register(async (scope) => identityApiRoutes(scope, deps));
   return app;
 }

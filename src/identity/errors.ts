@@ -8,8 +8,9 @@
  * | invalid_reference| 400  | Invalid reference / Parent not found |
  * | not_found        | 404  | Entity not found      |
  * | already_exists   | 409  | Already exists        |
+ * | in_use           | 409  | Client error (e.g. deleting an organization that still has members) |
  */
-export type IdentityErrorCode = 'invalid_argument' | 'invalid_reference' | 'not_found' | 'already_exists';
+export type IdentityErrorCode = 'invalid_argument' | 'invalid_reference' | 'not_found' | 'already_exists' | 'in_use';
 
 export class IdentityError extends Error {
   readonly code: IdentityErrorCode;

@@ -53,8 +53,7 @@ export async function createUser(deps: UserDeps, input: NewUser): Promise<User> 
   const status = userStatus(input.status ?? 'enabled');
   const givenName = optionalText(input.givenName, 'givenName');
   const familyName = optionalText(input.familyName, 'familyName');
-  const email = optionalText(input.email, 'email');
-  if (email !== undefined && !EMAIL.test(email)) throw new IdentityError('invalid_argument', `email ${JSON.stringify(email)} is not an email address`, 'email');
+  const email = checkedEmail(input.email);
   const password = input.password === undefined ? undefined : checkedPassword(input.password);
   const organizationId = optionalText(input.organizationId, 'organizationId');
   if (organizationId !== undefined) await requireUserOrganization(deps, organizationId);
@@ -133,7 +132,8 @@ export async function endUserSessions(deps: Pick<UserAccessDeps, 'sessions' | 't
   return sessionIndexes.length;
 }
 
-function checkedPassword(password: unknown): string {
+/** A password within the length rules; throws invalid_argument otherwise. */
+export function checkedPassword(password: unknown): string {
   if (typeof password !== 'string') throw new IdentityError('invalid_argument', 'password must be a string', 'password');
   const length = [...password].length;
   if (length < MIN_PASSWORD_LENGTH) throw new IdentityError('invalid_argument', `password must be at least ${MIN_PASSWORD_LENGTH} characters`, 'password');
@@ -141,12 +141,13 @@ function checkedPassword(password: unknown): string {
   return password;
 }
 
-function userStatus(value: unknown): UserStatus {
+export function userStatus(value: unknown): UserStatus {
   if (!(USER_STATUSES as readonly unknown[]).includes(value)) throw new IdentityError('invalid_argument', `status must be one of ${USER_STATUSES.join(', ')}`, 'status');
   return value as UserStatus;
 }
 
-async function requireUserOrganization(deps: Pick<UserDeps, 'organizations'>, id: string): Promise<void> {
+/** The organization exists and is not virtual (a virtual organization holds no users). */
+export async function requireUserOrganization(deps: Pick<UserDeps, 'organizations'>, id: string): Promise<void> {
   const organization = await deps.organizations.get(id);
   if (!organization) throw new IdentityError('invalid_reference', `organization ${JSON.stringify(id)} does not exist`, 'organizationId');
   if (organization.virtual) throw new IdentityError('invalid_argument', `organization ${JSON.stringify(organization.technicalName)} is virtual and holds no users`, 'organizationId');
@@ -156,6 +157,13 @@ async function requireGroup(deps: Pick<UserDeps, 'groups'>, name: string) {
   const group = await deps.groups.getByName(name);
   if (!group) throw new IdentityError('invalid_reference', `group ${JSON.stringify(name)} does not exist`, 'groups');
   return group;
+}
+
+/** An optional email address, trimmed; throws invalid_argument when it is not one. */
+export function checkedEmail(value: unknown): string | undefined {
+  const email = optionalText(value, 'email');
+  if (email !== undefined && !EMAIL.test(email)) throw new IdentityError('invalid_argument', `email ${JSON.stringify(email)} is not an email address`, 'email');
+  return email;
 }
 
 function gone(idOrUsername: string): IdentityError {

@@ -1,0 +1,115 @@
+/**
+ * Who may call the identity API ("REST API authentication - CustomerID"; the spec's
+ * Authentication section). Three methods, each switched on or off in configuration:
+ *
+ * 1. OAuth 2.0 bearer token (RFC 6750 §2.1): a live access token issued by this server, for the
+ *    API — its scope holds the client_id of the client that stands for the API
+ *    (GATEHOUSE_API_CLIENT_ID, Ubisecure's `scope=openid <CustomerID API client_id>`) — to a
+ *    member of the API group (GATEHOUSE_API_GROUP, "Identity API Users").
+ * 2. HTTP Basic (RFC 7617) with the single account from configuration.
+ * 3. The same account as the query parameters `username` and `password`. Only the query string
+ *    counts, never a form body (the spec: "not form parameters in the request content").
+ *
+ * The check runs in onRequest, before any body is read or validated, so an unauthenticated
+ * caller learns nothing about the API beyond the challenge.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Config } from '../../config.ts';
+import { constantTimeEqual } from '../../lib/hash.ts';
+import { findLiveAccessToken } from '../../oauth/userinfo.ts';
+import type { HttpDeps } from '../deps.ts';
+import { ApiError, invalidArguments } from './errors.ts';
+
+export type ApiCaller = { method: 'bearer'; userId: string; clientId: string } | { method: 'basic' | 'url_params'; username: string };
+
+const REALM = 'gatehouse identity API';
+
+function quoted(text: string): string {
+  return `"${text.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?')}"`;
+}
+
+/** The challenges of the methods that are on (RFC 9110 §11.6.1: every 401 carries at least one). */
+function challenges(config: Config, bearerError?: { error: string; description: string; scope?: string }): string[] {
+  const bearer = [`Bearer realm=${quoted(REALM)}`];
+  if (bearerError) {
+    bearer.push(`error=${quoted(bearerError.error)}`, `error_description=${quoted(bearerError.description)}`);
+    if (bearerError.scope) bearer.push(`scope=${quoted(bearerError.scope)}`);
+  }
+  const basic = `Basic realm=${quoted(REALM)}, charset="UTF-8"`;
+  const out: string[] = [];
+  if (config.apiAuthBearer) out.push(bearer.join(', '));
+  if (config.apiAuthBasic || config.apiAuthUrlParams) out.push(basic);
+  return out.length > 0 ? out : [bearer.join(', '), basic];
+}
+
+function authenticationFailed(config: Config, message: string, bearerError?: { error: string; description: string }): ApiError {
+  return new ApiError(401, 'Authentication failed', message, { challenges: challenges(config, bearerError) });
+}
+
+/** The single API account; both halves are always compared, in constant time. */
+function isApiAccount(config: Config, username: string, password: string): boolean {
+  if (config.apiUsername === undefined || config.apiPassword === undefined) return false;
+  const results = [constantTimeEqual(username, config.apiUsername), constantTimeEqual(password, config.apiPassword)];
+  return results.every(Boolean);
+}
+
+async function bearer(deps: HttpDeps, token: string): Promise<ApiCaller> {
+  const { config, store, clock } = deps;
+  const invalid = (description: string) => authenticationFailed(config, description, { error: 'invalid_token', description });
+  if (!config.apiAuthBearer) throw authenticationFailed(config, 'Bearer tokens are not accepted here.');
+  // Without a client standing for the API no token can have been issued for it.
+  if (config.apiClientId === undefined) throw invalid('Bearer tokens are not accepted: no API client is configured.');
+  const live = await findLiveAccessToken(deps, token, clock.now());
+  if (!live) throw invalid('The access token is invalid or has expired.');
+  if (!live.scope.split(' ').includes(config.apiClientId)) {
+    const scope = `openid ${config.apiClientId}`;
+    throw new ApiError(403, 'Unauthorized', 'The access token was not issued for the identity API.', {
+      challenges: [`Bearer realm=${quoted(REALM)}, error="insufficient_scope", error_description="The access token was not issued for the identity API.", scope=${quoted(scope)}`],
+    });
+  }
+  // As at UserInfo: a user who may no longer sign in keeps no access, even with a token still live.
+  const user = await store.users.get(live.userId);
+  if (!user || user.status !== 'enabled') throw invalid('The access token is invalid or has expired.');
+  if (!(await store.groups.isMember(live.userId, config.apiGroup))) {
+    throw new ApiError(403, 'Unauthorized', `The token's user is not a member of the group ${JSON.stringify(config.apiGroup)}.`);
+  }
+  return { method: 'bearer', userId: live.userId, clientId: live.clientId };
+}
+
+function basic(config: Config, credentials: string): ApiCaller {
+  if (!config.apiAuthBasic) throw authenticationFailed(config, 'HTTP Basic authentication is not accepted here.');
+  // RFC 7617 §2: base64 of user-id ":" password. Anything else is a failed attempt, not a 400.
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(credentials) || credentials.length % 4 !== 0) throw authenticationFailed(config, 'The Basic credentials are malformed.');
+  const decoded = Buffer.from(credentials, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw authenticationFailed(config, 'The Basic credentials are malformed.');
+  const username = decoded.slice(0, colon);
+  if (!isApiAccount(config, username, decoded.slice(colon + 1))) throw authenticationFailed(config, 'The username or password is wrong.');
+  return { method: 'basic', username };
+}
+
+function urlParams(config: Config, username: unknown, password: unknown): ApiCaller {
+  if (!config.apiAuthUrlParams) throw authenticationFailed(config, 'Credentials in URL parameters are not accepted here.');
+  if (typeof username !== 'string' || typeof password !== 'string') throw authenticationFailed(config, 'Send the username and password query parameters once each.');
+  if (!isApiAccount(config, username, password)) throw authenticationFailed(config, 'The username or password is wrong.');
+  return { method: 'url_params', username };
+}
+
+/** The caller, or an ApiError: 401 (with challenges) when unauthenticated, 403 when not allowed. */
+export async function authenticate(deps: HttpDeps, request: FastifyRequest): Promise<ApiCaller> {
+  const { config } = deps;
+  const query = (request.query ?? {}) as Record<string, unknown>;
+  const inQuery = query.username !== undefined || query.password !== undefined;
+  const header = request.headers.authorization;
+  if (header !== undefined) {
+    // One way only, as RFC 6750 §2 asks of bearer tokens: two credentials would leave it ambiguous who calls.
+    if (inQuery) throw invalidArguments('Send credentials one way only: an Authorization header or URL parameters, not both.');
+    const match = /^([A-Za-z]+) +(\S+) *$/.exec(header);
+    const scheme = match?.[1]!.toLowerCase();
+    if (scheme === 'bearer') return bearer(deps, match![2]!);
+    if (scheme === 'basic') return basic(config, match![2]!);
+    throw authenticationFailed(config, 'The Authorization header is not a Bearer or Basic credential.');
+  }
+  if (inQuery) return urlParams(config, query.username, query.password);
+  throw authenticationFailed(config, 'Authentication is required.');
+}

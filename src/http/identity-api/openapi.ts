@@ -1,0 +1,155 @@
+/**
+ * The identity API's OpenAPI 3.1 document, generated from the route table that plugin.ts
+ * registers (the same schemas Fastify validates with), so it lists exactly the routes served.
+ * Served at `/{identity_rest}/openapi.json`.
+ */
+import type { Config } from '../../config.ts';
+import type { ApiRoute } from './route.ts';
+import { errorResponse, NOTHING_ELSE, type JsonSchema } from './schemas.ts';
+
+export interface RouteScope {
+  /** The first path segment, e.g. `customerid-rest`. */
+  prefix: string;
+  routes: ApiRoute[];
+}
+
+/** Fastify's draft-07 schemas read as JSON Schema 2020-12 (OpenAPI 3.1), with `{not: {}}` spelled `false`. */
+function toOpenApiSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(toOpenApiSchema);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  if (schema === NOTHING_ELSE) return false;
+  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, toOpenApiSchema(value)]));
+}
+
+/** `/services/2.0/users/:id` → `/services/2.0/users/{id}` */
+function openApiPath(prefix: string, path: string): string {
+  return `/${prefix}/services${path.replace(/:([A-Za-z]+)/g, '{$1}')}`;
+}
+
+function parameters(route: ApiRoute): unknown[] {
+  const out: unknown[] = [];
+  const params = route.params as { properties?: Record<string, JsonSchema> } | undefined;
+  for (const [name, schema] of Object.entries(params?.properties ?? {})) {
+    const { description, ...rest } = schema;
+    out.push({ name, in: 'path', required: true, description, schema: toOpenApiSchema(rest) });
+  }
+  const query = route.querystring as { properties?: Record<string, JsonSchema>; additionalProperties?: JsonSchema } | undefined;
+  for (const [name, schema] of Object.entries(query?.properties ?? {})) {
+    const { description, ...rest } = schema;
+    out.push({ name, in: 'query', required: false, description, schema: toOpenApiSchema(rest) });
+  }
+  if (query?.additionalProperties) {
+    // OpenAPI 3.1 §4.8.12.4: a form-style, exploded object parameter is a set of free-form query parameters.
+    const writes = route.method === 'POST' || route.method === 'PUT';
+    out.push({
+      name: writes ? 'attributes' : 'filters',
+      in: 'query',
+      required: false,
+      style: 'form',
+      explode: true,
+      description: writes
+        ? 'Attributes to set, one query parameter each (repeat a name for several values), e.g. `technicalName=acme&vatnumber=12345`. The parameters username and password are always the API credentials.'
+        : 'Filters: any attribute name as a query parameter, e.g. `technicalName=acme` or `email=ada@`.',
+      schema: { type: 'object', additionalProperties: toOpenApiSchema(query.additionalProperties) },
+    });
+  }
+  return out;
+}
+
+const xmlContent = (description: string) => ({ 'application/xml': { schema: { type: 'string', description } } });
+
+function errorResponses(route: ApiRoute): Record<string, unknown> {
+  const ref = (name: string) => ({ $ref: `#/components/responses/${name}` });
+  const out: Record<string, unknown> = { 400: ref('InvalidArguments'), 401: ref('AuthenticationFailed'), 403: ref('Unauthorized') };
+  if (route.params) out[404] = ref('EntityNotFound');
+  if (route.method !== 'GET') out[409] = ref('Conflict');
+  if (route.body) {
+    out[413] = ref('SizeLimitExceeded');
+    out[415] = ref('InvalidArguments');
+  }
+  out[500] = ref('InternalServerError');
+  return out;
+}
+
+function operation(route: ApiRoute, operationId: string): Record<string, unknown> {
+  const responses: Record<string, unknown> = {};
+  for (const [status, doc] of Object.entries(route.responses)) {
+    responses[status] = { description: doc.description, content: { 'application/json': { schema: toOpenApiSchema(doc.schema) }, ...xmlContent('The same in CustomerID XML.') } };
+  }
+  return {
+    operationId,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: [route.tag],
+    parameters: parameters(route),
+    ...(route.body
+      ? {
+          requestBody: {
+            required: false,
+            content: {
+              'application/json': { schema: toOpenApiSchema(route.body) },
+              ...xmlContent('An entity document: <User> or <Organization> holding <Attribute name="…"><Value>…</Value></Attribute>. No DTD.'),
+            },
+          },
+        }
+      : {}),
+    responses: { ...responses, ...errorResponses(route) },
+  };
+}
+
+function errorAnswer(description: string): Record<string, unknown> {
+  return { description, content: { 'application/json': { schema: errorResponse }, ...xmlContent('<error><code>…</code><message>…</message></error>') } };
+}
+
+export function openApiDocument(config: Config, scopes: RouteScope[]): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  const operationIds = new Set<string>();
+  for (const { prefix, routes } of scopes) {
+    for (const route of routes) {
+      let operationId = route.operationId;
+      if (operationIds.has(operationId)) operationId = `${operationId}_${prefix.replace(/[^A-Za-z0-9]/g, '_')}`;
+      operationIds.add(operationId);
+      const path = openApiPath(prefix, route.path);
+      (paths[path] ??= {})[route.method.toLowerCase()] = operation(route, operationId);
+    }
+  }
+  paths[`/${config.identityRestPrefix}/openapi.json`] = {
+    get: {
+      operationId: 'openApiDocument',
+      summary: 'This document',
+      tags: ['Documentation'],
+      security: [],
+      responses: { 200: { description: 'The OpenAPI 3.1 document of the identity API.', content: { 'application/json': { schema: { type: 'object' } } } } },
+    },
+  };
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'gatehouse identity API',
+      version: '2.1',
+      description:
+        'Users, organizations and group membership, compatible with Ubisecure CustomerID REST API 2.0/2.1 and the legacy 1.2 reads. JSON by default; CustomerID XML with `Accept: application/xml`. Errors: `{"error":{"code","message"}}` or `<error><code/><message/></error>`; the HTTP status is authoritative. See docs/identity-api.md.',
+    },
+    servers: [{ url: new URL(config.issuer).origin }],
+    security: [{ bearer: [] }, { basic: [] }, { apiUsername: [], apiPassword: [] }],
+    tags: [{ name: 'Users' }, { name: 'Organizations' }, { name: 'Group membership' }, { name: 'Legacy (schema 1.2)' }, { name: 'Documentation' }],
+    paths,
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: `An access token whose scope holds the API client_id (GATEHOUSE_API_CLIENT_ID), for a member of the group "${config.apiGroup}".` },
+        basic: { type: 'http', scheme: 'basic', description: 'The API account (GATEHOUSE_API_USERNAME / GATEHOUSE_API_PASSWORD).' },
+        apiUsername: { type: 'apiKey', in: 'query', name: 'username', description: 'The API account as URL parameters (query string only, never a form body).' },
+        apiPassword: { type: 'apiKey', in: 'query', name: 'password' },
+      },
+      responses: {
+        InvalidArguments: errorAnswer('Invalid arguments: a malformed id, parameter or body.'),
+        AuthenticationFailed: errorAnswer('Authentication failed; WWW-Authenticate carries Bearer and Basic challenges.'),
+        Unauthorized: errorAnswer('Unauthorized: a token of a non-member, or one not issued for the API (error="insufficient_scope").'),
+        EntityNotFound: errorAnswer('Entity not found.'),
+        Conflict: errorAnswer('Already exists, or (deleting) the organization still has sub-organizations or users.'),
+        SizeLimitExceeded: errorAnswer('Size limit exceeded: a body over 64 KiB.'),
+        InternalServerError: errorAnswer('Internal server error.'),
+      },
+    },
+  };
+}

@@ -1,0 +1,88 @@
+/**
+ * Changing and deleting organizations, with CustomerID's update rule (REST API 2.0, "Update
+ * organization"): the attributes given replace the stored ones, an empty value deletes one, and
+ * the attributes not given stay as they are.
+ */
+import type { Organization } from '../domain/organization.ts';
+import type { Clock } from '../lib/clock.ts';
+import { ConflictError, MissingReferenceError, type OrganizationStore, type UserStore } from '../storage/ports.ts';
+import { applyAttributeChanges, type AttributeChanges } from './attributes.ts';
+import { IdentityError } from './errors.ts';
+import { getOrganization } from './organizations.ts';
+import { optionalText, requiredText } from './text.ts';
+
+export interface OrganizationChangeDeps {
+  organizations: OrganizationStore;
+  users: UserStore;
+  clock: Clock;
+}
+
+export interface OrganizationChanges {
+  technicalName?: string;
+  /** null resets it to the technical name, the default of a new organization. */
+  friendlyName?: string | null;
+  type?: string | null;
+  /** null moves the organization to the root. */
+  parentId?: string | null;
+  virtual?: boolean;
+  attributes?: AttributeChanges;
+}
+
+export async function updateOrganization(deps: OrganizationChangeDeps, id: string, changes: OrganizationChanges): Promise<Organization> {
+  const current = await getOrganization(deps, id);
+  const technicalName = changes.technicalName === undefined ? current.technicalName : requiredText(changes.technicalName, 'technicalName');
+  const friendlyName = changes.friendlyName === undefined ? current.friendlyName : (optionalText(changes.friendlyName, 'friendlyName') ?? technicalName);
+  const type = changes.type === undefined ? current.type : optionalText(changes.type, 'type');
+  const parentId = changes.parentId === undefined ? current.parentId : await checkedParent(deps, current.id, changes.parentId);
+  const virtual = changes.virtual ?? current.virtual;
+  if (virtual && !current.virtual && (await deps.users.list({ organizationIds: [current.id], limit: 1 })).length > 0) {
+    throw new IdentityError('invalid_argument', `organization ${JSON.stringify(current.technicalName)} has users, so it cannot become virtual`, 'virtual');
+  }
+  const attributes = changes.attributes === undefined ? current.attributes : applyAttributeChanges(current.attributes, changes.attributes);
+  const next: Organization = { ...current, technicalName, friendlyName, type, parentId, virtual, attributes, updatedAt: deps.clock.now() };
+  try {
+    if (!(await deps.organizations.update(next))) throw gone(id);
+  } catch (error) {
+    if (error instanceof ConflictError) throw new IdentityError('already_exists', `an organization named ${JSON.stringify(technicalName)} already exists ${parentId === undefined ? 'at the root' : 'under that parent'}`, 'technicalName');
+    if (error instanceof MissingReferenceError) throw new IdentityError('invalid_reference', `parent organization ${JSON.stringify(parentId)} does not exist`, 'parentId');
+    throw error;
+  }
+  return next;
+}
+
+/**
+ * Deletes an organization that holds nothing: an organization with sub-organizations or users
+ * is refused (`in_use`), because deleting cannot be undone (CustomerID: "Remove" is final) and
+ * silently orphaning users would lose their place in the tree.
+ */
+export async function deleteOrganization(deps: Omit<OrganizationChangeDeps, 'clock'>, id: string): Promise<Organization> {
+  const organization = await getOrganization(deps, id);
+  const [child] = await deps.organizations.list({ filters: { parentOrganizationId: organization.id }, exactMatch: true, limit: 1 });
+  if (child) throw new IdentityError('in_use', `organization ${JSON.stringify(organization.technicalName)} has sub-organizations; delete or move them first`);
+  const [member] = await deps.users.list({ organizationIds: [organization.id], limit: 1 });
+  if (member) throw new IdentityError('in_use', `organization ${JSON.stringify(organization.technicalName)} has users; delete or move them first`);
+  try {
+    if (!(await deps.organizations.delete(organization.id))) throw gone(id);
+  } catch (error) {
+    // A sub-organization was added in between (the store refuses to orphan it).
+    if (error instanceof MissingReferenceError) throw new IdentityError('in_use', `organization ${JSON.stringify(organization.technicalName)} has sub-organizations; delete or move them first`);
+    throw error;
+  }
+  return organization;
+}
+
+/** A new parent must exist and must not be the organization itself or below it (no cycles). */
+async function checkedParent(deps: Pick<OrganizationChangeDeps, 'organizations'>, id: string, parentId: string | null): Promise<string | undefined> {
+  const wanted = parentId === null ? undefined : optionalText(parentId, 'parentId');
+  if (wanted === undefined) return undefined;
+  const parent = await deps.organizations.get(wanted);
+  if (!parent) throw new IdentityError('invalid_reference', `parent organization ${JSON.stringify(wanted)} does not exist`, 'parentId');
+  if ((await deps.organizations.subtreeIds(id)).includes(parent.id)) {
+    throw new IdentityError('invalid_argument', 'an organization cannot be moved under itself or one of its sub-organizations', 'parentId');
+  }
+  return parent.id;
+}
+
+function gone(id: string): IdentityError {
+  return new IdentityError('not_found', `organization ${JSON.stringify(id)} no longer exists`);
+}
