@@ -9,6 +9,9 @@ import type { HttpDeps } from './http/deps.ts';
 import { buildHttpServer, type ServerOptions } from './http/server.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { cryptoRandom, type Random } from './lib/random.ts';
+import { scheduleCleanup } from './oauth/cleanup.ts';
+import { openAuditFile } from './observability/audit-file.ts';
+import { auditLogger, DeferredAuditSink, loggerAuditSink, type AuditSink } from './observability/audit.ts';
 import { migrateToLatest, openDatabase } from './storage/sql/database.ts';
 import { openSqlStore } from './storage/sql/store.ts';
 import type { Store } from './storage/ports.ts';
@@ -16,16 +19,23 @@ import type { Store } from './storage/ports.ts';
 export interface Runtime {
   clock?: Clock;
   random?: Random;
+  /** Where audit events go; by default GATEHOUSE_AUDIT_LOG, else the server's log. */
+  audit?: AuditSink;
 }
 
-/** Opens the configured store (migrating it to the latest schema). */
-export async function openStore(config: Config): Promise<Store> {
-  return openSqlStore(config.databaseUrl, { poolSize: config.databasePoolSize });
+/**
+ * Opens the configured store (migrating it to the latest schema). A server (`serving`) also bounds
+ * every query by GATEHOUSE_DATABASE_TIMEOUT, so no request hangs on an unreachable database; the
+ * CLI waits as long as its command takes.
+ */
+export async function openStore(config: Config, options: { serving?: boolean } = {}): Promise<Store> {
+  const timeoutMs = config.databaseTimeout * 1000;
+  return openSqlStore(config.databaseUrl, { poolSize: config.databasePoolSize, connectTimeoutMs: timeoutMs, queryTimeoutMs: options.serving ? timeoutMs : 0 });
 }
 
 /** Brings the configured store's schema up to date; the names of the migrations that ran (`gatehouse migrate`). */
 export async function migrateStore(config: Config): Promise<string[]> {
-  const database = openDatabase(config.databaseUrl, { poolSize: 1 });
+  const database = openDatabase(config.databaseUrl, { poolSize: 1, connectTimeoutMs: config.databaseTimeout * 1000 });
   try {
     return await migrateToLatest(database.db);
   } finally {
@@ -38,6 +48,8 @@ export function keyRingFor(config: Config, store: Store, clock: Clock = systemCl
     encryptionSecret: config.keyEncryptionKey,
     // A retired key stays published while anything it signed may still be verified.
     retiredKeyGraceMs: (Math.max(config.idTokenTtl, config.accessTokenTtl) + 300) * 1000,
+    // A rotation made elsewhere (another instance, the CLI) is picked up within this time.
+    cacheMs: config.keyCacheTtl * 1000,
   });
 }
 
@@ -52,23 +64,42 @@ export interface Gatehouse {
 export async function createGatehouse(config: Config, runtime: Runtime = {}, options: ServerOptions = {}): Promise<Gatehouse> {
   const clock = runtime.clock ?? systemClock;
   const random = runtime.random ?? cryptoRandom;
-  const store = await openStore(config);
+  const store = await openStore(config, { serving: true });
+  const auditFile = runtime.audit === undefined && config.auditLog !== undefined ? openAuditFile(config.auditLog, { sync: false }) : undefined;
+  // Without a file, audit events go to the server's own log, which exists only once the server does.
+  const toServerLog = new DeferredAuditSink();
   try {
     const keyRing = keyRingFor(config, store, clock);
     await keyRing.ensureActiveKey();
-    const deps: HttpDeps = { config, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr] };
+    const audit = runtime.audit ?? auditFile?.sink ?? toServerLog;
+    const deps: HttpDeps = { config, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr], audit };
     const app = await buildHttpServer(deps, options);
+    toServerLog.attach(loggerAuditSink(auditLogger(app.log, config.logLevel)));
+    // Expired codes, tokens, sessions and throttling counters are deleted in the background.
+    const cleanup = config.cleanupInterval > 0 ? scheduleCleanup({ store, clock }, { intervalMs: config.cleanupInterval * 1000, log: app.log.child({ component: 'cleanup' }) }) : undefined;
     return {
       app,
       store,
       deps,
       async close() {
-        await app.close();
+        const cleanupStopped = cleanup?.stop();
+        // Closing stops new connections and lets requests in flight finish. Node closes the idle
+        // keep-alive connections only once, when closing starts: a connection whose request ends
+        // later would hold the exit back for the keep-alive timeout (72 s), so keep closing them.
+        const idleSweep = setInterval(() => app.server.closeIdleConnections(), 50);
+        try {
+          await app.close();
+        } finally {
+          clearInterval(idleSweep);
+        }
+        await cleanupStopped;
         await store.close();
+        await auditFile?.close();
       },
     };
   } catch (error) {
     await store.close();
+    await auditFile?.close();
     throw error;
   }
 }

@@ -135,6 +135,13 @@ export const settings = {
     parse: databaseUrl,
   }),
   databasePoolSize: setting({ env: 'GATEHOUSE_DATABASE_POOL_SIZE', type: 'integer', default: '10', doc: 'Connections per process to PostgreSQL.', parse: integer(1, 1000) }),
+  databaseTimeout: setting({
+    env: 'GATEHOUSE_DATABASE_TIMEOUT',
+    type: 'seconds',
+    default: '5',
+    doc: 'PostgreSQL: the longest a request waits for a free connection, for a new connection to open, or for the answer to one query; then it fails with 503 `temporarily_unavailable` and the connection is dropped. Keeps requests from hanging while the database is unreachable. Migrations are not limited.',
+    parse: integer(1, 300),
+  }),
   codeTtl: setting({ env: 'GATEHOUSE_CODE_TTL', type: 'seconds', default: '60', doc: 'Lifetime of an authorization code.', parse: integer(1, 600) }),
   accessTokenTtl: setting({ env: 'GATEHOUSE_ACCESS_TOKEN_TTL', type: 'seconds', default: '3600', doc: 'Default lifetime of an access token (a client may set a shorter one).', parse: integer(0, 365 * DAY) }),
   idTokenTtl: setting({ env: 'GATEHOUSE_ID_TOKEN_TTL', type: 'seconds', default: '3600', doc: 'Lifetime of an ID token.', parse: integer(60, 365 * DAY) }),
@@ -175,6 +182,20 @@ export const settings = {
   }),
   identityRestPrefix: setting({ env: 'GATEHOUSE_IDENTITY_REST_PREFIX', type: 'path segment', default: 'customerid-rest', doc: 'First path segment of the identity REST API (`/{prefix}/services/2.0/...`).', parse: prefix }),
   legacyRestPrefix: setting({ env: 'GATEHOUSE_LEGACY_REST_PREFIX', type: 'path segment', default: 'eidm2', doc: 'First path segment of the legacy identity API (`/{prefix}/services/...`).', parse: prefix }),
+  keyCacheTtl: setting({
+    env: 'GATEHOUSE_KEY_CACHE_TTL',
+    type: 'seconds',
+    default: '30',
+    doc: 'How long a process trusts the signing keys it read from the store: a key rotated by another instance or by `gatehouse keys rotate` is used and published by every instance within this time. 0 reads them at every use.',
+    parse: integer(0, 3600),
+  }),
+  cleanupInterval: setting({
+    env: 'GATEHOUSE_CLEANUP_INTERVAL',
+    type: 'seconds',
+    default: '300',
+    doc: 'How often each process deletes expired codes, tokens and sessions, in batches of 1000 rows (rules: docs/operations.md). The first run comes at a random point of the first interval, so instances spread out. 0 disables it (run `gatehouse cleanup` from a scheduler instead).',
+    parse: integer(0, 7 * DAY),
+  }),
   keyEncryptionKey: setting({
     env: 'GATEHOUSE_KEY_ENCRYPTION_KEY',
     type: 'string',
@@ -189,6 +210,49 @@ export const settings = {
     default: '',
     doc: 'Comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is trusted. Empty: none is.',
     parse: list,
+  }),
+  throttle: setting({
+    env: 'GATEHOUSE_THROTTLE',
+    type: 'boolean',
+    default: 'true',
+    doc: 'Throttle failed logins and client authentications (progressive delay, then a temporary lockout; counters in the store, shared by every instance). Policy: docs/decisions.md, "Hardening".',
+    parse: boolean,
+  }),
+  throttleUserFailures: setting({
+    env: 'GATEHOUSE_THROTTLE_USER_FAILURES',
+    type: 'integer',
+    default: '5',
+    doc: 'Failed logins per username (login page, identity API account) before each further attempt must wait 2^(n - this) seconds. A correct password from an address that has not failed on the username still succeeds.',
+    parse: integer(1, 1000),
+  }),
+  throttleIpFailures: setting({
+    env: 'GATEHOUSE_THROTTLE_IP_FAILURES',
+    type: 'integer',
+    default: '50',
+    doc: 'Failures per client address (IPv6: per /64) before the address must wait 2^(n - this) seconds; logins, client authentication and the identity API count separately. Raise it when many users share one address and no trusted proxy tells them apart.',
+    parse: integer(1, 1_000_000),
+  }),
+  throttleClientFailures: setting({
+    env: 'GATEHOUSE_THROTTLE_CLIENT_FAILURES',
+    type: 'integer',
+    default: '10',
+    doc: 'Failed client authentications per registered client_id (token, introspection, revocation) before wrong secrets are answered 429 `slow_down` for 2^(n - this) seconds. A correct secret is never refused.',
+    parse: integer(1, 1_000_000),
+  }),
+  throttleMaxDelay: setting({ env: 'GATEHOUSE_THROTTLE_MAX_DELAY', type: 'seconds', default: '900', doc: 'Longest wait the throttle imposes (the temporary lockout).', parse: integer(1, DAY) }),
+  throttleWindow: setting({
+    env: 'GATEHOUSE_THROTTLE_WINDOW',
+    type: 'seconds',
+    default: '3600',
+    doc: 'A failure counter is forgotten this long after its last failure. At least GATEHOUSE_THROTTLE_MAX_DELAY.',
+    parse: integer(1, 30 * DAY),
+  }),
+  auditLog: setting({
+    env: 'GATEHOUSE_AUDIT_LOG',
+    type: 'path',
+    default: undefined,
+    doc: 'File that audit events (JSON lines with `"audit":true`) are appended to, by the server and by CLI commands (user and client changes), whatever GATEHOUSE_LOG_LEVEL says. Unset: the server writes them into its log on stdout (at info, unless the level is silent) and CLI commands write none.',
+    parse: nonEmpty,
   }),
   workers: setting({
     env: 'GATEHOUSE_WORKERS',
@@ -218,7 +282,7 @@ export const settings = {
 
 type Settings = typeof settings;
 type ParsedSetting<S> = S extends Setting<infer T> ? T : never;
-type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr';
+type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'auditLog';
 
 export type Config = {
   readonly [K in Exclude<keyof Settings, Optional | 'secureCookies'>]: ParsedSetting<Settings[K]>;
@@ -257,6 +321,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (out.secureCookies === undefined) out.secureCookies = (out.issuer as string).startsWith('https:');
   if ((out.apiUsername === undefined) !== (out.apiPassword === undefined)) {
     throw new ConfigError(out.apiUsername === undefined ? 'GATEHOUSE_API_USERNAME' : 'GATEHOUSE_API_PASSWORD', 'set both GATEHOUSE_API_USERNAME and GATEHOUSE_API_PASSWORD, or neither');
+  }
+  if ((out.throttleWindow as number) < (out.throttleMaxDelay as number)) {
+    throw new ConfigError('GATEHOUSE_THROTTLE_WINDOW', 'must be at least GATEHOUSE_THROTTLE_MAX_DELAY, or a counter could be forgotten while it still makes callers wait');
   }
   const dbUrl = out.databaseUrl as string;
   const sqliteFile = dbUrl.startsWith('sqlite:') ? dbUrl.slice('sqlite:'.length) : undefined;

@@ -11,7 +11,7 @@ import {
   setClientActive,
   updateClient,
 } from '../oauth/client-registration.ts';
-import { readJsonFile, UsageError, wholeNumber, withStore } from './context.ts';
+import { cliActor, readJsonFile, UsageError, wholeNumber, withStore } from './context.ts';
 import { printFields, printJson, printLine, printTable } from './output.ts';
 
 interface MetadataFlags {
@@ -92,6 +92,7 @@ export function registerClientCommands(program: Command): void {
     .action((flags: MetadataFlags & JsonFlag & { inactive?: boolean }) =>
       withStore(async (env) => {
         const { client, clientSecret } = await registerClient(env.deps, await metadataFrom(flags), flags.inactive ? { active: false } : {});
+        env.audit.emit({ event: 'client.created', clientId: client.clientId, actor: cliActor() });
         show(client, clientSecret, flags.json);
       }),
     );
@@ -123,6 +124,7 @@ export function registerClientCommands(program: Command): void {
     .action((clientId: string, flags: MetadataFlags & JsonFlag) =>
       withStore(async (env) => {
         const { client, clientSecret } = await updateClient(env.deps, clientId, await metadataFrom(flags));
+        env.audit.emit({ event: 'client.updated', clientId: client.clientId, actor: cliActor() });
         show(client, clientSecret, flags.json);
       }),
     );
@@ -135,6 +137,7 @@ export function registerClientCommands(program: Command): void {
     .action((clientId: string, flags: JsonFlag) =>
       withStore(async (env) => {
         const { client, clientSecret } = await rotateClientSecret(env.deps, clientId);
+        env.audit.emit({ event: 'client.secret_rotated', clientId: client.clientId, actor: cliActor() });
         if (flags.json) return printJson({ client_id: client.clientId, client_secret: clientSecret });
         printFields([
           ['client_id', client.clientId],
@@ -152,6 +155,7 @@ export function registerClientCommands(program: Command): void {
       .action((clientId: string, flags: JsonFlag) =>
         withStore(async (env) => {
           const updated = await setClientActive(env.deps, clientId, active);
+          env.audit.emit({ event: 'client.status_changed', clientId: updated.clientId, active, actor: cliActor() });
           if (flags.json) return printJson(clientView(updated));
           printLine(`Client ${updated.clientId} is ${active ? 'active' : 'inactive'}.`);
         }),
@@ -166,6 +170,7 @@ export function registerClientCommands(program: Command): void {
     .action((clientId: string, flags: JsonFlag) =>
       withStore(async (env) => {
         await deleteClient(env.deps, clientId);
+        env.audit.emit({ event: 'client.deleted', clientId, actor: cliActor() });
         if (flags.json) return printJson({ client_id: clientId, deleted: true });
         printLine(`Deleted client ${clientId}.`);
       }),

@@ -3,9 +3,11 @@
  * variables), and the store, opened for the command and always closed after it.
  */
 import { readFile } from 'node:fs/promises';
+import { userInfo } from 'node:os';
 import { loadConfig, type Config } from '../config.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { cryptoRandom, type Random } from '../lib/random.ts';
+import { noAudit, type Actor, type AuditSink } from '../observability/audit.ts';
 import type { Store } from '../storage/ports.ts';
 
 /** Every port and service a use case may ask for; each use case takes the narrow part it needs. */
@@ -24,6 +26,17 @@ export interface CliEnv {
   config: Config;
   store: Store;
   deps: UseCaseDeps;
+  /** Audit events of changes (GATEHOUSE_AUDIT_LOG; none when it is unset). */
+  audit: AuditSink;
+}
+
+/** The actor of the CLI's audit events: the operating-system account that ran the command. */
+export function cliActor(): Actor {
+  try {
+    return { via: 'cli', caller: userInfo().username };
+  } catch {
+    return { via: 'cli' };
+  }
 }
 
 /** A mistake in how the command was called; printed as one line like every other error. */
@@ -42,12 +55,15 @@ export async function withStore<T>(work: (env: CliEnv) => Promise<T>): Promise<T
   const config = loadConfig();
   const { openStore } = await import('../app.ts');
   const store = await openStore(config);
+  // Synchronous: each event is on disk before the command prints its result and exits.
+  const auditFile = config.auditLog === undefined ? undefined : (await import('../observability/audit-file.ts')).openAuditFile(config.auditLog, { sync: true });
   try {
     const { clients, users, organizations, groups, sessions, tokens } = store;
     const deps = { clients, users, organizations, groups, sessions, tokens, clock: systemClock, random: cryptoRandom };
-    return await work({ config, store, deps });
+    return await work({ config, store, deps, audit: auditFile?.sink ?? noAudit });
   } finally {
     await store.close();
+    await auditFile?.close();
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import { Command, type OutputConfiguration } from 'commander';
 import { ConfigError } from '../config.ts';
+import { registerCleanupCommands } from './cleanup.ts';
 import { registerClientCommands } from './clients.ts';
 import { registerGroupCommands } from './groups.ts';
 import { registerKeyCommands } from './keys.ts';
@@ -25,6 +26,7 @@ export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'wri
   registerOrganizationCommands(program);
   registerKeyCommands(program);
   registerServerCommands(program);
+  registerCleanupCommands(program);
   return program;
 }
 

@@ -4,7 +4,7 @@ import type { Group } from '../domain/group.ts';
 import type { User } from '../domain/user.ts';
 import { groupsOfUser } from '../identity/groups.ts';
 import { createUser, deleteUser, getUser, listUsers, setPassword, setStatus } from '../identity/users.ts';
-import { passwordFrom, withStore } from './context.ts';
+import { cliActor, passwordFrom, withStore } from './context.ts';
 import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';
 
 interface JsonFlag {
@@ -68,7 +68,7 @@ export function registerUserCommands(program: Command): void {
     .option('--group <name>', 'add to this existing group (repeatable)', collect)
     .option('--json', 'print JSON only')
     .action((flags: CreateFlags) =>
-      withStore(async ({ deps }) => {
+      withStore(async ({ deps, audit }) => {
         const password = await passwordFrom(flags);
         const created = await createUser(deps, {
           username: flags.username,
@@ -79,6 +79,7 @@ export function registerUserCommands(program: Command): void {
           organizationId: flags.organization,
           groups: flags.group,
         });
+        audit.emit({ event: 'user.created', userId: created.id, username: created.username, actor: cliActor() });
         show(userView(created, await groupsOfUser(deps, created.id)), flags.json);
       }),
     );
@@ -115,8 +116,9 @@ export function registerUserCommands(program: Command): void {
   withPasswordOptions(user.command('set-password').description("replace a user's password").argument('<user>', 'id or username'))
     .option('--json', 'print JSON only')
     .action((key: string, flags: PasswordFlags & JsonFlag) =>
-      withStore(async ({ deps }) => {
+      withStore(async ({ deps, audit }) => {
         const changed = await setPassword(deps, key, await passwordFrom(flags));
+        audit.emit({ event: 'user.password_changed', userId: changed.id, username: changed.username, actor: cliActor() });
         if (flags.json) return printJson({ id: changed.id, username: changed.username, password_changed: true });
         printLine(`Password of ${changed.username} changed.`);
       }),
@@ -132,8 +134,9 @@ export function registerUserCommands(program: Command): void {
       .argument('<user>', 'id or username')
       .option('--json', 'print JSON only')
       .action((key: string, flags: JsonFlag) =>
-        withStore(async ({ deps }) => {
+        withStore(async ({ deps, audit }) => {
           const changed = await setStatus(deps, key, status);
+          audit.emit({ event: 'user.status_changed', userId: changed.id, username: changed.username, status, actor: cliActor() });
           if (flags.json) return printJson(userView(changed, await groupsOfUser(deps, changed.id)));
           printLine(`User ${changed.username} is ${status}.`);
         }),
@@ -146,8 +149,9 @@ export function registerUserCommands(program: Command): void {
     .argument('<user>', 'id or username')
     .option('--json', 'print JSON only')
     .action((key: string, flags: JsonFlag) =>
-      withStore(async ({ deps }) => {
+      withStore(async ({ deps, audit }) => {
         const deleted = await deleteUser(deps, key);
+        audit.emit({ event: 'user.deleted', userId: deleted.id, username: deleted.username, actor: cliActor() });
         if (flags.json) return printJson({ id: deleted.id, username: deleted.username, deleted: true });
         printLine(`Deleted user ${deleted.username}.`);
       }),

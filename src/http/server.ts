@@ -1,5 +1,4 @@
 import cookie from '@fastify/cookie';
-import formbody from '@fastify/formbody';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { loggerOptions } from '../observability/logger.ts';
 import type { HttpDeps } from './deps.ts';
@@ -7,6 +6,8 @@ import { healthRoutes } from './health.ts';
 import { identityApiRoutes } from './identity-api/plugin.ts';
 import { interactionRoutes } from './interaction/login-route.ts';
 import { parseParams } from './params.ts';
+import { BODY_LIMIT, clientErrorHandler, frameworkErrorHandler, MAX_HEADER_SIZE, useRequestLimits } from './plugins/limits.ts';
+import { useSecurityHeaders } from './plugins/security-headers.ts';
 import { authorizationRoutes } from './public/authorization.ts';
 import { discoveryRoutes } from './public/discovery.ts';
 import { logoutRoutes } from './public/logout.ts';
@@ -25,11 +26,18 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   const app = Fastify({
     logger: options.logger === undefined ? loggerOptions(deps.config.logLevel) : options.logger,
     trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
-    bodyLimit: 64 * 1024,
+    bodyLimit: BODY_LIMIT,
+    // Request line + headers; Node answers more with 431 through clientErrorHandler (plugins/limits.ts).
+    http: { maxHeaderSize: MAX_HEADER_SIZE },
+    clientErrorHandler: clientErrorHandler(deps.config),
+    // A path the router cannot decode: our JSON error and headers, not Fastify's default body.
+    frameworkErrors: frameworkErrorHandler(deps.config),
     routerOptions: { querystringParser: parseParams, ignoreTrailingSlash: false, maxParamLength: 200 },
     requestIdHeader: false,
   });
-  await app.register(formbody, { parser: parseParams, bodyLimit: 64 * 1024 });
+  // Both on the root instance, before the routes, so every route group inherits them.
+  useRequestLimits(app, deps.config);
+  useSecurityHeaders(app, deps.config);
   await app.register(cookie);
 
   app.setErrorHandler(jsonErrorHandler);

@@ -150,7 +150,8 @@ function clientName(value: unknown): string {
 function grantTypes(value: unknown): GrantType[] {
   const list = stringList(value, 'grant_types');
   for (const grant of list) {
-    if (REFUSED_GRANTS[grant]) throw new InvalidClientMetadata('grant_types', `"${grant}": ${REFUSED_GRANTS[grant]}`);
+    // Own keys only: "toString" found Object.prototype's and printed its source as the reason.
+    if (Object.hasOwn(REFUSED_GRANTS, grant)) throw new InvalidClientMetadata('grant_types', `"${grant}": ${REFUSED_GRANTS[grant]}`);
     if (!(GRANT_TYPES as readonly string[]).includes(grant)) {
       throw new InvalidClientMetadata('grant_types', `"${grant}" is not supported; use ${GRANT_TYPES.join(' and/or ')}`);
     }

@@ -2,6 +2,7 @@ import type { Config } from '../config.ts';
 import type { KeyRing } from '../crypto/key-ring.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
+import type { AuditSink } from '../observability/audit.ts';
 import type { Store } from '../storage/ports.ts';
 
 /** What the protocol core is given by the composition root. */
@@ -13,4 +14,6 @@ export interface OAuthDeps {
   random: Random;
   /** acr values configured for the authentication methods (empty: no acr claim). */
   acrValues: readonly string[];
+  /** Where audit events go (src/observability/audit.ts). */
+  audit: AuditSink;
 }

@@ -14,9 +14,9 @@ const INACTIVE = Object.freeze({ active: false });
  * token_type; anything else with exactly `{"active":false}` (§2.2). token_type_hint is only a hint
  * (§2.1): both kinds are looked up by the same hash.
  */
-export async function introspect(deps: OAuthDeps, authorization: string | undefined, body: RawParams): Promise<Record<string, unknown>> {
+export async function introspect(deps: OAuthDeps, authorization: string | undefined, body: RawParams, ip?: string): Promise<Record<string, unknown>> {
   rejectRepeated(body, ['token', 'token_type_hint', 'client_id', 'client_secret']);
-  const { client: caller } = await authenticateClient(deps.store.clients, authorization, body, { allowPublic: false });
+  const { client: caller } = await authenticateClient(deps, { authorization, body, ip }, { allowPublic: false, endpoint: 'introspection' });
   const presented = requiredParam(body, 'token');
   if (presented.length > 512) return INACTIVE;
   const token = await deps.store.tokens.find(hashSecret(presented));

@@ -3,6 +3,7 @@
  * the user as a page and nothing is redirected or ended: the post-logout redirect goes only to a
  * URI registered, exactly, for the client the request identifies.
  */
+import { fingerprint } from '../observability/audit.ts';
 import type { OAuthDeps } from './deps.ts';
 import { InvalidRequest } from './errors.ts';
 import { verifyIdTokenHint, type IdTokenHint } from './id-token-hint.ts';
@@ -60,12 +61,15 @@ export async function validateLogout(deps: OAuthDeps, raw: RawParams): Promise<L
  * since), and then the browser's current session is the one ended. A session of another user is
  * left alone: a relying party cannot log out someone it did not name.
  */
-export async function logout(deps: OAuthDeps, raw: RawParams, sessionCookie: string | undefined): Promise<LogoutResult> {
+export async function logout(deps: OAuthDeps, raw: RawParams, sessionCookie: string | undefined, ip?: string): Promise<LogoutResult> {
   const request = await validateLogout(deps, raw);
   const session = await findSession(deps, sessionCookie);
   if (session && request.hint !== undefined && request.hint.sub !== session.userId) {
     return { clearCookie: false, ended: false, redirect: request.redirect };
   }
-  if (session) await endSession(deps, session);
+  if (session) {
+    const revoked = await endSession(deps, session);
+    deps.audit.emit({ event: 'logout', userId: session.userId, session: fingerprint(session.sessionIndex), revoked, clientId: request.hint?.clientId, ip });
+  }
   return { clearCookie: sessionCookie !== undefined, ended: session !== undefined, redirect: request.redirect };
 }

@@ -1,4 +1,5 @@
 import { hashSecret } from '../lib/hash.ts';
+import { fingerprint } from '../observability/audit.ts';
 import { authenticateClient } from './client-auth.ts';
 import type { OAuthDeps } from './deps.ts';
 import { requiredParam, rejectRepeated, type RawParams } from './params.ts';
@@ -9,15 +10,15 @@ import { requiredParam, rejectRepeated, type RawParams } from './params.ts';
  * error, and the answer must not tell a prober which tokens exist). Revoking a refresh token
  * revokes its family, including the access tokens issued with it.
  */
-export async function revoke(deps: OAuthDeps, authorization: string | undefined, body: RawParams): Promise<void> {
+export async function revoke(deps: OAuthDeps, authorization: string | undefined, body: RawParams, ip?: string): Promise<void> {
   rejectRepeated(body, ['token', 'token_type_hint', 'client_id', 'client_secret']);
-  const { client } = await authenticateClient(deps.store.clients, authorization, body, { allowPublic: true });
+  const { client } = await authenticateClient(deps, { authorization, body, ip }, { allowPublic: true, endpoint: 'revocation' });
   const presented = requiredParam(body, 'token');
   if (presented.length > 512) return;
   const tokenHash = hashSecret(presented);
   const token = await deps.store.tokens.find(tokenHash);
   if (!token || token.clientId !== client.clientId) return;
   const now = deps.clock.now();
-  if (token.kind === 'refresh_token') await deps.store.tokens.revokeFamily(token.familyId, now);
-  else await deps.store.tokens.revoke(tokenHash, now);
+  const revoked = token.kind === 'refresh_token' ? await deps.store.tokens.revokeFamily(token.familyId, now) : Number(await deps.store.tokens.revoke(tokenHash, now));
+  deps.audit.emit({ event: 'token.revoked', clientId: client.clientId, userId: token.userId, kind: token.kind, token: fingerprint(presented), family: token.familyId, revoked, ip });
 }

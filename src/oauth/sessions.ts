@@ -72,12 +72,15 @@ export async function touchSession(deps: Pick<OAuthDeps, 'config' | 'store' | 'c
 }
 
 /**
- * Ends a session and revokes every token issued in it (logout: the relying parties' tokens must
- * not outlive the session the user ended). Returns how many tokens were revoked.
+ * Ends a session, spends its unredeemed codes and revokes every token issued in it (logout: the
+ * relying parties' tokens must not outlive the session the user ended, RFC 9700 §4.14.2 — nor may
+ * a code issued just before the logout mint new ones). Returns how many tokens were revoked.
  */
 export async function endSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, session: SsoSession): Promise<number> {
+  const now = deps.clock.now();
   await deps.store.sessions.end(session.idHash);
-  return deps.store.tokens.revokeBySession(session.sessionIndex, deps.clock.now());
+  await deps.store.codes.consumeBySession(session.sessionIndex, now);
+  return deps.store.tokens.revokeBySession(session.sessionIndex, now);
 }
 
 /** When the session stops being valid: the earlier of its two deadlines (ms). */

@@ -15,14 +15,14 @@ const GRANTS = {
 /** Every parameter the token endpoint reads; none may be repeated (RFC 6749 §3.2). */
 const TOKEN_PARAMS = ['grant_type', 'code', 'redirect_uri', 'code_verifier', 'refresh_token', 'scope', 'client_id', 'client_secret'];
 
-/** POST /token (RFC 6749 §3.2): authenticate the client, then run the grant it asks for. */
-export async function tokenEndpoint(deps: OAuthDeps, authorization: string | undefined, body: RawParams): Promise<TokenResponse> {
+/** POST /token (RFC 6749 §3.2): authenticate the client, then run the grant it asks for. `ip`: the client address (throttling, audit). */
+export async function tokenEndpoint(deps: OAuthDeps, authorization: string | undefined, body: RawParams, ip?: string): Promise<TokenResponse> {
   rejectRepeated(body, TOKEN_PARAMS);
   const grantType = param(body, 'grant_type');
   if (grantType === undefined) throw new InvalidRequest('The grant_type parameter is missing.');
   if (!Object.hasOwn(GRANTS, grantType)) throw new UnsupportedGrantType(`The grant_type ${grantType} is not supported.`);
-  const { client } = await authenticateClient(deps.store.clients, authorization, body, { allowPublic: true });
+  const { client } = await authenticateClient(deps, { authorization, body, ip }, { allowPublic: true, endpoint: 'token' });
   const type = grantType as GrantType;
   if (!client.grantTypes.includes(type)) throw new UnauthorizedClient(`This client may not use the ${type} grant.`);
-  return GRANTS[type](deps, client, body);
+  return GRANTS[type](deps, client, body, ip);
 }

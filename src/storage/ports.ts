@@ -89,9 +89,20 @@ export interface SessionStore {
   /** Ends the session; returns it when it existed. */
   end(idHash: string): Promise<SsoSession | undefined>;
   endAllOfUser(userId: string): Promise<string[]>;
+  /**
+   * Cleanup: deletes up to `limit` sessions whose inactivity or absolute deadline passed before
+   * `before`; how many it deleted. Idempotent: instances may run it at the same time.
+   */
+  deleteExpired(before: number, limit: number): Promise<number>;
 }
 
 export type Redemption = { outcome: 'redeemed'; code: AuthorizationCode } | { outcome: 'replayed'; code: AuthorizationCode } | { outcome: 'unknown' };
+
+/** Where a cleanup pass over the codes goes on: after this (expiresAt, codeHash). */
+export interface CodeCursor {
+  expiresAt: number;
+  codeHash: string;
+}
 
 export interface CodeStore {
   insert(code: AuthorizationCode): Promise<void>;
@@ -107,6 +118,20 @@ export interface CodeStore {
    * tokens, or the redeemer sees the mark.
    */
   wasReplayed(codeHash: string): Promise<boolean>;
+  /**
+   * Marks every unredeemed code of an SSO session consumed, so none can be redeemed after the
+   * session ended (logout); a later attempt is refused like a replay. Returns how many.
+   */
+  consumeBySession(sessionIndex: string, now: number): Promise<number>;
+  /**
+   * Cleanup, one page: looks at up to `limit` codes that expired before `before`, in
+   * (expiresAt, codeHash) order after `after`, and deletes those nothing needs any more: codes never
+   * redeemed, and redeemed codes none of whose tokens (issued by the code grant or refreshed from
+   * them) is still usable, i.e. unrevoked and without an expiry or expiring after `tokensLiveAfter`.
+   * A redeemed code is kept while its tokens live, so a replay can still revoke them. `next` is the
+   * cursor of the next page, undefined after the last. Idempotent.
+   */
+  deleteSpent(page: { before: number; tokensLiveAfter: number; after: CodeCursor | undefined; limit: number }): Promise<{ deleted: number; next: CodeCursor | undefined }>;
 }
 
 export interface TokenStore {
@@ -125,6 +150,13 @@ export interface TokenStore {
   /** Revokes every token issued from a code (RFC 9700 §4.2.4, the spec's replay rule). */
   revokeByCode(codeHash: string, now: number): Promise<number>;
   revokeBySession(sessionIndex: string, now: number): Promise<number>;
+  /**
+   * Cleanup: deletes up to `limit` tokens that expired before `expiredBefore` (whatever their
+   * state: an expired refresh token is refused as expired before reuse detection looks at it), or
+   * that never expire and were revoked before `revokedBefore`; how many it deleted. A token without
+   * an expiry that is not revoked is never deleted. Idempotent.
+   */
+  deleteExpired(expiredBefore: number, revokedBefore: number, limit: number): Promise<number>;
 }
 
 export interface KeyStore {
@@ -138,6 +170,32 @@ export interface KeyStore {
   rotate(key: SigningKey, publishUntil: number): Promise<void>;
 }
 
+/** A failure counter of the throttle, as it stands after the last failure counted under its key. */
+export interface ThrottleCounter {
+  key: string;
+  failures: number;
+  lastFailureAt: number;
+}
+
+/**
+ * Failure counters shared by every instance (src/oauth/throttling). A counter lives until its
+ * `expiresAt`; after that it counts as absent and the next failure starts it again from one.
+ */
+export interface ThrottleStore {
+  /** The live counters among `keys` at `now`, in any order; absent and expired keys are left out. */
+  get(keys: string[], now: number): Promise<ThrottleCounter[]>;
+  /**
+   * Counts one failure under each key in one atomic statement (an upsert): concurrent callers on
+   * any instance never lose a count. A key whose counter expired at `now` starts again from one.
+   * Every counter is kept until `expiresAt`. Returns the counters as this failure left them.
+   */
+  recordFailure(keys: string[], now: number, expiresAt: number): Promise<ThrottleCounter[]>;
+  /** Forgets the counters (a success). */
+  clear(keys: string[]): Promise<void>;
+  /** Deletes up to `limit` counters expired at `now`; how many it deleted (for the cleanup job). */
+  deleteExpired(now: number, limit: number): Promise<number>;
+}
+
 export interface Store {
   clients: ClientStore;
   users: UserStore;
@@ -147,6 +205,7 @@ export interface Store {
   codes: CodeStore;
   tokens: TokenStore;
   keys: KeyStore;
+  throttling: ThrottleStore;
   /** Resolves when the database answers; rejects otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;

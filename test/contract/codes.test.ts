@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { AuthorizationCode } from '../../src/domain/grant.ts';
 import type { CodeStore, Redemption } from '../../src/storage/ports.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { aCode, aHash, openTestStore, T0, warmUp, type TestStore } from '../helpers/store.ts';
+import { aCode, aHash, aSessionIndex, openTestStore, T0, warmUp, type TestStore } from '../helpers/store.ts';
 
 const RACERS = 20;
 
@@ -38,6 +38,18 @@ for (const kind of DATABASES) {
       await codes.insert(code);
       return code;
     }
+
+    test('consumeBySession spends only the unredeemed codes of that session; redeeming one afterwards is a replay', async () => {
+      const sessionIndex = aSessionIndex();
+      const open = await stored({ sessionIndex });
+      const redeemed = await stored({ sessionIndex });
+      await codes.consumeOnce(redeemed.codeHash, T0 + 1);
+      const elsewhere = await stored();
+      assert.equal(await codes.consumeBySession(sessionIndex, T0 + 2), 1);
+      assert.equal((await codes.consumeOnce(open.codeHash, T0 + 3)).outcome, 'replayed');
+      assert.equal((await codes.consumeOnce(elsewhere.codeHash, T0 + 3)).outcome, 'redeemed');
+      assert.equal(await codes.consumeBySession(sessionIndex, T0 + 4), 0);
+    });
 
     test('the first consumeOnce redeems the code and returns everything it is bound to', async () => {
       const code = await stored();

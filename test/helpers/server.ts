@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { createGatehouse, type Gatehouse } from '../../src/app.ts';
 import { loadConfig, type Config, type Env } from '../../src/config.ts';
 import type { Clock } from '../../src/lib/clock.ts';
+import type { AuditSink } from '../../src/observability/audit.ts';
 import type { TestDatabase, TestDatabaseKind } from './databases.ts';
 
 export interface RunningServer {
@@ -29,11 +30,25 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startServer(kind: TestDatabaseKind, options: { env?: Env; clock?: Clock } = {}): Promise<RunningServer> {
-  const database = await kind.create();
+export interface StartOptions {
+  env?: Env;
+  clock?: Clock;
+  /** Captures the audit events (see AuditCapture in ./audit.ts); default: none are kept. */
+  audit?: AuditSink;
+  /**
+   * Serve this existing database instead of a fresh one: another instance on the same store.
+   * It is left for its owner to drop.
+   */
+  database?: TestDatabase;
+}
+
+export async function startServer(kind: TestDatabaseKind, options: StartOptions = {}): Promise<RunningServer> {
+  const shared = options.database !== undefined;
+  const database = options.database ?? (await kind.create());
   const port = await freePort();
-  const config = loadConfig({ GATEHOUSE_PORT: String(port), GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_LOG_LEVEL: 'silent', ...options.env });
-  const gatehouse = await createGatehouse(config, { clock: options.clock }, { logger: false });
+  // No background cleanup unless a test asks: it would delete rows a test moved its clock past.
+  const config = loadConfig({ GATEHOUSE_PORT: String(port), GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_LOG_LEVEL: 'silent', GATEHOUSE_CLEANUP_INTERVAL: '0', ...options.env });
+  const gatehouse = await createGatehouse(config, { clock: options.clock, audit: options.audit }, { logger: false });
   await gatehouse.app.listen({ host: '127.0.0.1', port });
   return {
     url: `http://127.0.0.1:${port}`,
@@ -43,7 +58,7 @@ export async function startServer(kind: TestDatabaseKind, options: { env?: Env; 
     database,
     async close() {
       await gatehouse.close();
-      await database.drop();
+      if (!shared) await database.drop();
     },
   };
 }

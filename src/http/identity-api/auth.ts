@@ -11,12 +11,17 @@
  *    counts, never a form body (the spec: "not form parameters in the request content").
  *
  * The check runs in onRequest, before any body is read or validated, so an unauthenticated
- * caller learns nothing about the API beyond the challenge.
+ * caller learns nothing about the API beyond the challenge. The account methods run under the
+ * throttle (src/oauth/throttling/api-account.ts, docs/decisions.md "Hardening"): too many wrong
+ * passwords are answered 429 with Retry-After.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import { constantTimeEqual } from '../../lib/hash.ts';
+import { checkApiAccount } from '../../oauth/throttling/api-account.ts';
 import { findLiveAccessToken } from '../../oauth/userinfo.ts';
+import type { Actor } from '../../observability/audit.ts';
+import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { ApiError, invalidArguments } from './errors.ts';
 
@@ -76,27 +81,57 @@ async function bearer(deps: HttpDeps, token: string): Promise<ApiCaller> {
   return { method: 'bearer', userId: live.userId, clientId: live.clientId };
 }
 
-function basic(config: Config, credentials: string): ApiCaller {
-  if (!config.apiAuthBasic) throw authenticationFailed(config, 'HTTP Basic authentication is not accepted here.');
+/**
+ * The account's credentials under the throttle; throws unless they are right. Malformed ones
+ * (`undefined`) count as a failure of the address only; a wrong password as one of the username,
+ * the address and the pair.
+ */
+async function requireAccount(deps: HttpDeps, request: FastifyRequest, method: 'basic' | 'url_params', credentials: { username: string; password: string } | undefined, refusal: string): Promise<void> {
+  const { config } = deps;
+  const attempt = { username: credentials?.username ?? '', method, ip: clientAddress(request) };
+  const result = await checkApiAccount(deps, attempt, () => credentials !== undefined && isApiAccount(config, credentials.username, credentials.password));
+  if (result.ok) return;
+  if (result.retryAfter > 0) throw new ApiError(429, 'Authentication failed', `Too many failed attempts; retry in ${result.retryAfter} seconds.`, { retryAfter: result.retryAfter });
+  throw authenticationFailed(config, refusal);
+}
+
+async function basic(deps: HttpDeps, request: FastifyRequest, encoded: string): Promise<ApiCaller> {
+  if (!deps.config.apiAuthBasic) throw authenticationFailed(deps.config, 'HTTP Basic authentication is not accepted here.');
   // RFC 7617 §2: base64 of user-id ":" password. Anything else is a failed attempt, not a 400.
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(credentials) || credentials.length % 4 !== 0) throw authenticationFailed(config, 'The Basic credentials are malformed.');
-  const decoded = Buffer.from(credentials, 'base64').toString('utf8');
+  const decoded = /^[A-Za-z0-9+/]+={0,2}$/.test(encoded) && encoded.length % 4 === 0 ? Buffer.from(encoded, 'base64').toString('utf8') : '';
   const colon = decoded.indexOf(':');
-  if (colon < 0) throw authenticationFailed(config, 'The Basic credentials are malformed.');
-  const username = decoded.slice(0, colon);
-  if (!isApiAccount(config, username, decoded.slice(colon + 1))) throw authenticationFailed(config, 'The username or password is wrong.');
-  return { method: 'basic', username };
+  const credentials = colon < 0 ? undefined : { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+  await requireAccount(deps, request, 'basic', credentials, credentials ? 'The username or password is wrong.' : 'The Basic credentials are malformed.');
+  return { method: 'basic', username: credentials!.username };
 }
 
-function urlParams(config: Config, username: unknown, password: unknown): ApiCaller {
-  if (!config.apiAuthUrlParams) throw authenticationFailed(config, 'Credentials in URL parameters are not accepted here.');
-  if (typeof username !== 'string' || typeof password !== 'string') throw authenticationFailed(config, 'Send the username and password query parameters once each.');
-  if (!isApiAccount(config, username, password)) throw authenticationFailed(config, 'The username or password is wrong.');
-  return { method: 'url_params', username };
+async function urlParams(deps: HttpDeps, request: FastifyRequest, username: unknown, password: unknown): Promise<ApiCaller> {
+  if (!deps.config.apiAuthUrlParams) throw authenticationFailed(deps.config, 'Credentials in URL parameters are not accepted here.');
+  const credentials = typeof username === 'string' && typeof password === 'string' ? { username, password } : undefined;
+  await requireAccount(deps, request, 'url_params', credentials, credentials ? 'The username or password is wrong.' : 'Send the username and password query parameters once each.');
+  return { method: 'url_params', username: credentials!.username };
 }
 
-/** The caller, or an ApiError: 401 (with challenges) when unauthenticated, 403 when not allowed. */
+const callers = new WeakMap<FastifyRequest, ApiCaller>();
+
+/** Who an authenticated request's changes are attributed to in the audit log (never the account's name). */
+export function actorOf(request: FastifyRequest): Actor {
+  const caller = callers.get(request);
+  if (caller?.method === 'bearer') return { via: 'identity-api', method: 'bearer', caller: caller.userId, clientId: caller.clientId };
+  return { via: 'identity-api', method: caller?.method };
+}
+
+/**
+ * The caller, or an ApiError: 401 (with challenges) when unauthenticated, 403 when not allowed,
+ * 429 when the throttle makes the account's caller wait.
+ */
 export async function authenticate(deps: HttpDeps, request: FastifyRequest): Promise<ApiCaller> {
+  const caller = await identify(deps, request);
+  callers.set(request, caller);
+  return caller;
+}
+
+async function identify(deps: HttpDeps, request: FastifyRequest): Promise<ApiCaller> {
   const { config } = deps;
   const query = (request.query ?? {}) as Record<string, unknown>;
   const inQuery = query.username !== undefined || query.password !== undefined;
@@ -107,9 +142,9 @@ export async function authenticate(deps: HttpDeps, request: FastifyRequest): Pro
     const match = /^([A-Za-z]+) +(\S+) *$/.exec(header);
     const scheme = match?.[1]!.toLowerCase();
     if (scheme === 'bearer') return bearer(deps, match![2]!);
-    if (scheme === 'basic') return basic(config, match![2]!);
+    if (scheme === 'basic') return basic(deps, request, match![2]!);
     throw authenticationFailed(config, 'The Authorization header is not a Bearer or Basic credential.');
   }
-  if (inQuery) return urlParams(config, query.username, query.password);
+  if (inQuery) return urlParams(deps, request, query.username, query.password);
   throw authenticationFailed(config, 'Authentication is required.');
 }

@@ -30,6 +30,8 @@ export interface ApiErrorOptions {
   allow?: string;
   /** Logged, never sent. */
   detail?: string;
+  /** Seconds, for 429 and 503: the Retry-After header (RFC 9110 §10.2.3). */
+  retryAfter?: number;
 }
 
 export class ApiError extends Error {
@@ -38,6 +40,7 @@ export class ApiError extends Error {
   readonly challenges: string[];
   readonly allow: string | undefined;
   readonly detail: string | undefined;
+  readonly retryAfter: number | undefined;
   constructor(status: number, code: ApiErrorCode, message: string, options: ApiErrorOptions = {}) {
     super(message);
     this.name = 'ApiError';
@@ -46,6 +49,7 @@ export class ApiError extends Error {
     this.challenges = options.challenges ?? [];
     this.allow = options.allow;
     this.detail = options.detail;
+    this.retryAfter = options.retryAfter;
   }
 }
 

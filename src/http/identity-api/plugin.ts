@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { HttpDeps } from '../deps.ts';
-import { authenticate } from './auth.ts';
+import { actorOf, authenticate } from './auth.ts';
 import { ApiError, invalidArguments, toApiError } from './errors.ts';
 import { legacyRoutes } from './legacy-routes.ts';
 import { openApiDocument, type RouteScope } from './openapi.ts';
@@ -87,6 +87,7 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: ApiRoute[]): 
           query: request.query as Record<string, unknown>,
           body: request.body,
           path: requestPath(request),
+          actor: actorOf(request),
         });
         return sendResult(reply, request, result);
       },
@@ -107,6 +108,8 @@ export async function identityApiRoutes(app: FastifyInstance, deps: HttpDeps): P
   // Built before the routes are registered: Fastify may annotate the schema objects it compiles.
   const document = JSON.stringify(openApiDocument(deps.config, scopes));
   await app.register(async (docs) => {
+    // Malformed requests for the document answer in the API's error shape, like every API route.
+    docs.setErrorHandler((error, request, reply) => sendError(reply, request, toApiError(error, request)));
     docs.get(`/${deps.config.identityRestPrefix}/openapi.json`, async (_request, reply) => reply.header('cache-control', 'no-cache').type('application/json; charset=utf-8').send(document));
   });
   for (const { prefix, routes } of scopes) await app.register(async (api) => scope(api, deps, routes), { prefix: `/${prefix}` });

@@ -43,7 +43,9 @@ export function dialectOf(request: FastifyRequest): Dialect {
 }
 
 export function formatOf(request: FastifyRequest): Format {
-  return preferredFormat(request.headers.accept, dialectOf(request) === '2' ? 'json' : 'xml');
+  // Legacy clients only know XML; the 2.x API and the OpenAPI document default to JSON.
+  const legacy = dialectOf(request) === '1.2' && !requestPath(request).endsWith('/openapi.json');
+  return preferredFormat(request.headers.accept, legacy ? 'xml' : 'json');
 }
 
 export function jsonBody(body: ApiBody): Record<string, unknown> {
@@ -85,7 +87,8 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, error: A
   reply.code(error.status);
   if (error.challenges.length > 0) reply.header('www-authenticate', error.challenges);
   if (error.allow) reply.header('allow', error.allow);
-  if (error.status === 503) reply.header('retry-after', '5');
+  if (error.retryAfter !== undefined) reply.header('retry-after', String(error.retryAfter));
+  else if (error.status === 503) reply.header('retry-after', '5');
   headers(reply, format);
   return reply.send(format === 'xml' ? errorXml(error.code, error.message) : { error: { code: error.code, message: error.message } });
 }

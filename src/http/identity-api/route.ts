@@ -3,6 +3,7 @@
  * calls a use case and returns what to render. plugin.ts registers the table with Fastify and
  * openapi.ts publishes it, so the served routes and the document cannot drift apart.
  */
+import type { Actor } from '../../observability/audit.ts';
 import type { HttpDeps } from '../deps.ts';
 import { invalidArguments, sizeLimitExceeded } from './errors.ts';
 import type { ApiResult } from './render.ts';
@@ -18,6 +19,8 @@ export interface ApiCall {
   body: unknown;
   /** The request path without its query, e.g. for Location headers. */
   path: string;
+  /** Who calls, for the audit events of changes (auth.ts `actorOf`). */
+  actor: Actor;
 }
 
 export interface ApiResponseDoc {

@@ -110,7 +110,14 @@ export function parseEntityXml(xml: string): ParsedEntity {
   if (/<!DOCTYPE|<!ENTITY/i.test(xml)) throw invalidArguments('XML with a document type declaration is not accepted.');
   const valid = XMLValidator.validate(xml);
   if (valid !== true) throw invalidArguments(`The XML body is not well-formed (line ${valid.err.line}).`);
-  const parsed = parser.parse(xml) as Record<string, unknown>;
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = parser.parse(xml) as Record<string, unknown>;
+  } catch {
+    // The parser's own limits (e.g. nesting deeper than maxNestedTags) throw plain Errors: the
+    // document is what is wrong, not the server.
+    throw invalidArguments('The XML body is nested too deeply or too large.');
+  }
   const roots = Object.keys(parsed);
   if (roots.length !== 1) throw invalidArguments('The XML body must have exactly one root element.');
   const element = roots[0]!;

@@ -22,6 +22,15 @@ export function chooseLocale(uiLocales: string | undefined, acceptLanguage: stri
   return fromRequest ?? acceptedLanguages(acceptLanguage).map(supported).find((l) => l !== undefined) ?? 'en';
 }
 
+/**
+ * A wait as the page's language says it, for the `{wait}` of a message: whole seconds under a
+ * minute, else whole minutes, rounded up so the user never comes back too early.
+ */
+export function formatWait(locale: Locale, seconds: number): string {
+  const [unit, amount] = seconds < 60 ? (['second', Math.max(1, Math.ceil(seconds))] as const) : (['minute', Math.ceil(seconds / 60)] as const);
+  return new Intl.NumberFormat(locale, { style: 'unit', unit, unitDisplay: 'long' }).format(amount);
+}
+
 function supported(tag: string): Locale | undefined {
   const primary = tag.trim().split('-')[0]?.toLowerCase() ?? '';
   return (UI_LOCALES as readonly string[]).includes(primary) ? (primary as Locale) : undefined;

@@ -1,8 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthorizationRequest } from '../../oauth/authorize/request.ts';
 import type { HttpDeps } from '../deps.ts';
+import { formActionSource } from '../plugins/security-headers.ts';
 import { csrfToken } from './csrf.ts';
-import { chooseLocale, messages, type Messages } from './i18n.ts';
+import { chooseLocale, formatWait, messages, type Messages } from './i18n.ts';
 import { renderView, sendPage } from './views.ts';
 
 /** Where the form posts; the login route validates the carried request again from scratch. */
@@ -14,6 +15,8 @@ export interface LoginPageOptions {
   message?: keyof Messages;
   /** The username to keep in the field; login_hint otherwise (OIDC Core §3.1.2.1). */
   username?: string;
+  /** Seconds until the next attempt may succeed: the `{wait}` of the message. */
+  retryAfter?: number;
 }
 
 /**
@@ -34,7 +37,9 @@ export function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps
     hidden: Object.entries(authorization.params),
     csrfToken: csrfToken(request, reply, deps),
     username: options.username ?? authorization.loginHint ?? '',
-    message: options.message === undefined ? undefined : t[options.message],
+    message: options.message === undefined ? undefined : t[options.message].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0)),
   });
-  return sendPage(reply, options.status ?? 200, html);
+  // The login POST ends in a 303 to the redirect_uri, which Chromium checks against form-action.
+  const formAction = formActionSource(authorization.target.redirectUri);
+  return sendPage(reply, options.status ?? 200, html, { formActionSources: formAction === undefined ? [] : [formAction] });
 }

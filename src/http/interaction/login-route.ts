@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { validateAuthorization } from '../../oauth/authorize/authorize.ts';
 import { loginWithPassword } from '../../oauth/authorize/login.ts';
+import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { sendAuthorizationError, sendCode } from '../render/authorization.ts';
 import { readSessionCookie, setSessionCookie } from './cookies.ts';
@@ -28,8 +29,14 @@ export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): P
     const username = formField(raw, 'username');
     if (!csrfValid(request, deps, formField(raw, 'csrf_token'))) return sendLoginPage(request, reply, deps, authorization, { status: 403, message: 'formExpired', username });
 
-    const outcome = await loginWithPassword(deps, authorization, { username, password: formField(raw, 'password') }, readSessionCookie(request, deps.config));
+    const credentials = { username, password: formField(raw, 'password') };
+    const outcome = await loginWithPassword(deps, authorization, credentials, readSessionCookie(request, deps.config), clientAddress(request));
     if (outcome.type === 'failed') return sendLoginPage(request, reply, deps, authorization, { status: 401, message: 'loginFailed', username });
+    if (outcome.type === 'throttled') {
+      // RFC 6585 §4: 429 with how long to wait (RFC 9110 §10.2.3); the form stays, for later.
+      reply.header('retry-after', String(outcome.retryAfter));
+      return sendLoginPage(request, reply, deps, authorization, { status: 429, message: 'tooManyAttempts', username, retryAfter: outcome.retryAfter });
+    }
     if (outcome.type === 'error') return sendAuthorizationError(request, reply, deps, outcome.target, outcome.error);
     setSessionCookie(reply, deps.config, outcome.cookieValue);
     // 303: the browser must not repeat the POST, with its password, to the client (RFC 9700 §4.12).

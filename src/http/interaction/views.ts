@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Eta } from 'eta';
 import type { FastifyReply } from 'fastify';
+import { contentSecurityPolicy } from '../plugins/security-headers.ts';
 
 const eta = new Eta({ views: join(import.meta.dirname, 'templates'), cache: true, autoEscape: true });
 
@@ -19,20 +20,14 @@ export function renderView(view: View, data: Record<string, unknown>): string {
 }
 
 /**
- * Headers of every page: never cached (they carry per-request state and CSRF tokens), never
- * framed (RFC 9700 §4.16), no Referer leaking the request (§4.2.4), and a policy that allows only
- * our own stylesheet. form-action is left out on purpose: browsers apply it to the redirect that
- * follows a login, which goes to the client.
+ * Headers of every page: never cached (they carry per-request state and CSRF tokens). The
+ * security headers (CSP, X-Frame-Options, Referrer-Policy, nosniff, HSTS) are added to every
+ * response by src/http/plugins/security-headers.ts; a page whose form must be allowed to end up
+ * elsewhere passes its `form-action` sources (only the login page does, see formActionSource).
  */
-export function sendPage(reply: FastifyReply, status: number, html: string): FastifyReply {
-  return reply
-    .code(status)
-    .header('cache-control', 'no-store')
-    .header('pragma', 'no-cache')
-    .header('content-security-policy', "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'")
-    .header('x-frame-options', 'DENY')
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    .type('text/html; charset=utf-8')
-    .send(html);
+export function sendPage(reply: FastifyReply, status: number, html: string, options: { formActionSources?: readonly string[] } = {}): FastifyReply {
+  if (options.formActionSources !== undefined && options.formActionSources.length > 0) {
+    reply.header('content-security-policy', contentSecurityPolicy(options.formActionSources));
+  }
+  return reply.code(status).header('cache-control', 'no-store').header('pragma', 'no-cache').type('text/html; charset=utf-8').send(html);
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { logout } from '../../oauth/logout.ts';
+import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { clearSessionCookie, readSessionCookie } from '../interaction/cookies.ts';
 import { requestParams, useHtmlScope } from '../interaction/html-scope.ts';
@@ -13,7 +14,7 @@ export async function logoutRoutes(app: FastifyInstance, deps: HttpDeps): Promis
   useHtmlScope(app);
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
     const raw = requestParams(request);
-    const result = await logout(deps, raw, readSessionCookie(request, deps.config));
+    const result = await logout(deps, raw, readSessionCookie(request, deps.config), clientAddress(request));
     if (result.clearCookie) clearSessionCookie(reply, deps.config);
     if (result.redirect) return sendRedirect(reply, withParams(result.redirect.uri, { state: result.redirect.state }));
     const locale = chooseLocale(typeof raw.ui_locales === 'string' ? raw.ui_locales : undefined, request.headers['accept-language']);

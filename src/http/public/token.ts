@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { introspect } from '../../oauth/introspect.ts';
 import { revoke } from '../../oauth/revoke.ts';
 import { tokenEndpoint } from '../../oauth/token-endpoint.ts';
+import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { formBody, requireFormBody } from '../plugins/form-only.ts';
 import { jsonErrorHandler } from '../render/errors.ts';
@@ -14,10 +15,21 @@ export async function tokenRoutes(app: FastifyInstance, deps: HttpDeps): Promise
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
   });
 
-  app.post('/uas/oauth2/token', async (request) => tokenEndpoint(deps, request.headers.authorization, formBody(request)));
-  app.post('/uas/oauth2/introspection', async (request) => introspect(deps, request.headers.authorization, formBody(request)));
+  app.post('/uas/oauth2/token', async (request) => tokenEndpoint(deps, request.headers.authorization, formBody(request), clientAddress(request)));
+  app.post('/uas/oauth2/introspection', async (request) => introspect(deps, request.headers.authorization, formBody(request), clientAddress(request)));
   app.post('/uas/oauth2/revocation', async (request, reply) => {
-    await revoke(deps, request.headers.authorization, formBody(request));
+    await revoke(deps, request.headers.authorization, formBody(request), clientAddress(request));
     return reply.code(200).send();
   });
+
+  // These endpoints exist but take only POST (RFC 6749 §3.2, RFC 7662 §2.1, RFC 7009 §2.1): any
+  // other method is 405 with Allow (RFC 9110 §15.5.6), not the 404 of an unknown path
+  // (conformance TOK-01, INT-01; test/conformance/token.test.ts).
+  for (const endpoint of ['token', 'introspection', 'revocation']) {
+    app.route({
+      method: ['GET', 'PUT', 'DELETE', 'PATCH'],
+      url: `/uas/oauth2/${endpoint}`,
+      handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send({ error: 'invalid_request', error_description: `The ${endpoint} endpoint accepts only POST.` }),
+    });
+  }
 }

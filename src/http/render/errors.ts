@@ -28,7 +28,8 @@ const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
 function isStoreUnavailable(e: { code?: string; message?: string; errcode?: number }): boolean {
   if (e.code && UNAVAILABLE_CODES.has(e.code)) return true;
   if (e.errcode === 5 || e.errcode === 6) return true; // SQLITE_BUSY, SQLITE_LOCKED after the busy timeout
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(e.message ?? '');
+  // pg: a connection lost mid-query, the pool's wait for a connection, a query past its timeout.
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Query read timeout/i.test(e.message ?? '');
 }
 
 /** RFC 6749 §5.2 / RFC 7662 §2.3 / RFC 6750 §3: a JSON error body, never cached, with the right challenge. */

@@ -1,5 +1,7 @@
+import { fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { createSession, findSession } from '../sessions.ts';
+import { checkPasswordAttempt, passwordFailed, passwordSucceeded, type PasswordAttempt } from '../throttling/password-attempts.ts';
 import { issueCode } from './issue-code.ts';
 import type { AuthorizationRequest, RedirectTarget } from './request.ts';
 import { verifyCredentials } from './verify-credentials.ts';
@@ -7,28 +9,48 @@ import { verifyCredentials } from './verify-credentials.ts';
 export type LoginOutcome =
   | { type: 'code'; target: RedirectTarget; code: string; cookieValue: string }
   | { type: 'failed' }
+  /** Refused by the throttle, or failed and now made to wait: try again in `retryAfter` seconds. */
+  | { type: 'throttled'; retryAfter: number }
   | { type: 'error'; target: RedirectTarget; error: unknown };
 
 /**
  * The login form's submission, for a request already validated again from scratch (so a tampered
- * hidden field gains nothing). Good credentials start a new SSO session, replacing the browser's
- * previous one, and answer with a code (OIDC Core §3.1.2.5); bad ones answer `failed` and no code.
+ * hidden field gains nothing). The throttle (src/oauth/throttling/password-attempts.ts) may refuse
+ * the attempt before the password is checked. Good credentials start a new SSO session, replacing
+ * the browser's previous one, and answer with a code (OIDC Core §3.1.2.5); bad ones answer
+ * `failed` (or `throttled`, when this failure makes the address wait) and no code.
  */
 export async function loginWithPassword(
   deps: OAuthDeps,
   request: AuthorizationRequest,
   credentials: { username: string; password: string },
   previousCookie: string | undefined,
+  ip?: string,
 ): Promise<LoginOutcome> {
   try {
-    const user = await verifyCredentials(deps, credentials.username, credentials.password);
-    if (!user) return { type: 'failed' };
+    const clientId = request.client.clientId;
+    const attempt: PasswordAttempt = { kind: 'login', username: credentials.username, ip };
+    const gate = await checkPasswordAttempt(deps, attempt);
+    if (!gate.open) {
+      deps.audit.emit({ event: 'login.throttled', by: gate.by, retryAfter: gate.retryAfter, clientId, ip });
+      return { type: 'throttled', retryAfter: gate.retryAfter };
+    }
+    const check = await verifyCredentials(deps, credentials.username, credentials.password);
+    if (!check.ok) {
+      const account = check.user === undefined ? {} : { userId: check.user.id, username: check.user.username };
+      deps.audit.emit({ event: 'login.failed', reason: check.reason, ...account, clientId, ip });
+      const retryAfter = await passwordFailed(deps, attempt, { ...account, clientId });
+      return retryAfter > 0 ? { type: 'throttled', retryAfter } : { type: 'failed' };
+    }
+    const user = check.user;
+    await passwordSucceeded(deps, attempt, gate);
     // One browser, one session: a new login ends the session it replaces (its tokens stay valid;
     // only logout revokes them).
     const previous = await findSession(deps, previousCookie);
     if (previous) await deps.store.sessions.end(previous.idHash);
     const { cookieValue, session } = await createSession(deps, { userId: user.id, amr: ['pwd'], acr: request.acr });
     const code = await issueCode(deps, request, session);
+    deps.audit.emit({ event: 'login.succeeded', userId: user.id, username: user.username, clientId, session: fingerprint(session.sessionIndex), ip });
     return { type: 'code', target: request.target, code, cookieValue };
   } catch (error) {
     return { type: 'error', target: request.target, error };

@@ -1,5 +1,6 @@
 import { hashSecret } from '../../lib/hash.ts';
 import type { Client } from '../../domain/client.ts';
+import { fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant } from '../errors.ts';
 import { issueTokens, type TokenResponse } from '../issue-tokens.ts';
@@ -12,7 +13,7 @@ import { loadActiveUser } from './load-user.ts';
  * second one is refused and revokes every token issued from it (the spec's rule; RFC 9700 §4.2.4).
  * The code is bound to the client, the redirect_uri, the PKCE challenge and the nonce.
  */
-export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, body: RawParams): Promise<TokenResponse> {
+export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, body: RawParams, ip?: string): Promise<TokenResponse> {
   const code = requiredParam(body, 'code');
   const redirectUri = requiredParam(body, 'redirect_uri');
   const verifier = param(body, 'code_verifier');
@@ -23,6 +24,8 @@ export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, bo
   if (redemption.outcome === 'unknown') throw new InvalidGrant('The authorization code is invalid.');
   if (redemption.outcome === 'replayed') {
     const revoked = await deps.store.tokens.revokeByCode(codeHash, now);
+    const replayed = redemption.code;
+    deps.audit.emit({ event: 'code.replayed', clientId: client.clientId, codeClientId: replayed.clientId, userId: replayed.userId, code: fingerprint(code), revoked, ip });
     throw new InvalidGrant('The authorization code has already been used.', { detail: `code replay; ${revoked} token(s) revoked` });
   }
   const bound = redemption.code;
@@ -33,9 +36,10 @@ export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, bo
 
   const user = await loadActiveUser(deps, bound.userId);
   const scope = bound.scope === '' ? [] : bound.scope.split(' ');
+  const familyId = deps.random.uuid();
   const response = await issueTokens(
     deps,
-    { client, user, scope, sessionIndex: bound.sessionIndex, authTime: bound.authTime, amr: bound.amr, acr: bound.acr, codeHash, familyId: deps.random.uuid() },
+    { client, user, scope, sessionIndex: bound.sessionIndex, authTime: bound.authTime, amr: bound.amr, acr: bound.acr, codeHash, familyId },
     {
       idToken: scope.includes('openid') ? { nonce: bound.nonce } : undefined,
       refreshScope: issuesRefreshTokens(client) ? scope : undefined,
@@ -43,9 +47,22 @@ export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, bo
   );
   // A replay that raced this redemption may have revoked before our tokens existed: check again.
   if (await deps.store.codes.wasReplayed(codeHash)) {
-    await deps.store.tokens.revokeByCode(codeHash, now);
+    const revoked = await deps.store.tokens.revokeByCode(codeHash, now);
+    deps.audit.emit({ event: 'code.replayed', clientId: client.clientId, codeClientId: bound.clientId, userId: bound.userId, code: fingerprint(code), revoked, ip });
     throw new InvalidGrant('The authorization code has already been used.', { detail: 'replay raced the first redemption' });
   }
+  deps.audit.emit({
+    event: 'token.issued',
+    grantType: 'authorization_code',
+    clientId: client.clientId,
+    userId: user.id,
+    scope: response.scope,
+    family: familyId,
+    accessToken: fingerprint(response.access_token),
+    refreshToken: response.refresh_token === undefined ? undefined : fingerprint(response.refresh_token),
+    idToken: response.id_token !== undefined,
+    ip,
+  });
   return response;
 }
 

@@ -1,5 +1,6 @@
 import { isPublicClient, type Client } from '../../domain/client.ts';
 import { hashSecret } from '../../lib/hash.ts';
+import { fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant } from '../errors.ts';
 import { issueTokens, type TokenResponse } from '../issue-tokens.ts';
@@ -13,7 +14,7 @@ import { loadActiveUser } from './load-user.ts';
  * confidential ones when configured to (RFC 9700 §4.14.2); presenting a rotated token again revokes
  * its whole family.
  */
-export async function refreshTokenGrant(deps: OAuthDeps, client: Client, body: RawParams): Promise<TokenResponse> {
+export async function refreshTokenGrant(deps: OAuthDeps, client: Client, body: RawParams, ip?: string): Promise<TokenResponse> {
   const presented = requiredParam(body, 'refresh_token');
   const requestedScope = param(body, 'scope');
   const now = deps.clock.now();
@@ -25,6 +26,7 @@ export async function refreshTokenGrant(deps: OAuthDeps, client: Client, body: R
   if (token.expiresAt !== undefined && now >= token.expiresAt) throw new InvalidGrant('The refresh token has expired.');
   if (token.rotatedAt !== undefined) {
     const revoked = await deps.store.tokens.revokeFamily(token.familyId, now);
+    deps.audit.emit({ event: 'refresh_token.reused', clientId: client.clientId, userId: token.userId, family: token.familyId, token: fingerprint(presented), revoked, ip });
     throw new InvalidGrant('The refresh token has already been used.', { detail: `refresh token reuse; family revoked (${revoked} token(s))` });
   }
 
@@ -34,12 +36,25 @@ export async function refreshTokenGrant(deps: OAuthDeps, client: Client, body: R
   const rotate = isPublicClient(client) || client.rotateRefreshTokens;
   if (rotate && !(await deps.store.tokens.markRotated(tokenHash, now))) {
     // Lost a race with a concurrent use of the same token: treat it as reuse.
-    await deps.store.tokens.revokeFamily(token.familyId, now);
+    const revoked = await deps.store.tokens.revokeFamily(token.familyId, now);
+    deps.audit.emit({ event: 'refresh_token.reused', clientId: client.clientId, userId: token.userId, family: token.familyId, token: fingerprint(presented), revoked, ip });
     throw new InvalidGrant('The refresh token has already been used.', { detail: 'concurrent refresh token reuse' });
   }
-  return issueTokens(
+  const response = await issueTokens(
     deps,
     { client, user, scope, sessionIndex: token.sessionIndex, authTime: token.authTime, amr: token.amr, acr: token.acr, codeHash: token.codeHash, familyId: token.familyId },
     rotate ? { refreshScope: original } : { keepRefreshToken: presented },
   );
+  deps.audit.emit({
+    event: 'token.refreshed',
+    clientId: client.clientId,
+    userId: user.id,
+    scope: response.scope,
+    family: token.familyId,
+    rotated: rotate,
+    accessToken: fingerprint(response.access_token),
+    refreshToken: rotate && response.refresh_token !== undefined ? fingerprint(response.refresh_token) : undefined,
+    ip,
+  });
+  return response;
 }

@@ -20,7 +20,11 @@ export async function loadAttributes(db: Kysely<Database>, table: AttributeTable
       .execute();
     for (const row of rows) {
       const attributes = byOwner.get(row.owner_id) ?? {};
-      (attributes[row.name] ??= []).push(row.value);
+      // Own properties only (found by the fuzzer): an attribute named `toString` or `constructor`
+      // found Object.prototype's member, and push() on it threw, so one such user made every
+      // read and listing that included them a 500. defineProperty keeps even `__proto__` a plain key.
+      if (Object.hasOwn(attributes, row.name)) attributes[row.name]!.push(row.value);
+      else Object.defineProperty(attributes, row.name, { value: [row.value], enumerable: true, writable: true, configurable: true });
       byOwner.set(row.owner_id, attributes);
     }
   }

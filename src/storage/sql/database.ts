@@ -19,7 +19,20 @@ export interface SqlDatabase {
 
 export interface OpenOptions {
   poolSize?: number;
+  /**
+   * PostgreSQL: the longest to wait for a free pooled connection or for a new connection to open
+   * (ms); past it the caller gets an error instead of hanging while the database is unreachable.
+   * Default 5000.
+   */
+  connectTimeoutMs?: number;
+  /**
+   * PostgreSQL: the longest to wait for the answer to one query (ms); the connection is then
+   * dropped. Default 0: no limit (bulk loads, index builds). The server sets it.
+   */
+  queryTimeoutMs?: number;
 }
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
 
 /** Opens `sqlite:PATH` or `postgres://…`. The SQLite file's folder is created when missing. */
 export function openDatabase(url: string, options: OpenOptions = {}): SqlDatabase {
@@ -30,10 +43,15 @@ export function openDatabase(url: string, options: OpenOptions = {}): SqlDatabas
     const db = new Kysely<Database>({ dialect: nodeSqliteDialect(path) });
     return { db, dialect: 'sqlite', sqlitePath: path, close: () => db.destroy() };
   }
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const queryTimeoutMs = options.queryTimeoutMs ?? 0;
   const pool = new pg.Pool({
     connectionString: url,
     max: options.poolSize ?? 10,
-    connectionTimeoutMillis: 5000,
+    connectionTimeoutMillis: connectTimeoutMs,
+    ...(queryTimeoutMs > 0 ? { query_timeout: queryTimeoutMs } : {}),
+    // The kernel probes idle connections, so a peer that vanished is noticed without traffic.
+    keepAlive: true,
     // BIGINT columns hold epoch milliseconds, well inside Number's exact range.
     types: {
       getTypeParser: (oid: number, format?: 'text' | 'binary') =>
@@ -42,8 +60,52 @@ export function openDatabase(url: string, options: OpenOptions = {}): SqlDatabas
   });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
+  pool.on('connect', guardClient);
   const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', sqlitePath: undefined, close: () => db.destroy() };
+  // Ending a connection waits for the server to acknowledge; during a network partition it never
+  // does. Give up after the timeout: the process is about to exit or to open a new pool anyway.
+  const close = () => settleWithin(db.destroy(), connectTimeoutMs);
+  return { db, dialect: 'postgres', sqlitePath: undefined, close };
+}
+
+/**
+ * Makes a pooled PostgreSQL client safe when the network fails:
+ * - a connection that breaks while a query runs fails that query, and pg then also emits 'error'
+ *   on the client, which nobody listens to while it is checked out: the process would crash with an
+ *   unhandled 'error' event (it did, when the network to PostgreSQL went silent). The listener
+ *   swallows it; the pool drops the client when it is released, as it is no longer queryable.
+ * - pg's query timeout rejects the query but leaves the connection waiting for the answer, so every
+ *   later query on it would time out too, even once the database is back. Such a connection is
+ *   destroyed, which makes the pool drop it.
+ */
+function guardClient(client: pg.PoolClient): void {
+  client.on('error', () => {});
+  const query = client.query as (...args: unknown[]) => unknown;
+  client.query = function guardedQuery(this: pg.PoolClient, ...args: unknown[]): unknown {
+    const result = query.apply(this, args);
+    if (result instanceof Promise) {
+      result.catch((error: unknown) => {
+        if ((error as Error | undefined)?.message === QUERY_TIMEOUT_MESSAGE) (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
+      });
+    }
+    return result;
+  } as typeof client.query;
+}
+
+/** What pg's `query_timeout` rejects with (pg/lib/client.js). */
+export const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
+
+async function settleWithin(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+    timer.unref();
+  });
+  try {
+    await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Runs every pending migration; safe to call from several processes at once. */

@@ -126,6 +126,14 @@ export interface SigningKeysTable {
   publish_until: number | null;
 }
 
+export interface ThrottleCountersTable {
+  key: string;
+  failures: number;
+  first_failure_at: number;
+  last_failure_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   organization_attributes: AttributesTable;
@@ -138,4 +146,5 @@ export interface Database {
   authorization_codes: CodesTable;
   tokens: TokensTable;
   signing_keys: SigningKeysTable;
+  throttle_counters: ThrottleCountersTable;
 }

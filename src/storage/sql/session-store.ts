@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { SsoSession } from '../../domain/session.ts';
 import type { SessionStore } from '../ports.ts';
 import type { Database, SessionsTable } from './schema.ts';
@@ -54,6 +54,18 @@ export class SqlSessionStore implements SessionStore {
   async endAllOfUser(userId: string): Promise<string[]> {
     const rows = await this.#db.deleteFrom('sessions').where('user_id', '=', userId).returning('session_index').execute();
     return rows.map((r) => r.session_index);
+  }
+
+  async deleteExpired(before: number, limit: number): Promise<number> {
+    // The condition is repeated outside the subquery: on PostgreSQL a session touched meanwhile is
+    // checked again in its new version, and kept.
+    const expired = (eb: ExpressionBuilder<Database, 'sessions'>) => eb.or([eb('expires_at', '<', before), eb('max_expires_at', '<', before)]);
+    const result = await this.#db
+      .deleteFrom('sessions')
+      .where('id_hash', 'in', this.#db.selectFrom('sessions').select('id_hash').where(expired).limit(limit))
+      .where(expired)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 }
 

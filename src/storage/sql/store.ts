@@ -6,6 +6,7 @@ import { SqlGroupStore } from './group-store.ts';
 import { SqlKeyStore } from './key-store.ts';
 import { SqlOrganizationStore } from './organization-store.ts';
 import { SqlSessionStore } from './session-store.ts';
+import { SqlThrottleStore } from './throttle-store.ts';
 import { SqlTokenStore } from './token-store.ts';
 import { SqlUserStore } from './user-store.ts';
 
@@ -17,12 +18,24 @@ export interface SqlStore extends Store {
 export async function openSqlStore(url: string, options: OpenOptions = {}): Promise<SqlStore> {
   const database = openDatabase(url, options);
   try {
-    await migrateToLatest(database.db);
+    // Migrations may build indexes on big tables: never under the per-query limit.
+    if ((options.queryTimeoutMs ?? 0) > 0 && database.dialect === 'postgres') await migrateUnlimited(url, options);
+    else await migrateToLatest(database.db);
   } catch (error) {
     await database.close();
     throw error;
   }
   return sqlStoreOver(database);
+}
+
+/** Migrations on a connection of their own, without the per-query timeout. */
+async function migrateUnlimited(url: string, options: OpenOptions): Promise<void> {
+  const migration = openDatabase(url, { ...options, poolSize: 1, queryTimeoutMs: 0 });
+  try {
+    await migrateToLatest(migration.db);
+  } finally {
+    await migration.close();
+  }
 }
 
 export function sqlStoreOver(database: SqlDatabase): SqlStore {
@@ -37,6 +50,7 @@ export function sqlStoreOver(database: SqlDatabase): SqlStore {
     codes: new SqlCodeStore(db),
     tokens: new SqlTokenStore(db),
     keys: new SqlKeyStore(db),
+    throttling: new SqlThrottleStore(db),
     ping: () => ping(db),
     close: () => database.close(),
   };

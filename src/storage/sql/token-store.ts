@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import type { Token, TokenKind } from '../../domain/grant.ts';
 import type { TokenStore } from '../ports.ts';
 import type { Database, TokensTable } from './schema.ts';
@@ -52,6 +52,25 @@ export class SqlTokenStore implements TokenStore {
   async revokeBySession(sessionIndex: string, now: number): Promise<number> {
     const result = await this.#db.updateTable('tokens').set({ revoked_at: now }).where('session_index', '=', sessionIndex).where('revoked_at', 'is', null).executeTakeFirst();
     return Number(result.numUpdatedRows);
+  }
+
+  async deleteExpired(expiredBefore: number, revokedBefore: number, limit: number): Promise<number> {
+    // Two bounded statements, each served by the expires_at index: tokens past their expiry, then
+    // revoked tokens that have none.
+    const expired = (eb: ExpressionBuilder<Database, 'tokens'>) => eb('expires_at', '<', expiredBefore);
+    const first = await this.#deleteWhere(expired, limit);
+    if (first >= limit) return first;
+    const revokedForever = (eb: ExpressionBuilder<Database, 'tokens'>) => eb.and([eb('expires_at', 'is', null), eb('revoked_at', '<', revokedBefore)]);
+    return first + (await this.#deleteWhere(revokedForever, limit - first));
+  }
+
+  async #deleteWhere(condition: (eb: ExpressionBuilder<Database, 'tokens'>) => Expression<SqlBool>, limit: number): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('tokens')
+      .where('token_hash', 'in', this.#db.selectFrom('tokens').select('token_hash').where(condition).limit(limit))
+      .where(condition)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 }
 

@@ -59,7 +59,8 @@ export class SqlUserStore implements UserStore {
     const exact = query.exactMatch ?? false;
     let q = this.#db.selectFrom('users').selectAll();
     for (const [name, value] of Object.entries(query.filters ?? {})) {
-      const column = COLUMNS[name];
+      // Own keys only: a filter named `toString` or `constructor` is a custom attribute, not Object.prototype's member (found by the fuzzer).
+      const column = Object.hasOwn(COLUMNS, name) ? COLUMNS[name] : undefined;
       if (column) q = q.where(matches(sql.ref(`users.${column}`), value, exact));
       else
         q = q.where(({ exists, selectFrom }) =>

@@ -7,6 +7,7 @@ export const en = {
   submit: 'Sign in',
   loginFailed: 'The username or password is incorrect, or the account cannot sign in.',
   formExpired: 'The form expired. Please sign in again.',
+  tooManyAttempts: 'Too many failed sign-in attempts. Wait {wait} and try again.',
   errorTitle: 'Sign-in error',
   errorIntro: 'The sign-in request cannot be processed. Return to the application and try again.',
   errorCode: 'Error',

@@ -8,6 +8,7 @@ export const fi: Messages = {
   submit: 'Kirjaudu',
   loginFailed: 'Käyttäjätunnus tai salasana on väärin, tai tili ei voi kirjautua.',
   formExpired: 'Lomake vanheni. Kirjaudu uudelleen.',
+  tooManyAttempts: 'Liian monta epäonnistunutta kirjautumisyritystä. Odota {wait} ja yritä sitten uudelleen.',
   errorTitle: 'Kirjautumisvirhe',
   errorIntro: 'Kirjautumispyyntöä ei voida käsitellä. Palaa sovellukseen ja yritä uudelleen.',
   errorCode: 'Virhe',

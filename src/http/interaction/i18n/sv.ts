@@ -8,6 +8,7 @@ export const sv: Messages = {
   submit: 'Logga in',
   loginFailed: 'Användarnamnet eller lösenordet är fel, eller så kan kontot inte logga in.',
   formExpired: 'Formuläret har gått ut. Logga in igen.',
+  tooManyAttempts: 'För många misslyckade inloggningsförsök. Vänta {wait} och försök sedan igen.',
   errorTitle: 'Inloggningsfel',
   errorIntro: 'Inloggningsbegäran kan inte behandlas. Gå tillbaka till tjänsten och försök igen.',
   errorCode: 'Fel',

@@ -1,0 +1,28 @@
+/** `gatehouse cleanup`: one pass of the janitor the server runs every GATEHOUSE_CLEANUP_INTERVAL. */
+import type { Command } from 'commander';
+import { withStore, wholeNumber } from './context.ts';
+import { printFields, printJson } from './output.ts';
+
+export function registerCleanupCommands(program: Command): void {
+  program
+    .command('cleanup')
+    .description('delete expired codes, tokens, sessions and throttling counters now (the server also does it every GATEHOUSE_CLEANUP_INTERVAL)')
+    .option('--max-batches N', 'stop a table after N batches of 1000 rows (default: until it is clean)')
+    .option('--json', 'print JSON only')
+    .action((flags: { json?: boolean; maxBatches?: string }) =>
+      withStore(async ({ store, deps }) => {
+        const { cleanUp } = await import('../oauth/cleanup.ts');
+        const maxBatches = flags.maxBatches === undefined ? Number.MAX_SAFE_INTEGER : wholeNumber(flags.maxBatches, '--max-batches');
+        const report = await cleanUp({ store, clock: deps.clock }, { maxBatches });
+        if (flags.json) return printJson(report);
+        printFields([
+          ['sessions', report.sessions],
+          ['codes', report.codes],
+          ['tokens', report.tokens],
+          ['throttling', report.throttling],
+          ['more left', report.more],
+          ['took ms', report.ms],
+        ]);
+      }),
+    );
+}

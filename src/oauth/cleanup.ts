@@ -1,0 +1,169 @@
+/**
+ * The janitor: deletes the rows nothing needs any more, so the tables stay the size of what is
+ * live instead of growing without bound (research/peers.md §3.3: Hydra's tables grew to tens of GB,
+ * its janitor missed rows and loaded millions of them in one SELECT).
+ *
+ * Every statement touches at most `batchSize` rows, and one pass at most `maxBatches` batches per
+ * table, yielding to the event loop between them, so a pass never holds locks for long and never
+ * reads a whole table. Deletes are idempotent and re-check their condition, so any number of
+ * instances may run passes at the same time; the scheduler starts each at a random point of its
+ * first interval to spread them out.
+ *
+ * What is kept, and why (also in docs/operations.md, "Cleanup"):
+ * - Everything survives at least GRACE_MS past the moment it stopped mattering, so clocks that
+ *   differ a little between instances, and requests in flight, never see a row vanish early.
+ * - A session goes once its inactivity or absolute deadline has passed.
+ * - A code never redeemed goes once it has expired (a late redemption fails either way).
+ * - A redeemed code stays while any token issued from it (by the code grant or refreshed from
+ *   those) is usable, so a replay of the code can still revoke them (RFC 9700 §4.2.4, the spec's
+ *   replay rule). With refresh tokens that never expire, that can be forever.
+ * - A token with an expiry goes once expired, whether revoked, rotated or not: an expired refresh
+ *   token is refused as expired before reuse detection looks at it, so a rotated one protects its
+ *   family exactly until its own expiry.
+ * - A token without an expiry (GATEHOUSE_REFRESH_TOKEN_TTL=0) goes only REVOKED_RETENTION_MS after
+ *   it was revoked; one never revoked is never deleted.
+ * - A throttling counter goes once expired (its window has passed).
+ */
+import type { Clock } from '../lib/clock.ts';
+import type { CodeCursor, Store } from '../storage/ports.ts';
+
+/** How long past its last use any row is kept (clock skew between instances, requests in flight). */
+export const GRACE_MS = 60 * 60_000;
+/** How long a revoked token without an expiry is kept (a trail for whoever investigates). */
+export const REVOKED_RETENTION_MS = 30 * 24 * 60 * 60_000;
+export const DEFAULT_BATCH_SIZE = 1000;
+/** Batches per table in one pass: 100 × 1000 rows; whatever remains waits for the next pass. */
+export const DEFAULT_MAX_BATCHES = 100;
+
+export interface CleanupDeps {
+  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling'>>;
+  clock: Clock;
+}
+
+export interface CleanupOptions {
+  batchSize?: number;
+  maxBatches?: number;
+  /** Asked between batches: true ends the pass there (a server shutting down). */
+  stopping?: () => boolean;
+}
+
+/** Rows deleted by one pass, per table, and whether a table had more than one pass may take. */
+export interface CleanupReport {
+  sessions: number;
+  codes: number;
+  tokens: number;
+  throttling: number;
+  /** true when some table hit `maxBatches`: the next pass continues there. */
+  more: boolean;
+  ms: number;
+}
+
+/** One pass over every table; rows are judged against the clock's `now` at the start. */
+export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): Promise<CleanupReport> {
+  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE;
+  const maxBatches = options.maxBatches ?? DEFAULT_MAX_BATCHES;
+  const stopping = options.stopping ?? (() => false);
+  const started = Date.now();
+  const now = deps.clock.now();
+  const before = now - GRACE_MS;
+  const { store } = deps;
+  let more = false;
+
+  /** Runs `batch` until it deletes less than a full batch, or `maxBatches` times. */
+  const drain = async (batch: () => Promise<number>): Promise<number> => {
+    let total = 0;
+    for (let i = 0; i < maxBatches; i++) {
+      if (stopping()) {
+        more = true;
+        return total;
+      }
+      const deleted = await batch();
+      total += deleted;
+      if (deleted < batchSize) return total;
+      await yieldToEventLoop();
+    }
+    more = true;
+    return total;
+  };
+
+  const sessions = await drain(() => store.sessions.deleteExpired(before, batchSize));
+  // Tokens before codes: a code whose last tokens just went can go in the same pass.
+  const tokens = await drain(() => store.tokens.deleteExpired(before, now - REVOKED_RETENTION_MS, batchSize));
+
+  let codes = 0;
+  let cursor: CodeCursor | undefined;
+  let pages = 0;
+  do {
+    if (stopping()) {
+      more = true;
+      break;
+    }
+    const page = await store.codes.deleteSpent({ before, tokensLiveAfter: before, after: cursor, limit: batchSize });
+    codes += page.deleted;
+    cursor = page.next;
+    if (++pages >= maxBatches && cursor) more = true;
+    if (cursor) await yieldToEventLoop();
+  } while (cursor && pages < maxBatches);
+
+  // Counters are judged at `now`: an expired counter already counts as absent (ThrottleStore).
+  const throttling = store.throttling ? await drain(() => store.throttling!.deleteExpired(now, batchSize)) : 0;
+
+  return { sessions, codes, tokens, throttling, more, ms: Date.now() - started };
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/** The subset of pino the scheduler logs through. */
+export interface CleanupLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+}
+
+export interface CleanupSchedule {
+  /** Stops the timer, and a pass in progress after its current batch; resolves once it has stopped. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `cleanUp` every `intervalMs`, the first time at a random point of the first interval (so
+ * instances started together do not sweep together). A pass that fails (the store is unreachable)
+ * is logged and the next one comes on schedule; nothing here can stop the process. The timer does
+ * not keep the process alive.
+ */
+export function scheduleCleanup(deps: CleanupDeps, options: CleanupOptions & { intervalMs: number; log: CleanupLog; random?: () => number }): CleanupSchedule {
+  const { intervalMs, log } = options;
+  const random = options.random ?? Math.random;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  let stopped = false;
+
+  const arm = (delay: number) => {
+    if (stopped) return;
+    timer = setTimeout(run, delay);
+    timer.unref();
+  };
+  const run = () => {
+    running = cleanUp(deps, { ...options, stopping: () => stopped }).then(
+      (report) => {
+        const deleted = report.sessions + report.codes + report.tokens + report.throttling;
+        if (deleted > 0 || report.more) log.info({ cleanup: report }, `cleanup deleted ${deleted} expired row(s)`);
+      },
+      (error: unknown) => log.warn({ err: error }, 'cleanup failed; it will run again at the next interval'),
+    );
+    void running.finally(() => {
+      running = undefined;
+      arm(intervalMs);
+    });
+  };
+
+  arm(Math.floor(random() * intervalMs));
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * Audit events: one structured log line per security-relevant fact (`{"audit":true,"event":…}`).
+ * The protocol core emits them through the `AuditSink` it is given (OAuthDeps.audit), so tests
+ * capture them and the composition root decides where they go.
+ *
+ * No event carries a secret: never a password, token, code, client secret or cookie value. Where
+ * an event must name a token or a session, it carries `fingerprint(value)`, the first 12
+ * characters of the SHA-256 the store keys it by (enough to find the row, useless as a credential).
+ * A login failure names the account only when the typed name matched one, and then by its stored
+ * username: what was typed may be a password typed into the wrong field.
+ */
+import { hashSecret } from '../lib/hash.ts';
+
+/** Where the client came from: its address as the throttle counts it (see src/http/client-address.ts). */
+interface From {
+  ip?: string | undefined;
+}
+
+/**
+ * Who made an administrative change: the CLI (with the operating-system account that ran it), or
+ * the identity API with the method its caller used, and for a bearer token its user and client.
+ * Never the API account's name, which the logs treat as half a credential.
+ */
+export interface Actor {
+  via: 'cli' | 'identity-api';
+  /** The OS account (CLI) or the bearer token's user id (identity API). */
+  caller?: string;
+  method?: 'bearer' | 'basic' | 'url_params';
+  clientId?: string;
+}
+
+export type ThrottleKind = 'login' | 'client_auth' | 'identity_api';
+
+export type LoginFailureReason = 'unknown_user' | 'wrong_password' | 'not_enabled';
+
+export type AuditEvent =
+  | ({ event: 'login.succeeded'; userId: string; username: string; clientId: string; session: string } & From)
+  | ({ event: 'login.failed'; reason: LoginFailureReason; userId?: string; username?: string; clientId: string } & From)
+  /** An attempt refused before its credentials were checked. */
+  | ({ event: 'login.throttled'; by: 'username' | 'ip'; retryAfter: number; clientId: string } & From)
+  /** A failure counter reached its threshold: from now on the subject or address must wait. */
+  | ({ event: 'lockout'; kind: ThrottleKind; by: 'username' | 'ip' | 'client'; failures: number; retryAfter: number; userId?: string; username?: string; clientId?: string } & From)
+  | ({ event: 'client_auth.failed'; endpoint: ClientAuthEndpoint; clientId?: string; reason: string } & From)
+  | ({ event: 'identity_api.auth_failed'; method: 'basic' | 'url_params' } & From)
+  | ({ event: 'identity_api.throttled'; by: 'username' | 'ip'; retryAfter: number } & From)
+  | ({
+      event: 'token.issued';
+      grantType: 'authorization_code';
+      clientId: string;
+      userId: string;
+      scope: string;
+      family: string;
+      accessToken: string;
+      refreshToken?: string;
+      idToken: boolean;
+    } & From)
+  | ({ event: 'token.refreshed'; clientId: string; userId: string; scope: string; family: string; rotated: boolean; accessToken: string; refreshToken?: string } & From)
+  | ({ event: 'token.revoked'; clientId: string; userId: string; kind: 'access_token' | 'refresh_token'; token: string; family: string; revoked: number } & From)
+  | ({ event: 'code.replayed'; clientId: string; codeClientId: string; userId: string; code: string; revoked: number } & From)
+  | ({ event: 'refresh_token.reused'; clientId: string; userId: string; family: string; token: string; revoked: number } & From)
+  | ({ event: 'logout'; userId: string; session: string; revoked: number; clientId?: string } & From)
+  | { event: 'user.created' | 'user.deleted' | 'user.password_changed'; userId: string; username: string; actor: Actor }
+  /** `fields`: the names of what changed (never the values); `status` when it was set. */
+  | { event: 'user.updated'; userId: string; username: string; fields: string[]; status?: string; actor: Actor }
+  | { event: 'user.group_added' | 'user.group_removed'; userId: string; username: string; group: string; actor: Actor }
+  | { event: 'user.status_changed'; userId: string; username: string; status: string; actor: Actor }
+  | { event: 'client.created' | 'client.updated' | 'client.deleted' | 'client.secret_rotated'; clientId: string; actor: Actor }
+  | { event: 'client.status_changed'; clientId: string; active: boolean; actor: Actor };
+
+export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation';
+
+export interface AuditSink {
+  emit(event: AuditEvent): void;
+}
+
+/** Emits nothing. */
+export const noAudit: AuditSink = { emit: () => {} };
+
+/** A short, stable name for a high-entropy secret: the first 12 characters of its stored SHA-256. */
+export function fingerprint(secret: string): string {
+  return hashSecret(secret).slice(0, 12);
+}
+
+/** The part of a pino logger the sink uses. */
+export interface AuditLogger {
+  info(fields: object, message: string): void;
+}
+
+/**
+ * Audit events as log lines of `logger`, which the caller makes a child bound to `{audit: true}`
+ * (see `auditLogger`): `{"level":30,…,"audit":true,"event":"login.failed",…,"msg":"audit"}`.
+ */
+export function loggerAuditSink(logger: AuditLogger): AuditSink {
+  return { emit: (event) => logger.info(event, 'audit') };
+}
+
+/** The part of a pino logger `auditLogger` needs: a child with its own bindings and level. */
+export interface ParentLogger {
+  child(bindings: { audit: true }, options: { level: string }): AuditLogger;
+}
+
+/**
+ * The audit child of a pino logger. Its level is `info` whatever the parent's (an operator who
+ * quiets the request log keeps the audit trail), unless logging is off altogether.
+ */
+export function auditLogger(parent: ParentLogger, logLevel: string): AuditLogger {
+  return parent.child({ audit: true }, { level: logLevel === 'silent' ? 'silent' : 'info' });
+}
+
+/**
+ * A sink whose destination is set later: the composition root hands it to the core before the
+ * HTTP server (whose logger it writes to) exists.
+ */
+export class DeferredAuditSink implements AuditSink {
+  #target: AuditSink = noAudit;
+  attach(target: AuditSink): void {
+    this.#target = target;
+  }
+  emit(event: AuditEvent): void {
+    this.#target.emit(event);
+  }
+}

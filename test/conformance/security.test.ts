@@ -1,0 +1,96 @@
+/**
+ * Conformance: cross-cutting security of the front channel and of issued secrets (RFC 9700
+ * §2.6, §4.2.4, §4.11, §4.16; RFC 6749 §10.10; research/conformance.md AZ-20, AZ-41, AZ-42,
+ * AZ-45, SEC-*). docs/conformance.md maps the rows.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { Client } from '../../src/domain/client.ts';
+import { DATABASES } from '../helpers/databases.ts';
+import { authorizationUrl, browse, createTestClient, createTestUser, submit } from '../helpers/fixtures.ts';
+import { startServer, type RunningServer } from '../helpers/server.ts';
+import { assertTokenResponse, authorize, codeRequest, CookieJar, redeem, submitLogin, type Credentials } from './helpers.ts';
+
+const PASSWORD = 'conformance security 1';
+const [sqlite] = DATABASES;
+
+describe('conformance: front-channel security and secrets on sqlite', () => {
+  let server: RunningServer;
+  let client: Client;
+  let secret: string;
+  let credentials: Credentials;
+  const origin = { origin: 'https://attacker.example.test' };
+
+  before(async () => {
+    server = await startServer(sqlite!);
+    ({ client, clientSecret: secret } = await createTestClient(server.gatehouse.store, { refreshTokens: true }));
+    const user = await createTestUser(server.gatehouse.store, { password: PASSWORD });
+    credentials = { username: user.username, password: PASSWORD };
+  });
+  after(async () => server.close());
+
+  /** The answers a browser gets from the authorization endpoint: login page, login POST redirect, silent redirect, error redirect, error page. */
+  async function frontChannelAnswers(): Promise<[string, Response][]> {
+    const jar = new CookieJar();
+    const page = await browse(authorizationUrl(server.url, codeRequest(client)), jar, origin);
+    const loginPage = page.clone();
+    const afterLogin = await submitLogin(server, jar, page, credentials);
+    const silent = await browse(authorizationUrl(server.url, codeRequest(client)), jar, origin);
+    const errorRedirect = await browse(authorizationUrl(server.url, codeRequest(client, { response_type: 'token' })), undefined, origin);
+    const errorPage = await browse(authorizationUrl(server.url, codeRequest(client, { redirect_uri: 'https://attacker.example.test/cb' })), undefined, origin);
+    const preflight = await fetch(`${server.url}/uas/oauth2/authorization`, { method: 'OPTIONS', headers: { ...origin, 'access-control-request-method': 'POST' } });
+    return [['login page', loginPage], ['login POST', afterLogin], ['silent code', silent], ['error redirect', errorRedirect], ['error page', errorPage], ['preflight', preflight]];
+  }
+
+  test('no CORS on the authorization endpoint, even for a request with an Origin: login page, redirects, error page, preflight (AZ-42)', async () => {
+    for (const [what, response] of await frontChannelAnswers()) {
+      assert.equal(response.headers.get('access-control-allow-origin'), null, what);
+      assert.equal(response.headers.get('access-control-allow-credentials'), null, what);
+      if (what === 'preflight') assert.ok(response.status >= 400, `a preflight is not granted (${response.status})`);
+    }
+  });
+
+  test('pages and redirects leak no Referer and cannot be framed; the login page loads nothing from another origin (AZ-41, AZ-45)', async () => {
+    for (const [what, response] of await frontChannelAnswers()) {
+      if (what === 'preflight') continue;
+      assert.equal(response.headers.get('referrer-policy'), 'no-referrer', what);
+      if (response.status === 200 || response.status === 400) {
+        assert.match(response.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/, what);
+        assert.equal(response.headers.get('x-frame-options'), 'DENY', what);
+        const html = await response.text();
+        for (const [, url] of html.matchAll(/\b(?:src|href|action)="([^"]*)"/g)) assert.ok(!/^(https?:)?\/\//i.test(url!), `${what} loads ${url}`);
+      }
+    }
+  });
+
+  test('no open redirector: return_to, next or goto parameters on the authorization, login and logout endpoints never redirect there (AZ-20)', async () => {
+    const evil = 'https://attacker.example.test/phish';
+    const hops = { return_to: evil, next: evil, goto: evil, redirect: evil, post_logout_redirect_uri: evil };
+    const page = await browse(authorizationUrl(server.url, codeRequest(client, hops)));
+    assert.equal(page.status, 200);
+    assert.equal(page.headers.get('location'), null);
+    const login = await submit(`${server.url}/uas/oauth2/authorization/login?${new URLSearchParams(hops)}`, { ...hops });
+    assert.ok(!(login.headers.get('location') ?? '').startsWith(evil), `login POST → ${login.status} ${login.headers.get('location')}`);
+    for (const params of [hops, { ...hops, client_id: client.clientId }]) {
+      const logout = await browse(`${server.url}/uas/oauth2/logout?${new URLSearchParams(params)}`);
+      assert.ok(!(logout.headers.get('location') ?? '').startsWith(evil), `logout → ${logout.status} ${logout.headers.get('location')}`);
+      assert.ok([200, 400].includes(logout.status), String(logout.status));
+    }
+  });
+
+  test('codes, access tokens and refresh tokens are 256-bit base64url values, all distinct (SEC-01, AZ-12, AC-07, RT-01)', async () => {
+    const jar = new CookieJar();
+    const seen = new Set<string>();
+    for (let i = 0; i < 10; i += 1) {
+      const { code } = await authorize(server, jar, codeRequest(client), credentials, { expectLogin: i === 0 });
+      const body = assertTokenResponse(await redeem(server, client, secret, code));
+      for (const value of [code, body.access_token as string, body.refresh_token as string]) {
+        assert.match(value, /^[A-Za-z0-9_-]{43}$/);
+        assert.ok(Buffer.from(value, 'base64url').length === 32);
+        assert.ok(!seen.has(value), 'never repeated');
+        seen.add(value);
+      }
+    }
+    assert.equal(seen.size, 30);
+  });
+});
