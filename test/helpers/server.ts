@@ -40,6 +40,11 @@ export interface StartOptions {
    * It is left for its owner to drop.
    */
   database?: TestDatabase;
+  /**
+   * Whether a 503 (store unavailable) is expected, for fault tests. Any other 5xx answered during
+   * the server's life fails close(): no request in any suite may get a server error.
+   */
+  allow503?: boolean;
 }
 
 export async function startServer(kind: TestDatabaseKind, options: StartOptions = {}): Promise<RunningServer> {
@@ -49,6 +54,10 @@ export async function startServer(kind: TestDatabaseKind, options: StartOptions 
   // No background cleanup unless a test asks: it would delete rows a test moved its clock past.
   const config = loadConfig({ GATEHOUSE_PORT: String(port), GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_LOG_LEVEL: 'silent', GATEHOUSE_CLEANUP_INTERVAL: '0', ...options.env });
   const gatehouse = await createGatehouse(config, { clock: options.clock, audit: options.audit }, { logger: false });
+  const serverErrors: string[] = [];
+  gatehouse.app.addHook('onResponse', async (request, reply) => {
+    if (reply.statusCode >= 500 && !(options.allow503 && reply.statusCode === 503)) serverErrors.push(`${reply.statusCode} ${request.method} ${request.url.split('?')[0]}`);
+  });
   await gatehouse.app.listen({ host: '127.0.0.1', port });
   return {
     url: `http://127.0.0.1:${port}`,
@@ -59,6 +68,7 @@ export async function startServer(kind: TestDatabaseKind, options: StartOptions 
     async close() {
       await gatehouse.close();
       if (!shared) await database.drop();
+      if (serverErrors.length > 0) throw new Error(`the server answered ${serverErrors.length} request(s) with a server error: ${serverErrors.slice(0, 5).join('; ')}`);
     },
   };
 }
