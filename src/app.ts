@@ -46,7 +46,8 @@ export async function migrateStore(config: Config): Promise<string[]> {
 export function keyRingFor(config: Config, store: Store, clock: Clock = systemClock): KeyRing {
   return new KeyRing(store.keys, clock, {
     encryptionSecret: config.keyEncryptionKey,
-    // A retired key stays published while anything it signed may still be verified.
+    // A retired key stays published while anything it signed may still be verified (it signs
+    // until the new key's activation delay is over; the grace period counts from then).
     retiredKeyGraceMs: (Math.max(config.idTokenTtl, config.accessTokenTtl) + 300) * 1000,
     // A rotation made elsewhere (another instance, the CLI) is picked up within this time.
     cacheMs: config.keyCacheTtl * 1000,

@@ -42,19 +42,22 @@ export function registerKeyCommands(program: Command): void {
 
   keys
     .command('rotate')
-    .description('make a new key active; the previous one stays published until what it signed has expired')
+    .description('publish a new key, which signs once every instance and cached JWKS can know it; the previous one signs until then and stays published until what it signed has expired')
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag) =>
       withStore(async ({ config, store, deps }) => {
         const { keyRingFor } = await import('../app.ts');
-        const key = await keyRingFor(config, store, deps.clock).rotate();
-        if (flags.json) return printJson(keyView(key));
+        const keyRing = keyRingFor(config, store, deps.clock);
+        const key = await keyRing.rotate();
+        const signsFrom = isoTime(keyRing.signsFrom(key));
+        if (flags.json) return printJson({ ...keyView(key), signs_from: signsFrom });
         printFields([
-          ['active kid', key.kid],
+          ['new kid', key.kid],
           ['alg', key.alg],
           ['created_at', isoTime(key.createdAt)],
+          // Published at once; it signs after two key-cache periods (GATEHOUSE_KEY_CACHE_TTL).
+          ['signs_from', signsFrom],
         ]);
-        // Other instances cache keys briefly; they pick the new one up within that time.
       }),
     );
 }

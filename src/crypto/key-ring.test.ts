@@ -104,26 +104,33 @@ describe('KeyRing', () => {
     await assert.rejects(ring(new MemoryKeyStore(), new ManualClock()).activeKey(), /no active signing key/);
   });
 
-  test('rotate: the new key signs, the JWKS lists the new and the old key until the grace period ends', async () => {
+  test('rotate: the new key is published at once, signs only after the activation delay, and the old key stays published until the grace period ends', async () => {
     const store = new MemoryKeyStore();
     const clock = new ManualClock();
     const grace = 2 * HOUR;
-    const keyRing = ring(store, clock, { retiredKeyGraceMs: grace });
+    const delay = 60_000;
+    const keyRing = ring(store, clock, { retiredKeyGraceMs: grace, cacheMs: 1000, activationDelayMs: delay });
     await keyRing.ensureActiveKey();
     const old = await keyRing.activeKey();
     const signedBefore = await signsVerifiably(keyRing, clock);
 
-    clock.advance(60_000);
+    clock.advance(delay);
     const rotated = await keyRing.rotate();
     assert.notEqual(rotated.kid, old.kid);
     assert.equal(rotated.kid, rfc7638Thumbprint(rotated.publicJwk));
-    assert.equal((await keyRing.activeKey()).kid, rotated.kid, 'the new key signs at once');
-    assert.deepEqual((await keyRing.jwks()).keys.map((k) => k.kid), [rotated.kid, old.kid]);
+    assert.equal(keyRing.signsFrom(rotated), clock.now() + delay);
+    assert.deepEqual((await keyRing.jwks()).keys.map((k) => k.kid), [rotated.kid, old.kid], 'published at once');
+    assert.equal((await keyRing.activeKey()).kid, old.kid, 'the old key still signs');
     const retired = store.keys.find((k) => k.kid === old.kid);
     assert.equal(retired?.retiredAt, clock.now());
-    assert.equal(retired?.publishUntil, clock.now() + grace);
+    assert.equal(retired?.publishUntil, clock.now() + delay + grace);
+
+    clock.advance(delay - 1);
+    assert.equal((await keyRing.activeKey()).kid, old.kid, 'one millisecond before the activation delay ends');
+    clock.advance(1);
+    assert.equal((await keyRing.activeKey()).kid, rotated.kid, 'the new key signs once the delay is over');
     // What the old key signed still verifies while it is published.
-    await verifyOwnJwt(signedBefore, await keyRing.jwks(), { issuer: ISSUER, audience: 'client-1', now: clock.now() - 60_000 });
+    await verifyOwnJwt(signedBefore, await keyRing.jwks(), { issuer: ISSUER, audience: 'client-1', now: clock.now() - 2 * delay });
     await signsVerifiably(keyRing, clock);
 
     clock.advance(grace - 60_000);
@@ -133,41 +140,23 @@ describe('KeyRing', () => {
     await assert.rejects(verifyOwnJwt(signedBefore, await keyRing.jwks(), { issuer: ISSUER, audience: 'client-1', allowExpired: true, now: clock.now() }), { code: 'ERR_JWKS_NO_MATCHING_KEY' });
   });
 
-  test('with an encryption secret the stored private key is sealed, and only that secret opens it', async () => {
+  test('by default the activation delay is two cache periods', async () => {
     const store = new MemoryKeyStore();
     const clock = new ManualClock();
-    const secret = 'a long random configuration secret';
-    const sealing = ring(store, clock, { encryptionSecret: secret });
-    await sealing.ensureActiveKey();
-
-    const [key] = store.keys;
-    assert.equal(key!.encrypted, true);
-    assert.match(key!.privateJwk, /^v1\./);
-    assert.ok(!key!.privateJwk.includes('"d"'), 'no private exponent in the clear');
-    assert.throws(() => JSON.parse(key!.privateJwk));
-    await signsVerifiably(sealing, clock);
-
-    const sameSecret = ring(store, clock, { encryptionSecret: secret });
-    assert.equal((await sameSecret.activeKey()).kid, key!.kid);
-    await signsVerifiably(sameSecret, clock);
-
-    await assert.rejects(ring(store, clock).activeKey(), /GATEHOUSE_KEY_ENCRYPTION_KEY/);
-    await assert.rejects(ring(store, clock, { encryptionSecret: 'another secret' }).activeKey(), /GATEHOUSE_KEY_ENCRYPTION_KEY/);
-  });
-
-  test('without a secret the stored private key is plain JSON', async () => {
-    const store = new MemoryKeyStore();
-    await ring(store, new ManualClock()).ensureActiveKey();
-    assert.equal(store.keys[0]!.encrypted, false);
-    assert.ok((JSON.parse(store.keys[0]!.privateJwk) as Record<string, unknown>).d);
+    const keyRing = ring(store, clock, { cacheMs: 5000 });
+    await keyRing.ensureActiveKey();
+    clock.advance(HOUR);
+    const rotated = await keyRing.rotate();
+    assert.equal(keyRing.signsFrom(rotated), clock.now() + 10_000);
   });
 
   test('a rotation through one ring reaches another ring on the same store once its cache period has passed', async () => {
     const store = new MemoryKeyStore();
     const clock = new ManualClock();
     const cacheMs = 30_000;
-    const a = ring(store, clock, { cacheMs });
-    const b = ring(store, clock, { cacheMs });
+    // No activation delay: this is about how long a ring trusts what it read.
+    const a = ring(store, clock, { cacheMs, activationDelayMs: 0 });
+    const b = ring(store, clock, { cacheMs, activationDelayMs: 0 });
     await a.ensureActiveKey();
     const first = (await b.activeKey()).kid;
     assert.equal((await a.activeKey()).kid, first);

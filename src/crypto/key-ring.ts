@@ -11,6 +11,12 @@ export interface KeyRingOptions {
   retiredKeyGraceMs: number;
   /** How long keys read from the store are trusted before reading again (ms). */
   cacheMs?: number;
+  /**
+   * How long a rotated-in key is only published before it signs (ms); default twice `cacheMs`:
+   * one period for every instance to read it, one for relying parties' cached JWKS (served with
+   * max-age = the cache period) to expire. Until then the previous key keeps signing.
+   */
+  activationDelayMs?: number;
 }
 
 export interface ActiveKey {
@@ -20,7 +26,8 @@ export interface ActiveKey {
 }
 
 interface Loaded {
-  at: number;
+  /** Until when this read may be trusted: the cache period, or sooner when a newer key activates. */
+  until: number;
   active: ActiveKey | undefined;
   jwks: { keys: JWK[] };
 }
@@ -28,9 +35,10 @@ interface Loaded {
 const MODULUS_BITS = 2048;
 
 /**
- * The signing keys, read from the store so every instance agrees: the newest unretired key
- * signs; retired keys stay published until `publishUntil`. Reads are cached for `cacheMs`, so a
- * rotation on one instance reaches the others within that time.
+ * The signing keys, read from the store so every instance agrees. Rotation publishes first and
+ * signs later (OIDC Core §10.1.1): the newest key older than the activation delay signs, so no
+ * instance signs with a key that another instance, or a relying party's cached JWKS, does not
+ * show yet. Retired keys stay published until `publishUntil`. Reads are cached for `cacheMs`.
  */
 export class KeyRing {
   readonly #store: KeyStore;
@@ -42,7 +50,8 @@ export class KeyRing {
   constructor(store: KeyStore, clock: Clock, options: KeyRingOptions) {
     this.#store = store;
     this.#clock = clock;
-    this.#options = { cacheMs: 30_000, ...options };
+    const cacheMs = options.cacheMs ?? 30_000;
+    this.#options = { cacheMs, activationDelayMs: 2 * cacheMs, ...options };
   }
 
   /** Makes sure a signing key exists, generating the first one on first start. */
@@ -52,12 +61,20 @@ export class KeyRing {
     this.#loaded = undefined;
   }
 
-  /** Generates a new active key and retires the current ones (still published for the grace period). */
+  /**
+   * Generates a new key and retires the current ones: they keep signing for the activation delay
+   * and stay published for the grace period after it.
+   */
   async rotate(): Promise<SigningKey> {
     const key = await this.#generate();
-    await this.#store.rotate(key, key.createdAt + this.#options.retiredKeyGraceMs);
+    await this.#store.rotate(key, key.createdAt + this.#options.activationDelayMs + this.#options.retiredKeyGraceMs);
     this.#loaded = undefined;
     return key;
+  }
+
+  /** When a key rotated in now starts signing (ms). */
+  signsFrom(key: SigningKey): number {
+    return key.createdAt + this.#options.activationDelayMs;
   }
 
   async activeKey(): Promise<ActiveKey> {
@@ -73,7 +90,7 @@ export class KeyRing {
 
   async #load(): Promise<Loaded> {
     const now = this.#clock.now();
-    if (this.#loaded && now - this.#loaded.at < this.#options.cacheMs) return this.#loaded;
+    if (this.#loaded && now < this.#loaded.until) return this.#loaded;
     this.#loading ??= this.#read(now).finally(() => (this.#loading = undefined));
     this.#loaded = await this.#loading;
     return this.#loaded;
@@ -81,14 +98,21 @@ export class KeyRing {
 
   async #read(now: number): Promise<Loaded> {
     const keys = await this.#store.list(now);
-    const current = keys.find((k) => k.retiredAt === undefined);
+    // The newest key past its activation delay signs; while none is (a fresh store, or a rotation
+    // soon after the first start), the oldest published one, which every reader already knows.
+    const delay = this.#options.activationDelayMs;
+    const ready = keys.filter((k) => k.createdAt + delay <= now);
+    const current = ready.length > 0 ? pick(ready, 'newest') : pick(keys, 'oldest');
     let active: ActiveKey | undefined;
     if (current) {
       const json = current.encrypted ? decryptPrivateKey(current.privateJwk, this.#requireSecret()) : current.privateJwk;
       const privateKey = (await importJWK(JSON.parse(json) as JWK, current.alg)) as CryptoKey;
       active = { kid: current.kid, alg: current.alg, privateKey };
     }
-    return { at: now, active, jwks: { keys: keys.map((k) => k.publicJwk as JWK) } };
+    // A key that activates within the cache period ends this read's trust when it does.
+    const activations = keys.filter((k) => k.createdAt + delay > now).map((k) => k.createdAt + delay);
+    const until = Math.min(now + this.#options.cacheMs, ...activations);
+    return { until, active, jwks: { keys: keys.map((k) => k.publicJwk as JWK) } };
   }
 
   #requireSecret(): string {
@@ -114,4 +138,14 @@ export class KeyRing {
       publishUntil: undefined,
     };
   }
+}
+
+/**
+ * The newest or the oldest key. Keys created in the same millisecond (a rotation right after the
+ * first start) are ordered by rotation: the retired one is the older.
+ */
+function pick(keys: SigningKey[], which: 'newest' | 'oldest'): SigningKey | undefined {
+  const age = (k: SigningKey) => k.createdAt * 2 + (k.retiredAt === undefined ? 1 : 0);
+  const sorted = [...keys].sort((a, b) => age(a) - age(b));
+  return which === 'oldest' ? sorted[0] : sorted.at(-1);
 }

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
+import { ManualClock } from '../../src/lib/clock.ts';
 import { addClient, addUser, basic, mintCode, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { authorizationUrl, browse, createTestClient } from '../helpers/fixtures.ts';
@@ -103,14 +104,15 @@ describe('conformance: an https issuer (production behind a TLS-terminating prox
 for (const db of DATABASES) {
   describe(`conformance: JWKS and key rotation on ${db.name}`, () => {
     let server: RunningServer;
+    const clock = new ManualClock(Date.now());
     before(async () => {
-      server = await startServer(db);
+      server = await startServer(db, { clock });
     });
     after(async () => server.close());
 
     const idToken = async () => {
       const { client, secret } = await addClient(server.gatehouse.store);
-      const { code } = await mintCode(server.gatehouse.store, client, await addUser(server.gatehouse.store));
+      const { code } = await mintCode(server.gatehouse.store, client, await addUser(server.gatehouse.store), { now: clock.now() });
       const body = assertTokenResponse(await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: basic(client.clientId, secret) }));
       return body.id_token as string;
     };
@@ -132,6 +134,9 @@ for (const db of DATABASES) {
         assert.ok(typeof key.kid === 'string' && key.kid !== '');
         for (const member of PRIVATE_MEMBERS) assert.equal(key[member], undefined, `${String(key.kid)} has ${member}`);
       }
+      // Publish first, sign later (OIDC Core §10.1.1): the old key signs for two key-cache periods.
+      assert.equal((await verifyIdToken(server, await idToken())).header.kid, oldKid);
+      clock.advance(2 * server.config.keyCacheTtl * 1000);
       const newToken = await idToken();
       assert.equal((await verifyIdToken(server, newToken)).header.kid, rotated.kid);
       await verifyIdToken(server, oldToken);

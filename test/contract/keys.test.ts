@@ -88,7 +88,7 @@ for (const kind of DATABASES) {
     test('a rotation through one instance reaches a KeyRing on another instance once its cache expires', async () => {
       await withTestStore(kind, async (store, harness) => {
         const clock = new ManualClock(T0);
-        const options = { encryptionSecret: 'shared secret', retiredKeyGraceMs: 3_600_000, cacheMs: 30_000 };
+        const options = { encryptionSecret: 'shared secret', retiredKeyGraceMs: 3_600_000, cacheMs: 30_000, activationDelayMs: 0 };
         const ringA = new KeyRing(store.keys, clock, options);
         const ringB = new KeyRing((await harness.open()).keys, clock, options);
         await Promise.all([ringA.ensureActiveKey(), ringB.ensureActiveKey()]);

@@ -166,8 +166,14 @@ for (const kind of DATABASES) {
           }
         }),
       );
+      // Publish first, sign later: the new key signs two key-cache periods after the rotation.
+      const signsFrom = rotatedAt + 2 * KEY_CACHE_SECONDS * 1000;
       for (const instance of instances) {
-        const answer = await redeem(instance, (await mintCode(store, client, user)).code);
+        let answer = await redeem(instance, (await mintCode(store, client, user)).code);
+        while (Date.now() < signsFrom + 1000 && answer.status === 200 && decodeProtectedHeader(answer.body.id_token as string).kid !== kid) {
+          await new Promise((resolve) => setTimeout(resolve, 200));
+          answer = await redeem(instance, (await mintCode(store, client, user)).code);
+        }
         assert.equal(answer.status, 200);
         const idToken = answer.body.id_token as string;
         assert.equal(decodeProtectedHeader(idToken).kid, kid, `${instance.url} still signs with the old key`);

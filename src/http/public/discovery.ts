@@ -12,7 +12,8 @@ export async function discoveryRoutes(app: FastifyInstance, deps: HttpDeps): Pro
 
   app.get('/uas/oauth2/metadata.jwks', async (_request, reply) =>
     reply
-      .header('cache-control', 'public, max-age=60')
+      // No longer than the key ring's own cache: a rotated-in key signs only after two such periods.
+      .header('cache-control', `public, max-age=${deps.config.keyCacheTtl}`)
       .header('access-control-allow-origin', '*')
       .type('application/jwk-set+json')
       .send(await deps.keyRing.jwks()),
