@@ -9,33 +9,14 @@ import type { AuthorizationCode } from '../../src/domain/grant.ts';
 import type { User } from '../../src/domain/user.ts';
 import { hashSecret } from '../../src/lib/hash.ts';
 import type { Store } from '../../src/storage/ports.ts';
+import { createTestClient } from './fixtures.ts';
 
 export const REDIRECT_URI = 'https://rp.example.com/callback';
 
+/** A confidential client with refresh tokens, registered for REDIRECT_URI (see createTestClient). */
 export async function addClient(store: Store, overrides: Partial<Client> = {}): Promise<{ client: Client; secret: string }> {
-  const secret = randomBytes(32).toString('base64url');
-  const now = Date.now();
-  const client: Client = {
-    clientId: randomUUID(),
-    name: 'test client',
-    secretHash: overrides.tokenEndpointAuthMethod === 'none' ? undefined : hashSecret(secret),
-    active: true,
-    redirectUris: [REDIRECT_URI],
-    tokenEndpointAuthMethod: undefined,
-    grantTypes: ['authorization_code', 'refresh_token'],
-    codeChallengeMethod: undefined,
-    scope: undefined,
-    refreshTokens: true,
-    rotateRefreshTokens: false,
-    accessTokenTtl: undefined,
-    postLogoutRedirectUris: [],
-    metadata: {},
-    createdAt: now,
-    updatedAt: now,
-    ...overrides,
-  };
-  await store.clients.insert(client);
-  return { client, secret };
+  const { client, clientSecret } = await createTestClient(store, { clientId: randomUUID(), name: 'test client', redirectUris: [REDIRECT_URI], refreshTokens: true, ...overrides });
+  return { client, secret: clientSecret };
 }
 
 export async function addUser(store: Store, overrides: Partial<User> = {}): Promise<User> {
