@@ -1,9 +1,17 @@
 /**
  * Process entry of `npm start` and `gatehouse serve`: load the configuration, open the store,
  * listen, and shut down gracefully on SIGTERM/SIGINT (in-flight requests finish first).
+ *
+ * With GATEHOUSE_WORKERS above 1 this process becomes a node:cluster primary. It prepares the
+ * store once (schema, first signing key) so the workers do not race to, forks the workers, which
+ * share the port and the store (keys, sessions and throttling live there, so any worker may
+ * answer any request), restarts a worker that dies unexpectedly, and on SIGTERM/SIGINT asks every
+ * worker to drain and exits 0 after the last one has.
  */
-import { createGatehouse } from './app.ts';
-import { ConfigError, loadConfig } from './config.ts';
+import cluster, { type Worker } from 'node:cluster';
+import { pino, type Logger } from 'pino';
+import { createGatehouse, keyRingFor, openStore } from './app.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 
 export async function serve(): Promise<void> {
   let config;
@@ -16,10 +24,20 @@ export async function serve(): Promise<void> {
     }
     throw error;
   }
+  if (config.workers > 1 && cluster.isPrimary) {
+    // Each worker would get its own empty in-memory database: no shared sessions, keys or codes.
+    if (config.sqlitePath !== ':memory:') return runPrimary(config);
+    if (process.env.GATEHOUSE_WORKERS) process.stderr.write('gatehouse: an in-memory SQLite store cannot be shared by workers; running one process\n');
+  }
+  return runServer(config);
+}
+
+/** One server in this process: the whole of gatehouse without a cluster, or one cluster worker. */
+async function runServer(config: Config): Promise<void> {
   const gatehouse = await createGatehouse(config);
   const { app } = gatehouse;
-  if (config.sqlitePath) app.log.info({ sqlitePath: config.sqlitePath }, `SQLite store at ${config.sqlitePath}`);
-  else app.log.info('PostgreSQL store');
+  // In a cluster the primary has said where the store is.
+  if (cluster.isPrimary) logStore(app.log, config);
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -38,7 +56,103 @@ export async function serve(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 
   await app.listen({ host: config.host, port: config.port });
-  app.log.info({ issuer: config.issuer, discovery: `${config.issuer}/.well-known/openid-configuration` }, 'gatehouse is ready');
+  if (cluster.isPrimary) app.log.info(readyFields(config), 'gatehouse is ready');
+  else app.log.debug({ worker: cluster.worker?.id }, 'worker listening');
+}
+
+/** How long a worker that died is waited for before it is replaced, doubling while crashes repeat. */
+const RESTART_BASE_MS = 100;
+const RESTART_MAX_MS = 30_000;
+const CRASH_WINDOW_MS = 60_000;
+
+async function runPrimary(config: Config): Promise<void> {
+  const log = pino({ level: config.logLevel });
+  const store = await openStore(config);
+  try {
+    await keyRingFor(config, store).ensureActiveKey();
+  } finally {
+    await store.close();
+  }
+  logStore(log, config);
+
+  const live = new Map<number, { worker: Worker; listened: boolean }>();
+  const crashes: number[] = [];
+  const restartTimers = new Set<NodeJS.Timeout>();
+  let ready = false;
+  let stopping = false;
+  let exitCode = 0;
+
+  const fork = () => {
+    const worker = cluster.fork();
+    live.set(worker.id, { worker, listened: false });
+  };
+
+  const finishIfDone = () => {
+    if (stopping && live.size === 0) {
+      log.info({ exitCode }, 'every worker has stopped');
+      process.exit(exitCode);
+    }
+  };
+
+  const stop = (signal: string, code = 0) => {
+    if (stopping) return;
+    stopping = true;
+    exitCode = code;
+    for (const timer of restartTimers) clearTimeout(timer);
+    log.info({ signal, workers: live.size }, 'shutting down: workers finish their in-flight requests');
+    for (const { worker } of live.values()) worker.process.kill('SIGTERM');
+    finishIfDone();
+  };
+
+  cluster.on('listening', (worker) => {
+    const entry = live.get(worker.id);
+    if (entry) entry.listened = true;
+    if (!ready && [...live.values()].filter((w) => w.listened).length >= config.workers) {
+      ready = true;
+      log.info({ ...readyFields(config), workers: config.workers }, 'gatehouse is ready');
+    }
+  });
+
+  cluster.on('exit', (worker, code, signal) => {
+    const entry = live.get(worker.id);
+    live.delete(worker.id);
+    if (stopping) {
+      if (code !== 0) exitCode = 1;
+      finishIfDone();
+      return;
+    }
+    const fields = { worker: worker.id, pid: worker.process.pid, code, signal };
+    if (!ready && !entry?.listened) {
+      // A worker that cannot start (port taken, store unreachable) would fail again: give up.
+      log.error(fields, 'a worker failed to start; stopping');
+      stop('startup failure', 1);
+      return;
+    }
+    const now = Date.now();
+    crashes.push(now);
+    while (crashes.length > 0 && crashes[0]! < now - CRASH_WINDOW_MS) crashes.shift();
+    const delay = Math.min(RESTART_MAX_MS, RESTART_BASE_MS * 2 ** (crashes.length - 1));
+    log.error({ ...fields, restartInMs: delay }, 'a worker died unexpectedly; restarting it');
+    const timer = setTimeout(() => {
+      restartTimers.delete(timer);
+      if (!stopping) fork();
+    }, delay);
+    restartTimers.add(timer);
+  });
+
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+
+  for (let i = 0; i < config.workers; i++) fork();
+}
+
+function logStore(log: Pick<Logger, 'info'>, config: Config): void {
+  if (config.sqlitePath) log.info({ sqlitePath: config.sqlitePath }, `SQLite store at ${config.sqlitePath}`);
+  else log.info('PostgreSQL store');
+}
+
+function readyFields(config: Config): Record<string, string> {
+  return { issuer: config.issuer, discovery: `${config.issuer}/.well-known/openid-configuration` };
 }
 
 if (import.meta.main) {

@@ -1,0 +1,175 @@
+/**
+ * What the scenarios need in the store, put there directly through the store's ports (as
+ * test/helpers/back-channel.ts does): clients, users, live tokens and fresh authorization codes.
+ * S3's measured rounds mint their codes through the authorization endpoint instead, once the
+ * front channel answers (bench/lib/front-channel.ts); `mintCodes` serves its warm-up.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Client } from '../../src/domain/client.ts';
+import type { AuthorizationCode, Token } from '../../src/domain/grant.ts';
+import type { User } from '../../src/domain/user.ts';
+import { hashPassword } from '../../src/identity/passwords.ts';
+import { hashSecret } from '../../src/lib/hash.ts';
+import type { Store } from '../../src/storage/ports.ts';
+
+export const REDIRECT_URI = 'https://rp.example.com/callback';
+export const SCOPE = 'openid profile email';
+const DAY_MS = 86_400_000;
+
+export interface ClientCredentials {
+  clientId: string;
+  /** `Basic …` for client_secret_basic (RFC 6749 §2.3.1). */
+  basic: string;
+}
+
+export interface Fixture {
+  /** The relying party: code exchange and refresh without rotation. */
+  rp: ClientCredentials;
+  /** A relying party whose refresh tokens rotate on use. */
+  rotating: ClientCredentials;
+  /** A resource server that introspects tokens. */
+  rs: ClientCredentials;
+  userId: string;
+  /** A user with an argon2id password, for the login scenarios. */
+  login: { username: string; password: string };
+  /** A live access token of the user for the rp, scope openid profile email. */
+  accessToken: string;
+  /** A live refresh token of the user for the rp (rotation off, reusable). */
+  refreshToken: string;
+}
+
+function basic(clientId: string, secret: string): string {
+  const enc = (v: string) => encodeURIComponent(v).replace(/%20/g, '+');
+  return `Basic ${Buffer.from(`${enc(clientId)}:${enc(secret)}`).toString('base64')}`;
+}
+
+async function addClient(store: Store, name: string, overrides: Partial<Client>): Promise<ClientCredentials> {
+  const secret = randomBytes(32).toString('base64url');
+  const now = Date.now();
+  const client: Client = {
+    clientId: randomUUID(),
+    name,
+    secretHash: hashSecret(secret),
+    active: true,
+    redirectUris: [REDIRECT_URI],
+    tokenEndpointAuthMethod: 'client_secret_basic',
+    grantTypes: ['authorization_code', 'refresh_token'],
+    codeChallengeMethod: undefined,
+    scope: undefined,
+    refreshTokens: true,
+    rotateRefreshTokens: false,
+    accessTokenTtl: undefined,
+    postLogoutRedirectUris: [],
+    metadata: { client_name: name, redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'client_secret_basic' },
+    createdAt: now,
+    updatedAt: now,
+    ...overrides,
+  };
+  await store.clients.insert(client);
+  return { clientId: client.clientId, basic: basic(client.clientId, secret) };
+}
+
+function aUser(username: string): User {
+  const now = Date.now();
+  return {
+    id: randomUUID(),
+    username,
+    status: 'enabled',
+    givenName: 'Ada',
+    familyName: 'Lovelace',
+    email: `${username}@example.com`,
+    organizationId: undefined,
+    attributes: {},
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+const sessionIndex = () => `_${randomBytes(20).toString('hex')}`;
+
+function tokenRow(kind: Token['kind'], raw: string, clientId: string, userId: string, now: number): Token {
+  return {
+    tokenHash: hashSecret(raw),
+    kind,
+    clientId,
+    userId,
+    scope: SCOPE,
+    sessionIndex: sessionIndex(),
+    authTime: now - 5000,
+    amr: ['pwd'],
+    acr: undefined,
+    codeHash: undefined,
+    familyId: randomUUID(),
+    createdAt: now,
+    expiresAt: now + DAY_MS,
+    revokedAt: undefined,
+    rotatedAt: undefined,
+  };
+}
+
+export async function seedFixture(store: Store): Promise<Fixture> {
+  const tag = randomBytes(4).toString('hex');
+  const rp = await addClient(store, `bench rp ${tag}`, {});
+  const rotating = await addClient(store, `bench rotating rp ${tag}`, { rotateRefreshTokens: true });
+  const rs = await addClient(store, `bench resource server ${tag}`, { grantTypes: [], refreshTokens: false, redirectUris: [REDIRECT_URI] });
+  const user = aUser(`bench-${tag}`);
+  await store.users.insert(user, undefined);
+  const login = { username: `bench-login-${tag}`, password: `correct horse battery ${tag}` };
+  await store.users.insert(aUser(login.username), await hashPassword(login.password));
+
+  const now = Date.now();
+  const accessToken = randomBytes(32).toString('base64url');
+  const refreshToken = randomBytes(32).toString('base64url');
+  await store.tokens.insertMany([tokenRow('access_token', accessToken, rp.clientId, user.id, now), tokenRow('refresh_token', refreshToken, rp.clientId, user.id, now)]);
+  return { rp, rotating, rs, userId: user.id, login, accessToken, refreshToken };
+}
+
+/** `count` fresh authorization codes for the rp, as the authorization endpoint would issue them. */
+export async function mintCodes(store: Store, fixture: Fixture, count: number): Promise<string[]> {
+  const codes: string[] = [];
+  const now = Date.now();
+  const rows: AuthorizationCode[] = [];
+  for (let i = 0; i < count; i++) {
+    const code = randomBytes(32).toString('base64url');
+    codes.push(code);
+    rows.push({
+      codeHash: hashSecret(code),
+      clientId: fixture.rp.clientId,
+      userId: fixture.userId,
+      redirectUri: REDIRECT_URI,
+      scope: SCOPE,
+      nonce: randomBytes(12).toString('base64url'),
+      codeChallenge: undefined,
+      codeChallengeMethod: undefined,
+      sessionIndex: sessionIndex(),
+      authTime: now - 5000,
+      amr: ['pwd'],
+      acr: undefined,
+      createdAt: now,
+      // Long enough to outlive the round they are minted for.
+      expiresAt: now + 15 * 60_000,
+      consumedAt: undefined,
+    });
+  }
+  for (let i = 0; i < rows.length; i += 64) await Promise.all(rows.slice(i, i + 64).map((row) => store.codes.insert(row)));
+  return codes;
+}
+
+/** `count` live refresh tokens of the user for the rotating client, each of its own family. */
+export async function mintRefreshTokens(store: Store, fixture: Fixture, count: number): Promise<string[]> {
+  const now = Date.now();
+  const raws: string[] = [];
+  const pending: Promise<void>[] = [];
+  for (let i = 0; i < count; i += 500) {
+    const batch: Token[] = [];
+    for (let j = i; j < Math.min(count, i + 500); j++) {
+      const raw = randomBytes(32).toString('base64url');
+      raws.push(raw);
+      batch.push(tokenRow('refresh_token', raw, fixture.rotating.clientId, fixture.userId, now));
+    }
+    pending.push(store.tokens.insertMany(batch));
+    if (pending.length >= 4) await Promise.all(pending.splice(0));
+  }
+  await Promise.all(pending);
+  return raws;
+}

@@ -1,0 +1,663 @@
+/**
+ * `npm run bench`: gatehouse under load, next to the ceilings of the same machine (issue 6).
+ *
+ * This process is the load generator (autocannon) and the conductor. With two or more cores it
+ * pins itself to core 1 and every server and ceiling to core 0, so one-core figures are true
+ * one-core figures. It measures R2 (RS256 signatures/s), R3 (argon2id hashes/s) and R1 (a bare
+ * node:http server), then starts gatehouse (`node src/main.ts`, its own process) on a fresh SQLite
+ * store — and on PostgreSQL when GATEHOUSE_BENCH_POSTGRES_URL is set — and runs the scenarios in
+ * bench/lib/scenarios.ts: warm-up, then rounds whose medians are reported with their ratio to the
+ * ceiling. Then the same server with 1 and 2 workers, unpinned, for cluster scaling.
+ *
+ *   npm run bench                  full run (about 10 minutes with PostgreSQL)
+ *   npm run bench -- --quick       about a minute: 1 short round each
+ *   npm run bench -- --profile     also a CPU profile of each scenario (node --cpu-prof), summarised
+ *   npm run bench -- --scale=URL   introspection p99 on an empty store vs the store at URL (bench:seed)
+ *   npm run bench -- --help
+ *
+ * Every process started here is ended on any exit (bench/lib/processes.ts).
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { openStore } from '../src/app.ts';
+import { loadConfig } from '../src/config.ts';
+import { ARGON2_PARAMETERS } from '../src/identity/passwords.ts';
+import type { Store } from '../src/storage/ports.ts';
+import { seedFixture } from './lib/fixtures.ts';
+import { probeFrontChannel, type FrontChannel } from './lib/front-channel.ts';
+import { runLoad, summarize, median, type RoundResult, type Summary } from './lib/load.ts';
+import { freePort, hasTaskset, killAll, onCleanup, pinSelf, runNode, startNode, waitUntilReady, type Started } from './lib/processes.ts';
+import { formatProfile, summarizeProfile, type ProfileSummary } from './lib/profile.ts';
+import { authorizationEndpointPath, authorizePath, SCENARIOS, type CeilingId, type Scenario, type ScenarioContext, type ScenarioId } from './lib/scenarios.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const MAIN = join(ROOT, 'src/main.ts');
+const CEILINGS_DIR = join(ROOT, 'bench/ceilings');
+const RESULTS = join(ROOT, 'bench/results');
+
+const { values: flags } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    rounds: { type: 'string' },
+    duration: { type: 'string' },
+    warmup: { type: 'string' },
+    connections: { type: 'string' },
+    only: { type: 'string' },
+    postgres: { type: 'string' },
+    'no-postgres': { type: 'boolean', default: false },
+    'no-pin': { type: 'boolean', default: false },
+    'no-cluster': { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    scale: { type: 'string' },
+    'server-node-options': { type: 'string' },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+if (flags.help) {
+  process.stdout.write(`npm run bench -- [options]
+  --quick            1 round of 3 s per scenario, short ceilings (about a minute)
+  --rounds N         rounds per scenario (default 3; quick 1)
+  --duration S       seconds per round (default 10; quick 3)
+  --warmup S         seconds of warm-up per scenario (default 2; quick 1)
+  --connections N    concurrent connections (default 16; S6 uses 8)
+  --only S1,S3       run only these scenarios
+  --postgres URL     also on PostgreSQL (default: GATEHOUSE_BENCH_POSTGRES_URL); a fresh schema is made and dropped
+  --no-postgres      ignore GATEHOUSE_BENCH_POSTGRES_URL
+  --no-pin           do not pin server and load generator to separate cores
+  --no-cluster       skip the 1-vs-2-worker scaling runs
+  --profile          also profile each scenario with node --cpu-prof and summarise it
+  --server-node-options "…"  NODE_OPTIONS for the gatehouse server (e.g. "--max-semi-space-size=4")
+  --scale URL        only: introspection p99 on an empty store vs the seeded store at URL (npm run bench:seed)
+Results: a table on stdout, JSON in bench/results/.
+`);
+  process.exit(0);
+}
+
+const quick = flags.quick;
+const settings = {
+  rounds: Number(flags.rounds ?? (quick ? 1 : 3)),
+  duration: Number(flags.duration ?? (quick ? 3 : 10)),
+  warmup: Number(flags.warmup ?? (quick ? 1 : 2)),
+  connections: Number(flags.connections ?? 16),
+  ceilingSeconds: quick ? 1 : 3,
+  clusterScenarios: ['S1', 'S3'] as ScenarioId[],
+  /** Seconds of each cluster-scaling round (one round per scenario and worker count). */
+  clusterSeconds: quick ? 3 : 6,
+};
+const only = flags.only ? new Set(flags.only.split(',').map((s) => s.trim())) : undefined;
+const postgresUrl = flags['no-postgres'] ? undefined : (flags.postgres ?? process.env.GATEHOUSE_BENCH_POSTGRES_URL);
+const logLevel = process.env.GATEHOUSE_BENCH_LOG_LEVEL ?? 'warn';
+
+const cores = availableParallelism();
+const pinning = !flags['no-pin'] && cores >= 2 && hasTaskset();
+const SERVER_CPU = '0';
+const LOAD_CPU = '1';
+const runId = new Date().toISOString().replace(/[:.]/g, '-');
+const runDir = join(RESULTS, runId);
+mkdirSync(runDir, { recursive: true });
+
+function log(message: string): void {
+  process.stderr.write(`${message}\n`);
+}
+
+function machine() {
+  const cpuinfo = (() => {
+    try {
+      return readFileSync('/proc/cpuinfo', 'utf8');
+    } catch {
+      return '';
+    }
+  })();
+  let nproc = cores;
+  try {
+    nproc = Number(execFileSync('nproc', { encoding: 'utf8' }).trim());
+  } catch {
+    // nproc missing: keep Node's count.
+  }
+  return {
+    nproc,
+    cpuModel: /^model name\s*:\s*(.+)$/m.exec(cpuinfo)?.[1] ?? cpus()[0]?.model ?? 'unknown',
+    node: process.version,
+    kernel: release(),
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    /** Other work on the machine skews every figure: the 1-minute load average when the run started. */
+    loadAverage: Number(loadavg()[0]!.toFixed(2)),
+    pinned: pinning ? `server and ceilings on core ${SERVER_CPU}, load generator on core ${LOAD_CPU}` : 'no pinning',
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ceilings
+
+interface CpuCeiling {
+  perSecond: number;
+  perCpuSecond: number;
+  rounds: { perSecond: number; perCpuSecond: number }[];
+}
+
+async function cpuCeiling(script: string, args: string[] = []): Promise<CpuCeiling> {
+  const rounds: CpuCeiling['rounds'] = [];
+  for (let i = 0; i < settings.rounds; i++) {
+    const out = await runNode([join(CEILINGS_DIR, script), '--seconds', String(settings.ceilingSeconds), ...args], { cpus: pinning ? SERVER_CPU : undefined });
+    rounds.push(JSON.parse(out.trim().split('\n').pop()!) as CpuCeiling['rounds'][number]);
+  }
+  return { perSecond: median(rounds.map((r) => r.perSecond)), perCpuSecond: median(rounds.map((r) => r.perCpuSecond)), rounds };
+}
+
+async function bareHttpCeiling(options: { rounds: number; profileDir?: string; onRoundStart?: (spawnedAt: number) => void } = { rounds: settings.rounds }): Promise<Summary> {
+  const port = await freePort();
+  const spawnedAt = performance.now();
+  const nodeArgs = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
+  const started = startNode([...nodeArgs, join(CEILINGS_DIR, 'bare-http.ts')], { cpus: pinning ? SERVER_CPU : undefined, env: { PORT: String(port) }, onStdout: () => {} });
+  try {
+    const base = `http://127.0.0.1:${port}`;
+    await waitUntilReady(`${base}/`, started);
+    const requests = [{ method: 'GET', path: '/' }];
+    const load = { base, requests, connections: settings.connections, ok: [200], opStatus: 200, serverPid: started.pid };
+    await runLoad({ ...load, seconds: settings.warmup });
+    options.onRoundStart?.(spawnedAt);
+    const rounds: RoundResult[] = [];
+    for (let i = 0; i < options.rounds; i++) rounds.push(await runLoad({ ...load, seconds: settings.duration }));
+    return summarize(rounds);
+  } finally {
+    await started.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stores and servers
+
+interface BenchStore {
+  kind: 'sqlite' | 'postgres';
+  url: string;
+  dispose(): Promise<void>;
+}
+
+function sqliteStore(name: string): BenchStore {
+  const path = join(runDir, `${name}.db`);
+  const remove = () => {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${path}${suffix}`, { force: true });
+  };
+  const forget = onCleanup(remove);
+  return {
+    kind: 'sqlite',
+    url: `sqlite:${path}`,
+    async dispose() {
+      forget();
+      remove();
+    },
+  };
+}
+
+/** A fresh schema in the given PostgreSQL database, dropped afterwards; never anything else. */
+async function postgresStore(url: string, name: string): Promise<BenchStore> {
+  const schema = `gatehouse_bench_${name}_${process.pid}_${Date.now()}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE SCHEMA "${schema}"`);
+  } finally {
+    await admin.end();
+  }
+  const scoped = new URL(url);
+  scoped.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    kind: 'postgres',
+    url: scoped.toString(),
+    async dispose() {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+function openBenchStore(url: string): Promise<Store> {
+  return openStore(loadConfig({ GATEHOUSE_DATABASE_URL: url, GATEHOUSE_DATABASE_POOL_SIZE: '8', GATEHOUSE_WORKERS: '1' }));
+}
+
+interface Server {
+  base: string;
+  /** performance.now() when the process was spawned. */
+  spawnedAt: number;
+  started: Started;
+  stop(): Promise<number | string>;
+}
+
+async function startGatehouse(url: string, options: { workers: number; pinned: boolean; profileDir?: string }): Promise<Server> {
+  const port = await freePort();
+  const spawnedAt = performance.now();
+  const nodeArgs = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
+  const started = startNode([...nodeArgs, MAIN], {
+    cpus: options.pinned ? SERVER_CPU : undefined,
+    env: {
+      GATEHOUSE_HOST: '127.0.0.1',
+      GATEHOUSE_PORT: String(port),
+      GATEHOUSE_DATABASE_URL: url,
+      GATEHOUSE_WORKERS: String(options.workers),
+      GATEHOUSE_LOG_LEVEL: logLevel,
+      GATEHOUSE_ISSUER: `http://127.0.0.1:${port}/uas`,
+      ...(flags['server-node-options'] ? { NODE_OPTIONS: flags['server-node-options'] } : {}),
+    },
+  });
+  const base = `http://127.0.0.1:${port}`;
+  await waitUntilReady(`${base}/health/ready`, started);
+  return { base, spawnedAt, started, stop: () => started.stop() };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios
+
+interface ScenarioResult {
+  id: ScenarioId;
+  name: string;
+  store: string;
+  workers: number;
+  pinned: boolean;
+  ceiling: CeilingId;
+  target: number;
+  status: 'measured' | 'unavailable';
+  reason?: string;
+  summary?: Summary;
+  /** opsPerSec / the ceiling's rate: both measured on one core, in the same run. */
+  ratio?: number;
+  /**
+   * opsPerCpuSecond / the ceiling's per-CPU-second rate: the same comparison freed from what the
+   * raw rates also measure (a load generator that cannot saturate R1; other processes).
+   */
+  cpuRatio?: number;
+}
+
+/** Ceilings per second and per CPU-second of the server's core, measured in this run. */
+const ceilings: Partial<Record<CeilingId, number>> = {};
+const capacities: Partial<Record<CeilingId, number>> = {};
+
+function selected(scenarios: Scenario[]): Scenario[] {
+  return scenarios.filter((s) => !only || only.has(s.id));
+}
+
+async function runScenario(
+  scenario: Scenario,
+  ctx: ScenarioContext,
+  server: Server,
+  label: { store: string; workers: number; pinned: boolean },
+  rounds: number,
+  onRoundStart?: () => void,
+  seconds = settings.duration,
+): Promise<ScenarioResult> {
+  const base: ScenarioResult = { id: scenario.id, name: scenario.name, ...label, ceiling: scenario.ceiling, target: scenario.target, status: 'unavailable' };
+  const connections = scenario.connections ?? settings.connections;
+  const once = async (seconds: number, measured: boolean): Promise<RoundResult | string> => {
+    const prepared = await scenario.prepare(ctx, seconds);
+    if (typeof prepared === 'string') return prepared;
+    if (measured) onRoundStart?.();
+    const result = await runLoad({
+      base: server.base,
+      requests: prepared.requests,
+      seconds,
+      amount: prepared.amount,
+      connections,
+      ok: scenario.ok,
+      opStatus: prepared.opStatus ?? scenario.opStatus,
+      serverPid: server.started.pid,
+    });
+    const warning = prepared.after?.();
+    return warning ? { ...result, warning } : result;
+  };
+  const warm = await once(settings.warmup, false);
+  if (typeof warm === 'string') return { ...base, reason: warm };
+  ctx.warmedUp[scenario.id] = warm.opsPerSec;
+  const results: RoundResult[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const r = await once(seconds, true);
+    if (typeof r === 'string') return { ...base, reason: r };
+    results.push(r);
+  }
+  const summary = summarize(results);
+  ctx.measured[scenario.id] = summary.opsPerSec;
+  const ceiling = ceilings[scenario.ceiling];
+  const capacity = capacities[scenario.ceiling];
+  return {
+    ...base,
+    status: 'measured',
+    summary,
+    ratio: ceiling ? summary.opsPerSec / ceiling : undefined,
+    cpuRatio: capacity && summary.opsPerCpuSecond ? summary.opsPerCpuSecond / capacity : undefined,
+  };
+}
+
+async function withServer<T>(store: BenchStore, options: { workers: number; pinned: boolean; profileDir?: string }, work: (server: Server, ctx: ScenarioContext) => Promise<T>): Promise<{ value: T; exit: number | string }> {
+  const storeHandle = await openBenchStore(store.url);
+  try {
+    const fixture = await seedFixture(storeHandle);
+    const server = await startGatehouse(store.url, options);
+    let value: T;
+    try {
+      const endpoint = await authorizationEndpointPath(server.base);
+      const frontChannel: FrontChannel = endpoint
+        ? await probeFrontChannel(server.base, authorizePath(fixture, 'bench', endpoint), fixture.login)
+        : { available: false, reason: 'the discovery document names no authorization_endpoint' };
+      const ctx: ScenarioContext = { base: server.base, store: storeHandle, fixture, frontChannel, ceilings, measured: {}, warmedUp: {}, serverCores: options.pinned ? 1 : Math.min(options.workers, cores) };
+      value = await work(server, ctx);
+    } catch (error) {
+      await server.stop();
+      throw error;
+    }
+    const exit = await server.stop();
+    return { value, exit };
+  } finally {
+    await storeHandle.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report
+
+const fmt = (n: number | undefined, digits = 0) => (n === undefined || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+
+function table(results: ScenarioResult[], referenceSqlite?: ScenarioResult[]): string {
+  const header = ['scenario', 'store', 'workers', 'ops/s', 'req/s', 'server CPU', 'ops/CPU-s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'unexpected', 'RSS MiB/worker (anon)', 'ceiling', 'ratio', 'ratio/CPU-s', 'target', ''];
+  const rows = results.map((r) => {
+    if (r.status !== 'measured' || !r.summary) return [r.id, r.store, String(r.workers), r.reason ?? 'not measured', '', '', '', '', '', '', '', '', '', r.ceiling, '', '', `≥ ${r.target}`, ''];
+    const s = r.summary;
+    const sqlite = referenceSqlite?.find((x) => x.id === r.id && x.summary);
+    const vsSqlite = sqlite?.summary && r.store === 'postgres' ? ` (${fmt(s.opsPerSec / sqlite.summary.opsPerSec, 2)}× SQLite)` : '';
+    // The raw ratio is biased upwards (R1 is capped by the load generator), the CPU-normalised one
+    // downwards (the kernel's loopback work is charged to the sender): above the target by the
+    // lower one is a pass, below it by the upper one a miss, and in between unclear.
+    const clean = s.errors === 0 && s.unexpected === 0;
+    const verdict = !clean ? 'ERRORS' : r.ratio === undefined ? '' : (r.cpuRatio ?? r.ratio) >= r.target ? 'ok' : r.ratio < r.target ? 'BELOW' : 'unclear';
+    return [
+      r.id,
+      r.store,
+      `${r.workers}${r.pinned ? ' (1 core)' : ''}`,
+      fmt(s.opsPerSec) + vsSqlite,
+      fmt(s.reqPerSec),
+      s.serverCpuShare === undefined ? '–' : `${fmt(100 * s.serverCpuShare)} %`,
+      fmt(s.opsPerCpuSecond),
+      fmt(s.p50, 1),
+      fmt(s.p99, 1),
+      String(s.errors),
+      String(s.non2xx),
+      String(s.unexpected),
+      s.rssMiB ? `${fmt(s.rssMiB.rss)} (${fmt(s.rssMiB.anon)})` : '–',
+      r.ceiling,
+      fmt(r.ratio, 3),
+      fmt(r.cpuRatio, 3),
+      `≥ ${r.target}`,
+      r.pinned ? verdict : '',
+    ];
+  });
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
+  const line = (row: string[]) => `| ${row.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------
+// Main
+
+async function measureCeilings(): Promise<Record<string, unknown>> {
+  log('R2: RS256 signatures/s (jose, one core)…');
+  const r2 = await cpuCeiling('rs256.ts');
+  ceilings.R2 = r2.perSecond;
+  capacities.R2 = r2.perCpuSecond;
+  log(`    ${fmt(r2.perSecond)}/s, ${fmt(r2.perCpuSecond)}/CPU-s`);
+  log(`R3: argon2id hashes/s (m=${ARGON2_PARAMETERS.memoryCost} KiB, t=${ARGON2_PARAMETERS.timeCost}, p=${ARGON2_PARAMETERS.parallelism}, one core)…`);
+  const r3 = await cpuCeiling('argon2.ts');
+  ceilings.R3 = r3.perSecond;
+  capacities.R3 = r3.perCpuSecond;
+  log(`    ${fmt(r3.perSecond, 1)}/s, ${fmt(r3.perCpuSecond, 1)}/CPU-s`);
+  log('R1: bare node:http server, small JSON…');
+  const r1 = await bareHttpCeiling();
+  ceilings.R1 = r1.opsPerSec;
+  capacities.R1 = r1.opsPerCpuSecond;
+  log(`    ${fmt(r1.opsPerSec)} req/s at ${fmt(100 * (r1.serverCpuShare ?? 0))} % of the core (${fmt(r1.opsPerCpuSecond)}/CPU-s), p99 ${r1.p99} ms`);
+  return { R1: r1, R2: r2, R3: { ...r3, parameters: ARGON2_PARAMETERS } };
+}
+
+async function runSuite(store: BenchStore): Promise<{ results: ScenarioResult[]; gracefulExit: number | string }> {
+  log(`\n== ${store.kind}: one worker${pinning ? ' pinned to one core' : ''} ==`);
+  const { value, exit } = await withServer(store, { workers: 1, pinned: pinning }, async (server, ctx) => {
+    if (!ctx.frontChannel.available) log(`   S5/S6: ${ctx.frontChannel.reason}`);
+    const results: ScenarioResult[] = [];
+    for (const scenario of selected(SCENARIOS)) {
+      if (store.kind === 'postgres' && !scenario.hotPath) continue;
+      log(`${scenario.id} ${scenario.name}…`);
+      const result = await runScenario(scenario, ctx, server, { store: store.kind, workers: 1, pinned: pinning }, settings.rounds);
+      log(result.summary ? `    ${fmt(result.summary.opsPerSec)} ops/s (${fmt(result.summary.opsPerCpuSecond)}/CPU-s), p99 ${result.summary.p99} ms, ratio ${fmt(result.ratio, 3)} (per CPU-s ${fmt(result.cpuRatio, 3)})${result.summary.warnings.length ? `; ${result.summary.warnings.join('; ')}` : ''}` : `    ${result.reason}`);
+      results.push(result);
+    }
+    return results;
+  });
+  if (exit !== 0) log(`   warning: the server exited with ${exit} on SIGTERM (expected 0)`);
+  return { results: value, gracefulExit: exit };
+}
+
+async function runClusterScaling(store: BenchStore): Promise<ScenarioResult[]> {
+  const scenarios = selected(SCENARIOS).filter((s) => settings.clusterScenarios.includes(s.id));
+  if (scenarios.length === 0) return [];
+  if (pinning) pinSelf(`0-${cores - 1}`);
+  const results: ScenarioResult[] = [];
+  try {
+    for (const workers of [1, 2]) {
+      log(`\n== ${store.kind}: ${workers} worker(s), no pinning ==`);
+      const { value, exit } = await withServer(store, { workers, pinned: false }, async (server, ctx) => {
+        const out: ScenarioResult[] = [];
+        for (const scenario of scenarios) {
+          log(`${scenario.id} ${scenario.name}…`);
+          const result = await runScenario(scenario, ctx, server, { store: store.kind, workers, pinned: false }, 1, undefined, settings.clusterSeconds);
+          log(result.summary ? `    ${fmt(result.summary.opsPerSec)} ops/s, p99 ${result.summary.p99} ms` : `    ${result.reason}`);
+          out.push(result);
+        }
+        return out;
+      });
+      if (exit !== 0) log(`   warning: the server (${workers} workers) exited with ${exit} on SIGTERM (expected 0)`);
+      results.push(...value);
+    }
+  } finally {
+    if (pinning) pinSelf(LOAD_CPU);
+  }
+  return results;
+}
+
+async function runProfiles(store: BenchStore, withCeiling: boolean): Promise<Record<string, ProfileSummary>> {
+  const out: Record<string, ProfileSummary> = {};
+  const markdown: string[] = [];
+  if (withCeiling) {
+    const dir = join(runDir, 'profiles', 'R1');
+    mkdirSync(dir, { recursive: true });
+    log('profile R1…');
+    let skipMs = 0;
+    const r1 = await bareHttpCeiling({ rounds: 1, profileDir: dir, onRoundStart: (spawnedAt) => (skipMs = performance.now() - spawnedAt) });
+    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+    if (file) {
+      const summary = summarizeProfile(join(dir, file), r1.opsPerCpuSecond ? 1e6 / r1.opsPerCpuSecond : undefined, skipMs);
+      out.R1 = summary;
+      markdown.push(formatProfile(`R1 bare node:http — ${fmt(r1.opsPerSec)} req/s`, summary));
+    }
+  }
+  for (const scenario of selected(SCENARIOS)) {
+    if (store.kind === 'postgres' && !scenario.hotPath) continue;
+    const key = store.kind === 'sqlite' ? scenario.id : `${scenario.id} ${store.kind}`;
+    const dir = join(runDir, 'profiles', key.replace(' ', '-'));
+    mkdirSync(dir, { recursive: true });
+    log(`profile ${key}…`);
+    let skipMs = 0;
+    const { value } = await withServer(store, { workers: 1, pinned: pinning, profileDir: dir }, async (server, ctx) => {
+      // Only the measured round counts: start-up, seeding and warm-up are left out of the summary.
+      return runScenario(scenario, ctx, server, { store: store.kind, workers: 1, pinned: pinning }, 1, () => (skipMs = performance.now() - server.spawnedAt));
+    });
+    if (value.status !== 'measured') {
+      log(`    ${value.reason}`);
+      continue;
+    }
+    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+    if (!file) {
+      log('    no .cpuprofile was written');
+      continue;
+    }
+    const perCpuSecond = value.summary?.opsPerCpuSecond;
+    const summary = summarizeProfile(join(dir, file), perCpuSecond ? 1e6 / perCpuSecond : undefined, skipMs);
+    out[key] = summary;
+    markdown.push(formatProfile(`${scenario.id} ${scenario.name}, ${store.kind} — ${fmt(value.summary?.opsPerSec)} ops/s`, summary));
+  }
+  if (markdown.length) {
+    const path = join(runDir, `profiles-${store.kind}.md`);
+    writeFileSync(path, markdown.join('\n'));
+    log(`profile summaries: ${relative(ROOT, path)}`);
+  }
+  return out;
+}
+
+/**
+ * Introspection on an empty store vs the seeded store at `url` (issue 6 §4). Both servers run at
+ * once (pinned to the same core; the idle one costs nothing) and their rounds alternate, so drift
+ * in what else the machine does falls on both alike.
+ */
+async function runScale(url: string): Promise<void> {
+  const s1 = SCENARIOS.find((s) => s.id === 'S1')!;
+  const empty = url.startsWith('sqlite:') ? sqliteStore('empty') : await postgresStore(postgresUrl ?? url, 'empty');
+  const seededStore: BenchStore = { kind: url.startsWith('sqlite:') ? 'sqlite' : 'postgres', url, dispose: async () => {} };
+  const rounds: Record<'empty' | 'seeded', RoundResult[]> = { empty: [], seeded: [] };
+  const label = (which: string) => ({ store: `${seededStore.kind} (${which})`, workers: 1, pinned: pinning });
+  try {
+    await withServer(empty, { workers: 1, pinned: pinning }, (emptyServer, emptyCtx) =>
+      withServer(seededStore, { workers: 1, pinned: pinning }, async (seededServer, seededCtx) => {
+        for (let i = 0; i < settings.rounds; i++) {
+          for (const [which, server, ctx] of [
+            ['empty', emptyServer, emptyCtx],
+            ['seeded', seededServer, seededCtx],
+          ] as const) {
+            log(`S1 on the ${which} store, round ${i + 1}…`);
+            const result = await runScenario(s1, ctx, server, label(which), 1);
+            if (!result.summary) throw new Error(`S1 failed on the ${which} store: ${result.reason}`);
+            rounds[which].push(...result.summary.all);
+          }
+        }
+      }),
+    );
+  } finally {
+    await empty.dispose();
+  }
+  const rows: ScenarioResult[] = (['empty', 'seeded'] as const).map((which) => ({
+    id: 'S1',
+    name: s1.name,
+    ...label(which),
+    ceiling: s1.ceiling,
+    target: s1.target,
+    status: 'measured',
+    summary: summarize(rounds[which]),
+  }));
+  const [a, b] = rows.map((r) => r.summary!);
+  const ratio = b!.p99 / Math.max(a!.p99, 1);
+  const cpuCost = a!.opsPerCpuSecond && b!.opsPerCpuSecond ? a!.opsPerCpuSecond / b!.opsPerCpuSecond : undefined;
+  const report = { kind: 'scale', runId, machine: machine(), settings, seededStore: url.replace(/\/\/[^@]*@/, '//'), results: rows, p99Ratio: ratio, cpuPerOpRatio: cpuCost, target: 1.5 };
+  writeFileSync(join(runDir, 'scale.json'), JSON.stringify(report, null, 2));
+  process.stdout.write(
+    `${table(rows)}\n\np99 seeded / empty: ${fmt(ratio, 2)} (target ≤ 1.5; autocannon's p99 is in whole milliseconds, a 1 ms floor is used)\n` +
+      `CPU per introspection seeded / empty: ${fmt(cpuCost, 2)}\n`,
+  );
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const info = machine();
+  log(`gatehouse bench ${quick ? '(quick) ' : ''}— ${info.nproc} cores, ${info.cpuModel}, Node ${info.node}; ${info.pinned}`);
+  log(`rounds ${settings.rounds} × ${settings.duration} s after ${settings.warmup} s warm-up, ${settings.connections} connections${flags['server-node-options'] ? `; server NODE_OPTIONS ${flags['server-node-options']}` : ''}`);
+  if (info.loadAverage > 0.5) log(`warning: load average ${info.loadAverage} before starting: other processes use the CPU, so figures will be low and noisy`);
+  if (!pinning && !flags['no-pin']) log('warning: no pinning (needs taskset and two cores): ceilings are not one-core ceilings');
+  if (pinning && !pinSelf(LOAD_CPU)) throw new Error('taskset could not pin the load generator');
+
+  if (flags.scale) return runScale(flags.scale);
+
+  const ceilingResults = await measureCeilings();
+  const sqlite = sqliteStore('sqlite');
+  const suites: ScenarioResult[] = [];
+  const exits: Record<string, number | string> = {};
+  let cluster: ScenarioResult[] = [];
+  let profiles: Record<string, ProfileSummary> = {};
+  try {
+    const sqliteSuite = await runSuite(sqlite);
+    suites.push(...sqliteSuite.results);
+    exits.sqlite = sqliteSuite.gracefulExit;
+    if (!flags['no-cluster'] && cores >= 2) cluster = await runClusterScaling(sqlite);
+    if (flags.profile) profiles = await runProfiles(sqlite, true);
+  } finally {
+    await sqlite.dispose();
+  }
+  if (postgresUrl) {
+    const postgres = await postgresStore(postgresUrl, 'run');
+    try {
+      const pgSuite = await runSuite(postgres);
+      suites.push(...pgSuite.results);
+      exits.postgres = pgSuite.gracefulExit;
+      if (flags.profile) profiles = { ...profiles, ...(await runProfiles(postgres, false)) };
+    } finally {
+      await postgres.dispose();
+    }
+  }
+
+  const sqliteResults = suites.filter((r) => r.store === 'sqlite');
+  const scaling = settings.clusterScenarios
+    .map((id) => {
+      const one = cluster.find((r) => r.id === id && r.workers === 1)?.summary;
+      const two = cluster.find((r) => r.id === id && r.workers === 2)?.summary;
+      return one && two ? { id, oneWorker: one.opsPerSec, twoWorkers: two.opsPerSec, gain: two.opsPerSec / one.opsPerSec, cpuOne: one.serverCpuShare, cpuTwo: two.serverCpuShare } : undefined;
+    })
+    .filter((x) => x !== undefined);
+  const report = {
+    kind: 'bench',
+    runId,
+    quick,
+    elapsedSeconds: (Date.now() - started) / 1000,
+    machine: { ...info, loadAverageAtEnd: Number(loadavg()[0]!.toFixed(2)) },
+    settings: { ...settings, serverNodeOptions: flags['server-node-options'] },
+    ceilings: ceilingResults,
+    scenarios: suites,
+    cluster,
+    scaling,
+    serverExitOnSigterm: exits,
+    profiles,
+  };
+  const json = JSON.stringify(report, null, 2);
+  writeFileSync(join(runDir, 'results.json'), json);
+  writeFileSync(join(RESULTS, 'latest.json'), json);
+
+  const lines = [
+    '',
+    `Machine: ${info.nproc} cores (${info.cpuModel}), Node ${info.node}, ${info.pinned}; load average ${info.loadAverage} at start, ${report.machine.loadAverageAtEnd} at end.`,
+    `Ceilings (one core): R1 ${fmt(ceilings.R1)} req/s (bare node:http; ${fmt(capacities.R1)}/CPU-s), R2 ${fmt(ceilings.R2)} RS256 signatures/s (${fmt(capacities.R2)}/CPU-s), R3 ${fmt(ceilings.R3, 1)} argon2id hashes/s (${fmt(capacities.R3, 1)}/CPU-s).`,
+    `Rounds: ${settings.rounds} × ${settings.duration} s (medians), warm-up ${settings.warmup} s, ${settings.connections} connections.`,
+    '',
+    table(suites, sqliteResults),
+  ];
+  if (cluster.length) {
+    lines.push('', `Cluster (SQLite, no pinning, 1 round of ${settings.clusterSeconds} s each):`, '', table(cluster));
+    for (const s of scaling) lines.push(`${s.id}: 2 workers / 1 worker = ${fmt(s.gain, 2)}× (server CPU ${fmt(100 * (s.cpuOne ?? 0))} % → ${fmt(100 * (s.cpuTwo ?? 0))} %)`);
+  }
+  lines.push('', `JSON: ${relative(ROOT, join(runDir, 'results.json'))} (also bench/results/latest.json); ${fmt(report.elapsedSeconds)} s.`);
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().then(
+  () => {
+    killAll();
+    process.exit(0);
+  },
+  (error: unknown) => {
+    log(`bench failed: ${(error as Error).stack ?? String(error)}`);
+    killAll();
+    process.exit(1);
+  },
+);
