@@ -1,4 +1,4 @@
-import { DatabaseSync } from 'node:sqlite';
+import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { CompiledQuery, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type DialectAdapter, type Driver, type SqliteDatabase, type SqliteStatement } from 'kysely';
 
 /**
@@ -19,18 +19,35 @@ function openDatabase(path: string): SqliteDatabase {
   db.exec('PRAGMA foreign_keys = ON');
   // SQLite's own lower() folds ASCII only; case-insensitive filters must fold 'Ä' as PostgreSQL does.
   db.function('lower', { deterministic: true }, (value) => (typeof value === 'string' ? value.toLowerCase() : value));
+  // Kysely prepares every query anew; compiling the SQL was the largest single cost of the hot
+  // paths (docs/performance.md). The queries are few and parameterised, so their prepared
+  // statements are kept, bounded, by SQL text.
+  const statements = new Map<string, SqliteStatement>();
   return {
-    close: () => db.close(),
-    prepare(sqlText: string): SqliteStatement {
-      const statement = db.prepare(sqlText);
-      const bind = (parameters: ReadonlyArray<unknown>) => parameters.map(toSqliteValue);
-      return {
-        reader: statement.columns().length > 0,
-        all: (parameters) => statement.all(...bind(parameters)),
-        run: (parameters) => statement.run(...bind(parameters)),
-        iterate: (parameters) => statement.iterate(...bind(parameters)),
-      };
+    close: () => {
+      statements.clear();
+      db.close();
     },
+    prepare(sqlText: string): SqliteStatement {
+      const cached = statements.get(sqlText);
+      if (cached) return cached;
+      const statement = wrap(db.prepare(sqlText));
+      if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value!);
+      statements.set(sqlText, statement);
+      return statement;
+    },
+  };
+}
+
+const STATEMENT_CACHE_SIZE = 500;
+
+function wrap(statement: StatementSync): SqliteStatement {
+  const bind = (parameters: ReadonlyArray<unknown>) => parameters.map(toSqliteValue);
+  return {
+    reader: statement.columns().length > 0,
+    all: (parameters) => statement.all(...bind(parameters)),
+    run: (parameters) => statement.run(...bind(parameters)),
+    iterate: (parameters) => statement.iterate(...bind(parameters)),
   };
 }
 
