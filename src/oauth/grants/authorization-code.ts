@@ -45,11 +45,12 @@ export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, bo
       refreshScope: issuesRefreshTokens(client) ? scope : undefined,
     },
   );
-  // A replay that raced this redemption may have revoked before our tokens existed: check again.
+  // A replay that raced this redemption may have revoked before our tokens existed: check again,
+  // and revoke them ourselves. The first redemption still gets its answer, exactly as when the
+  // replay comes later: one 200 per code, and its tokens revoked once a replay is seen.
   if (await deps.store.codes.wasReplayed(codeHash)) {
     const revoked = await deps.store.tokens.revokeByCode(codeHash, now);
     deps.audit.emit({ event: 'code.replayed', clientId: client.clientId, codeClientId: bound.clientId, userId: bound.userId, code: fingerprint(code), revoked, ip });
-    throw new InvalidGrant('The authorization code has already been used.', { detail: 'replay raced the first redemption' });
   }
   deps.audit.emit({
     event: 'token.issued',
