@@ -17,6 +17,9 @@ export interface User {
   updatedAt: number;
 }
 
+/** A user without the custom attributes: what claims and status checks on the hot paths read. */
+export type UserProfile = Omit<User, 'attributes'>;
+
 /** What a login needs: the user and its password hash. Never leaves the identity layer. */
 export interface UserCredentials {
   user: User;

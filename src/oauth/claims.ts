@@ -1,13 +1,13 @@
 import type { Client } from '../domain/client.ts';
 import type { Token } from '../domain/grant.ts';
-import type { User } from '../domain/user.ts';
+import type { UserProfile } from '../domain/user.ts';
 import { toNumericDate } from '../lib/clock.ts';
 
 /**
  * Standard claims released by scope (OIDC Core §5.4). A claim with no value is left out rather
  * than sent as null or "" (§5.3.2).
  */
-export function scopeClaims(user: User, scope: readonly string[]): Record<string, unknown> {
+export function scopeClaims(user: UserProfile, scope: readonly string[]): Record<string, unknown> {
   const claims: Record<string, unknown> = {};
   if (scope.includes('profile')) {
     const name = [user.givenName, user.familyName].filter(Boolean).join(' ');
@@ -25,7 +25,7 @@ export function scopeClaims(user: User, scope: readonly string[]): Record<string
  * The UserInfo claim set of the spec: sub, iss, aud, exp, iat, auth_time, amr, session_index, acr
  * when configured, plus the claims the scope releases. No nonce (spec: "nonce is not listed").
  */
-export function userInfoClaims(issuer: string, token: Token, user: User): Record<string, unknown> {
+export function userInfoClaims(issuer: string, token: Token, user: UserProfile): Record<string, unknown> {
   const scope = token.scope.split(' ');
   return {
     sub: user.id,

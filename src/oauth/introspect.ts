@@ -21,7 +21,7 @@ export async function introspect(deps: OAuthDeps, authorization: string | undefi
   if (presented.length > 512) return INACTIVE;
   const token = await deps.store.tokens.find(hashSecret(presented));
   if (!token || !isActive(token, deps.clock.now())) return INACTIVE;
-  const user = await deps.store.users.get(token.userId);
+  const user = await deps.store.users.getProfile(token.userId);
   if (!user || user.status !== 'enabled') return INACTIVE;
   return {
     active: true,

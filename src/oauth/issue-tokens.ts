@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Client } from '../domain/client.ts';
 import type { Token } from '../domain/grant.ts';
-import type { User } from '../domain/user.ts';
+import type { UserProfile } from '../domain/user.ts';
 import { signJwt } from '../crypto/jwt.ts';
 import { toNumericDate } from '../lib/clock.ts';
 import { hashSecret } from '../lib/hash.ts';
@@ -22,7 +22,7 @@ export interface TokenResponse {
 /** The authentication behind a grant, carried from the code to every token descending from it. */
 export interface GrantFacts {
   client: Client;
-  user: User;
+  user: UserProfile;
   scope: string[];
   sessionIndex: string;
   authTime: number;

@@ -38,7 +38,7 @@ export async function sessionStatus(deps: OAuthDeps, raw: RawParams): Promise<Se
   if (!client?.active) return invalid;
   let session = await deps.store.sessions.findLiveByIndex(sessionIndex, now);
   if (!session) return invalid;
-  const user = await deps.store.users.get(session.userId);
+  const user = await deps.store.users.getProfile(session.userId);
   if (user?.status !== 'enabled') return invalid;
 
   const refresh = single(raw.refresh) === 'true';

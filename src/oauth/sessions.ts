@@ -59,7 +59,7 @@ export async function findSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, cook
 export async function findUsableSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, cookieValue: string | undefined): Promise<SsoSession | undefined> {
   const session = await findSession(deps, cookieValue);
   if (!session) return undefined;
-  const user = await deps.store.users.get(session.userId);
+  const user = await deps.store.users.getProfile(session.userId);
   return user?.status === 'enabled' ? session : undefined;
 }
 

@@ -18,7 +18,7 @@ export async function userInfo(deps: OAuthDeps, accessToken: string): Promise<Re
   const token = await findLiveAccessToken(deps, accessToken, deps.clock.now());
   if (!token) throw new InvalidToken('The access token is invalid or has expired.');
   if (!token.scope.split(' ').includes('openid')) throw new InsufficientScope('The access token was not issued for openid.', 'openid');
-  const user = await deps.store.users.get(token.userId);
+  const user = await deps.store.users.getProfile(token.userId);
   if (!user || user.status !== 'enabled') throw new InvalidToken('The access token is invalid or has expired.');
   return userInfoClaims(deps.config.issuer, token, user);
 }

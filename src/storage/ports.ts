@@ -8,7 +8,7 @@ import type { Group } from '../domain/group.ts';
 import type { Organization } from '../domain/organization.ts';
 import type { SsoSession } from '../domain/session.ts';
 import type { SigningKey } from '../domain/signing-key.ts';
-import type { User, UserCredentials } from '../domain/user.ts';
+import type { User, UserCredentials, UserProfile } from '../domain/user.ts';
 
 /** A uniqueness rule of the store was broken (duplicate username, client_id, …). */
 export class ConflictError extends Error {
@@ -49,6 +49,8 @@ export interface UserStore {
   insert(user: User, passwordHash: string | undefined): Promise<void>;
   get(id: string): Promise<User | undefined>;
   getByUsername(username: string): Promise<User | undefined>;
+  /** The user without custom attributes: one indexed read, for the hot paths (claims, status checks). */
+  getProfile(id: string): Promise<UserProfile | undefined>;
   /** For logins only: the user with its password hash. */
   getCredentials(username: string): Promise<UserCredentials | undefined>;
   list(query?: UserQuery): Promise<User[]>;

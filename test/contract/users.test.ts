@@ -32,6 +32,8 @@ for (const kind of DATABASES) {
       });
       await store.users.insert(user, 'argon2-hash');
       assert.deepEqual(await store.users.get(user.id), user);
+      const { attributes: _attributes, ...profile } = user;
+      assert.deepEqual(await store.users.getProfile(user.id), profile, 'getProfile: every field but the attributes');
     });
 
     test('a user with no optionals round-trips with undefined fields and no attributes', async () => {
@@ -42,6 +44,7 @@ for (const kind of DATABASES) {
 
     test('unknown ids and usernames are undefined', async () => {
       assert.equal(await store.users.get(randomUUID()), undefined);
+      assert.equal(await store.users.getProfile(randomUUID()), undefined);
       assert.equal(await store.users.getByUsername(unique('nobody-')), undefined);
       assert.equal(await store.users.getCredentials(unique('nobody-')), undefined);
     });

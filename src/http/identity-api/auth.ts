@@ -73,7 +73,7 @@ async function bearer(deps: HttpDeps, token: string): Promise<ApiCaller> {
     });
   }
   // As at UserInfo: a user who may no longer sign in keeps no access, even with a token still live.
-  const user = await store.users.get(live.userId);
+  const user = await store.users.getProfile(live.userId);
   if (!user || user.status !== 'enabled') throw invalid('The access token is invalid or has expired.');
   if (!(await store.groups.isMember(live.userId, config.apiGroup))) {
     throw new ApiError(403, 'Unauthorized', `The token's user is not a member of the group ${JSON.stringify(config.apiGroup)}.`);

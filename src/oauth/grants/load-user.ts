@@ -1,10 +1,10 @@
-import type { User } from '../../domain/user.ts';
+import type { UserProfile } from '../../domain/user.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant } from '../errors.ts';
 
 /** The grant's user, who must still exist and be enabled; otherwise the grant is dead. */
-export async function loadActiveUser(deps: Pick<OAuthDeps, 'store'>, userId: string): Promise<User> {
-  const user = await deps.store.users.get(userId);
+export async function loadActiveUser(deps: Pick<OAuthDeps, 'store'>, userId: string): Promise<UserProfile> {
+  const user = await deps.store.users.getProfile(userId);
   if (!user || user.status !== 'enabled') throw new InvalidGrant('The grant is no longer valid.', { detail: user ? `user is ${user.status}` : 'user deleted' });
   return user;
 }

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
-import { normalizeUsername, type User, type UserCredentials, type UserStatus } from '../../domain/user.ts';
+import { normalizeUsername, type User, type UserCredentials, type UserProfile, type UserStatus } from '../../domain/user.ts';
 import type { UserQuery, UserStore } from '../ports.ts';
 import { loadAttributes, writeAttributes } from './attributes.ts';
 import { translated } from './errors.ts';
@@ -42,6 +42,11 @@ export class SqlUserStore implements UserStore {
   async get(id: string): Promise<User | undefined> {
     const row = await this.#db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
     return row && (await this.#withAttributes([row]))[0];
+  }
+
+  async getProfile(id: string): Promise<UserProfile | undefined> {
+    const row = await this.#db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && profileFromRow(row);
   }
 
   async getByUsername(username: string): Promise<User | undefined> {
@@ -124,6 +129,10 @@ function toRow(u: User): Omit<UsersTable, 'password_hash' | 'created_at'> {
 }
 
 function fromRow(r: Selectable<UsersTable>, attributes: User['attributes']): User {
+  return { ...profileFromRow(r), attributes };
+}
+
+function profileFromRow(r: Selectable<UsersTable>): UserProfile {
   return {
     id: r.id,
     username: r.username,
@@ -132,7 +141,6 @@ function fromRow(r: Selectable<UsersTable>, attributes: User['attributes']): Use
     familyName: r.family_name ?? undefined,
     email: r.email ?? undefined,
     organizationId: r.organization_id ?? undefined,
-    attributes,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
