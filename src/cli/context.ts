@@ -17,6 +17,7 @@ export interface UseCaseDeps {
   organizations: Store['organizations'];
   groups: Store['groups'];
   sessions: Store['sessions'];
+  codes: Store['codes'];
   tokens: Store['tokens'];
   clock: Clock;
   random: Random;
@@ -58,8 +59,8 @@ export async function withStore<T>(work: (env: CliEnv) => Promise<T>): Promise<T
   // Synchronous: each event is on disk before the command prints its result and exits.
   const auditFile = config.auditLog === undefined ? undefined : (await import('../observability/audit-file.ts')).openAuditFile(config.auditLog, { sync: true });
   try {
-    const { clients, users, organizations, groups, sessions, tokens } = store;
-    const deps = { clients, users, organizations, groups, sessions, tokens, clock: systemClock, random: cryptoRandom };
+    const { clients, users, organizations, groups, sessions, codes, tokens } = store;
+    const deps = { clients, users, organizations, groups, sessions, codes, tokens, clock: systemClock, random: cryptoRandom };
     return await work({ config, store, deps, audit: auditFile?.sink ?? noAudit });
   } finally {
     await store.close();

@@ -5,7 +5,7 @@
  */
 import type { User, UserStatus } from '../domain/user.ts';
 import type { Clock } from '../lib/clock.ts';
-import { ConflictError, MissingReferenceError, type OrganizationStore, type SessionStore, type TokenStore, type UserStore } from '../storage/ports.ts';
+import { ConflictError, MissingReferenceError, type CodeStore, type OrganizationStore, type SessionStore, type TokenStore, type UserStore } from '../storage/ports.ts';
 import { applyAttributeChanges, type AttributeChanges } from './attributes.ts';
 import { IdentityError } from './errors.ts';
 import { hashPassword } from './passwords.ts';
@@ -16,6 +16,7 @@ export interface UserChangeDeps {
   users: UserStore;
   organizations: OrganizationStore;
   sessions: SessionStore;
+  codes: CodeStore;
   tokens: TokenStore;
   clock: Clock;
 }

@@ -6,7 +6,7 @@ import { USER_STATUSES, type Attributes, type User, type UserStatus } from '../d
 import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import { isUuid } from '../lib/uuid.ts';
-import { ConflictError, MissingReferenceError, type GroupStore, type OrganizationStore, type SessionStore, type TokenStore, type UserQuery, type UserStore } from '../storage/ports.ts';
+import { ConflictError, MissingReferenceError, type CodeStore, type GroupStore, type OrganizationStore, type SessionStore, type TokenStore, type UserQuery, type UserStore } from '../storage/ports.ts';
 import { IdentityError } from './errors.ts';
 import { hashPassword } from './passwords.ts';
 import { optionalText, requiredText } from './text.ts';
@@ -19,10 +19,11 @@ export interface UserDeps {
   random: Random;
 }
 
-/** What ending a user's access touches: their SSO sessions and the tokens issued in them. */
+/** What ending a user's access touches: their SSO sessions, those sessions' codes, and their tokens. */
 export interface UserAccessDeps {
   users: UserStore;
   sessions: SessionStore;
+  codes: CodeStore;
   tokens: TokenStore;
   clock: Clock;
 }
@@ -123,12 +124,16 @@ export async function deleteUser(deps: UserAccessDeps, idOrUsername: string): Pr
   return user;
 }
 
-/** Ends every SSO session of a user and revokes the tokens issued in them; returns how many sessions ended. */
-export async function endUserSessions(deps: Pick<UserAccessDeps, 'sessions' | 'tokens' | 'clock'>, userId: string): Promise<number> {
+/**
+ * Ends every SSO session of a user, spends those sessions' unredeemed codes and revokes every
+ * token of the user — also refresh tokens whose session has long expired, which re-enabling the
+ * user would otherwise bring back. Returns how many sessions ended.
+ */
+export async function endUserSessions(deps: Pick<UserAccessDeps, 'sessions' | 'codes' | 'tokens' | 'clock'>, userId: string): Promise<number> {
   const sessionIndexes = await deps.sessions.endAllOfUser(userId);
   const now = deps.clock.now();
-  // TODO(v2): one revokeByUser in the token store once tokens outlive sessions (offline refresh tokens).
-  for (const sessionIndex of sessionIndexes) await deps.tokens.revokeBySession(sessionIndex, now);
+  for (const sessionIndex of sessionIndexes) await deps.codes.consumeBySession(sessionIndex, now);
+  await deps.tokens.revokeByUser(userId, now);
   return sessionIndexes.length;
 }
 

@@ -152,6 +152,8 @@ export interface TokenStore {
   /** Revokes every token issued from a code (RFC 9700 §4.2.4, the spec's replay rule). */
   revokeByCode(codeHash: string, now: number): Promise<number>;
   revokeBySession(sessionIndex: string, now: number): Promise<number>;
+  /** Revokes every live token of a user, whatever session it came from (a disabled or deleted user). */
+  revokeByUser(userId: string, now: number): Promise<number>;
   /**
    * Cleanup: deletes up to `limit` tokens that expired before `expiredBefore` (whatever their
    * state: an expired refresh token is refused as expired before reuse detection looks at it), or

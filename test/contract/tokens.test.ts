@@ -150,5 +150,17 @@ for (const kind of DATABASES) {
       assert.equal(await tokens.revokeBySession(sessionIndex, T0 + 200), 0);
       assert.equal(await tokens.revokeBySession(aSessionIndex(), T0), 0);
     });
+
+    test('revokeByUser revokes every live token of that user, across sessions, and counts them', async () => {
+      const userId = randomUUID();
+      const ofUser = [await stored({ userId }), await stored({ userId, kind: 'refresh_token', sessionIndex: aSessionIndex() })];
+      const alreadyRevoked = await stored({ userId, revokedAt: T0 });
+      const otherUser = await stored();
+      assert.equal(await tokens.revokeByUser(userId, T0 + 100), 2);
+      assert.deepEqual(await live(...ofUser, alreadyRevoked), [false, false, false]);
+      assert.equal((await tokens.find(alreadyRevoked.tokenHash))?.revokedAt, T0, 'an earlier revocation keeps its time');
+      assert.deepEqual(await live(otherUser), [true]);
+      assert.equal(await tokens.revokeByUser(userId, T0 + 200), 0);
+    });
   });
 }

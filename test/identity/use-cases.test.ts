@@ -121,10 +121,13 @@ for (const kind of DATABASES) {
           revokedAt: undefined,
           rotatedAt: undefined,
         };
-        await store.tokens.insert(token);
+        // A refresh token whose session expired long ago: it outlives sessions, and must not outlive this.
+        const orphan: Token = { ...token, tokenHash: cryptoRandom.token(), kind: 'refresh_token', sessionIndex: `_${cryptoRandom.hex(20)}`, expiresAt: undefined };
+        await store.tokens.insertMany([token, orphan]);
         await end(username);
         assert.equal(await store.sessions.findLiveByIndex(sessionIndex, now), undefined, username);
         assert.notEqual((await store.tokens.find(token.tokenHash))?.revokedAt, undefined, username);
+        assert.notEqual((await store.tokens.find(orphan.tokenHash))?.revokedAt, undefined, `${username}: a token of an expired session`);
       }
       assert.equal((await getUser(deps(), 'grace')).status, 'disabled');
       await assert.rejects(getUser(deps(), 'heidi'), identityError('not_found'));

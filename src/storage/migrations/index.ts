@@ -2,10 +2,12 @@ import type { Migration } from 'kysely/migration';
 import * as initial from './001-initial.ts';
 import * as throttling from './002-throttling.ts';
 import * as codeSessionIndex from './003-code-session-index.ts';
+import * as tokenUserIndex from './004-token-user-index.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
   '001-initial': initial,
   '002-throttling': throttling,
   '003-code-session-index': codeSessionIndex,
+  '004-token-user-index': tokenUserIndex,
 };

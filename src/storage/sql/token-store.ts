@@ -49,6 +49,11 @@ export class SqlTokenStore implements TokenStore {
     return Number(result.numUpdatedRows);
   }
 
+  async revokeByUser(userId: string, now: number): Promise<number> {
+    const result = await this.#db.updateTable('tokens').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
   async revokeBySession(sessionIndex: string, now: number): Promise<number> {
     const result = await this.#db.updateTable('tokens').set({ revoked_at: now }).where('session_index', '=', sessionIndex).where('revoked_at', 'is', null).executeTakeFirst();
     return Number(result.numUpdatedRows);
