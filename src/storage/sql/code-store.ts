@@ -1,47 +1,49 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuthorizationCode } from '../../domain/grant.ts';
 import type { CodeCursor, CodeStore, Redemption } from '../ports.ts';
+import { prepared, type Prepared } from './prepared.ts';
 import type { CodesTable, Database } from './schema.ts';
 
 export class SqlCodeStore implements CodeStore {
   readonly #db: Kysely<Database>;
+  // Compiled once: every authorization inserts a code and every exchange consumes one.
+  readonly #insert: Prepared<CodesTable, unknown>;
+  readonly #consume: Prepared<{ codeHash: string; now: number }, Selectable<CodesTable>>;
+
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#insert = prepared<CodesTable, unknown>(db, (p) =>
+      db.insertInto('authorization_codes').values(Object.fromEntries(CODE_COLUMNS.map((column) => [column, p(column)])) as unknown as CodesTable),
+    );
+    // One guarded UPDATE: the database lets exactly one caller flip consumed_at.
+    this.#consume = prepared(db, (p) =>
+      db.updateTable('authorization_codes').set({ consumed_at: p('now') }).where('code_hash', '=', p('codeHash')).where('consumed_at', 'is', null).returningAll(),
+    );
   }
 
   async insert(c: AuthorizationCode): Promise<void> {
-    await this.#db
-      .insertInto('authorization_codes')
-      .values({
-        code_hash: c.codeHash,
-        client_id: c.clientId,
-        user_id: c.userId,
-        redirect_uri: c.redirectUri,
-        scope: c.scope,
-        nonce: c.nonce ?? null,
-        code_challenge: c.codeChallenge ?? null,
-        code_challenge_method: c.codeChallengeMethod ?? null,
-        session_index: c.sessionIndex,
-        auth_time: c.authTime,
-        amr: JSON.stringify(c.amr),
-        acr: c.acr ?? null,
-        created_at: c.createdAt,
-        expires_at: c.expiresAt,
-        consumed_at: null,
-        replayed_at: null,
-      })
-      .execute();
+    await this.#insert.execute({
+      code_hash: c.codeHash,
+      client_id: c.clientId,
+      user_id: c.userId,
+      redirect_uri: c.redirectUri,
+      scope: c.scope,
+      nonce: c.nonce ?? null,
+      code_challenge: c.codeChallenge ?? null,
+      code_challenge_method: c.codeChallengeMethod ?? null,
+      session_index: c.sessionIndex,
+      auth_time: c.authTime,
+      amr: JSON.stringify(c.amr),
+      acr: c.acr ?? null,
+      created_at: c.createdAt,
+      expires_at: c.expiresAt,
+      consumed_at: null,
+      replayed_at: null,
+    });
   }
 
   async consumeOnce(codeHash: string, now: number): Promise<Redemption> {
-    // One guarded UPDATE: the database lets exactly one caller flip consumed_at.
-    const won = await this.#db
-      .updateTable('authorization_codes')
-      .set({ consumed_at: now })
-      .where('code_hash', '=', codeHash)
-      .where('consumed_at', 'is', null)
-      .returningAll()
-      .executeTakeFirst();
+    const won = await this.#consume.first({ codeHash, now });
     if (won) return { outcome: 'redeemed', code: fromRow(won) };
     const seen = await this.#db
       .updateTable('authorization_codes')
@@ -111,6 +113,25 @@ export class SqlCodeStore implements CodeStore {
     return { deleted: Number(result.numDeletedRows), next: candidates.length < limit ? undefined : { expiresAt: last.expires_at, codeHash: last.code_hash } };
   }
 }
+
+const CODE_COLUMNS = [
+  'code_hash',
+  'client_id',
+  'user_id',
+  'redirect_uri',
+  'scope',
+  'nonce',
+  'code_challenge',
+  'code_challenge_method',
+  'session_index',
+  'auth_time',
+  'amr',
+  'acr',
+  'created_at',
+  'expires_at',
+  'consumed_at',
+  'replayed_at',
+] as const satisfies ReadonlyArray<keyof CodesTable>;
 
 function fromRow(r: Selectable<CodesTable>): AuthorizationCode {
   return {

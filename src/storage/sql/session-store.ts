@@ -1,12 +1,28 @@
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { SsoSession } from '../../domain/session.ts';
 import type { SessionStore } from '../ports.ts';
+import { prepared, type Prepared } from './prepared.ts';
 import type { Database, SessionsTable } from './schema.ts';
 
 export class SqlSessionStore implements SessionStore {
   readonly #db: Kysely<Database>;
+  // Compiled once: every single sign-on reads its session and may move its idle deadline.
+  readonly #findLive: Prepared<{ idHash: string; now: number }, Selectable<SessionsTable>>;
+  readonly #touch: Prepared<{ idHash: string; expiresAt: number }, unknown>;
+
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#findLive = prepared(db, (p) =>
+      db.selectFrom('sessions').selectAll().where('id_hash', '=', p('idHash')).where('expires_at', '>', p('now')).where('max_expires_at', '>', p('now')),
+    );
+    // Capped at max_expires_at, as the port promises (the caller need not know the absolute deadline).
+    this.#touch = prepared(db, (p) =>
+      db
+        .updateTable('sessions')
+        .set((eb) => ({ expires_at: eb.case().when('max_expires_at', '<', p('expiresAt')).then(eb.ref('max_expires_at')).else(p('expiresAt')).end() }))
+        .where('id_hash', '=', p('idHash'))
+        .where('expires_at', '<', p('expiresAt')),
+    );
   }
 
   async insert(s: SsoSession): Promise<void> {
@@ -27,7 +43,7 @@ export class SqlSessionStore implements SessionStore {
   }
 
   async findLive(idHash: string, now: number): Promise<SsoSession | undefined> {
-    const row = await this.#db.selectFrom('sessions').selectAll().where('id_hash', '=', idHash).where('expires_at', '>', now).where('max_expires_at', '>', now).executeTakeFirst();
+    const row = await this.#findLive.first({ idHash, now });
     return row && fromRow(row);
   }
 
@@ -37,13 +53,7 @@ export class SqlSessionStore implements SessionStore {
   }
 
   async touch(idHash: string, expiresAt: number): Promise<void> {
-    // Capped at max_expires_at, as the port promises (the caller need not know the absolute deadline).
-    await this.#db
-      .updateTable('sessions')
-      .set((eb) => ({ expires_at: eb.case().when('max_expires_at', '<', expiresAt).then(eb.ref('max_expires_at')).else(expiresAt).end() }))
-      .where('id_hash', '=', idHash)
-      .where('expires_at', '<', expiresAt)
-      .execute();
+    await this.#touch.execute({ idHash, expiresAt });
   }
 
   async end(idHash: string): Promise<SsoSession | undefined> {

@@ -1,12 +1,32 @@
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import type { Token, TokenKind } from '../../domain/grant.ts';
 import type { TokenStore } from '../ports.ts';
+import { prepared, type Prepared } from './prepared.ts';
 import type { Database, TokensTable } from './schema.ts';
 
 export class SqlTokenStore implements TokenStore {
   readonly #db: Kysely<Database>;
+  // The hot paths' statements, compiled once (src/storage/sql/prepared.ts). A grant inserts one
+  // or two rows (access token, refresh token); larger batches are built as they come.
+  readonly #insertOne: Prepared<Record<string, unknown>, unknown>;
+  readonly #insertTwo: Prepared<Record<string, unknown>, unknown>;
+  readonly #find: Prepared<{ tokenHash: string }, Selectable<TokensTable>>;
+  readonly #markRotated: Prepared<{ tokenHash: string; now: number }, unknown>;
+  readonly #revoke: Prepared<{ tokenHash: string; now: number }, unknown>;
+
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    const insertRows = (count: number) =>
+      prepared<Record<string, unknown>, unknown>(db, (p) =>
+        db.insertInto('tokens').values(Array.from({ length: count }, (_, i) => Object.fromEntries(TOKEN_COLUMNS.map((column) => [column, p(`${i}.${column}`)])) as unknown as TokensTable)),
+      );
+    this.#insertOne = insertRows(1);
+    this.#insertTwo = insertRows(2);
+    this.#find = prepared(db, (p) => db.selectFrom('tokens').selectAll().where('token_hash', '=', p('tokenHash')));
+    this.#markRotated = prepared(db, (p) =>
+      db.updateTable('tokens').set({ rotated_at: p('now') }).where('token_hash', '=', p('tokenHash')).where('rotated_at', 'is', null).where('revoked_at', 'is', null),
+    );
+    this.#revoke = prepared(db, (p) => db.updateTable('tokens').set({ revoked_at: p('now') }).where('token_hash', '=', p('tokenHash')).where('revoked_at', 'is', null));
   }
 
   async insert(t: Token): Promise<void> {
@@ -15,28 +35,30 @@ export class SqlTokenStore implements TokenStore {
 
   async insertMany(tokens: Token[]): Promise<void> {
     if (tokens.length === 0) return;
-    await this.#db.insertInto('tokens').values(tokens.map(toRow)).execute();
+    const rows = tokens.map(toRow);
+    const statement = rows.length === 1 ? this.#insertOne : rows.length === 2 ? this.#insertTwo : undefined;
+    if (!statement) {
+      await this.#db.insertInto('tokens').values(rows).execute();
+      return;
+    }
+    const params: Record<string, unknown> = {};
+    rows.forEach((row, i) => {
+      for (const column of TOKEN_COLUMNS) params[`${i}.${column}`] = row[column];
+    });
+    await statement.execute(params);
   }
 
   async find(tokenHash: string): Promise<Token | undefined> {
-    const row = await this.#db.selectFrom('tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+    const row = await this.#find.first({ tokenHash });
     return row && fromRow(row);
   }
 
   async markRotated(tokenHash: string, now: number): Promise<boolean> {
-    const result = await this.#db
-      .updateTable('tokens')
-      .set({ rotated_at: now })
-      .where('token_hash', '=', tokenHash)
-      .where('rotated_at', 'is', null)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    return (await this.#markRotated.affected({ tokenHash, now })) > 0;
   }
 
   async revoke(tokenHash: string, now: number): Promise<boolean> {
-    const result = await this.#db.updateTable('tokens').set({ revoked_at: now }).where('token_hash', '=', tokenHash).where('revoked_at', 'is', null).executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    return (await this.#revoke.affected({ tokenHash, now })) > 0;
   }
 
   async revokeFamily(familyId: string, now: number): Promise<number> {
@@ -98,6 +120,24 @@ function fromRow(r: Selectable<TokensTable>): Token {
     rotatedAt: r.rotated_at ?? undefined,
   };
 }
+
+const TOKEN_COLUMNS = [
+  'token_hash',
+  'kind',
+  'client_id',
+  'user_id',
+  'scope',
+  'session_index',
+  'auth_time',
+  'amr',
+  'acr',
+  'code_hash',
+  'family_id',
+  'created_at',
+  'expires_at',
+  'revoked_at',
+  'rotated_at',
+] as const satisfies ReadonlyArray<keyof TokensTable>;
 
 function toRow(t: Token): TokensTable {
   return {

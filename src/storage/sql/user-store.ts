@@ -4,6 +4,7 @@ import type { UserQuery, UserStore } from '../ports.ts';
 import { loadAttributes, writeAttributes } from './attributes.ts';
 import { translated } from './errors.ts';
 import { matches } from './filters.ts';
+import { prepared, type Prepared } from './prepared.ts';
 import type { Database, UsersTable } from './schema.ts';
 
 /** Filter names that are columns; any other name is a custom attribute. */
@@ -23,8 +24,12 @@ const COLUMNS: Record<string, keyof UsersTable> = {
 
 export class SqlUserStore implements UserStore {
   readonly #db: Kysely<Database>;
+  // Compiled once: every token request, introspection and userinfo reads its user.
+  readonly #getProfile: Prepared<{ id: string }, Selectable<UsersTable>>;
+
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#getProfile = prepared(db, (p) => db.selectFrom('users').selectAll().where('id', '=', p('id')));
   }
 
   async insert(user: User, passwordHash: string | undefined): Promise<void> {
@@ -45,7 +50,7 @@ export class SqlUserStore implements UserStore {
   }
 
   async getProfile(id: string): Promise<UserProfile | undefined> {
-    const row = await this.#db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await this.#getProfile.first({ id });
     return row && profileFromRow(row);
   }
 
