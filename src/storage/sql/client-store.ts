@@ -2,12 +2,23 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Client, ClientAuthMethod, GrantType, PkceMethod } from '../../domain/client.ts';
 import type { ClientStore } from '../ports.ts';
 import { translated } from './errors.ts';
+import { prepared, type Prepared } from './prepared.ts';
 import type { ClientsTable, Database } from './schema.ts';
 
 export class SqlClientStore implements ClientStore {
   readonly #db: Kysely<Database>;
+  readonly #get: Prepared<{ clientId: string }, Selectable<ClientsTable>>;
+  /**
+   * The last client built from each row. Every back-channel request reads its client, and parsing
+   * the row's four JSON columns each time was 5 % of an introspection (docs/performance.md). The
+   * row is still read on every call, so a change made by another process is seen at once; only
+   * an identical row reuses the (frozen) client built from it.
+   */
+  readonly #built = new Map<string, { row: Selectable<ClientsTable>; client: Client }>();
+
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#get = prepared(db, (p) => db.selectFrom('clients').selectAll().where('client_id', '=', p('clientId')));
   }
 
   async insert(client: Client): Promise<void> {
@@ -15,8 +26,14 @@ export class SqlClientStore implements ClientStore {
   }
 
   async get(clientId: string): Promise<Client | undefined> {
-    const row = await this.#db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
-    return row && fromRow(row);
+    const row = await this.#get.first({ clientId });
+    if (!row) return undefined;
+    const built = this.#built.get(clientId);
+    if (built && sameRow(built.row, row)) return built.client;
+    const client = deepFreeze(fromRow(row));
+    if (this.#built.size >= BUILT_CLIENTS) this.#built.delete(this.#built.keys().next().value!);
+    this.#built.set(clientId, { row, client });
+    return client;
   }
 
   async list(): Promise<Client[]> {
@@ -34,6 +51,24 @@ export class SqlClientStore implements ClientStore {
     const result = await this.#db.deleteFrom('clients').where('client_id', '=', clientId).executeTakeFirst();
     return result.numDeletedRows > 0n;
   }
+}
+
+const BUILT_CLIENTS = 1000;
+
+function sameRow(a: Selectable<ClientsTable>, b: Selectable<ClientsTable>): boolean {
+  for (const column in a) {
+    if (a[column as keyof ClientsTable] !== b[column as keyof ClientsTable]) return false;
+  }
+  return true;
+}
+
+/** Shared between requests, so nobody may change it. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }
 
 function toRow(c: Client): ClientsTable {
