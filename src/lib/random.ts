@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomFillSync, randomUUID } from 'node:crypto';
 
 /** Randomness is injected so tests can make identifiers deterministic where they need to. */
 export interface Random {
@@ -11,7 +11,24 @@ export interface Random {
 }
 
 export const cryptoRandom: Random = {
-  token: (bytes = 32) => randomBytes(bytes).toString('base64url'),
+  token: (bytes = 32) => randomSlice(bytes).toString('base64url'),
   uuid: () => randomUUID(),
-  hex: (bytes) => randomBytes(bytes).toString('hex'),
+  hex: (bytes) => randomSlice(bytes).toString('hex'),
 };
+
+// A grant needs two or three secrets, and each call into OpenSSL's generator costs more than the
+// bytes themselves; so the bytes are drawn a pool at a time (as randomUUID does) and each one is
+// handed out exactly once.
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let offset = 0;
+
+function randomSlice(bytes: number): Buffer {
+  if (offset + bytes > pool.length) {
+    pool = randomFillSync(Buffer.allocUnsafeSlow(Math.max(POOL_BYTES, bytes)));
+    offset = 0;
+  }
+  const slice = pool.subarray(offset, offset + bytes);
+  offset += bytes;
+  return slice;
+}
