@@ -63,13 +63,21 @@ export async function findUsableSession(deps: Pick<OAuthDeps, 'store' | 'clock'>
   return user?.status === 'enabled' ? session : undefined;
 }
 
-/** Each use extends the inactivity deadline, never past the absolute one; returns the session as extended. */
+/**
+ * Each use extends the inactivity deadline, never past the absolute one; returns the session as
+ * extended. The deadline is written only when it moves by at least a sixtieth of the idle timeout
+ * (a minute of the default hour): a burst of single sign-ons then costs one write, not one each,
+ * and a session in use can only end that much sooner than the exact rule says, never later.
+ */
 export async function touchSession(deps: Pick<OAuthDeps, 'config' | 'store' | 'clock'>, session: SsoSession): Promise<SsoSession> {
-  const expiresAt = Math.min(deps.clock.now() + deps.config.sessionIdleTtl * 1000, session.maxExpiresAt);
-  if (expiresAt <= session.expiresAt) return session;
+  const idleMs = deps.config.sessionIdleTtl * 1000;
+  const expiresAt = Math.min(deps.clock.now() + idleMs, session.maxExpiresAt);
+  if (expiresAt - session.expiresAt < idleMs / TOUCH_STEPS) return session;
   await deps.store.sessions.touch(session.idHash, expiresAt);
   return { ...session, expiresAt };
 }
+
+const TOUCH_STEPS = 60;
 
 /**
  * Ends a session, spends its unredeemed codes and revokes every token issued in it (logout: the

@@ -73,6 +73,18 @@ for (const db of DATABASES) {
       assertErrorRedirect(await authorizeWith(jar, second, { prompt: 'none' }), { redirectUri: second.redirectUris[0]!, error: 'login_required', state: 's', issuer: server.issuer });
     });
 
+    test('uses within a sixtieth of the idle timeout of the last extension leave the deadline where it is', async () => {
+      const { jar } = await signIn();
+      const step = (server.config.sessionIdleTtl * 1000) / 60;
+      const before = (await session(jar))!;
+      clock.advance(step - 1);
+      await silent(jar, second);
+      assert.equal((await session(jar))!.expiresAt, before.expiresAt, 'not moved: less than a step');
+      clock.advance(1);
+      await silent(jar, second);
+      assert.equal((await session(jar))!.expiresAt, clock.now() + server.config.sessionIdleTtl * 1000, 'moved: a whole step');
+    });
+
     test('however active, a session ends at its absolute deadline', async () => {
       const { jar } = await signIn();
       const step = (server.config.sessionIdleTtl * 1000) / 2;
