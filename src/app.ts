@@ -21,6 +21,11 @@ export interface Runtime {
   random?: Random;
   /** Where audit events go; by default GATEHOUSE_AUDIT_LOG, else the server's log. */
   audit?: AuditSink;
+  /**
+   * Whether this process runs the cleanup job (default: yes, when GATEHOUSE_CLEANUP_INTERVAL is
+   * not 0). In a cluster one worker does; the sweep is the same work whoever runs it.
+   */
+  cleanup?: boolean;
 }
 
 /**
@@ -77,7 +82,8 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     const app = await buildHttpServer(deps, options);
     toServerLog.attach(loggerAuditSink(auditLogger(app.log, config.logLevel)));
     // Expired codes, tokens, sessions and throttling counters are deleted in the background.
-    const cleanup = config.cleanupInterval > 0 ? scheduleCleanup({ store, clock }, { intervalMs: config.cleanupInterval * 1000, log: app.log.child({ component: 'cleanup' }) }) : undefined;
+    const cleanup = config.cleanupInterval > 0 && runtime.cleanup !== false ? scheduleCleanup({ store, clock }, { intervalMs: config.cleanupInterval * 1000, log: app.log.child({ component: 'cleanup' }) }) : undefined;
+    if (cleanup) app.log.info({ component: 'cleanup', intervalSeconds: config.cleanupInterval }, 'this process runs the cleanup job');
     return {
       app,
       store,

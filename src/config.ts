@@ -193,7 +193,7 @@ export const settings = {
     env: 'GATEHOUSE_CLEANUP_INTERVAL',
     type: 'seconds',
     default: '300',
-    doc: 'How often each process deletes expired codes, tokens and sessions, in batches of 1000 rows (rules: docs/operations.md). The first run comes at a random point of the first interval, so instances spread out. 0 disables it (run `gatehouse cleanup` from a scheduler instead).',
+    doc: 'How often each server instance deletes expired codes, tokens and sessions, in batches of 1000 rows (rules: docs/operations.md); in cluster mode one worker does it. The first run comes at a random point of the first interval, so instances spread out. 0 disables it (run `gatehouse cleanup` from a scheduler instead).',
     parse: integer(0, 7 * DAY),
   }),
   keyEncryptionKey: setting({

@@ -34,7 +34,7 @@ export async function serve(): Promise<void> {
 
 /** One server in this process: the whole of gatehouse without a cluster, or one cluster worker. */
 async function runServer(config: Config): Promise<void> {
-  const gatehouse = await createGatehouse(config);
+  const gatehouse = await createGatehouse(config, { cleanup: cluster.isPrimary || process.env[CLEANUP_WORKER] === '1' });
   const { app } = gatehouse;
   // In a cluster the primary has said where the store is.
   if (cluster.isPrimary) logStore(app.log, config);
@@ -60,6 +60,14 @@ async function runServer(config: Config): Promise<void> {
   else app.log.debug({ worker: cluster.worker?.id }, 'worker listening');
 }
 
+/** Node's flags plus `--max-semi-space-size=4`, unless they already set it. */
+export function withSemiSpaceCap(execArgv: string[]): string[] {
+  return execArgv.some((flag) => flag.startsWith('--max-semi-space-size')) ? execArgv : [...execArgv, '--max-semi-space-size=4'];
+}
+
+/** Set by the primary in the environment of the one worker that runs the cleanup job. */
+const CLEANUP_WORKER = 'GATEHOUSE_INTERNAL_CLEANUP_WORKER';
+
 /** How long a worker that died is waited for before it is replaced, doubling while crashes repeat. */
 const RESTART_BASE_MS = 100;
 const RESTART_MAX_MS = 30_000;
@@ -75,16 +83,22 @@ async function runPrimary(config: Config): Promise<void> {
   }
   logStore(log, config);
 
-  const live = new Map<number, { worker: Worker; listened: boolean }>();
+  const live = new Map<number, { worker: Worker; listened: boolean; cleaner: boolean }>();
   const crashes: number[] = [];
   const restartTimers = new Set<NodeJS.Timeout>();
   let ready = false;
   let stopping = false;
   let exitCode = 0;
 
+  // One worker runs the cleanup job (N workers sweeping would do the same deletes N times); when it
+  // dies, its replacement takes the job over.
+  // Workers get the young-generation cap of `npm start` even when the primary was started without
+  // it (`gatehouse serve`): V8 otherwise grows it to 64 MB per worker (docs/performance.md, Memory).
+  cluster.setupPrimary({ execArgv: withSemiSpaceCap(process.execArgv) });
   const fork = () => {
-    const worker = cluster.fork();
-    live.set(worker.id, { worker, listened: false });
+    const cleaner = ![...live.values()].some((w) => w.cleaner);
+    const worker = cluster.fork(cleaner ? { [CLEANUP_WORKER]: '1' } : {});
+    live.set(worker.id, { worker, listened: false, cleaner });
   };
 
   const finishIfDone = () => {
