@@ -37,6 +37,10 @@ import { authorizationEndpointPath, authorizePath, SCENARIOS, type CeilingId, ty
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'src/main.ts');
+/** Node's flags in `npm start` (package.json), so the server runs exactly as a user starts it. */
+const START_NODE_FLAGS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
+  .split(/\s+/)
+  .filter((word) => word.startsWith('--'));
 const CEILINGS_DIR = join(ROOT, 'bench/ceilings');
 const RESULTS = join(ROOT, 'bench/results');
 
@@ -238,7 +242,7 @@ async function startGatehouse(url: string, options: { workers: number; pinned: b
   const port = await freePort();
   const spawnedAt = performance.now();
   const nodeArgs = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
-  const started = startNode([...nodeArgs, MAIN], {
+  const started = startNode([...nodeArgs, ...START_NODE_FLAGS, MAIN], {
     cpus: options.pinned ? SERVER_CPU : undefined,
     env: {
       GATEHOUSE_HOST: '127.0.0.1',
