@@ -20,9 +20,12 @@ export interface User {
 /** A user without the custom attributes: what claims and status checks on the hot paths read. */
 export type UserProfile = Omit<User, 'attributes'>;
 
-/** What a login needs: the user and its password hash. Never leaves the identity layer. */
+/**
+ * What a login needs: the user (without custom attributes, which no login reads) and its password
+ * hash. Never leaves the identity layer.
+ */
 export interface UserCredentials {
-  user: User;
+  user: UserProfile;
   passwordHash: string | undefined;
 }
 

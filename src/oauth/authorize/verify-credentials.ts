@@ -1,4 +1,4 @@
-import type { User } from '../../domain/user.ts';
+import type { UserProfile } from '../../domain/user.ts';
 import { dummyVerify, hashPassword, needsRehash, verifyPassword } from '../../identity/passwords.ts';
 import type { LoginFailureReason } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
@@ -11,7 +11,7 @@ const MAX_USERNAME = 256;
  * The outcome of a password check. `user` on a failure is the account the typed name matched, if
  * any: for the audit log only, never for the answer.
  */
-export type CredentialCheck = { ok: true; user: User } | { ok: false; reason: LoginFailureReason; user: User | undefined };
+export type CredentialCheck = { ok: true; user: UserProfile } | { ok: false; reason: LoginFailureReason; user: UserProfile | undefined };
 
 /**
  * The password check of the login form. Every failure (unknown user, wrong password, a user who

@@ -24,12 +24,14 @@ const COLUMNS: Record<string, keyof UsersTable> = {
 
 export class SqlUserStore implements UserStore {
   readonly #db: Kysely<Database>;
-  // Compiled once: every token request, introspection and userinfo reads its user.
+  // Compiled once: every token request, introspection and userinfo reads its user, every login its credentials.
   readonly #getProfile: Prepared<{ id: string }, Selectable<UsersTable>>;
+  readonly #byUsername: Prepared<{ usernameKey: string }, Selectable<UsersTable>>;
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
     this.#getProfile = prepared(db, (p) => db.selectFrom('users').selectAll().where('id', '=', p('id')));
+    this.#byUsername = prepared(db, (p) => db.selectFrom('users').selectAll().where('username_key', '=', p('usernameKey')));
   }
 
   async insert(user: User, passwordHash: string | undefined): Promise<void> {
@@ -55,14 +57,13 @@ export class SqlUserStore implements UserStore {
   }
 
   async getByUsername(username: string): Promise<User | undefined> {
-    return (await this.getCredentials(username))?.user;
+    const row = await this.#byUsername.first({ usernameKey: normalizeUsername(username) });
+    return row && (await this.#withAttributes([row]))[0];
   }
 
   async getCredentials(username: string): Promise<UserCredentials | undefined> {
-    const row = await this.#db.selectFrom('users').selectAll().where('username_key', '=', normalizeUsername(username)).executeTakeFirst();
-    if (!row) return undefined;
-    const [user] = await this.#withAttributes([row]);
-    return { user: user!, passwordHash: row.password_hash ?? undefined };
+    const row = await this.#byUsername.first({ usernameKey: normalizeUsername(username) });
+    return row && { user: profileFromRow(row), passwordHash: row.password_hash ?? undefined };
   }
 
   async list(query: UserQuery = {}): Promise<User[]> {
