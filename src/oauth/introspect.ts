@@ -19,9 +19,9 @@ export async function introspect(deps: OAuthDeps, authorization: string | undefi
   const { client: caller } = await authenticateClient(deps, { authorization, body, ip }, { allowPublic: false, endpoint: 'introspection' });
   const presented = requiredParam(body, 'token');
   if (presented.length > 512) return INACTIVE;
-  const token = await deps.store.tokens.find(hashSecret(presented));
-  if (!token || !isActive(token, deps.clock.now())) return INACTIVE;
-  const user = await deps.store.users.getProfile(token.userId);
+  const found = await deps.store.tokens.findWithUser(hashSecret(presented));
+  if (!found || !isActive(found.token, deps.clock.now())) return INACTIVE;
+  const { token, user } = found;
   if (!user || user.status !== 'enabled') return INACTIVE;
   return {
     active: true,

@@ -143,6 +143,11 @@ export interface TokenStore {
   /** The token whatever its state; callers check expiry, revocation and rotation. */
   find(tokenHash: string): Promise<Token | undefined>;
   /**
+   * The token whatever its state, with its user's profile (undefined when the user is gone), read
+   * in one statement: introspection, userinfo and the refresh grant need both.
+   */
+  findWithUser(tokenHash: string): Promise<{ token: Token; user: UserProfile | undefined } | undefined>;
+  /**
    * Marks a live refresh token rotated in one atomic step; false when it was already rotated or
    * revoked (a concurrent or replayed use).
    */

@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Token } from '../../src/domain/grant.ts';
 import type { TokenStore } from '../../src/storage/ports.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { aHash, aSessionIndex, aToken, openTestStore, T0, warmUp, type TestStore } from '../helpers/store.ts';
+import { aHash, aSessionIndex, aStoredUser, aToken, openTestStore, T0, warmUp, type TestStore } from '../helpers/store.ts';
 
 const RACERS = 20;
 
@@ -52,6 +52,15 @@ for (const kind of DATABASES) {
       const token = await stored({ kind: 'refresh_token', revokedAt: T0 + 5, rotatedAt: T0 + 4 });
       assert.deepEqual(await tokens.find(token.tokenHash), token);
       assert.equal(await tokens.find(aHash()), undefined);
+    });
+
+    test('findWithUser reads the token with its user\'s profile; the user undefined when gone; an unknown hash is undefined', async () => {
+      const { attributes: _attributes, ...profile } = await aStoredUser(harness.store, { givenName: 'Ada', attributes: { colour: ['blue'] } });
+      const token = await stored({ userId: profile.id, revokedAt: T0 + 7 });
+      assert.deepEqual(await tokens.findWithUser(token.tokenHash), { token, user: profile });
+      const orphan = await stored();
+      assert.deepEqual(await tokens.findWithUser(orphan.tokenHash), { token: orphan, user: undefined });
+      assert.equal(await tokens.findWithUser(aHash()), undefined);
     });
 
     test('insertMany stores every token of a grant; an empty list is a no-op', async () => {

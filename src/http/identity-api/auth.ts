@@ -64,8 +64,9 @@ async function bearer(deps: HttpDeps, token: string): Promise<ApiCaller> {
   if (!config.apiAuthBearer) throw authenticationFailed(config, 'Bearer tokens are not accepted here.');
   // Without a client standing for the API no token can have been issued for it.
   if (config.apiClientId === undefined) throw invalid('Bearer tokens are not accepted: no API client is configured.');
-  const live = await findLiveAccessToken(deps, token, clock.now());
-  if (!live) throw invalid('The access token is invalid or has expired.');
+  const found = await findLiveAccessToken(deps, token, clock.now());
+  if (!found) throw invalid('The access token is invalid or has expired.');
+  const { token: live, user } = found;
   if (!live.scope.split(' ').includes(config.apiClientId)) {
     const scope = `openid ${config.apiClientId}`;
     throw new ApiError(403, 'Unauthorized', 'The access token was not issued for the identity API.', {
@@ -73,7 +74,6 @@ async function bearer(deps: HttpDeps, token: string): Promise<ApiCaller> {
     });
   }
   // As at UserInfo: a user who may no longer sign in keeps no access, even with a token still live.
-  const user = await store.users.getProfile(live.userId);
   if (!user || user.status !== 'enabled') throw invalid('The access token is invalid or has expired.');
   if (!(await store.groups.isMember(live.userId, config.apiGroup))) {
     throw new ApiError(403, 'Unauthorized', `The token's user is not a member of the group ${JSON.stringify(config.apiGroup)}.`);

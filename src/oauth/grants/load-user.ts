@@ -4,7 +4,11 @@ import { InvalidGrant } from '../errors.ts';
 
 /** The grant's user, who must still exist and be enabled; otherwise the grant is dead. */
 export async function loadActiveUser(deps: Pick<OAuthDeps, 'store'>, userId: string): Promise<UserProfile> {
-  const user = await deps.store.users.getProfile(userId);
+  return activeUser(await deps.store.users.getProfile(userId));
+}
+
+/** The grant's user as read (undefined: deleted), if it may still use the grant. */
+export function activeUser(user: UserProfile | undefined): UserProfile {
   if (!user || user.status !== 'enabled') throw new InvalidGrant('The grant is no longer valid.', { detail: user ? `user is ${user.status}` : 'user deleted' });
   return user;
 }

@@ -6,7 +6,7 @@ import { InvalidGrant } from '../errors.ts';
 import { issueTokens, type TokenResponse } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
 import { narrowScope } from '../scope.ts';
-import { loadActiveUser } from './load-user.ts';
+import { activeUser } from './load-user.ts';
 
 /**
  * The refresh_token grant (RFC 6749 §6). The token is bound to its client; a narrower scope may be
@@ -20,7 +20,8 @@ export async function refreshTokenGrant(deps: OAuthDeps, client: Client, body: R
   const now = deps.clock.now();
   const tokenHash = hashSecret(presented);
 
-  const token = await deps.store.tokens.find(tokenHash);
+  const found = await deps.store.tokens.findWithUser(tokenHash);
+  const token = found?.token;
   if (!token || token.kind !== 'refresh_token' || token.clientId !== client.clientId) throw new InvalidGrant('The refresh token is invalid.');
   if (token.revokedAt !== undefined) throw new InvalidGrant('The refresh token has been revoked.');
   if (token.expiresAt !== undefined && now >= token.expiresAt) throw new InvalidGrant('The refresh token has expired.');
@@ -32,7 +33,7 @@ export async function refreshTokenGrant(deps: OAuthDeps, client: Client, body: R
 
   const original = token.scope === '' ? [] : token.scope.split(' ');
   const scope = narrowScope(original, requestedScope);
-  const user = await loadActiveUser(deps, token.userId);
+  const user = activeUser(found.user);
   const rotate = isPublicClient(client) || client.rotateRefreshTokens;
   if (rotate && !(await deps.store.tokens.markRotated(tokenHash, now))) {
     // Lost a race with a concurrent use of the same token: treat it as reuse.

@@ -1,8 +1,13 @@
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import type { Token, TokenKind } from '../../domain/grant.ts';
+import type { UserProfile } from '../../domain/user.ts';
 import type { TokenStore } from '../ports.ts';
 import { prepared, type Prepared } from './prepared.ts';
-import type { Database, TokensTable } from './schema.ts';
+import type { Database, TokensTable, UsersTable } from './schema.ts';
+import { PROFILE_COLUMNS, profileFromRow, type ProfileColumn } from './user-store.ts';
+
+/** The user's profile columns of a token row joined with its user, prefixed `user__` (tokens have a user_id of their own; null: no user). */
+type UserColumns = { [C in ProfileColumn as `user__${C}`]: UsersTable[C] | null };
 
 export class SqlTokenStore implements TokenStore {
   readonly #db: Kysely<Database>;
@@ -11,6 +16,7 @@ export class SqlTokenStore implements TokenStore {
   readonly #insertOne: Prepared<Record<string, unknown>, unknown>;
   readonly #insertTwo: Prepared<Record<string, unknown>, unknown>;
   readonly #find: Prepared<{ tokenHash: string }, Selectable<TokensTable>>;
+  readonly #findWithUser: Prepared<{ tokenHash: string }, Selectable<TokensTable> & UserColumns>;
   readonly #markRotated: Prepared<{ tokenHash: string; now: number }, unknown>;
   readonly #revoke: Prepared<{ tokenHash: string; now: number }, unknown>;
 
@@ -23,6 +29,14 @@ export class SqlTokenStore implements TokenStore {
     this.#insertOne = insertRows(1);
     this.#insertTwo = insertRows(2);
     this.#find = prepared(db, (p) => db.selectFrom('tokens').selectAll().where('token_hash', '=', p('tokenHash')));
+    this.#findWithUser = prepared(db, (p) =>
+      db
+        .selectFrom('tokens')
+        .leftJoin('users', 'users.id', 'tokens.user_id')
+        .selectAll('tokens')
+        .select(PROFILE_COLUMNS.map((column) => `users.${column} as user__${column}` as const))
+        .where('tokens.token_hash', '=', p('tokenHash')),
+    ) as Prepared<{ tokenHash: string }, Selectable<TokensTable> & UserColumns>;
     this.#markRotated = prepared(db, (p) =>
       db.updateTable('tokens').set({ rotated_at: p('now') }).where('token_hash', '=', p('tokenHash')).where('rotated_at', 'is', null).where('revoked_at', 'is', null),
     );
@@ -51,6 +65,14 @@ export class SqlTokenStore implements TokenStore {
   async find(tokenHash: string): Promise<Token | undefined> {
     const row = await this.#find.first({ tokenHash });
     return row && fromRow(row);
+  }
+
+  async findWithUser(tokenHash: string): Promise<{ token: Token; user: UserProfile | undefined } | undefined> {
+    const row = await this.#findWithUser.first({ tokenHash });
+    if (!row) return undefined;
+    // A left join: no user row leaves every user__ column null.
+    const user = row.user__id === null ? undefined : profileFromRow(Object.fromEntries(PROFILE_COLUMNS.map((column) => [column, row[`user__${column}`]])) as Pick<UsersTable, ProfileColumn>);
+    return { token: fromRow(row), user };
   }
 
   async markRotated(tokenHash: string, now: number): Promise<boolean> {

@@ -7,6 +7,10 @@ import { matches } from './filters.ts';
 import { prepared, type Prepared } from './prepared.ts';
 import type { Database, UsersTable } from './schema.ts';
 
+/** The columns a profile is built from. */
+export const PROFILE_COLUMNS = ['id', 'username', 'status', 'given_name', 'family_name', 'email', 'organization_id', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof UsersTable>;
+export type ProfileColumn = (typeof PROFILE_COLUMNS)[number];
+
 /** Filter names that are columns; any other name is a custom attribute. */
 const COLUMNS: Record<string, keyof UsersTable> = {
   id: 'id',
@@ -138,7 +142,8 @@ function fromRow(r: Selectable<UsersTable>, attributes: User['attributes']): Use
   return { ...profileFromRow(r), attributes };
 }
 
-function profileFromRow(r: Selectable<UsersTable>): UserProfile {
+/** The profile of a `users` row (every column but the password hash and the lookup key). */
+export function profileFromRow(r: Pick<Selectable<UsersTable>, ProfileColumn>): UserProfile {
   return {
     id: r.id,
     username: r.username,
