@@ -32,9 +32,13 @@ export interface Token {
   authTime: number;
   amr: string[];
   acr: string | undefined;
-  /** Hash of the code the token descends from; a replay of that code revokes it (RFC 9700 §4.2.4). */
+  /** Hash of the code the token descends from. */
   codeHash: string | undefined;
-  /** Refresh tokens rotated from one another share a family; reuse revokes the whole family. */
+  /**
+   * The tokens descending from one code exchange, refreshed and rotated ones included, form a
+   * family, named by that code's hash: a replay of the code (RFC 9700 §4.2.4) or the reuse of a
+   * rotated refresh token (§4.14.2) revokes the whole family.
+   */
   familyId: string;
   createdAt: number;
   expiresAt: number | undefined;

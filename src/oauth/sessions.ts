@@ -88,7 +88,7 @@ export async function endSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, sessi
   const now = deps.clock.now();
   await deps.store.sessions.end(session.idHash);
   await deps.store.codes.consumeBySession(session.sessionIndex, now);
-  return deps.store.tokens.revokeBySession(session.sessionIndex, now);
+  return deps.store.tokens.revokeBySession(session, now);
 }
 
 /** When the session stops being valid: the earlier of its two deadlines (ms). */

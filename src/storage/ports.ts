@@ -128,8 +128,8 @@ export interface CodeStore {
   /**
    * Cleanup, one page: looks at up to `limit` codes that expired before `before`, in
    * (expiresAt, codeHash) order after `after`, and deletes those nothing needs any more: codes never
-   * redeemed, and redeemed codes none of whose tokens (issued by the code grant or refreshed from
-   * them) is still usable, i.e. unrevoked and without an expiry or expiring after `tokensLiveAfter`.
+   * redeemed, and redeemed codes none of whose tokens (the family named by the code's hash) is
+   * still usable, i.e. unrevoked and without an expiry or expiring after `tokensLiveAfter`.
    * A redeemed code is kept while its tokens live, so a replay can still revoke them. `next` is the
    * cursor of the next page, undefined after the last. Idempotent.
    */
@@ -153,10 +153,10 @@ export interface TokenStore {
    */
   markRotated(tokenHash: string, now: number): Promise<boolean>;
   revoke(tokenHash: string, now: number): Promise<boolean>;
+  /** Revokes every live token of a family (for a code's family: RFC 9700 §4.2.4, the spec's replay rule). */
   revokeFamily(familyId: string, now: number): Promise<number>;
-  /** Revokes every token issued from a code (RFC 9700 §4.2.4, the spec's replay rule). */
-  revokeByCode(codeHash: string, now: number): Promise<number>;
-  revokeBySession(sessionIndex: string, now: number): Promise<number>;
+  /** Revokes every live token issued in one SSO session of a user (logout). */
+  revokeBySession(session: { userId: string; sessionIndex: string }, now: number): Promise<number>;
   /** Revokes every live token of a user, whatever session it came from (a disabled or deleted user). */
   revokeByUser(userId: string, now: number): Promise<number>;
   /**

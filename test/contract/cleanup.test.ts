@@ -107,8 +107,7 @@ for (const kind of DATABASES) {
           const row = aCode({ consumedAt: consumed ? T0 + 1000 : undefined, ...overrides });
           await store.codes.insert(row);
           if (consumed) await store.codes.consumeOnce(row.codeHash, T0 + 1000);
-          const familyId = randomUUID();
-          await store.tokens.insertMany(tokens.map((t) => aToken({ codeHash: row.codeHash, familyId, ...t })));
+          await store.tokens.insertMany(tokens.map((t) => aToken({ codeHash: row.codeHash, ...t })));
           return row;
         };
         const unredeemed = await code(false);
@@ -129,7 +128,7 @@ for (const kind of DATABASES) {
 
         // A replay of a kept code still finds it and revokes every token issued from it; then it may go.
         assert.equal((await store.codes.consumeOnce(withLiveRefresh.codeHash, before)).outcome, 'replayed');
-        assert.equal(await store.tokens.revokeByCode(withLiveRefresh.codeHash, before), 2);
+        assert.equal(await store.tokens.revokeFamily(withLiveRefresh.codeHash, before), 2);
         assert.equal((await sweepCodes(store, before, before, 2)).deleted, 1);
         assert.equal(await codeExists(store, withLiveRefresh), false);
       }));
@@ -161,9 +160,8 @@ for (const kind of DATABASES) {
         const code = aCode({ expiresAt: T0 + MINUTE, sessionIndex: session.sessionIndex });
         await store.codes.insert(code);
         await store.codes.consumeOnce(code.codeHash, T0 + 1000);
-        const familyId = randomUUID();
-        const access = aToken({ codeHash: code.codeHash, familyId, expiresAt: T0 + HOUR });
-        const refresh = aToken({ codeHash: code.codeHash, familyId, kind: 'refresh_token', expiresAt: T0 + 30 * DAY });
+        const access = aToken({ codeHash: code.codeHash, expiresAt: T0 + HOUR });
+        const refresh = aToken({ codeHash: code.codeHash, kind: 'refresh_token', expiresAt: T0 + 30 * DAY });
         await store.tokens.insertMany([access, refresh]);
         const abandoned = aCode({ expiresAt: T0 + MINUTE });
         await store.codes.insert(abandoned);

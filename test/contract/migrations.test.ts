@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { after, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { migrations } from '../../src/storage/migrations/index.ts';
-import { migrateToLatest, openDatabase } from '../../src/storage/sql/database.ts';
+import { migrateToLatest, migrateUpTo, openDatabase } from '../../src/storage/sql/database.ts';
 import { openSqlStore } from '../../src/storage/sql/store.ts';
 import { DATABASES, type TestDatabase } from '../helpers/databases.ts';
-import { aClient } from '../helpers/store.ts';
+import { aClient, aHash, aToken, T0 } from '../helpers/store.ts';
 
 const ALL = Object.keys(migrations);
 const STORE_MODULE = new URL('../../src/storage/sql/store.ts', import.meta.url).href;
@@ -115,6 +116,38 @@ for (const kind of DATABASES) {
         await reopened.close();
       }
       assert.deepEqual(await recorded(url), ALL);
+    });
+
+    test('005 names each existing token family by its code\'s hash, so a replay of the code still revokes them all', async () => {
+      const { url } = await fresh();
+      const early = openDatabase(url);
+      try {
+        await migrateUpTo(early.db, '004-token-user-index');
+      } finally {
+        await early.close();
+      }
+      // Tokens as gatehouse issued them before: a random family per code exchange.
+      const [codeA, codeB] = [aHash(), aHash()];
+      const familyA = randomUUID();
+      const ofA = [aToken({ codeHash: codeA, familyId: familyA }), aToken({ codeHash: codeA, familyId: familyA, kind: 'refresh_token' })];
+      const ofB = aToken({ codeHash: codeB, familyId: randomUUID() });
+      const noCode = aToken({ codeHash: undefined });
+      const before = openDatabase(url);
+      try {
+        await before.db.insertInto('tokens').values([...ofA, ofB, noCode].map((t) => ({ token_hash: t.tokenHash, kind: t.kind, client_id: t.clientId, user_id: t.userId, scope: t.scope, session_index: t.sessionIndex, auth_time: t.authTime, amr: JSON.stringify(t.amr), acr: null, code_hash: t.codeHash ?? null, family_id: t.familyId, created_at: t.createdAt, expires_at: t.expiresAt ?? null, revoked_at: null, rotated_at: null }))).execute();
+      } finally {
+        await before.close();
+      }
+
+      const store = await openSqlStore(url);
+      try {
+        for (const t of ofA) assert.equal((await store.tokens.find(t.tokenHash))?.familyId, codeA);
+        assert.equal((await store.tokens.find(ofB.tokenHash))?.familyId, codeB);
+        assert.equal((await store.tokens.find(noCode.tokenHash))?.familyId, noCode.familyId, 'a token without a code keeps its family');
+        assert.equal(await store.tokens.revokeFamily(codeA, T0), 2);
+      } finally {
+        await store.close();
+      }
     });
 
     test('a database beside another migrated one (another PostgreSQL schema) gets its own tables', async () => {

@@ -136,28 +136,16 @@ for (const kind of DATABASES) {
       assert.equal(await tokens.revokeFamily(randomUUID(), T0), 0);
     });
 
-    test('revokeByCode revokes the live tokens issued from that code only and counts them', async () => {
-      const codeHash = aHash();
-      const issued = [await stored({ codeHash }), await stored({ codeHash, kind: 'refresh_token', familyId: randomUUID() })];
-      const alreadyRevoked = await stored({ codeHash, revokedAt: T0 + 3 });
-      const otherCode = await stored();
-      const noCode = await stored({ codeHash: undefined, familyId: issued[1]!.familyId });
-      assert.equal(await tokens.revokeByCode(codeHash, T0 + 100), 2);
-      assert.deepEqual(await live(...issued), [false, false]);
-      assert.equal((await tokens.find(alreadyRevoked.tokenHash))?.revokedAt, T0 + 3);
-      assert.deepEqual(await live(otherCode, noCode), [true, true]);
-      assert.equal(await tokens.revokeByCode(codeHash, T0 + 200), 0);
-    });
-
-    test('revokeBySession revokes the live tokens of that session only and counts them', async () => {
-      const sessionIndex = aSessionIndex();
-      const ofSession = [await stored({ sessionIndex }), await stored({ sessionIndex, kind: 'refresh_token' }), await stored({ sessionIndex, clientId: 'another-client' })];
-      const otherSession = await stored();
-      assert.equal(await tokens.revokeBySession(sessionIndex, T0 + 100), 3);
+    test('revokeBySession revokes the live tokens of that user\'s session only and counts them', async () => {
+      const session = { userId: randomUUID(), sessionIndex: aSessionIndex() };
+      const ofSession = [await stored(session), await stored({ ...session, kind: 'refresh_token' }), await stored({ ...session, clientId: 'another-client' })];
+      const otherSession = await stored({ userId: session.userId });
+      const otherUser = await stored({ sessionIndex: session.sessionIndex });
+      assert.equal(await tokens.revokeBySession(session, T0 + 100), 3);
       assert.deepEqual(await live(...ofSession), [false, false, false]);
-      assert.deepEqual(await live(otherSession), [true]);
-      assert.equal(await tokens.revokeBySession(sessionIndex, T0 + 200), 0);
-      assert.equal(await tokens.revokeBySession(aSessionIndex(), T0), 0);
+      assert.deepEqual(await live(otherSession, otherUser), [true, true]);
+      assert.equal(await tokens.revokeBySession(session, T0 + 200), 0);
+      assert.equal(await tokens.revokeBySession({ userId: session.userId, sessionIndex: aSessionIndex() }, T0), 0);
     });
 
     test('revokeByUser revokes every live token of that user, across sessions, and counts them', async () => {

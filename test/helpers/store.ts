@@ -188,7 +188,9 @@ export function aCode(overrides: Partial<AuthorizationCode> = {}): Authorization
 }
 
 /** A live access token issued at T0 for an hour; pass `kind: 'refresh_token'` for a refresh token. */
+/** A token; like gatehouse's own, one that descends from a code is in the family named by its hash. */
 export function aToken(overrides: Partial<Token> = {}): Token {
+  const codeHash = 'codeHash' in overrides ? overrides.codeHash : aHash();
   return {
     tokenHash: aHash(),
     kind: 'access_token',
@@ -199,8 +201,8 @@ export function aToken(overrides: Partial<Token> = {}): Token {
     authTime: T0,
     amr: ['pwd'],
     acr: undefined,
-    codeHash: aHash(),
-    familyId: randomUUID(),
+    codeHash,
+    familyId: codeHash ?? randomUUID(),
     createdAt: T0,
     expiresAt: T0 + 3_600_000,
     revokedAt: undefined,

@@ -23,7 +23,7 @@ export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, bo
   const redemption = await deps.store.codes.consumeOnce(codeHash, now);
   if (redemption.outcome === 'unknown') throw new InvalidGrant('The authorization code is invalid.');
   if (redemption.outcome === 'replayed') {
-    const revoked = await deps.store.tokens.revokeByCode(codeHash, now);
+    const revoked = await deps.store.tokens.revokeFamily(codeHash, now);
     const replayed = redemption.code;
     deps.audit.emit({ event: 'code.replayed', clientId: client.clientId, codeClientId: replayed.clientId, userId: replayed.userId, code: fingerprint(code), revoked, ip });
     throw new InvalidGrant('The authorization code has already been used.', { detail: `code replay; ${revoked} token(s) revoked` });
@@ -36,7 +36,8 @@ export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, bo
 
   const user = await loadActiveUser(deps, bound.userId);
   const scope = bound.scope === '' ? [] : bound.scope.split(' ');
-  const familyId = deps.random.uuid();
+  // The family is named by the code's hash, so a replay finds every token descending from it.
+  const familyId = codeHash;
   const response = await issueTokens(
     deps,
     { client, user, scope, sessionIndex: bound.sessionIndex, authTime: bound.authTime, amr: bound.amr, acr: bound.acr, codeHash, familyId },
@@ -49,7 +50,7 @@ export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, bo
   // and revoke them ourselves. The first redemption still gets its answer, exactly as when the
   // replay comes later: one 200 per code, and its tokens revoked once a replay is seen.
   if (await deps.store.codes.wasReplayed(codeHash)) {
-    const revoked = await deps.store.tokens.revokeByCode(codeHash, now);
+    const revoked = await deps.store.tokens.revokeFamily(codeHash, now);
     deps.audit.emit({ event: 'code.replayed', clientId: client.clientId, codeClientId: bound.clientId, userId: bound.userId, code: fingerprint(code), revoked, ip });
   }
   deps.audit.emit({

@@ -3,6 +3,7 @@ import * as initial from './001-initial.ts';
 import * as throttling from './002-throttling.ts';
 import * as codeSessionIndex from './003-code-session-index.ts';
 import * as tokenUserIndex from './004-token-user-index.ts';
+import * as tokenFamilies from './005-token-families.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '002-throttling': throttling,
   '003-code-session-index': codeSessionIndex,
   '004-token-user-index': tokenUserIndex,
+  '005-token-families': tokenFamilies,
 };

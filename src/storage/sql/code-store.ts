@@ -101,7 +101,7 @@ export class SqlCodeStore implements CodeStore {
               eb
                 .selectFrom('tokens')
                 .select(sql.lit(1).as('live'))
-                .whereRef('tokens.code_hash', '=', 'authorization_codes.code_hash')
+                .whereRef('tokens.family_id', '=', 'authorization_codes.code_hash')
                 .where('tokens.revoked_at', 'is', null)
                 .where((t) => t.or([t('tokens.expires_at', 'is', null), t('tokens.expires_at', '>', tokensLiveAfter)])),
             ),

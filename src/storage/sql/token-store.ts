@@ -88,18 +88,19 @@ export class SqlTokenStore implements TokenStore {
     return Number(result.numUpdatedRows);
   }
 
-  async revokeByCode(codeHash: string, now: number): Promise<number> {
-    const result = await this.#db.updateTable('tokens').set({ revoked_at: now }).where('code_hash', '=', codeHash).where('revoked_at', 'is', null).executeTakeFirst();
-    return Number(result.numUpdatedRows);
-  }
-
   async revokeByUser(userId: string, now: number): Promise<number> {
     const result = await this.#db.updateTable('tokens').set({ revoked_at: now }).where('user_id', '=', userId).where('revoked_at', 'is', null).executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
 
-  async revokeBySession(sessionIndex: string, now: number): Promise<number> {
-    const result = await this.#db.updateTable('tokens').set({ revoked_at: now }).where('session_index', '=', sessionIndex).where('revoked_at', 'is', null).executeTakeFirst();
+  async revokeBySession(session: { userId: string; sessionIndex: string }, now: number): Promise<number> {
+    const result = await this.#db
+      .updateTable('tokens')
+      .set({ revoked_at: now })
+      .where('user_id', '=', session.userId)
+      .where('session_index', '=', session.sessionIndex)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
 
