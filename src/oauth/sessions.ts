@@ -57,10 +57,8 @@ export async function findSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, cook
  * single sign-on at once, whether or not whoever disabled them also ended the sessions.
  */
 export async function findUsableSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, cookieValue: string | undefined): Promise<SsoSession | undefined> {
-  const session = await findSession(deps, cookieValue);
-  if (!session) return undefined;
-  const user = await deps.store.users.getProfile(session.userId);
-  return user?.status === 'enabled' ? session : undefined;
+  if (cookieValue === undefined || !COOKIE_VALUE.test(cookieValue)) return undefined;
+  return deps.store.sessions.findUsable(hashSecret(cookieValue), deps.clock.now());
 }
 
 /**

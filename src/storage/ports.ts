@@ -85,6 +85,8 @@ export interface SessionStore {
   insert(session: SsoSession): Promise<void>;
   /** The session if it exists and has not expired at `now`. */
   findLive(idHash: string, now: number): Promise<SsoSession | undefined>;
+  /** The session if it has not expired at `now` and its user is `enabled`; one statement (single sign-on). */
+  findUsable(idHash: string, now: number): Promise<SsoSession | undefined>;
   findLiveByIndex(sessionIndex: string, now: number): Promise<SsoSession | undefined>;
   /** Moves the inactivity deadline forward (never past the absolute one). */
   touch(idHash: string, expiresAt: number): Promise<void>;

@@ -215,19 +215,19 @@ for (const db of DATABASES) {
       const jar = new CookieJar();
       jar.cookies.set('gatehouse_session', 'A'.repeat(43));
       try {
-        sessions.findLive = async () => {
+        sessions.findUsable = async () => {
           throw Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' });
         };
         const unavailable = await browse(authorizationUrl(server.url, codeRequest(client, { state: 'down' })), jar);
         assertErrorRedirect(unavailable, { redirectUri: client.redirectUris[0]!, error: 'temporarily_unavailable', state: 'down', issuer: server.issuer });
-        sessions.findLive = async () => {
+        sessions.findUsable = async () => {
           throw new Error('an unexpected bug');
         };
         const broken = await browse(authorizationUrl(server.url, codeRequest(client, { state: 'bug' })), jar);
         const params = assertErrorRedirect(broken, { redirectUri: client.redirectUris[0]!, error: 'server_error', state: 'bug', issuer: server.issuer });
         assert.doesNotMatch(params.get('error_description') ?? '', /unexpected bug/, 'internals are not shown');
       } finally {
-        delete sessions.findLive;
+        delete sessions.findUsable;
       }
       await assertLoginPage(await browse(authorizationUrl(server.url, codeRequest(client)), jar));
     });

@@ -46,6 +46,21 @@ for (const kind of DATABASES) {
       assert.equal(await store.sessions.findLiveByIndex(session.sessionIndex, T0 + 10 * MINUTE + 1), undefined);
     });
 
+    test('findUsable: a live session of an enabled user, by both deadlines; not one whose user is not enabled', async () => {
+      const session = await aStoredSession(store, { expiresAt: T0 + 10 * MINUTE, maxExpiresAt: T0 + 60 * MINUTE });
+      assert.deepEqual(await store.sessions.findUsable(session.idHash, T0 + 10 * MINUTE - 1), session);
+      assert.equal(await store.sessions.findUsable(session.idHash, T0 + 10 * MINUTE + 1), undefined);
+      const capped = await aStoredSession(store, { expiresAt: T0 + 60 * MINUTE, maxExpiresAt: T0 + 10 * MINUTE });
+      assert.equal(await store.sessions.findUsable(capped.idHash, T0 + 10 * MINUTE + 1), undefined);
+      for (const status of ['disabled', 'locked', 'pending'] as const) {
+        const user = await aStoredUser(store, { status });
+        const ofUser = await aStoredSession(store, { userId: user.id, expiresAt: T0 + 10 * MINUTE, maxExpiresAt: T0 + 60 * MINUTE });
+        assert.ok(await store.sessions.findLive(ofUser.idHash, T0), `${status}: the session is live`);
+        assert.equal(await store.sessions.findUsable(ofUser.idHash, T0), undefined, `${status}: but not usable`);
+      }
+      assert.equal(await store.sessions.findUsable(aHash(), T0), undefined);
+    });
+
     test('touch moves the inactivity deadline forward, never back', async () => {
       const session = await aStoredSession(store, { expiresAt: T0 + 10 * MINUTE, maxExpiresAt: T0 + 60 * MINUTE });
       await store.sessions.touch(session.idHash, T0 + 20 * MINUTE);

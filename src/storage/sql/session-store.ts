@@ -8,12 +8,23 @@ export class SqlSessionStore implements SessionStore {
   readonly #db: Kysely<Database>;
   // Compiled once: every single sign-on reads its session and may move its idle deadline.
   readonly #findLive: Prepared<{ idHash: string; now: number }, Selectable<SessionsTable>>;
+  readonly #findUsable: Prepared<{ idHash: string; now: number }, Selectable<SessionsTable>>;
   readonly #touch: Prepared<{ idHash: string; expiresAt: number }, unknown>;
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
     this.#findLive = prepared(db, (p) =>
       db.selectFrom('sessions').selectAll().where('id_hash', '=', p('idHash')).where('expires_at', '>', p('now')).where('max_expires_at', '>', p('now')),
+    );
+    this.#findUsable = prepared(db, (p) =>
+      db
+        .selectFrom('sessions')
+        .innerJoin('users', 'users.id', 'sessions.user_id')
+        .selectAll('sessions')
+        .where('sessions.id_hash', '=', p('idHash'))
+        .where('sessions.expires_at', '>', p('now'))
+        .where('sessions.max_expires_at', '>', p('now'))
+        .where('users.status', '=', 'enabled'),
     );
     // Capped at max_expires_at, as the port promises (the caller need not know the absolute deadline).
     this.#touch = prepared(db, (p) =>
@@ -44,6 +55,11 @@ export class SqlSessionStore implements SessionStore {
 
   async findLive(idHash: string, now: number): Promise<SsoSession | undefined> {
     const row = await this.#findLive.first({ idHash, now });
+    return row && fromRow(row);
+  }
+
+  async findUsable(idHash: string, now: number): Promise<SsoSession | undefined> {
+    const row = await this.#findUsable.first({ idHash, now });
     return row && fromRow(row);
   }
 
