@@ -8,6 +8,8 @@ import { sql, type Kysely } from 'kysely';
  * - A family is exactly the tokens descending from one code, so it is now named by the code's
  *   hash; code replay revokes the family (TokenStore.revokeFamily) and `tokens_code_hash` goes.
  *   Existing families are renamed the same way: every token of one code shares one family_id.
+ *   Not additive: an instance of an older version would keep naming families otherwise, so none
+ *   may run once this has (docs/operations.md, Upgrades).
  * - Logout revokes by user and session together (the session names its user), so one index on
  *   `(user_id, session_index)` serves it and the revocation of all a user's tokens.
  */
