@@ -21,7 +21,7 @@ test('a request log line never contains the password, the Authorization header o
       done();
     },
   });
-  const app = Fastify({ logger: { ...(loggerOptions('info') as object), stream } });
+  const app = Fastify({ logger: { ...(loggerOptions('debug') as object), stream } });
   app.get('/eidm2/services/users/', async () => ({ ok: true }));
   await app.inject({ url: '/eidm2/services/users/?username=api&password=hunter2-secret', headers: { authorization: 'Basic aHVudGVyMg==', cookie: 'gatehouse_session=cookie-secret' } });
   await app.close();

@@ -196,7 +196,7 @@ describe('identity API logging', () => {
     const db = await DATABASES[0]!.create();
     const port = await freePort();
     const config = loadConfig({ GATEHOUSE_PORT: String(port), GATEHOUSE_DATABASE_URL: db.url, GATEHOUSE_API_USERNAME: API_USERNAME, GATEHOUSE_API_PASSWORD: API_PASSWORD });
-    const gatehouse = await createGatehouse(config, {}, { logger: { ...(loggerOptions('info') as Record<string, unknown>), stream } });
+    const gatehouse = await createGatehouse(config, {}, { logger: { ...(loggerOptions('debug') as Record<string, unknown>), stream } });
     try {
       await gatehouse.app.listen({ host: '127.0.0.1', port });
       const secret = 'Sup3r-Secret-Passw0rd';
