@@ -96,7 +96,8 @@ const settings = {
 };
 const only = flags.only ? new Set(flags.only.split(',').map((s) => s.trim())) : undefined;
 const postgresUrl = flags['no-postgres'] ? undefined : (flags.postgres ?? process.env.GATEHOUSE_BENCH_POSTGRES_URL);
-const logLevel = process.env.GATEHOUSE_BENCH_LOG_LEVEL ?? 'warn';
+// The server's default level unless asked otherwise: audit events are written, as users run it.
+const logLevel = process.env.GATEHOUSE_BENCH_LOG_LEVEL ?? 'info';
 
 const cores = availableParallelism();
 const pinning = !flags['no-pin'] && cores >= 2 && hasTaskset();
