@@ -81,6 +81,14 @@ export function fingerprint(secret: string): string {
   return hashSecret(secret).slice(0, 12);
 }
 
+/**
+ * A token family as events name it: the first 12 characters of its id. A family is named by its
+ * code's hash, so this is also the code's fingerprint; events never carry a store key in full.
+ */
+export function familyFingerprint(familyId: string): string {
+  return familyId.slice(0, 12);
+}
+
 /** The part of a pino logger the sink uses. */
 export interface AuditLogger {
   info(fields: object, message: string): void;

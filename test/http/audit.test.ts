@@ -130,7 +130,8 @@ for (const db of DATABASES) {
       );
       assert.equal(issued?.audit, true);
       const stored = await server.gatehouse.store.tokens.find(hashSecret(first.access_token as string));
-      assert.equal(issued?.family, stored?.familyId);
+      assert.equal(stored?.familyId, hashSecret(code), 'the family is named by its code\'s hash');
+      assert.equal(issued?.family, fp(code), 'and logged as the code\'s fingerprint, never in full');
 
       const refresh = (token: string) => postForm(tokenUrl(), { grant_type: 'refresh_token', refresh_token: token }, { authorization: basic(client.clientId, clientSecret) });
       const second = await refresh(first.refresh_token as string);

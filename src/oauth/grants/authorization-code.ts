@@ -1,6 +1,6 @@
 import { hashSecret } from '../../lib/hash.ts';
 import type { Client } from '../../domain/client.ts';
-import { fingerprint } from '../../observability/audit.ts';
+import { familyFingerprint, fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant } from '../errors.ts';
 import { issueTokens, type TokenResponse } from '../issue-tokens.ts';
@@ -59,7 +59,7 @@ export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, bo
     clientId: client.clientId,
     userId: user.id,
     scope: response.scope,
-    family: familyId,
+    family: familyFingerprint(familyId),
     accessToken: fingerprint(response.access_token),
     refreshToken: response.refresh_token === undefined ? undefined : fingerprint(response.refresh_token),
     idToken: response.id_token !== undefined,

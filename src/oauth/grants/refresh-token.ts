@@ -1,6 +1,6 @@
 import { isPublicClient, type Client } from '../../domain/client.ts';
 import { hashSecret } from '../../lib/hash.ts';
-import { fingerprint } from '../../observability/audit.ts';
+import { familyFingerprint, fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant } from '../errors.ts';
 import { issueTokens, type TokenResponse } from '../issue-tokens.ts';
@@ -27,7 +27,7 @@ export async function refreshTokenGrant(deps: OAuthDeps, client: Client, body: R
   if (token.expiresAt !== undefined && now >= token.expiresAt) throw new InvalidGrant('The refresh token has expired.');
   if (token.rotatedAt !== undefined) {
     const revoked = await deps.store.tokens.revokeFamily(token.familyId, now);
-    deps.audit.emit({ event: 'refresh_token.reused', clientId: client.clientId, userId: token.userId, family: token.familyId, token: fingerprint(presented), revoked, ip });
+    deps.audit.emit({ event: 'refresh_token.reused', clientId: client.clientId, userId: token.userId, family: familyFingerprint(token.familyId), token: fingerprint(presented), revoked, ip });
     throw new InvalidGrant('The refresh token has already been used.', { detail: `refresh token reuse; family revoked (${revoked} token(s))` });
   }
 
@@ -38,7 +38,7 @@ export async function refreshTokenGrant(deps: OAuthDeps, client: Client, body: R
   if (rotate && !(await deps.store.tokens.markRotated(tokenHash, now))) {
     // Lost a race with a concurrent use of the same token: treat it as reuse.
     const revoked = await deps.store.tokens.revokeFamily(token.familyId, now);
-    deps.audit.emit({ event: 'refresh_token.reused', clientId: client.clientId, userId: token.userId, family: token.familyId, token: fingerprint(presented), revoked, ip });
+    deps.audit.emit({ event: 'refresh_token.reused', clientId: client.clientId, userId: token.userId, family: familyFingerprint(token.familyId), token: fingerprint(presented), revoked, ip });
     throw new InvalidGrant('The refresh token has already been used.', { detail: 'concurrent refresh token reuse' });
   }
   const response = await issueTokens(
@@ -51,7 +51,7 @@ export async function refreshTokenGrant(deps: OAuthDeps, client: Client, body: R
     clientId: client.clientId,
     userId: user.id,
     scope: response.scope,
-    family: token.familyId,
+    family: familyFingerprint(token.familyId),
     rotated: rotate,
     accessToken: fingerprint(response.access_token),
     refreshToken: rotate && response.refresh_token !== undefined ? fingerprint(response.refresh_token) : undefined,
