@@ -5,6 +5,7 @@ import { Migrator, type MigrationResultSet } from 'kysely/migration';
 import pg from 'pg';
 import { migrations } from '../migrations/index.ts';
 import { nodeSqliteDialect } from './node-sqlite-dialect.ts';
+import { statementName } from './prepared.ts';
 import type { Database } from './schema.ts';
 
 export type DialectName = 'sqlite' | 'postgres';
@@ -82,7 +83,10 @@ function guardClient(client: pg.PoolClient): void {
   client.on('error', () => {});
   const query = client.query as (...args: unknown[]) => unknown;
   client.query = function guardedQuery(this: pg.PoolClient, ...args: unknown[]): unknown {
-    const result = query.apply(this, args);
+    // A hot query (src/storage/sql/prepared.ts) runs as a named statement: parsed and planned once
+    // per connection, then only bound and executed (pg keeps track of what each connection has).
+    const name = typeof args[0] === 'string' && Array.isArray(args[1]) ? statementName(args[0]) : undefined;
+    const result = name === undefined ? query.apply(this, args) : query.call(this, { name, text: args[0], values: args[1] });
     if (result instanceof Promise) {
       result.catch((error: unknown) => {
         if ((error as Error | undefined)?.message === QUERY_TIMEOUT_MESSAGE) (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();

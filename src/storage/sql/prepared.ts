@@ -1,4 +1,18 @@
+import { createHash } from 'node:crypto';
 import type { CompiledQuery, Compilable, Kysely, QueryResult } from 'kysely';
+
+/**
+ * The SQL of every prepared query, with a name for it. On PostgreSQL the driver runs these as
+ * named statements (src/storage/sql/database.ts), so the server parses and plans each once per
+ * connection instead of on every execution. Only these few fixed texts are named: a name per
+ * ad-hoc query (the identity API's filters) would pile up statements on every connection.
+ */
+const NAMED_STATEMENTS = new Map<string, string>();
+
+/** The statement name for this SQL text if it is a prepared query's, else undefined. */
+export function statementName(sql: string): string | undefined {
+  return NAMED_STATEMENTS.get(sql);
+}
 
 /**
  * A query built and compiled once, then executed with new parameter values each time.
@@ -23,6 +37,7 @@ export function prepared<P extends object, R>(db: AnyKysely, build: (param: <K e
   const slots = compiled.parameters.map((value): Slot<P> => (markers.has(value) ? { name: markers.get(value)! } : { value }));
   const bound = slots.filter((slot) => 'name' in slot).length;
   if (bound !== markers.size) throw new Error(`prepared query: every parameter must be bound exactly once: ${compiled.sql}`);
+  NAMED_STATEMENTS.set(compiled.sql, `gatehouse_${createHash('sha256').update(compiled.sql).digest('hex').slice(0, 24)}`);
 
   const execute = (params: P, on: AnyKysely = db): Promise<QueryResult<R>> => {
     const parameters = slots.map((slot) => ('name' in slot ? params[slot.name] : slot.value));
