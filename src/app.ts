@@ -35,7 +35,12 @@ export interface Runtime {
  */
 export async function openStore(config: Config, options: { serving?: boolean } = {}): Promise<Store> {
   const timeoutMs = config.databaseTimeout * 1000;
-  return openSqlStore(config.databaseUrl, { poolSize: config.databasePoolSize, connectTimeoutMs: timeoutMs, queryTimeoutMs: options.serving ? timeoutMs : 0 });
+  return openSqlStore(config.databaseUrl, {
+    poolSize: config.databasePoolSize,
+    connectTimeoutMs: timeoutMs,
+    queryTimeoutMs: options.serving ? timeoutMs : 0,
+    namedStatements: config.databaseNamedStatements,
+  });
 }
 
 /** Brings the configured store's schema up to date; the names of the migrations that ran (`gatehouse migrate`). */

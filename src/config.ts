@@ -135,6 +135,13 @@ export const settings = {
     parse: databaseUrl,
   }),
   databasePoolSize: setting({ env: 'GATEHOUSE_DATABASE_POOL_SIZE', type: 'integer', default: '10', doc: 'Connections per process to PostgreSQL.', parse: integer(1, 1000) }),
+  databaseNamedStatements: setting({
+    env: 'GATEHOUSE_DATABASE_NAMED_STATEMENTS',
+    type: 'boolean',
+    default: 'true',
+    doc: 'PostgreSQL: run the hot queries as named prepared statements, parsed and planned once per connection. Set false behind a connection pooler in transaction mode that cannot track them (PgBouncer before 1.21, or without `max_prepared_statements`).',
+    parse: boolean,
+  }),
   databaseTimeout: setting({
     env: 'GATEHOUSE_DATABASE_TIMEOUT',
     type: 'seconds',

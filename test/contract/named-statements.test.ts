@@ -1,7 +1,8 @@
 /**
  * On PostgreSQL the hot queries (src/storage/sql/prepared.ts) run as named statements, parsed and
  * planned once per connection; other queries stay unnamed, so ad-hoc ones (the identity API's
- * filters) do not pile up statements on the server.
+ * filters) do not pile up statements on the server. GATEHOUSE_DATABASE_NAMED_STATEMENTS=false turns
+ * them off, for a connection pooler that cannot track them.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -34,6 +35,16 @@ for (const kind of DATABASES.filter((k) => k.name === 'postgres')) {
       assert.ok(statements.some((s) => s.startsWith('insert into "tokens"')), 'the token insert');
       await store.users.list({ filters: { email: 'someone' } });
       assert.deepEqual(await named(), statements, 'the filtered user list adds no named statement');
+    });
+
+    test('with namedStatements off (a pooler that cannot track them), nothing is named', async () => {
+      const plain = await harness.open({ poolSize: 1, namedStatements: false });
+      const user = await aStoredUser(plain);
+      const token = aToken({ userId: user.id });
+      await plain.tokens.insert(token);
+      assert.equal((await plain.tokens.findWithUser(token.tokenHash))?.user?.id, user.id);
+      const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(plain.database.db);
+      assert.deepEqual(rows, []);
     });
   });
 }

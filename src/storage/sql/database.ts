@@ -31,6 +31,11 @@ export interface OpenOptions {
    * dropped. Default 0: no limit (bulk loads, index builds). The server sets it.
    */
   queryTimeoutMs?: number;
+  /**
+   * PostgreSQL: run the hot queries as named prepared statements (default true). Off for a
+   * connection pooler in transaction mode that cannot track them.
+   */
+  namedStatements?: boolean;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -61,7 +66,8 @@ export function openDatabase(url: string, options: OpenOptions = {}): SqlDatabas
   });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  pool.on('connect', guardClient);
+  const named = options.namedStatements ?? true;
+  pool.on('connect', (client: pg.PoolClient) => guardClient(client, named));
   const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   // Ending a connection waits for the server to acknowledge; during a network partition it never
   // does. Give up after the timeout: the process is about to exit or to open a new pool anyway.
@@ -79,13 +85,13 @@ export function openDatabase(url: string, options: OpenOptions = {}): SqlDatabas
  *   later query on it would time out too, even once the database is back. Such a connection is
  *   destroyed, which makes the pool drop it.
  */
-function guardClient(client: pg.PoolClient): void {
+function guardClient(client: pg.PoolClient, namedStatements: boolean): void {
   client.on('error', () => {});
   const query = client.query as (...args: unknown[]) => unknown;
   client.query = function guardedQuery(this: pg.PoolClient, ...args: unknown[]): unknown {
     // A hot query (src/storage/sql/prepared.ts) runs as a named statement: parsed and planned once
     // per connection, then only bound and executed (pg keeps track of what each connection has).
-    const name = typeof args[0] === 'string' && Array.isArray(args[1]) ? statementName(args[0]) : undefined;
+    const name = namedStatements && typeof args[0] === 'string' && Array.isArray(args[1]) ? statementName(args[0]) : undefined;
     const result = name === undefined ? query.apply(this, args) : query.call(this, { name, text: args[0], values: args[1] });
     if (result instanceof Promise) {
       result.catch((error: unknown) => {
