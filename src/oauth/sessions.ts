@@ -48,8 +48,8 @@ export async function createSession(deps: SessionDeps, authentication: Authentic
 
 /** The live session behind a cookie value, if any. */
 export async function findSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, cookieValue: string | undefined): Promise<SsoSession | undefined> {
-  if (cookieValue === undefined || !COOKIE_VALUE.test(cookieValue)) return undefined;
-  return deps.store.sessions.findLive(hashSecret(cookieValue), deps.clock.now());
+  const idHash = sessionIdHash(cookieValue);
+  return idHash === undefined ? undefined : deps.store.sessions.findLive(idHash, deps.clock.now());
 }
 
 /**
@@ -57,8 +57,13 @@ export async function findSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, cook
  * single sign-on at once, whether or not whoever disabled them also ended the sessions.
  */
 export async function findUsableSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, cookieValue: string | undefined): Promise<SsoSession | undefined> {
-  if (cookieValue === undefined || !COOKIE_VALUE.test(cookieValue)) return undefined;
-  return deps.store.sessions.findUsable(hashSecret(cookieValue), deps.clock.now());
+  const idHash = sessionIdHash(cookieValue);
+  return idHash === undefined ? undefined : deps.store.sessions.findUsable(idHash, deps.clock.now());
+}
+
+/** The store's key for a well-formed cookie value; undefined for anything a session cookie cannot be. */
+function sessionIdHash(cookieValue: string | undefined): string | undefined {
+  return cookieValue !== undefined && COOKIE_VALUE.test(cookieValue) ? hashSecret(cookieValue) : undefined;
 }
 
 /**

@@ -44,7 +44,6 @@ export function prepared<P extends object, R>(db: AnyKysely, build: (param: <K e
     return on.executeQuery({ ...compiled, parameters } as CompiledQuery<R>);
   };
   return {
-    sql: compiled.sql,
     execute,
     first: async (params, on) => (await execute(params, on)).rows[0],
     affected: async (params, on) => Number((await execute(params, on)).numAffectedRows ?? 0n),
@@ -57,7 +56,6 @@ type Slot<P> = { name: keyof P } | { value: unknown };
 type AnyKysely = Kysely<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 export interface Prepared<P, R> {
-  readonly sql: string;
   /** Runs on the store's database, or on `on` (a transaction of it). */
   execute(params: P, on?: AnyKysely): Promise<QueryResult<R>>;
   /** The first row, if any. */
