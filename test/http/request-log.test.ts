@@ -4,26 +4,19 @@
  * answered request, with the URL's secrets redacted.
  */
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { createGatehouse } from '../../src/app.ts';
 import { loadConfig } from '../../src/config.ts';
-import { loggerOptions } from '../../src/observability/logger.ts';
 import { DATABASES } from '../helpers/databases.ts';
+import { capturedLogger } from '../helpers/log.ts';
 import { freePort } from '../helpers/server.ts';
 
 async function logLinesOf(level: 'info' | 'debug'): Promise<Record<string, unknown>[]> {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(chunk.toString('utf8'));
-      done();
-    },
-  });
+  const captured = capturedLogger(level);
   const db = await DATABASES[0]!.create();
   const port = await freePort();
   const config = loadConfig({ GATEHOUSE_PORT: String(port), GATEHOUSE_DATABASE_URL: db.url, GATEHOUSE_CLEANUP_INTERVAL: '0' });
-  const gatehouse = await createGatehouse(config, {}, { logger: { ...(loggerOptions(level) as Record<string, unknown>), stream } });
+  const gatehouse = await createGatehouse(config, {}, { logger: captured.logger });
   try {
     await gatehouse.app.listen({ host: '127.0.0.1', port });
     assert.equal((await fetch(`http://127.0.0.1:${port}/uas/.well-known/openid-configuration`)).status, 200);
@@ -32,12 +25,13 @@ async function logLinesOf(level: 'info' | 'debug'): Promise<Record<string, unkno
     await gatehouse.close();
     await db.drop();
   }
-  return lines.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  return captured.text().split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 describe('request log', () => {
   test('at info, no line per request', async () => {
     const lines = await logLinesOf('info');
+    assert.ok(lines.some((l) => String(l.msg).startsWith('Server listening')), 'the log is captured at info');
     assert.deepEqual(lines.filter((l) => l.msg === 'request completed' || l.msg === 'incoming request'), []);
   });
 

@@ -3,16 +3,15 @@
  * authentication"), each allowed and refused, and switched off in configuration.
  */
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { createGatehouse } from '../../../src/app.ts';
 import { loadConfig } from '../../../src/config.ts';
 import { createGroup, addMember } from '../../../src/identity/groups.ts';
 import { cryptoRandom } from '../../../src/lib/random.ts';
 import { systemClock } from '../../../src/lib/clock.ts';
-import { loggerOptions } from '../../../src/observability/logger.ts';
 import { addUser } from '../../helpers/back-channel.ts';
 import { DATABASES } from '../../helpers/databases.ts';
+import { capturedLogger } from '../../helpers/log.ts';
 import { freePort, startServer, type RunningServer } from '../../helpers/server.ts';
 import { accessToken, API_PASSWORD, API_USERNAME, assertCleanError, basicAuth, call, startApiServer } from './helpers.ts';
 
@@ -186,17 +185,11 @@ for (const db of DATABASES) {
 
 describe('identity API logging', () => {
   test('a request with URL-parameter credentials logs its URL with the password redacted', async () => {
-    const lines: string[] = [];
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(chunk.toString('utf8'));
-        done();
-      },
-    });
+    const captured = capturedLogger('debug');
     const db = await DATABASES[0]!.create();
     const port = await freePort();
     const config = loadConfig({ GATEHOUSE_PORT: String(port), GATEHOUSE_DATABASE_URL: db.url, GATEHOUSE_API_USERNAME: API_USERNAME, GATEHOUSE_API_PASSWORD: API_PASSWORD });
-    const gatehouse = await createGatehouse(config, {}, { logger: { ...(loggerOptions('debug') as Record<string, unknown>), stream } });
+    const gatehouse = await createGatehouse(config, {}, { logger: captured.logger });
     try {
       await gatehouse.app.listen({ host: '127.0.0.1', port });
       const secret = 'Sup3r-Secret-Passw0rd';
@@ -208,7 +201,7 @@ describe('identity API logging', () => {
       assert.equal(good.status, 200);
       const write = await fetch(`http://127.0.0.1:${port}/customerid-rest/services/2.0/organizations/?technicalName=logged`, { method: 'POST', headers: { authorization: basicAuth() } });
       assert.equal(write.status, 201);
-      const log = lines.join('');
+      const log = captured.text();
       assert.match(log, /"apiCaller":\{"method":"basic"\},"msg":"identity API change"/);
       assert.ok(!log.includes(`"${API_USERNAME}"`), 'the API account name is not logged either');
       assert.match(log, /customerid-rest\/services\/2\.0\/users\/\?username=\[redacted\]&password=\[redacted\]&email=ada/);
