@@ -97,6 +97,21 @@ for (const kind of DATABASES) {
       assert.deepEqual(await store.clients.get(client.clientId), changed);
     });
 
+    test('a change made through another store instance (another process) is seen at once; what get returns is frozen', async () => {
+      const client = aClient();
+      await store.clients.insert(client);
+      const before = await store.clients.get(client.clientId);
+      assert.equal(before?.active, true);
+      assert.ok(Object.isFrozen(before) && Object.isFrozen(before.redirectUris), 'shared between requests, so unchangeable');
+      const other = await harness.open();
+      // Same updatedAt: only the content differs, so nothing but the full row can tell.
+      await other.clients.update({ ...client, active: false, redirectUris: ['https://other.example/cb'] });
+      const after = await store.clients.get(client.clientId);
+      assert.equal(after?.active, false);
+      assert.deepEqual(after?.redirectUris, ['https://other.example/cb']);
+      assert.equal(await store.clients.get(client.clientId), after, 'an unchanged row gives the same client again');
+    });
+
     test('update of an unknown client is false and creates nothing', async () => {
       const client = aClient();
       assert.equal(await store.clients.update(client), false);
