@@ -19,6 +19,7 @@ export interface UseCaseDeps {
   sessions: Store['sessions'];
   codes: Store['codes'];
   tokens: Store['tokens'];
+  transaction: Store['transaction'];
   clock: Clock;
   random: Random;
 }
@@ -60,7 +61,7 @@ export async function withStore<T>(work: (env: CliEnv) => Promise<T>): Promise<T
   const auditFile = config.auditLog === undefined ? undefined : (await import('../observability/audit-file.ts')).openAuditFile(config.auditLog, { sync: true });
   try {
     const { clients, users, organizations, groups, sessions, codes, tokens } = store;
-    const deps = { clients, users, organizations, groups, sessions, codes, tokens, clock: systemClock, random: cryptoRandom };
+    const deps = { clients, users, organizations, groups, sessions, codes, tokens, transaction: store.transaction, clock: systemClock, random: cryptoRandom };
     return await work({ config, store, deps, audit: auditFile?.sink ?? noAudit });
   } finally {
     await store.close();

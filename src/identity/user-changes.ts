@@ -5,19 +5,16 @@
  */
 import type { User, UserStatus } from '../domain/user.ts';
 import type { Clock } from '../lib/clock.ts';
-import { ConflictError, MissingReferenceError, type CodeStore, type OrganizationStore, type SessionStore, type TokenStore, type UserStore } from '../storage/ports.ts';
+import { ConflictError, MissingReferenceError, type OrganizationStore, type UserStore } from '../storage/ports.ts';
 import { applyAttributeChanges, type AttributeChanges } from './attributes.ts';
 import { IdentityError } from './errors.ts';
 import { hashPassword } from './passwords.ts';
 import { optionalText, requiredText } from './text.ts';
-import { checkedEmail, checkedPassword, endUserSessions, getUser, requireUserOrganization, userStatus } from './users.ts';
+import { checkedEmail, checkedPassword, endUserSessions, getUser, requireUserOrganization, userStatus, type UnitOfWork } from './users.ts';
 
-export interface UserChangeDeps {
+export interface UserChangeDeps extends UnitOfWork {
   users: UserStore;
   organizations: OrganizationStore;
-  sessions: SessionStore;
-  codes: CodeStore;
-  tokens: TokenStore;
   clock: Clock;
 }
 
@@ -34,30 +31,39 @@ export interface UserChanges {
 }
 
 export async function updateUser(deps: UserChangeDeps, idOrUsername: string, changes: UserChanges): Promise<User> {
-  const current = await getUser(deps, idOrUsername);
-  const username = changes.username === undefined ? current.username : requiredText(changes.username, 'username');
-  const status = changes.status === undefined ? current.status : userStatus(changes.status);
-  const givenName = changes.givenName === undefined ? current.givenName : optionalText(changes.givenName, 'givenName');
-  const familyName = changes.familyName === undefined ? current.familyName : optionalText(changes.familyName, 'familyName');
-  const email = changes.email === undefined ? current.email : checkedEmail(changes.email);
-  const organizationId = changes.organizationId === undefined ? current.organizationId : optionalText(changes.organizationId, 'organizationId');
-  if (organizationId !== undefined && organizationId !== current.organizationId) await requireUserOrganization(deps, organizationId);
-  const attributes = changes.attributes === undefined ? current.attributes : applyAttributeChanges(current.attributes, changes.attributes);
+  const id = (await getUser(deps, idOrUsername)).id;
+  // Hashed before the unit of work: argon2 must not hold SQLite's write lock.
   const passwordHash = changes.password === undefined ? undefined : await hashPassword(checkedPassword(changes.password));
-
   const now = deps.clock.now();
-  const next: User = { ...current, username, status, givenName, familyName, email, organizationId, attributes, updatedAt: now };
+  let username = changes.username;
+  let organizationId = changes.organizationId ?? undefined;
+  // One unit of work: the user is read and written in it, so a concurrent change of other fields
+  // is not undone, and the fields, the password and the end of the user's access commit
+  // together. A new password or a status that forbids logging in ends the user's sessions and
+  // revokes their tokens (as setPassword and setStatus do).
   try {
-    if (!(await deps.users.update(next))) throw gone(idOrUsername);
+    return await deps.transaction(async (tx) => {
+      const current = await tx.users.get(id);
+      if (!current) throw gone(idOrUsername);
+      username = changes.username === undefined ? current.username : requiredText(changes.username, 'username');
+      const status = changes.status === undefined ? current.status : userStatus(changes.status);
+      const givenName = changes.givenName === undefined ? current.givenName : optionalText(changes.givenName, 'givenName');
+      const familyName = changes.familyName === undefined ? current.familyName : optionalText(changes.familyName, 'familyName');
+      const email = changes.email === undefined ? current.email : checkedEmail(changes.email);
+      organizationId = changes.organizationId === undefined ? current.organizationId : optionalText(changes.organizationId, 'organizationId');
+      if (organizationId !== undefined && organizationId !== current.organizationId) await requireUserOrganization(tx, organizationId);
+      const attributes = changes.attributes === undefined ? current.attributes : applyAttributeChanges(current.attributes, changes.attributes);
+      const next: User = { ...current, username, status, givenName, familyName, email, organizationId, attributes, updatedAt: now };
+      if (!(await tx.users.update(next))) throw gone(idOrUsername);
+      if (passwordHash !== undefined && !(await tx.users.setPasswordHash(id, passwordHash, now))) throw gone(idOrUsername);
+      if (passwordHash !== undefined || (changes.status !== undefined && status !== 'enabled')) await endUserSessions(tx, id, now);
+      return next;
+    });
   } catch (error) {
     if (error instanceof ConflictError) throw new IdentityError('already_exists', `a user named ${JSON.stringify(username)} already exists (usernames compare case-insensitively)`, 'username');
     if (error instanceof MissingReferenceError) throw new IdentityError('invalid_reference', `organization ${JSON.stringify(organizationId)} does not exist`, 'organizationId');
     throw error;
   }
-  if (passwordHash !== undefined && !(await deps.users.setPasswordHash(current.id, passwordHash, now))) throw gone(idOrUsername);
-  // A user who may no longer log in keeps no access either (as setStatus).
-  if (changes.status !== undefined && status !== 'enabled') await endUserSessions(deps, current.id);
-  return next;
 }
 
 function gone(idOrUsername: string): IdentityError {

@@ -6,12 +6,15 @@ import { USER_STATUSES, type Attributes, type User, type UserStatus } from '../d
 import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import { isUuid } from '../lib/uuid.ts';
-import { ConflictError, MissingReferenceError, type CodeStore, type GroupStore, type OrganizationStore, type SessionStore, type TokenStore, type UserQuery, type UserStore } from '../storage/ports.ts';
+import { ConflictError, MissingReferenceError, type GroupStore, type OrganizationStore, type Store, type StoreTransaction, type UserQuery, type UserStore } from '../storage/ports.ts';
 import { IdentityError } from './errors.ts';
 import { hashPassword } from './passwords.ts';
 import { optionalText, requiredText } from './text.ts';
 
-export interface UserDeps {
+/** The unit of work (Store.transaction) in which a use case changes several rows together. */
+export type UnitOfWork = Pick<Store, 'transaction'>;
+
+export interface UserDeps extends UnitOfWork {
   users: UserStore;
   organizations: OrganizationStore;
   groups: GroupStore;
@@ -19,12 +22,12 @@ export interface UserDeps {
   random: Random;
 }
 
-/** What ending a user's access touches: their SSO sessions, those sessions' codes, and their tokens. */
-export interface UserAccessDeps {
+/**
+ * What changing a user's access touches: the user, and in one unit of work their SSO sessions,
+ * those sessions' codes and their tokens.
+ */
+export interface UserAccessDeps extends UnitOfWork {
   users: UserStore;
-  sessions: SessionStore;
-  codes: CodeStore;
-  tokens: TokenStore;
   clock: Clock;
 }
 
@@ -58,7 +61,8 @@ export async function createUser(deps: UserDeps, input: NewUser): Promise<User> 
   const password = input.password === undefined ? undefined : checkedPassword(input.password);
   const organizationId = optionalText(input.organizationId, 'organizationId');
   if (organizationId !== undefined) await requireUserOrganization(deps, organizationId);
-  const groups = await Promise.all((input.groups ?? []).map((name) => requireGroup(deps, name)));
+  const groupNames = input.groups ?? [];
+  await Promise.all(groupNames.map((name) => requireGroup(deps, name)));
   const passwordHash = password === undefined ? undefined : await hashPassword(password);
 
   const now = deps.clock.now();
@@ -74,14 +78,18 @@ export async function createUser(deps: UserDeps, input: NewUser): Promise<User> 
     createdAt: now,
     updatedAt: now,
   };
+  // The user and their memberships in one unit of work: never a user without the groups asked for
+  // (a group deleted meanwhile fails the whole creation).
   try {
-    await deps.users.insert(user, passwordHash);
+    await deps.transaction(async (tx) => {
+      await tx.users.insert(user, passwordHash);
+      for (const name of groupNames) await tx.groups.addMember((await requireGroup(tx, name)).id, user.id);
+    });
   } catch (error) {
     if (error instanceof ConflictError) throw new IdentityError('already_exists', `a user named ${JSON.stringify(username)} already exists (usernames compare case-insensitively)`, 'username');
     if (error instanceof MissingReferenceError) throw new IdentityError('invalid_reference', `organization ${JSON.stringify(organizationId)} does not exist`, 'organizationId');
     throw error;
   }
-  for (const group of groups) await deps.groups.addMember(group.id, user.id);
   return user;
 }
 
@@ -97,10 +105,19 @@ export async function listUsers(deps: { users: UserStore }, query: UserQuery = {
   return deps.users.list(query);
 }
 
-export async function setPassword(deps: { users: UserStore; clock: Clock }, idOrUsername: string, password: string): Promise<User> {
+/**
+ * Sets a user's password (an operator's or the identity API's act) and, in the same unit of work,
+ * ends the user's SSO sessions and revokes their tokens: a password is reset because the old one
+ * may be known to someone else, whose sessions must not outlive it (issue 10, finding 3).
+ */
+export async function setPassword(deps: UserAccessDeps, idOrUsername: string, password: string): Promise<User> {
   const user = await getUser(deps, idOrUsername);
   const passwordHash = await hashPassword(checkedPassword(password));
-  if (!(await deps.users.setPasswordHash(user.id, passwordHash, deps.clock.now()))) throw gone(idOrUsername);
+  const now = deps.clock.now();
+  await deps.transaction(async (tx) => {
+    if (!(await tx.users.setPasswordHash(user.id, passwordHash, now))) throw gone(idOrUsername);
+    await endUserSessions(tx, user.id, now);
+  });
   return user;
 }
 
@@ -109,31 +126,41 @@ export async function setPassword(deps: { users: UserStore; clock: Clock }, idOr
  * sessions and revokes the tokens issued in them: a disabled user keeps no access.
  */
 export async function setStatus(deps: UserAccessDeps, idOrUsername: string, status: UserStatus): Promise<User> {
-  const current = await getUser(deps, idOrUsername);
-  const user: User = { ...current, status: userStatus(status), updatedAt: deps.clock.now() };
-  if (!(await deps.users.update(user))) throw gone(idOrUsername);
-  if (user.status !== 'enabled') await endUserSessions(deps, user.id);
-  return user;
+  const wanted = userStatus(status);
+  const key = (await getUser(deps, idOrUsername)).id;
+  const now = deps.clock.now();
+  // Read and written in one unit: a concurrent change of the user's other fields is not undone.
+  return deps.transaction(async (tx) => {
+    const current = await tx.users.get(key);
+    if (!current) throw gone(idOrUsername);
+    const user: User = { ...current, status: wanted, updatedAt: now };
+    if (!(await tx.users.update(user))) throw gone(idOrUsername);
+    if (user.status !== 'enabled') await endUserSessions(tx, user.id, now);
+    return user;
+  });
 }
 
 /** Deletes a user, first ending their SSO sessions and revoking the tokens issued in them. */
 export async function deleteUser(deps: UserAccessDeps, idOrUsername: string): Promise<User> {
   const user = await getUser(deps, idOrUsername);
-  await endUserSessions(deps, user.id);
-  if (!(await deps.users.delete(user.id))) throw gone(idOrUsername);
+  const now = deps.clock.now();
+  await deps.transaction(async (tx) => {
+    await endUserSessions(tx, user.id, now);
+    if (!(await tx.users.delete(user.id))) throw gone(idOrUsername);
+  });
   return user;
 }
 
 /**
  * Ends every SSO session of a user, spends those sessions' unredeemed codes and revokes every
  * token of the user — also refresh tokens whose session has long expired, which re-enabling the
- * user would otherwise bring back. Returns how many sessions ended.
+ * user would otherwise bring back. Returns how many sessions ended. Runs inside the caller's unit
+ * of work, with the change that calls for it.
  */
-export async function endUserSessions(deps: Pick<UserAccessDeps, 'sessions' | 'codes' | 'tokens' | 'clock'>, userId: string): Promise<number> {
-  const sessionIndexes = await deps.sessions.endAllOfUser(userId);
-  const now = deps.clock.now();
-  for (const sessionIndex of sessionIndexes) await deps.codes.consumeBySession(sessionIndex, now);
-  await deps.tokens.revokeByUser(userId, now);
+export async function endUserSessions(tx: Pick<StoreTransaction, 'sessions' | 'codes' | 'tokens'>, userId: string, now: number): Promise<number> {
+  const sessionIndexes = await tx.sessions.endAllOfUser(userId);
+  for (const sessionIndex of sessionIndexes) await tx.codes.consumeBySession(sessionIndex, now);
+  await tx.tokens.revokeByUser(userId, now);
   return sessionIndexes.length;
 }
 

@@ -33,8 +33,6 @@ export interface GrantFacts {
 }
 
 export interface IssueOptions {
-  /** Put an ID token in the response (code grant with openid scope). */
-  idToken?: { nonce: string | undefined };
   /** Issue a new refresh token carrying this scope (the grant's full scope, RFC 9700 §4.14.2). */
   refreshScope?: string[];
   /** Echo this refresh token back unchanged (no rotation). */
@@ -46,8 +44,18 @@ export function accessTokenLifetime(deps: Pick<OAuthDeps, 'config'>, client: Cli
   return client.accessTokenTtl === undefined ? deps.config.accessTokenTtl : Math.min(client.accessTokenTtl, deps.config.accessTokenTtl);
 }
 
-/** Mints and stores the tokens of one successful grant; only their hashes reach the store. */
-export async function issueTokens(deps: OAuthDeps, grant: GrantFacts, options: IssueOptions): Promise<TokenResponse> {
+/** The tokens of one successful grant: the rows to store (hashes only) and the response to send. */
+export interface MintedTokens {
+  rows: Token[];
+  response: TokenResponse;
+}
+
+/**
+ * Mints the tokens of one successful grant without storing them: the grant stores `rows` in the
+ * unit of work that consumed its code or rotated its refresh token, so the tokens exist exactly
+ * when that change does (src/storage/ports.ts, Store.transaction).
+ */
+export function mintTokens(deps: Pick<OAuthDeps, 'config' | 'clock' | 'random'>, grant: GrantFacts, options: IssueOptions): MintedTokens {
   const now = deps.clock.now();
   const lifetime = accessTokenLifetime(deps, grant.client);
   const accessToken = deps.random.token(32);
@@ -75,10 +83,12 @@ export async function issueTokens(deps: OAuthDeps, grant: GrantFacts, options: I
   } else if (options.keepRefreshToken) {
     response.refresh_token = options.keepRefreshToken;
   }
-  await deps.store.tokens.insertMany(rows);
+  return { rows, response };
+}
 
-  if (options.idToken) response.id_token = await signIdToken(deps, grant, accessToken, options.idToken.nonce, now);
-  return response;
+/** Adds the ID token to a response whose tokens are stored (code grant with the openid scope). */
+export async function withIdToken(deps: OAuthDeps, grant: GrantFacts, response: TokenResponse, nonce: string | undefined): Promise<TokenResponse> {
+  return { ...response, id_token: await signIdToken(deps, grant, response.access_token, nonce, deps.clock.now()) };
 }
 
 /** OIDC Core §2 and §3.1.3.6, plus Ubisecure's session_index. */

@@ -89,9 +89,14 @@ const TOUCH_STEPS = 60;
  */
 export async function endSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, session: SsoSession): Promise<number> {
   const now = deps.clock.now();
-  await deps.store.sessions.end(session.idHash);
-  await deps.store.codes.consumeBySession(session.sessionIndex, now);
-  return deps.store.tokens.revokeBySession(session, now);
+  // One unit of work (Store.transaction): a code redemption or a refresh that overlaps the logout
+  // runs wholly before it (and its tokens are revoked here) or wholly after it (and finds its code
+  // spent or its refresh token revoked).
+  return deps.store.transaction(async (tx) => {
+    await tx.sessions.end(session.idHash);
+    await tx.codes.consumeBySession(session.sessionIndex, now);
+    return tx.tokens.revokeBySession(session, now);
+  });
 }
 
 /** When the session stops being valid: the earlier of its two deadlines (ms). */

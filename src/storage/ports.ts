@@ -117,12 +117,6 @@ export interface CodeStore {
    */
   consumeOnce(codeHash: string, now: number): Promise<Redemption>;
   /**
-   * Whether a replay of the code was seen. The redeemer asks after storing its tokens, so a replay
-   * racing the first redemption cannot miss them: either the replayer's revocation sees the
-   * tokens, or the redeemer sees the mark.
-   */
-  wasReplayed(codeHash: string): Promise<boolean>;
-  /**
    * Marks every unredeemed code of an SSO session consumed, so none can be redeemed after the
    * session ended (logout); a later attempt is refused like a replay. Returns how many.
    */
@@ -207,7 +201,8 @@ export interface ThrottleStore {
   deleteExpired(now: number, limit: number): Promise<number>;
 }
 
-export interface Store {
+/** The store as one unit of work sees it: every use case, all committed together or not at all. */
+export interface StoreTransaction {
   clients: ClientStore;
   users: UserStore;
   organizations: OrganizationStore;
@@ -217,6 +212,22 @@ export interface Store {
   tokens: TokenStore;
   keys: KeyStore;
   throttling: ThrottleStore;
+}
+
+export interface Store extends StoreTransaction {
+  /**
+   * Runs `work` as one unit of work: every change it makes through `tx` commits together, or none
+   * does when it throws (the error is rethrown). Units of work that overlap behave as if they had
+   * run one after the other, on every database and across instances: a unit that reads a state
+   * and writes on the strength of it cannot be overtaken by another between the two.
+   *
+   * Race rule: the store may run `work` more than once (PostgreSQL answers a unit it cannot
+   * serialise with a serialization failure, and it is retried from the start), so `work` must
+   * have no effect outside the store — emit audit events, set cookies and answer only after it
+   * returns — and must use `tx`, never the outer store, for everything it reads or writes. Keep
+   * units short: no password hashing or signing inside; on SQLite a unit holds the write lock.
+   */
+  transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T>;
   /** Resolves when the database answers; rejects otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -94,7 +94,7 @@ export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       path: `${base}/:id`,
       operationId: `updateUser${v}`,
       summary: 'Update a user',
-      description: 'The attributes given replace the stored ones, an empty value deletes one, the others stay. A status other than enabled ends the user’s sessions and revokes their tokens.',
+      description: 'The attributes given replace the stored ones, an empty value deletes one, the others stay. A new password, or a status other than enabled, ends the user’s sessions and revokes their tokens.',
       tag: 'Users',
       params: idParams,
       querystring: attributeQuery,

@@ -1,6 +1,8 @@
+import type { AuthorizationCode } from '../../domain/grant.ts';
 import type { SsoSession } from '../../domain/session.ts';
 import { hashSecret } from '../../lib/hash.ts';
 import type { OAuthDeps } from '../deps.ts';
+import { LoginRequired } from '../errors.ts';
 import { formatScope } from '../scope.ts';
 import type { CodeGrant } from './request.ts';
 
@@ -8,11 +10,15 @@ import type { CodeGrant } from './request.ts';
  * Issues an authorization code for a session (RFC 6749 §4.1.2): 256 random bits, of which only
  * the SHA-256 is stored, bound to the client, redirect_uri, scope, nonce, PKCE challenge and the
  * session's authentication, and valid for GATEHOUSE_CODE_TTL seconds. Returns the code itself.
+ *
+ * The session is read again and the code stored in one unit of work (Store.transaction): a logout
+ * that overlaps it runs wholly before it, and then no code is issued for the ended session
+ * (`login_required`), or wholly after it, and then spends the code with the session's others.
  */
 export async function issueCode(deps: Pick<OAuthDeps, 'config' | 'store' | 'clock' | 'random'>, grant: CodeGrant, session: SsoSession): Promise<string> {
   const now = deps.clock.now();
   const code = deps.random.token(32);
-  await deps.store.codes.insert({
+  const row: AuthorizationCode = {
     codeHash: hashSecret(code),
     clientId: grant.clientId,
     userId: session.userId,
@@ -28,6 +34,12 @@ export async function issueCode(deps: Pick<OAuthDeps, 'config' | 'store' | 'cloc
     createdAt: now,
     expiresAt: now + deps.config.codeTtl * 1000,
     consumedAt: undefined,
+  };
+  const issued = await deps.store.transaction(async (tx) => {
+    if (!(await tx.sessions.findLive(session.idHash, now))) return false;
+    await tx.codes.insert(row);
+    return true;
   });
+  if (!issued) throw new LoginRequired('The session ended before the authorization completed.');
   return code;
 }

@@ -1,17 +1,30 @@
 import { hashSecret } from '../../lib/hash.ts';
 import type { Client } from '../../domain/client.ts';
+import type { AuthorizationCode } from '../../domain/grant.ts';
 import { familyFingerprint, fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
-import { InvalidGrant } from '../errors.ts';
-import { issueTokens, type TokenResponse } from '../issue-tokens.ts';
+import { InvalidGrant, OAuthError } from '../errors.ts';
+import { mintTokens, withIdToken, type GrantFacts, type MintedTokens, type TokenResponse } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
 import { verifyPkce } from '../pkce.ts';
-import { loadActiveUser } from './load-user.ts';
+import { activeUser } from './load-user.ts';
+
+/** What the unit of work that redeems a code decided; answered once it has committed. */
+type Redeemed =
+  | { outcome: 'unknown' }
+  | { outcome: 'replayed'; code: AuthorizationCode; revoked: number }
+  | { outcome: 'refused'; error: OAuthError }
+  | { outcome: 'issued'; grant: GrantFacts; minted: MintedTokens; nonce: string | undefined };
 
 /**
  * The authorization_code grant (RFC 6749 §4.1.3). Any redemption attempt consumes the code; a
  * second one is refused and revokes every token issued from it (the spec's rule; RFC 9700 §4.2.4).
  * The code is bound to the client, the redirect_uri, the PKCE challenge and the nonce.
+ *
+ * Consuming the code and storing its tokens are one unit of work (Store.transaction): a replay or
+ * a logout that overlaps the redemption runs wholly before it (and the redemption is refused) or
+ * wholly after it (and revokes the tokens it stored). A refused redemption still commits: the code
+ * stays spent.
  */
 export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, body: RawParams, ip?: string): Promise<TokenResponse> {
   const code = requiredParam(body, 'code');
@@ -20,46 +33,46 @@ export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, bo
   const now = deps.clock.now();
   const codeHash = hashSecret(code);
 
-  const redemption = await deps.store.codes.consumeOnce(codeHash, now);
-  if (redemption.outcome === 'unknown') throw new InvalidGrant('The authorization code is invalid.');
-  if (redemption.outcome === 'replayed') {
-    const revoked = await deps.store.tokens.revokeFamily(codeHash, now);
-    const replayed = redemption.code;
+  const redeemed = await deps.store.transaction(async (tx): Promise<Redeemed> => {
+    const redemption = await tx.codes.consumeOnce(codeHash, now);
+    if (redemption.outcome === 'unknown') return { outcome: 'unknown' };
+    if (redemption.outcome === 'replayed') return { outcome: 'replayed', code: redemption.code, revoked: await tx.tokens.revokeFamily(codeHash, now) };
+    const bound = redemption.code;
+    try {
+      if (bound.clientId !== client.clientId) throw new InvalidGrant('The authorization code was issued to another client.');
+      if (now >= bound.expiresAt) throw new InvalidGrant('The authorization code has expired.');
+      if (bound.redirectUri !== redirectUri) throw new InvalidGrant('redirect_uri differs from the one in the authorization request.');
+      verifyPkce(bound, verifier);
+      const user = activeUser(await tx.users.getProfile(bound.userId));
+      const scope = bound.scope === '' ? [] : bound.scope.split(' ');
+      // The family is named by the code's hash, so a replay finds every token descending from it.
+      const grant: GrantFacts = { client, user, scope, sessionIndex: bound.sessionIndex, authTime: bound.authTime, amr: bound.amr, acr: bound.acr, codeHash, familyId: codeHash };
+      const minted = mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? scope : undefined });
+      await tx.tokens.insertMany(minted.rows);
+      return { outcome: 'issued', grant, minted, nonce: bound.nonce };
+    } catch (error) {
+      // Refused after the code was consumed: commit, so the code stays spent.
+      if (error instanceof OAuthError) return { outcome: 'refused', error };
+      throw error;
+    }
+  });
+
+  if (redeemed.outcome === 'unknown') throw new InvalidGrant('The authorization code is invalid.');
+  if (redeemed.outcome === 'refused') throw redeemed.error;
+  if (redeemed.outcome === 'replayed') {
+    const { code: replayed, revoked } = redeemed;
     deps.audit.emit({ event: 'code.replayed', clientId: client.clientId, codeClientId: replayed.clientId, userId: replayed.userId, code: fingerprint(code), revoked, ip });
     throw new InvalidGrant('The authorization code has already been used.', { detail: `code replay; ${revoked} token(s) revoked` });
   }
-  const bound = redemption.code;
-  if (bound.clientId !== client.clientId) throw new InvalidGrant('The authorization code was issued to another client.');
-  if (now >= bound.expiresAt) throw new InvalidGrant('The authorization code has expired.');
-  if (bound.redirectUri !== redirectUri) throw new InvalidGrant('redirect_uri differs from the one in the authorization request.');
-  verifyPkce(bound, verifier);
-
-  const user = await loadActiveUser(deps, bound.userId);
-  const scope = bound.scope === '' ? [] : bound.scope.split(' ');
-  // The family is named by the code's hash, so a replay finds every token descending from it.
-  const familyId = codeHash;
-  const response = await issueTokens(
-    deps,
-    { client, user, scope, sessionIndex: bound.sessionIndex, authTime: bound.authTime, amr: bound.amr, acr: bound.acr, codeHash, familyId },
-    {
-      idToken: scope.includes('openid') ? { nonce: bound.nonce } : undefined,
-      refreshScope: issuesRefreshTokens(client) ? scope : undefined,
-    },
-  );
-  // A replay that raced this redemption may have revoked before our tokens existed: check again,
-  // and revoke them ourselves. The first redemption still gets its answer, exactly as when the
-  // replay comes later: one 200 per code, and its tokens revoked once a replay is seen.
-  if (await deps.store.codes.wasReplayed(codeHash)) {
-    const revoked = await deps.store.tokens.revokeFamily(codeHash, now);
-    deps.audit.emit({ event: 'code.replayed', clientId: client.clientId, codeClientId: bound.clientId, userId: bound.userId, code: fingerprint(code), revoked, ip });
-  }
+  const { grant, minted } = redeemed;
+  const response = grant.scope.includes('openid') ? await withIdToken(deps, grant, minted.response, redeemed.nonce) : minted.response;
   deps.audit.emit({
     event: 'token.issued',
     grantType: 'authorization_code',
     clientId: client.clientId,
-    userId: user.id,
+    userId: grant.user.id,
     scope: response.scope,
-    family: familyFingerprint(familyId),
+    family: familyFingerprint(grant.familyId),
     accessToken: fingerprint(response.access_token),
     refreshToken: response.refresh_token === undefined ? undefined : fingerprint(response.refresh_token),
     idToken: response.id_token !== undefined,

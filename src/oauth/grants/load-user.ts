@@ -1,11 +1,5 @@
 import type { UserProfile } from '../../domain/user.ts';
-import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant } from '../errors.ts';
-
-/** The grant's user, who must still exist and be enabled; otherwise the grant is dead. */
-export async function loadActiveUser(deps: Pick<OAuthDeps, 'store'>, userId: string): Promise<UserProfile> {
-  return activeUser(await deps.store.users.getProfile(userId));
-}
 
 /** The grant's user as read (undefined: deleted), if it may still use the grant. */
 export function activeUser(user: UserProfile | undefined): UserProfile {

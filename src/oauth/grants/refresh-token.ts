@@ -1,18 +1,30 @@
 import { isPublicClient, type Client } from '../../domain/client.ts';
+import type { Token } from '../../domain/grant.ts';
+import type { UserProfile } from '../../domain/user.ts';
 import { hashSecret } from '../../lib/hash.ts';
 import { familyFingerprint, fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant } from '../errors.ts';
-import { issueTokens, type TokenResponse } from '../issue-tokens.ts';
+import { mintTokens, type MintedTokens, type TokenResponse } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
 import { narrowScope } from '../scope.ts';
 import { activeUser } from './load-user.ts';
+
+/** What the unit of work of a refresh decided; answered once it has committed. */
+type Refreshed =
+  | { outcome: 'reused'; token: Token; revoked: number; detail: string }
+  | { outcome: 'issued'; token: Token; user: UserProfile; rotated: boolean; minted: MintedTokens };
 
 /**
  * The refresh_token grant (RFC 6749 §6). The token is bound to its client; a narrower scope may be
  * asked for; no ID token is returned (the spec). Public clients always get a new refresh token and
  * confidential ones when configured to (RFC 9700 §4.14.2); presenting a rotated token again revokes
  * its whole family.
+ *
+ * Reading the token, rotating it and storing its successors are one unit of work
+ * (Store.transaction): of two overlapping uses of one token, one runs wholly after the other, sees
+ * the token rotated and revokes the family — the successors the first stored included. A logout
+ * overlapping the refresh likewise revokes the successors, or leaves the refresh nothing to rotate.
  */
 export async function refreshTokenGrant(deps: OAuthDeps, client: Client, body: RawParams, ip?: string): Promise<TokenResponse> {
   const presented = requiredParam(body, 'refresh_token');
@@ -20,41 +32,49 @@ export async function refreshTokenGrant(deps: OAuthDeps, client: Client, body: R
   const now = deps.clock.now();
   const tokenHash = hashSecret(presented);
 
-  const found = await deps.store.tokens.findWithUser(tokenHash);
-  const token = found?.token;
-  if (!token || token.kind !== 'refresh_token' || token.clientId !== client.clientId) throw new InvalidGrant('The refresh token is invalid.');
-  if (token.revokedAt !== undefined) throw new InvalidGrant('The refresh token has been revoked.');
-  if (token.expiresAt !== undefined && now >= token.expiresAt) throw new InvalidGrant('The refresh token has expired.');
-  if (token.rotatedAt !== undefined) {
-    const revoked = await deps.store.tokens.revokeFamily(token.familyId, now);
-    deps.audit.emit({ event: 'refresh_token.reused', clientId: client.clientId, userId: token.userId, family: familyFingerprint(token.familyId), token: fingerprint(presented), revoked, ip });
-    throw new InvalidGrant('The refresh token has already been used.', { detail: `refresh token reuse; family revoked (${revoked} token(s))` });
-  }
+  // Anything thrown inside rolls the unit back: a refused refresh changes nothing. Reuse returns
+  // instead, so that its revocation of the family commits.
+  const refreshed = await deps.store.transaction(async (tx): Promise<Refreshed> => {
+    const found = await tx.tokens.findWithUser(tokenHash);
+    const token = found?.token;
+    if (!token || token.kind !== 'refresh_token' || token.clientId !== client.clientId) throw new InvalidGrant('The refresh token is invalid.');
+    if (token.revokedAt !== undefined) throw new InvalidGrant('The refresh token has been revoked.');
+    if (token.expiresAt !== undefined && now >= token.expiresAt) throw new InvalidGrant('The refresh token has expired.');
+    if (token.rotatedAt !== undefined) {
+      return { outcome: 'reused', token, revoked: await tx.tokens.revokeFamily(token.familyId, now), detail: 'refresh token reuse' };
+    }
 
-  const original = token.scope === '' ? [] : token.scope.split(' ');
-  const scope = narrowScope(original, requestedScope);
-  const user = activeUser(found.user);
-  const rotate = isPublicClient(client) || client.rotateRefreshTokens;
-  if (rotate && !(await deps.store.tokens.markRotated(tokenHash, now))) {
-    // Lost a race with a concurrent use of the same token: treat it as reuse.
-    const revoked = await deps.store.tokens.revokeFamily(token.familyId, now);
+    const original = token.scope === '' ? [] : token.scope.split(' ');
+    const scope = narrowScope(original, requestedScope);
+    const user = activeUser(found.user);
+    const rotate = isPublicClient(client) || client.rotateRefreshTokens;
+    // The unit runs as if alone, so nothing rotates the token between the read above and this
+    // write; the guarded statement keeps the port's promise all the same.
+    if (rotate && !(await tx.tokens.markRotated(tokenHash, now))) {
+      return { outcome: 'reused', token, revoked: await tx.tokens.revokeFamily(token.familyId, now), detail: 'concurrent refresh token reuse' };
+    }
+    const grant = { client, user, scope, sessionIndex: token.sessionIndex, authTime: token.authTime, amr: token.amr, acr: token.acr, codeHash: token.codeHash, familyId: token.familyId };
+    const minted = mintTokens(deps, grant, rotate ? { refreshScope: original } : { keepRefreshToken: presented });
+    await tx.tokens.insertMany(minted.rows);
+    return { outcome: 'issued', token, user, rotated: rotate, minted };
+  });
+
+  const { token } = refreshed;
+  if (refreshed.outcome === 'reused') {
+    const { revoked } = refreshed;
     deps.audit.emit({ event: 'refresh_token.reused', clientId: client.clientId, userId: token.userId, family: familyFingerprint(token.familyId), token: fingerprint(presented), revoked, ip });
-    throw new InvalidGrant('The refresh token has already been used.', { detail: 'concurrent refresh token reuse' });
+    throw new InvalidGrant('The refresh token has already been used.', { detail: `${refreshed.detail}; family revoked (${revoked} token(s))` });
   }
-  const response = await issueTokens(
-    deps,
-    { client, user, scope, sessionIndex: token.sessionIndex, authTime: token.authTime, amr: token.amr, acr: token.acr, codeHash: token.codeHash, familyId: token.familyId },
-    rotate ? { refreshScope: original } : { keepRefreshToken: presented },
-  );
+  const response = refreshed.minted.response;
   deps.audit.emit({
     event: 'token.refreshed',
     clientId: client.clientId,
-    userId: user.id,
+    userId: refreshed.user.id,
     scope: response.scope,
     family: familyFingerprint(token.familyId),
-    rotated: rotate,
+    rotated: refreshed.rotated,
     accessToken: fingerprint(response.access_token),
-    refreshToken: rotate && response.refresh_token !== undefined ? fingerprint(response.refresh_token) : undefined,
+    refreshToken: refreshed.rotated && response.refresh_token !== undefined ? fingerprint(response.refresh_token) : undefined,
     ip,
   });
   return response;

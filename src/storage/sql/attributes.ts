@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Attributes } from '../../domain/user.ts';
 import type { Database } from './schema.ts';
 
@@ -32,7 +32,7 @@ export async function loadAttributes(db: Kysely<Database>, table: AttributeTable
 }
 
 /** Replaces all custom attributes of one owner. */
-export async function writeAttributes(trx: Transaction<Database>, table: AttributeTable, ownerId: string, attributes: Attributes): Promise<void> {
+export async function writeAttributes(trx: Kysely<Database>, table: AttributeTable, ownerId: string, attributes: Attributes): Promise<void> {
   await trx.deleteFrom(table).where('owner_id', '=', ownerId).execute();
   const rows = Object.entries(attributes).flatMap(([name, values]) => values.map((value, position) => ({ owner_id: ownerId, name, position, value })));
   if (rows.length > 0) await trx.insertInto(table).values(rows).execute();

@@ -2,23 +2,25 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Client, ClientAuthMethod, GrantType, PkceMethod } from '../../domain/client.ts';
 import type { ClientStore } from '../ports.ts';
 import { translated } from './errors.ts';
-import { prepared, type Prepared } from './prepared.ts';
+import { prepared } from './prepared.ts';
 import type { ClientsTable, Database } from './schema.ts';
 
 export class SqlClientStore implements ClientStore {
   readonly #db: Kysely<Database>;
-  readonly #get: Prepared<{ clientId: string }, Selectable<ClientsTable>>;
+  readonly #q: ReturnType<typeof statements>;
   /**
    * The last client built from each row. Every back-channel request reads its client, and parsing
    * the row's four JSON columns each time was 5 % of an introspection (docs/performance.md). The
    * row is still read on every call, so a change made by another process is seen at once; only
    * an identical row reuses the (frozen) client built from it.
    */
-  readonly #built = new Map<string, { row: Selectable<ClientsTable>; client: Client }>();
+  readonly #built: Map<string, { row: Selectable<ClientsTable>; client: Client }>;
 
-  constructor(db: Kysely<Database>) {
+  /** `sharing`: a store whose compiled statements to reuse (the same store inside a unit of work). */
+  constructor(db: Kysely<Database>, sharing?: SqlClientStore) {
     this.#db = db;
-    this.#get = prepared(db, (p) => db.selectFrom('clients').selectAll().where('client_id', '=', p('clientId')));
+    this.#q = sharing ? sharing.#q : statements(db);
+    this.#built = sharing ? sharing.#built : new Map();
   }
 
   async insert(client: Client): Promise<void> {
@@ -26,7 +28,7 @@ export class SqlClientStore implements ClientStore {
   }
 
   async get(clientId: string): Promise<Client | undefined> {
-    const row = await this.#get.first({ clientId });
+    const row = await this.#q.get.first({ clientId }, this.#db);
     if (!row) return undefined;
     const built = this.#built.get(clientId);
     if (built && sameRow(built.row, row)) return built.client;
@@ -51,6 +53,10 @@ export class SqlClientStore implements ClientStore {
     const result = await this.#db.deleteFrom('clients').where('client_id', '=', clientId).executeTakeFirst();
     return result.numDeletedRows > 0n;
   }
+}
+
+function statements(db: Kysely<Database>) {
+  return { get: prepared<{ clientId: string }, Selectable<ClientsTable>>(db, (p) => db.selectFrom('clients').selectAll().where('client_id', '=', p('clientId'))) };
 }
 
 const BUILT_CLIENTS = 1000;

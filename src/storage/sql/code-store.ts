@@ -1,49 +1,45 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuthorizationCode } from '../../domain/grant.ts';
 import type { CodeCursor, CodeStore, Redemption } from '../ports.ts';
-import { prepared, type Prepared } from './prepared.ts';
+import { prepared } from './prepared.ts';
 import type { CodesTable, Database } from './schema.ts';
 
 export class SqlCodeStore implements CodeStore {
   readonly #db: Kysely<Database>;
-  // Compiled once: every authorization inserts a code and every exchange consumes one.
-  readonly #insert: Prepared<CodesTable, unknown>;
-  readonly #consume: Prepared<{ codeHash: string; now: number }, Selectable<CodesTable>>;
+  readonly #q: ReturnType<typeof statements>;
 
-  constructor(db: Kysely<Database>) {
+  /** `sharing`: a store whose compiled statements to reuse (the same store inside a unit of work). */
+  constructor(db: Kysely<Database>, sharing?: SqlCodeStore) {
     this.#db = db;
-    this.#insert = prepared<CodesTable, unknown>(db, (p) =>
-      db.insertInto('authorization_codes').values(Object.fromEntries(CODE_COLUMNS.map((column) => [column, p(column)])) as unknown as CodesTable),
-    );
-    // One guarded UPDATE: the database lets exactly one caller flip consumed_at.
-    this.#consume = prepared(db, (p) =>
-      db.updateTable('authorization_codes').set({ consumed_at: p('now') }).where('code_hash', '=', p('codeHash')).where('consumed_at', 'is', null).returningAll(),
-    );
+    this.#q = sharing ? sharing.#q : statements(db);
   }
 
   async insert(c: AuthorizationCode): Promise<void> {
-    await this.#insert.execute({
-      code_hash: c.codeHash,
-      client_id: c.clientId,
-      user_id: c.userId,
-      redirect_uri: c.redirectUri,
-      scope: c.scope,
-      nonce: c.nonce ?? null,
-      code_challenge: c.codeChallenge ?? null,
-      code_challenge_method: c.codeChallengeMethod ?? null,
-      session_index: c.sessionIndex,
-      auth_time: c.authTime,
-      amr: JSON.stringify(c.amr),
-      acr: c.acr ?? null,
-      created_at: c.createdAt,
-      expires_at: c.expiresAt,
-      consumed_at: null,
-      replayed_at: null,
-    });
+    await this.#q.insert.execute(
+      {
+        code_hash: c.codeHash,
+        client_id: c.clientId,
+        user_id: c.userId,
+        redirect_uri: c.redirectUri,
+        scope: c.scope,
+        nonce: c.nonce ?? null,
+        code_challenge: c.codeChallenge ?? null,
+        code_challenge_method: c.codeChallengeMethod ?? null,
+        session_index: c.sessionIndex,
+        auth_time: c.authTime,
+        amr: JSON.stringify(c.amr),
+        acr: c.acr ?? null,
+        created_at: c.createdAt,
+        expires_at: c.expiresAt,
+        consumed_at: null,
+        replayed_at: null,
+      },
+      this.#db,
+    );
   }
 
   async consumeOnce(codeHash: string, now: number): Promise<Redemption> {
-    const won = await this.#consume.first({ codeHash, now });
+    const won = await this.#q.consume.first({ codeHash, now }, this.#db);
     if (won) return { outcome: 'redeemed', code: fromRow(won) };
     const seen = await this.#db
       .updateTable('authorization_codes')
@@ -62,11 +58,6 @@ export class SqlCodeStore implements CodeStore {
       .where('consumed_at', 'is', null)
       .executeTakeFirst();
     return Number(result.numUpdatedRows);
-  }
-
-  async wasReplayed(codeHash: string): Promise<boolean> {
-    const row = await this.#db.selectFrom('authorization_codes').select('replayed_at').where('code_hash', '=', codeHash).executeTakeFirst();
-    return row?.replayed_at != null;
   }
 
   async deleteSpent(page: { before: number; tokensLiveAfter: number; after: CodeCursor | undefined; limit: number }): Promise<{ deleted: number; next: CodeCursor | undefined }> {
@@ -132,6 +123,19 @@ const CODE_COLUMNS = [
   'consumed_at',
   'replayed_at',
 ] as const satisfies ReadonlyArray<keyof CodesTable>;
+
+/** Compiled once (src/storage/sql/prepared.ts): every authorization inserts a code and every exchange consumes one. */
+function statements(db: Kysely<Database>) {
+  return {
+    insert: prepared<CodesTable, unknown>(db, (p) =>
+      db.insertInto('authorization_codes').values(Object.fromEntries(CODE_COLUMNS.map((column) => [column, p(column)])) as unknown as CodesTable),
+    ),
+    // One guarded UPDATE: the database lets exactly one caller flip consumed_at.
+    consume: prepared<{ codeHash: string; now: number }, Selectable<CodesTable>>(db, (p) =>
+      db.updateTable('authorization_codes').set({ consumed_at: p('now') }).where('code_hash', '=', p('codeHash')).where('consumed_at', 'is', null).returningAll(),
+    ),
+  };
+}
 
 function fromRow(r: Selectable<CodesTable>): AuthorizationCode {
   return {

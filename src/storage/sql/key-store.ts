@@ -2,6 +2,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { SigningKey } from '../../domain/signing-key.ts';
 import type { KeyStore } from '../ports.ts';
 import type { Database, SigningKeysTable } from './schema.ts';
+import { atomically } from './unit-of-work.ts';
 
 export class SqlKeyStore implements KeyStore {
   readonly #db: Kysely<Database>;
@@ -25,7 +26,7 @@ export class SqlKeyStore implements KeyStore {
   }
 
   async rotate(key: SigningKey, publishUntil: number): Promise<void> {
-    await this.#db.transaction().execute(async (trx) => {
+    await atomically(this.#db, async (trx) => {
       await trx.updateTable('signing_keys').set({ retired_at: key.createdAt, publish_until: publishUntil }).where('retired_at', 'is', null).execute();
       await trx.insertInto('signing_keys').values(toRow(key)).execute();
     });

@@ -8,7 +8,35 @@ import { CompiledQuery, SqliteAdapter, SqliteDialect, SqliteDriver, type Databas
  */
 export function nodeSqliteDialect(path: string): SqliteDialect {
   const database = openDatabase(path);
-  return new ImmediateSqliteDialect({ database });
+  return new ImmediateSqliteDialect({ database }, path === ':memory:' ? new Turns() : turnsOf(path));
+}
+
+/**
+ * Connections to one file in one process take turns, a statement or a whole transaction at a
+ * time. SQLite makes a connection that finds the file locked wait in its busy handler, and
+ * node:sqlite is synchronous, so that wait blocks the thread: a second store on the same file in
+ * the same process (tests run two server instances so) that waited for a transaction of the first
+ * would stop the very thread that has to finish that transaction, until busy_timeout ran out.
+ * Processes still exclude each other through SQLite's own locks and busy_timeout.
+ */
+class Turns {
+  #tail: Promise<void> = Promise.resolve();
+  /** Resolves when it is the caller's turn, with the function that ends the turn. */
+  take(): Promise<() => void> {
+    let end!: () => void;
+    const ended = new Promise<void>((resolve) => (end = resolve));
+    const turn = this.#tail.then(() => end);
+    this.#tail = this.#tail.then(() => ended);
+    return turn;
+  }
+}
+
+const TURNS_BY_FILE = new Map<string, Turns>();
+
+function turnsOf(path: string): Turns {
+  let turns = TURNS_BY_FILE.get(path);
+  if (!turns) TURNS_BY_FILE.set(path, (turns = new Turns()));
+  return turns;
 }
 
 function openDatabase(path: string): SqliteDatabase {
@@ -83,6 +111,26 @@ function toSqliteValue(value: unknown): SqliteValue {
  * SQLITE_BUSY without waiting when another process holds the write lock.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #turns: Turns;
+  #endTurn: (() => void) | undefined;
+  constructor(config: { database: SqliteDatabase }, turns: Turns) {
+    super(config);
+    this.#turns = turns;
+  }
+
+  // Kysely holds a connection for one statement or one whole transaction, one holder at a time
+  // per Kysely instance; the turn extends that to every instance on the file in this process.
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    this.#endTurn = await this.#turns.take();
+    return super.acquireConnection();
+  }
+
+  override async releaseConnection(): Promise<void> {
+    const end = this.#endTurn;
+    this.#endTurn = undefined;
+    end?.();
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
@@ -90,12 +138,14 @@ class ImmediateSqliteDriver extends SqliteDriver {
 
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: { database: SqliteDatabase };
-  constructor(config: { database: SqliteDatabase }) {
+  readonly #turns: Turns;
+  constructor(config: { database: SqliteDatabase }, turns: Turns) {
     super(config);
     this.#config = config;
+    this.#turns = turns;
   }
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config);
+    return new ImmediateSqliteDriver(this.#config, this.#turns);
   }
   override createAdapter(): DialectAdapter {
     return new TransactionalDdlSqliteAdapter();

@@ -5,6 +5,7 @@ import { loadAttributes, writeAttributes } from './attributes.ts';
 import { translated } from './errors.ts';
 import { matches } from './filters.ts';
 import type { Database, OrganizationsTable } from './schema.ts';
+import { atomically } from './unit-of-work.ts';
 
 const COLUMNS: Record<string, keyof OrganizationsTable> = {
   id: 'id',
@@ -23,7 +24,7 @@ export class SqlOrganizationStore implements OrganizationStore {
 
   async insert(org: Organization): Promise<void> {
     await translated('organization', () =>
-      this.#db.transaction().execute(async (trx) => {
+      atomically(this.#db, async (trx) => {
         await trx.insertInto('organizations').values(toRow(org)).execute();
         await writeAttributes(trx, 'organization_attributes', org.id, org.attributes);
       }),
@@ -75,7 +76,7 @@ export class SqlOrganizationStore implements OrganizationStore {
 
   async update(org: Organization): Promise<boolean> {
     return translated('organization', () =>
-      this.#db.transaction().execute(async (trx) => {
+      atomically(this.#db, async (trx) => {
         const { id: _id, created_at: _created, ...row } = toRow(org);
         const result = await trx.updateTable('organizations').set(row).where('id', '=', org.id).executeTakeFirst();
         if (result.numUpdatedRows === 0n) return false;

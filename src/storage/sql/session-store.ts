@@ -1,39 +1,17 @@
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { SsoSession } from '../../domain/session.ts';
 import type { SessionStore } from '../ports.ts';
-import { prepared, type Prepared } from './prepared.ts';
+import { prepared } from './prepared.ts';
 import type { Database, SessionsTable } from './schema.ts';
 
 export class SqlSessionStore implements SessionStore {
   readonly #db: Kysely<Database>;
-  // Compiled once: every single sign-on reads its session and may move its idle deadline.
-  readonly #findLive: Prepared<{ idHash: string; now: number }, Selectable<SessionsTable>>;
-  readonly #findUsable: Prepared<{ idHash: string; now: number }, Selectable<SessionsTable>>;
-  readonly #touch: Prepared<{ idHash: string; expiresAt: number }, unknown>;
+  readonly #q: ReturnType<typeof statements>;
 
-  constructor(db: Kysely<Database>) {
+  /** `sharing`: a store whose compiled statements to reuse (the same store inside a unit of work). */
+  constructor(db: Kysely<Database>, sharing?: SqlSessionStore) {
     this.#db = db;
-    this.#findLive = prepared(db, (p) =>
-      db.selectFrom('sessions').selectAll().where('id_hash', '=', p('idHash')).where('expires_at', '>', p('now')).where('max_expires_at', '>', p('now')),
-    );
-    this.#findUsable = prepared(db, (p) =>
-      db
-        .selectFrom('sessions')
-        .innerJoin('users', 'users.id', 'sessions.user_id')
-        .selectAll('sessions')
-        .where('sessions.id_hash', '=', p('idHash'))
-        .where('sessions.expires_at', '>', p('now'))
-        .where('sessions.max_expires_at', '>', p('now'))
-        .where('users.status', '=', 'enabled'),
-    );
-    // Capped at max_expires_at, as the port promises (the caller need not know the absolute deadline).
-    this.#touch = prepared(db, (p) =>
-      db
-        .updateTable('sessions')
-        .set((eb) => ({ expires_at: eb.case().when('max_expires_at', '<', p('expiresAt')).then(eb.ref('max_expires_at')).else(p('expiresAt')).end() }))
-        .where('id_hash', '=', p('idHash'))
-        .where('expires_at', '<', p('expiresAt')),
-    );
+    this.#q = sharing ? sharing.#q : statements(db);
   }
 
   async insert(s: SsoSession): Promise<void> {
@@ -54,12 +32,12 @@ export class SqlSessionStore implements SessionStore {
   }
 
   async findLive(idHash: string, now: number): Promise<SsoSession | undefined> {
-    const row = await this.#findLive.first({ idHash, now });
+    const row = await this.#q.findLive.first({ idHash, now }, this.#db);
     return row && fromRow(row);
   }
 
   async findUsable(idHash: string, now: number): Promise<SsoSession | undefined> {
-    const row = await this.#findUsable.first({ idHash, now });
+    const row = await this.#q.findUsable.first({ idHash, now }, this.#db);
     return row && fromRow(row);
   }
 
@@ -69,7 +47,7 @@ export class SqlSessionStore implements SessionStore {
   }
 
   async touch(idHash: string, expiresAt: number): Promise<void> {
-    await this.#touch.execute({ idHash, expiresAt });
+    await this.#q.touch.execute({ idHash, expiresAt }, this.#db);
   }
 
   async end(idHash: string): Promise<SsoSession | undefined> {
@@ -93,6 +71,33 @@ export class SqlSessionStore implements SessionStore {
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
+}
+
+/** Compiled once (src/storage/sql/prepared.ts): every single sign-on reads its session and may move its idle deadline. */
+function statements(db: Kysely<Database>) {
+  return {
+    findLive: prepared<{ idHash: string; now: number }, Selectable<SessionsTable>>(db, (p) =>
+      db.selectFrom('sessions').selectAll().where('id_hash', '=', p('idHash')).where('expires_at', '>', p('now')).where('max_expires_at', '>', p('now')),
+    ),
+    findUsable: prepared<{ idHash: string; now: number }, Selectable<SessionsTable>>(db, (p) =>
+      db
+        .selectFrom('sessions')
+        .innerJoin('users', 'users.id', 'sessions.user_id')
+        .selectAll('sessions')
+        .where('sessions.id_hash', '=', p('idHash'))
+        .where('sessions.expires_at', '>', p('now'))
+        .where('sessions.max_expires_at', '>', p('now'))
+        .where('users.status', '=', 'enabled'),
+    ),
+    // Capped at max_expires_at, as the port promises (the caller need not know the absolute deadline).
+    touch: prepared<{ idHash: string; expiresAt: number }, unknown>(db, (p) =>
+      db
+        .updateTable('sessions')
+        .set((eb) => ({ expires_at: eb.case().when('max_expires_at', '<', p('expiresAt')).then(eb.ref('max_expires_at')).else(p('expiresAt')).end() }))
+        .where('id_hash', '=', p('idHash'))
+        .where('expires_at', '<', p('expiresAt')),
+    ),
+  };
 }
 
 function fromRow(r: Selectable<SessionsTable>): SsoSession {

@@ -1,4 +1,5 @@
-import type { Store } from '../ports.ts';
+import type { Kysely } from 'kysely';
+import type { Store, StoreTransaction } from '../ports.ts';
 import { SqlClientStore } from './client-store.ts';
 import { SqlCodeStore } from './code-store.ts';
 import { migrateToLatest, openDatabase, ping, type OpenOptions, type SqlDatabase } from './database.ts';
@@ -8,6 +9,8 @@ import { SqlOrganizationStore } from './organization-store.ts';
 import { SqlSessionStore } from './session-store.ts';
 import { SqlThrottleStore } from './throttle-store.ts';
 import { SqlTokenStore } from './token-store.ts';
+import type { Database } from './schema.ts';
+import { runUnitOfWork } from './unit-of-work.ts';
 import { SqlUserStore } from './user-store.ts';
 
 export interface SqlStore extends Store {
@@ -39,19 +42,39 @@ async function migrateUnlimited(url: string, options: OpenOptions): Promise<void
 }
 
 export function sqlStoreOver(database: SqlDatabase): SqlStore {
-  const { db } = database;
+  const stores = storesOver(database.db);
   return {
     database,
-    clients: new SqlClientStore(db),
-    users: new SqlUserStore(db),
+    ...stores,
+    transaction: (work) => runUnitOfWork(database.db, database.dialect, (trx) => work(storesOver(trx, stores))),
+    ping: () => ping(database.db),
+    close: () => database.close(),
+  };
+}
+
+interface SqlStores extends StoreTransaction {
+  clients: SqlClientStore;
+  users: SqlUserStore;
+  sessions: SqlSessionStore;
+  codes: SqlCodeStore;
+  tokens: SqlTokenStore;
+}
+
+/**
+ * The stores over `db` (the database, or a transaction of it). Inside a unit of work they reuse
+ * the compiled statements of the database's own stores (`sharing`), so a transaction costs no
+ * query compilation.
+ */
+function storesOver(db: Kysely<Database>, sharing?: SqlStores): SqlStores {
+  return {
+    clients: new SqlClientStore(db, sharing?.clients),
+    users: new SqlUserStore(db, sharing?.users),
     organizations: new SqlOrganizationStore(db),
     groups: new SqlGroupStore(db),
-    sessions: new SqlSessionStore(db),
-    codes: new SqlCodeStore(db),
-    tokens: new SqlTokenStore(db),
+    sessions: new SqlSessionStore(db, sharing?.sessions),
+    codes: new SqlCodeStore(db, sharing?.codes),
+    tokens: new SqlTokenStore(db, sharing?.tokens),
     keys: new SqlKeyStore(db),
     throttling: new SqlThrottleStore(db),
-    ping: () => ping(db),
-    close: () => database.close(),
   };
 }

@@ -11,36 +11,12 @@ type UserColumns = { [C in ProfileColumn as `user__${C}`]: UsersTable[C] | null 
 
 export class SqlTokenStore implements TokenStore {
   readonly #db: Kysely<Database>;
-  // The hot paths' statements, compiled once (src/storage/sql/prepared.ts). A grant inserts one
-  // or two rows (access token, refresh token); larger batches are built as they come.
-  readonly #insertOne: Prepared<Record<string, unknown>, unknown>;
-  readonly #insertTwo: Prepared<Record<string, unknown>, unknown>;
-  readonly #find: Prepared<{ tokenHash: string }, Selectable<TokensTable>>;
-  readonly #findWithUser: Prepared<{ tokenHash: string }, Selectable<TokensTable> & UserColumns>;
-  readonly #markRotated: Prepared<{ tokenHash: string; now: number }, unknown>;
-  readonly #revoke: Prepared<{ tokenHash: string; now: number }, unknown>;
+  readonly #q: ReturnType<typeof statements>;
 
-  constructor(db: Kysely<Database>) {
+  /** `sharing`: a store whose compiled statements to reuse (the same store inside a unit of work). */
+  constructor(db: Kysely<Database>, sharing?: SqlTokenStore) {
     this.#db = db;
-    const insertRows = (count: number) =>
-      prepared<Record<string, unknown>, unknown>(db, (p) =>
-        db.insertInto('tokens').values(Array.from({ length: count }, (_, i) => Object.fromEntries(TOKEN_COLUMNS.map((column) => [column, p(`${i}.${column}`)])) as unknown as TokensTable)),
-      );
-    this.#insertOne = insertRows(1);
-    this.#insertTwo = insertRows(2);
-    this.#find = prepared(db, (p) => db.selectFrom('tokens').selectAll().where('token_hash', '=', p('tokenHash')));
-    this.#findWithUser = prepared(db, (p) =>
-      db
-        .selectFrom('tokens')
-        .leftJoin('users', 'users.id', 'tokens.user_id')
-        .selectAll('tokens')
-        .select(PROFILE_COLUMNS.map((column) => `users.${column} as user__${column}` as const))
-        .where('tokens.token_hash', '=', p('tokenHash')),
-    ) as Prepared<{ tokenHash: string }, Selectable<TokensTable> & UserColumns>;
-    this.#markRotated = prepared(db, (p) =>
-      db.updateTable('tokens').set({ rotated_at: p('now') }).where('token_hash', '=', p('tokenHash')).where('rotated_at', 'is', null).where('revoked_at', 'is', null),
-    );
-    this.#revoke = prepared(db, (p) => db.updateTable('tokens').set({ revoked_at: p('now') }).where('token_hash', '=', p('tokenHash')).where('revoked_at', 'is', null));
+    this.#q = sharing ? sharing.#q : statements(db);
   }
 
   async insert(t: Token): Promise<void> {
@@ -50,7 +26,7 @@ export class SqlTokenStore implements TokenStore {
   async insertMany(tokens: Token[]): Promise<void> {
     if (tokens.length === 0) return;
     const rows = tokens.map(toRow);
-    const statement = rows.length === 1 ? this.#insertOne : rows.length === 2 ? this.#insertTwo : undefined;
+    const statement = rows.length === 1 ? this.#q.insertOne : rows.length === 2 ? this.#q.insertTwo : undefined;
     if (!statement) {
       await this.#db.insertInto('tokens').values(rows).execute();
       return;
@@ -59,16 +35,16 @@ export class SqlTokenStore implements TokenStore {
     rows.forEach((row, i) => {
       for (const column of TOKEN_COLUMNS) params[`${i}.${column}`] = row[column];
     });
-    await statement.execute(params);
+    await statement.execute(params, this.#db);
   }
 
   async find(tokenHash: string): Promise<Token | undefined> {
-    const row = await this.#find.first({ tokenHash });
+    const row = await this.#q.find.first({ tokenHash }, this.#db);
     return row && fromRow(row);
   }
 
   async findWithUser(tokenHash: string): Promise<{ token: Token; user: UserProfile | undefined } | undefined> {
-    const row = await this.#findWithUser.first({ tokenHash });
+    const row = await this.#q.findWithUser.first({ tokenHash }, this.#db);
     if (!row) return undefined;
     // A left join: no user row leaves every user__ column null.
     const user = row.user__id === null ? undefined : profileFromRow(Object.fromEntries(PROFILE_COLUMNS.map((column) => [column, row[`user__${column}`]])) as Pick<UsersTable, ProfileColumn>);
@@ -76,11 +52,11 @@ export class SqlTokenStore implements TokenStore {
   }
 
   async markRotated(tokenHash: string, now: number): Promise<boolean> {
-    return (await this.#markRotated.affected({ tokenHash, now })) > 0;
+    return (await this.#q.markRotated.affected({ tokenHash, now }, this.#db)) > 0;
   }
 
   async revoke(tokenHash: string, now: number): Promise<boolean> {
-    return (await this.#revoke.affected({ tokenHash, now })) > 0;
+    return (await this.#q.revoke.affected({ tokenHash, now }, this.#db)) > 0;
   }
 
   async revokeFamily(familyId: string, now: number): Promise<number> {
@@ -122,6 +98,34 @@ export class SqlTokenStore implements TokenStore {
       .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
+}
+
+/**
+ * The hot paths' statements, compiled once per store (src/storage/sql/prepared.ts). A grant
+ * inserts one or two rows (access token, refresh token); larger batches are built as they come.
+ */
+function statements(db: Kysely<Database>) {
+  const insertRows = (count: number) =>
+    prepared<Record<string, unknown>, unknown>(db, (p) =>
+      db.insertInto('tokens').values(Array.from({ length: count }, (_, i) => Object.fromEntries(TOKEN_COLUMNS.map((column) => [column, p(`${i}.${column}`)])) as unknown as TokensTable)),
+    );
+  return {
+    insertOne: insertRows(1),
+    insertTwo: insertRows(2),
+    find: prepared<{ tokenHash: string }, Selectable<TokensTable>>(db, (p) => db.selectFrom('tokens').selectAll().where('token_hash', '=', p('tokenHash'))),
+    findWithUser: prepared(db, (p) =>
+      db
+        .selectFrom('tokens')
+        .leftJoin('users', 'users.id', 'tokens.user_id')
+        .selectAll('tokens')
+        .select(PROFILE_COLUMNS.map((column) => `users.${column} as user__${column}` as const))
+        .where('tokens.token_hash', '=', p('tokenHash')),
+    ) as Prepared<{ tokenHash: string }, Selectable<TokensTable> & UserColumns>,
+    markRotated: prepared<{ tokenHash: string; now: number }, unknown>(db, (p) =>
+      db.updateTable('tokens').set({ rotated_at: p('now') }).where('token_hash', '=', p('tokenHash')).where('rotated_at', 'is', null).where('revoked_at', 'is', null),
+    ),
+    revoke: prepared<{ tokenHash: string; now: number }, unknown>(db, (p) => db.updateTable('tokens').set({ revoked_at: p('now') }).where('token_hash', '=', p('tokenHash')).where('revoked_at', 'is', null)),
+  };
 }
 
 function fromRow(r: Selectable<TokensTable>): Token {

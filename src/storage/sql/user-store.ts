@@ -1,11 +1,12 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { normalizeUsername, type User, type UserCredentials, type UserProfile, type UserStatus } from '../../domain/user.ts';
 import type { UserQuery, UserStore } from '../ports.ts';
 import { loadAttributes, writeAttributes } from './attributes.ts';
 import { translated } from './errors.ts';
 import { matches } from './filters.ts';
-import { prepared, type Prepared } from './prepared.ts';
+import { prepared } from './prepared.ts';
 import type { Database, UsersTable } from './schema.ts';
+import { atomically } from './unit-of-work.ts';
 
 /** The columns a profile is built from. */
 export const PROFILE_COLUMNS = ['id', 'username', 'status', 'given_name', 'family_name', 'email', 'organization_id', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof UsersTable>;
@@ -28,19 +29,17 @@ const COLUMNS: Record<string, keyof UsersTable> = {
 
 export class SqlUserStore implements UserStore {
   readonly #db: Kysely<Database>;
-  // Compiled once: every token request, introspection and userinfo reads its user, every login its credentials.
-  readonly #getProfile: Prepared<{ id: string }, Selectable<UsersTable>>;
-  readonly #byUsername: Prepared<{ usernameKey: string }, Selectable<UsersTable>>;
+  readonly #q: ReturnType<typeof statements>;
 
-  constructor(db: Kysely<Database>) {
+  /** `sharing`: a store whose compiled statements to reuse (the same store inside a unit of work). */
+  constructor(db: Kysely<Database>, sharing?: SqlUserStore) {
     this.#db = db;
-    this.#getProfile = prepared(db, (p) => db.selectFrom('users').selectAll().where('id', '=', p('id')));
-    this.#byUsername = prepared(db, (p) => db.selectFrom('users').selectAll().where('username_key', '=', p('usernameKey')));
+    this.#q = sharing ? sharing.#q : statements(db);
   }
 
   async insert(user: User, passwordHash: string | undefined): Promise<void> {
     await translated('user', () =>
-      this.#db.transaction().execute(async (trx) => {
+      atomically(this.#db, async (trx) => {
         await trx
           .insertInto('users')
           .values({ ...toRow(user), password_hash: passwordHash ?? null, created_at: user.createdAt })
@@ -56,17 +55,17 @@ export class SqlUserStore implements UserStore {
   }
 
   async getProfile(id: string): Promise<UserProfile | undefined> {
-    const row = await this.#getProfile.first({ id });
+    const row = await this.#q.getProfile.first({ id }, this.#db);
     return row && profileFromRow(row);
   }
 
   async getByUsername(username: string): Promise<User | undefined> {
-    const row = await this.#byUsername.first({ usernameKey: normalizeUsername(username) });
+    const row = await this.#q.byUsername.first({ usernameKey: normalizeUsername(username) }, this.#db);
     return row && (await this.#withAttributes([row]))[0];
   }
 
   async getCredentials(username: string): Promise<UserCredentials | undefined> {
-    const row = await this.#byUsername.first({ usernameKey: normalizeUsername(username) });
+    const row = await this.#q.byUsername.first({ usernameKey: normalizeUsername(username) }, this.#db);
     return row && { user: profileFromRow(row), passwordHash: row.password_hash ?? undefined };
   }
 
@@ -99,10 +98,10 @@ export class SqlUserStore implements UserStore {
 
   async update(user: User): Promise<boolean> {
     return translated('user', () =>
-      this.#db.transaction().execute(async (trx) => {
+      atomically(this.#db, async (trx) => {
         const result = await trx.updateTable('users').set(toRow(user)).where('id', '=', user.id).executeTakeFirst();
         if (result.numUpdatedRows === 0n) return false;
-        await writeAttributes(trx as Transaction<Database>, 'user_attributes', user.id, user.attributes);
+        await writeAttributes(trx, 'user_attributes', user.id, user.attributes);
         return true;
       }),
     );
@@ -122,6 +121,14 @@ export class SqlUserStore implements UserStore {
     const attributes = await loadAttributes(this.#db, 'user_attributes', rows.map((r) => r.id));
     return rows.map((r) => fromRow(r, attributes.get(r.id) ?? {}));
   }
+}
+
+/** Compiled once (src/storage/sql/prepared.ts): every token request, introspection and userinfo reads its user, every login its credentials. */
+function statements(db: Kysely<Database>) {
+  return {
+    getProfile: prepared<{ id: string }, Selectable<UsersTable>>(db, (p) => db.selectFrom('users').selectAll().where('id', '=', p('id'))),
+    byUsername: prepared<{ usernameKey: string }, Selectable<UsersTable>>(db, (p) => db.selectFrom('users').selectAll().where('username_key', '=', p('usernameKey'))),
+  };
 }
 
 function toRow(u: User): Omit<UsersTable, 'password_hash' | 'created_at'> {
