@@ -6,6 +6,7 @@ import { InvalidGrant } from '../errors.ts';
 import { issueTokens, type TokenResponse } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
 import { verifyPkce } from '../pkce.ts';
+import { checkGrantedAudiences } from '../scope.ts';
 import { loadActiveUser } from './load-user.ts';
 
 /**
@@ -36,6 +37,8 @@ export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, bo
 
   const user = await loadActiveUser(deps, bound.userId);
   const scope = bound.scope === '' ? [] : bound.scope.split(' ');
+  // The authorization endpoint checked the audiences against `aud`; the client may have changed since.
+  await checkGrantedAudiences(deps.store.clients, client, scope);
   // The family is named by the code's hash, so a replay finds every token descending from it.
   const familyId = codeHash;
   const response = await issueTokens(

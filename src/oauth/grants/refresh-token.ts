@@ -5,7 +5,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant } from '../errors.ts';
 import { issueTokens, type TokenResponse } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
-import { narrowScope } from '../scope.ts';
+import { checkGrantedAudiences, narrowScope } from '../scope.ts';
 import { activeUser } from './load-user.ts';
 
 /**
@@ -33,6 +33,8 @@ export async function refreshTokenGrant(deps: OAuthDeps, client: Client, body: R
 
   const original = token.scope === '' ? [] : token.scope.split(' ');
   const scope = narrowScope(original, requestedScope);
+  // The client's `aud` may have lost an audience since the grant: a refresh keeps none it may no longer get.
+  await checkGrantedAudiences(deps.store.clients, client, scope);
   const user = activeUser(found.user);
   const rotate = isPublicClient(client) || client.rotateRefreshTokens;
   if (rotate && !(await deps.store.tokens.markRotated(tokenHash, now))) {
