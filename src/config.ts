@@ -168,7 +168,7 @@ export const settings = {
     env: 'GATEHOUSE_API_CLIENT_ID',
     type: 'string',
     default: undefined,
-    doc: "client_id of the registered client that stands for the identity API as a resource: a bearer token is accepted only when its scope holds this value (Ubisecure: `scope=openid <CustomerID API client_id>`). Unset: the bearer method refuses every token.",
+    doc: "client_id of the registered client that stands for the identity API as a resource: a bearer token is accepted only when its scope holds this value (Ubisecure: `scope=openid <CustomerID API client_id>`) and it was issued to an active client whose `aud` metadata lists this value (docs/identity-api.md). Unset: the bearer method refuses every token.",
     parse: nonEmpty,
   }),
   apiAuthBearer: setting({ env: 'GATEHOUSE_API_AUTH_BEARER', type: 'boolean', default: 'true', doc: 'Accept OAuth 2.0 bearer tokens (RFC 6750) at the identity API.', parse: boolean }),

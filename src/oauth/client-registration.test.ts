@@ -200,12 +200,22 @@ describe('registerClient', () => {
     await assert.rejects(registerClient(setup(), ['not', 'an', 'object']), InvalidClientMetadata);
   });
 
-  test('keeps unknown keys and echoes them; the view never shows the secret', async () => {
-    const { client, clientSecret } = await register({ 'client_name#fi': 'Verkkokauppa', logo_uri: 'https://shop.example/logo.png', id_token_signed_response_alg: 'RS256', scope: 'openid  email' });
+  test('refuses every key gatehouse does not implement, naming it (RFC 7591 §2 would let it ignore them)', async () => {
+    await refused({ 'client_name#fi': 'Verkkokauppa' }, 'client_name#fi', /^client_name#fi: is not supported: language-tagged metadata/);
+    await refused({ logo_uri: 'https://shop.example/logo.png' }, 'logo_uri', /^logo_uri: is not supported: the login page shows no logo$/);
+    await refused({ token_endpoint_auth_signing_alg: 'RS256' }, 'token_endpoint_auth_signing_alg', /JWT client authentication/);
+    await refused({ audience: ['x'] }, 'audience', /the key is aud/);
+    await refused({ software_id: 'abc' }, 'software_id', /^software_id: is not a client metadata key gatehouse implements; remove it \(in an update, set it to null\)$/);
+    await refused({ constructor: 'x' }, 'constructor', /is not a client metadata key gatehouse implements/);
+    await refused({ id_token_scope_claims: 'yes' }, 'id_token_scope_claims', /true or false/);
+  });
+
+  test('echoes the implemented keys that have no typed column; the view never shows the secret', async () => {
+    const { client, clientSecret } = await register({ id_token_signed_response_alg: 'RS256', id_token_scope_claims: true, response_types: ['code'], scope: 'openid  email' });
     const view = clientView(client);
-    assert.equal(view['client_name#fi'], 'Verkkokauppa');
-    assert.equal(view.logo_uri, 'https://shop.example/logo.png');
     assert.equal(view.id_token_signed_response_alg, 'RS256');
+    assert.equal(view.id_token_scope_claims, true);
+    assert.deepEqual(view.response_types, ['code']);
     assert.equal(view.scope, 'openid email');
     assert.equal(view.client_id, client.clientId);
     assert.equal(view.created_at, '2026-01-01T00:00:00.000Z');
@@ -223,17 +233,54 @@ describe('registerClient', () => {
 describe('client management', () => {
   test('updateClient merges a patch, revalidates, and keeps the secret', async () => {
     const deps = setup();
-    const { client } = await registerClient(deps, { ...base, logo_uri: 'x' });
+    const { client } = await registerClient(deps, { ...base, id_token_scope_claims: true });
     deps.clock.advance(1000);
-    const { client: updated, clientSecret } = await updateClient(deps, client.clientId, { client_name: 'Shop', access_token_ttl: 600, logo_uri: null });
+    const { client: updated, clientSecret } = await updateClient(deps, client.clientId, { client_name: 'Shop', access_token_ttl: 600, id_token_scope_claims: null });
     assert.equal(clientSecret, undefined);
     assert.equal(updated.name, 'Shop');
     assert.equal(updated.accessTokenTtl, 600);
     assert.deepEqual(updated.redirectUris, base.redirect_uris);
     assert.equal(updated.secretHash, client.secretHash);
-    assert.equal(updated.metadata.logo_uri, undefined);
+    assert.equal(updated.metadata.id_token_scope_claims, undefined);
     assert.equal(updated.updatedAt, client.createdAt + 1000);
     await assert.rejects(updateClient(deps, client.clientId, { redirect_uris: ['http://evil.test/cb'] }), InvalidClientMetadata);
+  });
+
+  test('a client stored with a key gatehouse no longer accepts keeps it until an update, which must remove it', async () => {
+    const deps = setup();
+    const { client } = await registerClient(deps, base);
+    // As a row written before keys were checked.
+    await deps.clients.update({ ...client, metadata: { ...client.metadata, logo_uri: 'https://shop.example/logo.png' } });
+    await assert.rejects(updateClient(deps, client.clientId, { client_name: 'Shop' }), (error: unknown) => error instanceof InvalidClientMetadata && error.field === 'logo_uri');
+    const { client: updated } = await updateClient(deps, client.clientId, { client_name: 'Shop', logo_uri: null });
+    assert.deepEqual(updated.metadata, {});
+  });
+
+  test('aud: a list of other registered client_ids, checked when added; its own id, unknown ids and malformed values are refused', async () => {
+    const deps = setup();
+    const { client: api } = await registerClient(deps, { client_name: 'API', grant_types: [] });
+    const { client: other } = await registerClient(deps, { client_name: 'Other API', grant_types: [] });
+    const { client } = await registerClient(deps, { ...base, aud: [api.clientId, api.clientId] });
+    assert.deepEqual(client.metadata.aud, [api.clientId], 'duplicates are dropped');
+    assert.deepEqual(clientView(client).aud, [api.clientId]);
+    const refusedAud = async (aud: unknown, message: RegExp, clientId?: string) =>
+      assert.rejects(clientId ? updateClient(deps, clientId, { aud }) : registerClient(deps, { ...base, aud }), (error: unknown) => {
+        assert.ok(error instanceof InvalidClientMetadata, String(error));
+        assert.equal(error.field, 'aud');
+        assert.match(error.message, message);
+        return true;
+      });
+    await refusedAud(['no-such-client'], /^aud: "no-such-client" is not the client_id of a registered client$/);
+    await refusedAud([client.clientId], /is this client's own client_id; a client cannot be its own audience$/, client.clientId);
+    await refusedAud(api.clientId, /^aud: must be an array of strings$/);
+    await refusedAud(['has space'], /cannot be a client_id requested as a scope value/);
+    await refusedAud(Array.from({ length: 101 }, (_, i) => `c${i}`), /at most 100/);
+    // A client named in aud that is deleted later does not block unrelated updates; a new entry is checked.
+    await deleteClient(deps, api.clientId);
+    assert.deepEqual((await updateClient(deps, client.clientId, { client_name: 'Renamed' })).client.metadata.aud, [api.clientId]);
+    await refusedAud([api.clientId, 'no-such-client'], /"no-such-client" is not the client_id/, client.clientId);
+    assert.deepEqual((await updateClient(deps, client.clientId, { aud: [other.clientId] })).client.metadata.aud, [other.clientId]);
+    assert.equal((await updateClient(deps, client.clientId, { aud: null })).client.metadata.aud, undefined);
   });
 
   test('a document from the view can be fed back; changing a generated key is refused', async () => {

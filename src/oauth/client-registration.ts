@@ -8,7 +8,7 @@ import type { Clock } from '../lib/clock.ts';
 import { hashSecret } from '../lib/hash.ts';
 import type { Random } from '../lib/random.ts';
 import type { ClientStore } from '../storage/ports.ts';
-import { GENERATED_KEYS, InvalidClientMetadata, clientView, parseClientMetadata, type ClientSettings } from './client-metadata.ts';
+import { GENERATED_KEYS, InvalidClientMetadata, allowedAudiences, clientView, parseClientMetadata, type ClientSettings } from './client-metadata.ts';
 
 export { InvalidClientMetadata, clientView } from './client-metadata.ts';
 
@@ -44,12 +44,14 @@ const SECRET_BYTES = 32;
  */
 export async function registerClient(deps: ClientRegistrationDeps, metadata: unknown, options: { active?: boolean } = {}): Promise<ClientWithSecret> {
   const settings = parseClientMetadata(metadata);
+  const clientId = deps.random.uuid();
+  await checkAudiences(deps.clients, clientId, settings, new Set());
   const now = deps.clock.now();
   const clientSecret = settings.tokenEndpointAuthMethod === 'none' ? undefined : deps.random.token(SECRET_BYTES);
   const { active, ...typed } = settings;
   const client: Client = {
     ...typed,
-    clientId: deps.random.uuid(),
+    clientId,
     secretHash: clientSecret === undefined ? undefined : hashSecret(clientSecret),
     active: options.active ?? active ?? true,
     createdAt: now,
@@ -68,6 +70,7 @@ export async function updateClient(deps: ClientRegistrationDeps, clientId: strin
   const current = await getClient(deps, clientId);
   const { client_id: _id, created_at: _created, ...registered } = clientView(current);
   const settings = parseClientMetadata({ ...registered, ...withoutEchoedKeys(current, patch) });
+  await checkAudiences(deps.clients, clientId, settings, allowedAudiences(current));
   const wasPublic = current.tokenEndpointAuthMethod === 'none';
   const isPublic = settings.tokenEndpointAuthMethod === 'none';
   const clientSecret = wasPublic && !isPublic ? deps.random.token(SECRET_BYTES) : undefined;
@@ -112,6 +115,25 @@ export async function getClient(deps: Pick<ClientRegistrationDeps, 'clients'>, c
 
 export async function listClients(deps: Pick<ClientRegistrationDeps, 'clients'>): Promise<Client[]> {
   return deps.clients.list();
+}
+
+/**
+ * Every client_id in `aud` must name a registered client other than this one: a typo, or a client
+ * naming itself, would otherwise be stored as an allow-list that allows nothing. Entries the
+ * client already had are not looked up again, so deleting a client does not block unrelated
+ * updates of the clients that name it. This is a check for the administrator, not a guarantee
+ * kept across statements: a client deleted meanwhile is harmless, because an audience is granted
+ * only while it is a registered, active client (src/oauth/scope.ts), and client_ids are random
+ * UUIDs that are never handed out again.
+ */
+async function checkAudiences(clients: ClientStore, clientId: string, settings: ClientSettings, alreadyAllowed: ReadonlySet<string>): Promise<void> {
+  const aud = settings.metadata.aud as string[] | undefined;
+  if (aud === undefined) return;
+  if (aud.includes(clientId)) throw new InvalidClientMetadata('aud', `${JSON.stringify(clientId)} is this client's own client_id; a client cannot be its own audience`);
+  const added = aud.filter((id) => !alreadyAllowed.has(id));
+  const found = await Promise.all(added.map((id) => clients.get(id)));
+  const unknown = added.find((_, i) => found[i] === undefined);
+  if (unknown !== undefined) throw new InvalidClientMetadata('aud', `${JSON.stringify(unknown)} is not the client_id of a registered client`);
 }
 
 function typedPart(settings: ClientSettings): Omit<ClientSettings, 'active'> {

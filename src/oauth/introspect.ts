@@ -20,7 +20,8 @@ export async function introspect(deps: OAuthDeps, authorization: string | undefi
   const presented = requiredParam(body, 'token');
   if (presented.length > 512) return INACTIVE;
   const found = await deps.store.tokens.findWithUser(hashSecret(presented));
-  if (!found || !isActive(found.token, deps.clock.now())) return INACTIVE;
+  // A token of a deactivated or deleted client is no longer active (RFC 7662 §2.2 leaves "active" to the server).
+  if (!found || !found.clientActive || !isActive(found.token, deps.clock.now())) return INACTIVE;
   const { token, user } = found;
   if (!user || user.status !== 'enabled') return INACTIVE;
   return {

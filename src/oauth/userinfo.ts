@@ -6,16 +6,19 @@ import type { OAuthDeps } from './deps.ts';
 import { InsufficientScope, InvalidToken } from './errors.ts';
 
 /**
- * An access token that is live at `now` (known, an access token, not revoked and not expired), with
- * its user's profile (undefined when the user is gone).
+ * An access token that is live at `now` (known, an access token, not revoked and not expired, and
+ * its client still registered and active), with its user's profile (undefined when the user is
+ * gone). A deactivated or deleted client is refused at every endpoint (docs/cli.md), so its
+ * tokens die with it rather than live on until they expire.
  */
-export async function findLiveAccessToken(deps: Pick<OAuthDeps, 'store'>, accessToken: string, now: number): Promise<{ token: Token; user: UserProfile | undefined } | undefined> {
+export async function findLiveAccessToken(deps: Pick<OAuthDeps, 'store'>, accessToken: string, now: number): Promise<{ token: Token; user: UserProfile | undefined; clientActive: boolean } | undefined> {
   if (accessToken.length > 512) return undefined;
   const found = await deps.store.tokens.findWithUser(hashSecret(accessToken));
   if (!found) return undefined;
   const { token } = found;
   if (token.kind !== 'access_token' || token.revokedAt !== undefined) return undefined;
   if (token.expiresAt !== undefined && now >= token.expiresAt) return undefined;
+  if (!found.clientActive) return undefined;
   return found;
 }
 

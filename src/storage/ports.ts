@@ -139,10 +139,13 @@ export interface TokenStore {
   /** The token whatever its state; callers check expiry, revocation and rotation. */
   find(tokenHash: string): Promise<Token | undefined>;
   /**
-   * The token whatever its state, with its user's profile (undefined when the user is gone), read
-   * in one statement: introspection, userinfo and the refresh grant need both.
+   * The token whatever its state, with its user's profile (undefined when the user is gone) and
+   * whether its client is registered and active now, read in one statement: introspection,
+   * userinfo and the refresh grant need all three. `clientActive` is the stored state at the
+   * time of the read (no cache), so deactivating or deleting a client cuts its tokens off at once
+   * on every instance.
    */
-  findWithUser(tokenHash: string): Promise<{ token: Token; user: UserProfile | undefined } | undefined>;
+  findWithUser(tokenHash: string): Promise<{ token: Token; user: UserProfile | undefined; clientActive: boolean } | undefined>;
   /**
    * Marks a live refresh token rotated in one atomic step; false when it was already rotated or
    * revoked (a concurrent or replayed use).

@@ -91,16 +91,31 @@ for (const kind of DATABASES) {
     });
 
     test('client create --metadata-file takes a metadata document; flags override it', async () => {
+      const api = json(await run('client', 'create', '--name', 'Orders API', '--resource-server', '--json'));
       const file = join(dir, 'native-app.json');
-      writeFileSync(file, JSON.stringify({ client_name: 'from file', redirect_uris: ['com.example.app:/oauth2redirect'], token_endpoint_auth_method: 'none', 'client_name#fi': 'Sovellus' }));
+      writeFileSync(file, JSON.stringify({ client_name: 'from file', redirect_uris: ['com.example.app:/oauth2redirect'], token_endpoint_auth_method: 'none', aud: [api.client_id] }));
       const out = json(await run('client', 'create', '--metadata-file', file, '--name', 'Native app', '--inactive', '--json'));
       assert.match(out.client_id as string, UUID);
       assert.equal('client_secret' in out, false, 'a public client has no secret');
       assert.equal(out.client_name, 'Native app');
-      assert.equal(out['client_name#fi'], 'Sovellus');
+      assert.deepEqual(out.aud, [api.client_id]);
       assert.equal(out.token_endpoint_auth_method, 'none');
       assert.deepEqual(out.grant_types, ['authorization_code']);
       assert.equal(out.active, false);
+    });
+
+    test('metadata gatehouse does not enforce is refused, naming the key; aud must name other registered clients (--aud, client update)', async () => {
+      const file = join(dir, 'with-unknown-keys.json');
+      writeFileSync(file, JSON.stringify({ client_name: 'x', redirect_uris: ['https://x.example/cb'], 'client_name#fi': 'Sovellus' }));
+      failed(await run('client', 'create', '--metadata-file', file), /^gatehouse: client_name#fi: is not supported: language-tagged metadata/);
+      writeFileSync(file, JSON.stringify({ client_name: 'x', redirect_uris: ['https://x.example/cb'], software_id: 'abc' }));
+      failed(await run('client', 'create', '--metadata-file', file), /^gatehouse: software_id: is not a client metadata key gatehouse implements/);
+      failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'https://x.example/cb', '--aud', 'no-such-client'), /^gatehouse: aud: "no-such-client" is not the client_id of a registered client/);
+      const api = json(await run('client', 'create', '--name', 'API', '--resource-server', '--json'));
+      const app = json(await run('client', 'create', '--name', 'App', '--redirect-uri', 'https://x.example/cb', '--json'));
+      failed(await run('client', 'update', app.client_id as string, '--aud', app.client_id as string), /^gatehouse: aud: ".*" is this client's own client_id/);
+      const updated = json(await run('client', 'update', app.client_id as string, '--aud', api.client_id as string, '--json'));
+      assert.deepEqual(updated.aud, [api.client_id]);
     });
 
     test('an invalid redirect URI is one line on stderr and exit 2', async () => {

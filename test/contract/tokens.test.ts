@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Token } from '../../src/domain/grant.ts';
 import type { TokenStore } from '../../src/storage/ports.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { aHash, aSessionIndex, aStoredUser, aToken, openTestStore, T0, warmUp, type TestStore } from '../helpers/store.ts';
+import { aClient, aHash, aSessionIndex, aStoredUser, aToken, openTestStore, T0, warmUp, type TestStore } from '../helpers/store.ts';
 
 const RACERS = 20;
 
@@ -57,10 +57,24 @@ for (const kind of DATABASES) {
     test('findWithUser reads the token with its user\'s profile; the user undefined when gone; an unknown hash is undefined', async () => {
       const { attributes: _attributes, ...profile } = await aStoredUser(harness.store, { givenName: 'Ada', attributes: { colour: ['blue'] } });
       const token = await stored({ userId: profile.id, revokedAt: T0 + 7 });
-      assert.deepEqual(await tokens.findWithUser(token.tokenHash), { token, user: profile });
+      assert.deepEqual(await tokens.findWithUser(token.tokenHash), { token, user: profile, clientActive: false });
       const orphan = await stored();
-      assert.deepEqual(await tokens.findWithUser(orphan.tokenHash), { token: orphan, user: undefined });
+      assert.deepEqual(await tokens.findWithUser(orphan.tokenHash), { token: orphan, user: undefined, clientActive: false });
       assert.equal(await tokens.findWithUser(aHash()), undefined);
+    });
+
+    test("findWithUser tells whether the token's client is registered and active now, as another instance changed it", async () => {
+      const client = aClient();
+      await harness.store.clients.insert(client);
+      const token = await stored({ clientId: client.clientId });
+      const other = await harness.open();
+      assert.equal((await tokens.findWithUser(token.tokenHash))?.clientActive, true);
+      assert.equal(await other.clients.update({ ...client, active: false, updatedAt: client.updatedAt + 1 }), true);
+      assert.equal((await tokens.findWithUser(token.tokenHash))?.clientActive, false);
+      assert.equal(await other.clients.update({ ...client, active: true, updatedAt: client.updatedAt + 2 }), true);
+      assert.equal((await tokens.findWithUser(token.tokenHash))?.clientActive, true);
+      assert.equal(await other.clients.delete(client.clientId), true);
+      assert.deepEqual(await tokens.findWithUser(token.tokenHash), { token, user: undefined, clientActive: false });
     });
 
     test('insertMany stores every token of a grant; an empty list is a no-op', async () => {

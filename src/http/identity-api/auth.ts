@@ -4,8 +4,9 @@
  *
  * 1. OAuth 2.0 bearer token (RFC 6750 §2.1): a live access token issued by this server, for the
  *    API — its scope holds the client_id of the client that stands for the API
- *    (GATEHOUSE_API_CLIENT_ID, Ubisecure's `scope=openid <CustomerID API client_id>`) — to a
- *    member of the API group (GATEHOUSE_API_GROUP, "Identity API Users").
+ *    (GATEHOUSE_API_CLIENT_ID, Ubisecure's `scope=openid <CustomerID API client_id>`) — to an
+ *    active client whose `aud` metadata allows that audience now, for a member of the API group
+ *    (GATEHOUSE_API_GROUP, "Identity API Users").
  * 2. HTTP Basic (RFC 7617) with the single account from configuration.
  * 3. The same account as the query parameters `username` and `password`. Only the query string
  *    counts, never a form body (the spec: "not form parameters in the request content").
@@ -18,6 +19,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import { constantTimeEqual } from '../../lib/hash.ts';
+import { allowedAudiences } from '../../oauth/client-metadata.ts';
 import { checkApiAccount } from '../../oauth/throttling/api-account.ts';
 import { findLiveAccessToken } from '../../oauth/userinfo.ts';
 import type { Actor } from '../../observability/audit.ts';
@@ -67,6 +69,13 @@ async function bearer(deps: HttpDeps, token: string): Promise<ApiCaller> {
   const found = await findLiveAccessToken(deps, token, clock.now());
   if (!found) throw invalid('The access token is invalid or has expired.');
   const { token: live, user } = found;
+  // The client's current metadata, not the token's history (RFC 9068 §4: a resource server refuses
+  // a token whose audience is not its own with invalid_token): removing the API from a client's
+  // `aud`, or deactivating the client, cuts off the tokens it holds at once. The read is by
+  // primary key and reads the row every time (the store caches only the parsing).
+  const client = await store.clients.get(live.clientId);
+  if (!client || !client.active) throw invalid('The access token is invalid or has expired.');
+  if (!allowedAudiences(client).has(config.apiClientId)) throw invalid('The access token was issued to a client that may not call the identity API.');
   if (!live.scope.split(' ').includes(config.apiClientId)) {
     const scope = `openid ${config.apiClientId}`;
     throw new ApiError(403, 'Unauthorized', 'The access token was not issued for the identity API.', {

@@ -6,7 +6,7 @@
 import type { OAuthDeps } from '../deps.ts';
 import type { RawParams } from '../params.ts';
 import { checkPkceRequest } from '../pkce.ts';
-import { audienceScopes, grantedScope, parseScope } from '../scope.ts';
+import { grantedAudiences, grantedScope, parseScope } from '../scope.ts';
 import { findUsableSession, touchSession } from '../sessions.ts';
 import { checkClient } from './check-client.ts';
 import { checkDisplay } from './check-display.ts';
@@ -29,7 +29,7 @@ export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Pr
     const params = parseRequest(raw); // RFC 6749 §3.1; OIDC Core §6
     checkResponseType(params.response_type, client); // RFC 6749 §3.1.1, §4.1.2.1
     const requested = parseScope(params.scope);
-    const scope = grantedScope(requested, client, await audienceScopes(deps.store.clients, requested)); // RFC 6749 §3.3; unknown values dropped
+    const scope = grantedScope(requested, client, await grantedAudiences(deps.store.clients, client, requested)); // RFC 6749 §3.3: unknown values dropped; audiences outside `aud` invalid_scope (§4.1.2.1)
     const pkce = checkPkceRequest(client, params.code_challenge, params.code_challenge_method); // RFC 7636 §4.4
     const prompt = checkPrompt(params.prompt); // OIDC Core §3.1.2.1
     const maxAge = checkMaxAge(params.max_age); // OIDC Core §3.1.2.1

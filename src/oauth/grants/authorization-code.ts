@@ -7,6 +7,7 @@ import { InvalidGrant, OAuthError } from '../errors.ts';
 import { mintTokens, withIdToken, type GrantFacts, type MintedTokens, type TokenResponse } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
 import { verifyPkce } from '../pkce.ts';
+import { checkGrantedAudiences } from '../scope.ts';
 import { activeUser } from './load-user.ts';
 
 /** What the unit of work that redeems a code decided; answered once it has committed. */
@@ -45,6 +46,8 @@ export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, bo
       verifyPkce(bound, verifier);
       const user = activeUser(await tx.users.getProfile(bound.userId));
       const scope = bound.scope === '' ? [] : bound.scope.split(' ');
+      // The authorization endpoint checked the audiences against `aud`; the client may have changed since.
+      await checkGrantedAudiences(tx.clients, client, scope);
       // The family is named by the code's hash, so a replay finds every token descending from it.
       const grant: GrantFacts = { client, user, scope, sessionIndex: bound.sessionIndex, authTime: bound.authTime, amr: bound.amr, acr: bound.acr, codeHash, familyId: codeHash };
       const minted = mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? scope : undefined });

@@ -7,7 +7,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant } from '../errors.ts';
 import { mintTokens, type MintedTokens, type TokenResponse } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
-import { narrowScope } from '../scope.ts';
+import { checkGrantedAudiences, narrowScope } from '../scope.ts';
 import { activeUser } from './load-user.ts';
 
 /** What the unit of work of a refresh decided; answered once it has committed. */
@@ -46,6 +46,8 @@ export async function refreshTokenGrant(deps: OAuthDeps, client: Client, body: R
 
     const original = token.scope === '' ? [] : token.scope.split(' ');
     const scope = narrowScope(original, requestedScope);
+    // The client's `aud` may have lost an audience since the grant: a refresh keeps none it may no longer get.
+    await checkGrantedAudiences(tx.clients, client, scope);
     const user = activeUser(found.user);
     const rotate = isPublicClient(client) || client.rotateRefreshTokens;
     // The unit runs as if alone, so nothing rotates the token between the read above and this

@@ -43,12 +43,13 @@ export class SqlTokenStore implements TokenStore {
     return row && fromRow(row);
   }
 
-  async findWithUser(tokenHash: string): Promise<{ token: Token; user: UserProfile | undefined } | undefined> {
+  async findWithUser(tokenHash: string): Promise<{ token: Token; user: UserProfile | undefined; clientActive: boolean } | undefined> {
     const row = await this.#q.findWithUser.first({ tokenHash }, this.#db);
     if (!row) return undefined;
-    // A left join: no user row leaves every user__ column null.
+    // A left join: no user row leaves every user__ column null; no client row, client__active.
+    const { client__active: clientActive, ...tokenRow } = row;
     const user = row.user__id === null ? undefined : profileFromRow(Object.fromEntries(PROFILE_COLUMNS.map((column) => [column, row[`user__${column}`]])) as Pick<UsersTable, ProfileColumn>);
-    return { token: fromRow(row), user };
+    return { token: fromRow(tokenRow), user, clientActive: Number(clientActive) === 1 };
   }
 
   async markRotated(tokenHash: string, now: number): Promise<boolean> {
@@ -117,10 +118,14 @@ function statements(db: Kysely<Database>) {
       db
         .selectFrom('tokens')
         .leftJoin('users', 'users.id', 'tokens.user_id')
+        // The client's current state, by primary key in the same statement: a token of a
+        // deactivated or deleted client stops working at once, on every instance.
+        .leftJoin('clients', 'clients.client_id', 'tokens.client_id')
         .selectAll('tokens')
         .select(PROFILE_COLUMNS.map((column) => `users.${column} as user__${column}` as const))
+        .select('clients.active as client__active')
         .where('tokens.token_hash', '=', p('tokenHash')),
-    ) as Prepared<{ tokenHash: string }, Selectable<TokensTable> & UserColumns>,
+    ) as Prepared<{ tokenHash: string }, Selectable<TokensTable> & UserColumns & { client__active: number | null }>,
     markRotated: prepared<{ tokenHash: string; now: number }, unknown>(db, (p) =>
       db.updateTable('tokens').set({ rotated_at: p('now') }).where('token_hash', '=', p('tokenHash')).where('rotated_at', 'is', null).where('revoked_at', 'is', null),
     ),

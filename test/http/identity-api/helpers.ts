@@ -9,15 +9,20 @@ import type { Env } from '../../../src/config.ts';
 import { addClient, addUser, basic as clientBasic, mintCode, postForm } from '../../helpers/back-channel.ts';
 import type { TestDatabaseKind } from '../../helpers/databases.ts';
 import { startServer, type RunningServer } from '../../helpers/server.ts';
+import type { Client } from '../../../src/domain/client.ts';
 import type { User } from '../../../src/domain/user.ts';
 
 export const API_USERNAME = 'api-caller';
 export const API_PASSWORD = 'correct horse battery staple';
 
-/** A server whose API account is API_USERNAME / API_PASSWORD and whose API client_id is returned. */
+/**
+ * A server whose API account is API_USERNAME / API_PASSWORD and whose API client_id is returned:
+ * the client_id of a registered resource-server client, as audiences must be.
+ */
 export async function startApiServer(db: TestDatabaseKind, env: Env = {}): Promise<RunningServer & { apiClientId: string }> {
   const apiClientId = `identity-api-${randomUUID()}`;
   const server = await startServer(db, { env: { GATEHOUSE_API_USERNAME: API_USERNAME, GATEHOUSE_API_PASSWORD: API_PASSWORD, GATEHOUSE_API_CLIENT_ID: apiClientId, ...env } });
+  await addClient(server.gatehouse.store, { clientId: apiClientId, name: 'Identity API', grantTypes: [], redirectUris: [], refreshTokens: false });
   return Object.assign(server, { apiClientId });
 }
 
@@ -73,16 +78,18 @@ export async function ids(server: RunningServer, path: string, options: CallOpti
 /**
  * An access token as the token endpoint issues it after a login with `scope`: minted as a code
  * straight into the store and exchanged over HTTP, so these tests do not depend on the login page.
+ * The client's `aud` allows the identity API (the server's GATEHOUSE_API_CLIENT_ID, if any) unless
+ * `clientOverrides` say otherwise.
  */
-export async function accessToken(server: RunningServer, scope: string, user?: User): Promise<{ token: string; user: User }> {
+export async function accessToken(server: RunningServer & { apiClientId?: string }, scope: string, user?: User, clientOverrides: Partial<Client> = {}): Promise<{ token: string; user: User; client: Client }> {
   const store = server.gatehouse.store;
-  const { client, secret } = await addClient(store);
+  const { client, secret } = await addClient(store, { metadata: server.apiClientId === undefined ? {} : { aud: [server.apiClientId] }, ...clientOverrides });
   const owner = user ?? (await addUser(store));
   const { code } = await mintCode(store, client, owner, { scope });
   const response = await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'authorization_code', code, redirect_uri: client.redirectUris[0]! }, { authorization: clientBasic(client.clientId, secret) });
   assert.equal(response.status, 200, JSON.stringify(response.body));
   assert.equal(response.body.scope, scope, 'the token endpoint keeps the audience scope value');
-  return { token: response.body.access_token as string, user: owner };
+  return { token: response.body.access_token as string, user: owner, client };
 }
 
 /** The body of an error answer must be the API's error shape and nothing more: no stack, no SQL. */
