@@ -50,15 +50,8 @@ export interface StartOptions {
 export async function startServer(kind: TestDatabaseKind, options: StartOptions = {}): Promise<RunningServer> {
   const shared = options.database !== undefined;
   const database = options.database ?? (await kind.create());
-  const port = await freePort();
-  // No background cleanup unless a test asks: it would delete rows a test moved its clock past.
-  const config = loadConfig({ GATEHOUSE_PORT: String(port), GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_LOG_LEVEL: 'silent', GATEHOUSE_CLEANUP_INTERVAL: '0', ...options.env });
-  const gatehouse = await createGatehouse(config, { clock: options.clock, audit: options.audit }, { logger: false });
   const serverErrors: string[] = [];
-  gatehouse.app.addHook('onResponse', async (request, reply) => {
-    if (reply.statusCode >= 500 && !(options.allow503 && reply.statusCode === 503)) serverErrors.push(`${reply.statusCode} ${request.method} ${request.url.split('?')[0]}`);
-  });
-  await gatehouse.app.listen({ host: '127.0.0.1', port });
+  const { gatehouse, config, port } = await listening(database, options, serverErrors);
   return {
     url: `http://127.0.0.1:${port}`,
     issuer: config.issuer,
@@ -71,4 +64,28 @@ export async function startServer(kind: TestDatabaseKind, options: StartOptions 
       if (serverErrors.length > 0) throw new Error(`the server answered ${serverErrors.length} request(s) with a server error: ${serverErrors.slice(0, 5).join('; ')}`);
     },
   };
+}
+
+/**
+ * A gatehouse listening on a free port. Another process may take the port between freePort()
+ * and listen() (suites run in parallel): then that gatehouse is closed, so nothing of it keeps
+ * the test process alive, and another port is tried.
+ */
+async function listening(database: TestDatabase, options: StartOptions, serverErrors: string[]): Promise<{ gatehouse: Gatehouse; config: Config; port: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    // No background cleanup unless a test asks: it would delete rows a test moved its clock past.
+    const config = loadConfig({ GATEHOUSE_PORT: String(port), GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_LOG_LEVEL: 'silent', GATEHOUSE_CLEANUP_INTERVAL: '0', ...options.env });
+    const gatehouse = await createGatehouse(config, { clock: options.clock, audit: options.audit }, { logger: false });
+    gatehouse.app.addHook('onResponse', async (request, reply) => {
+      if (reply.statusCode >= 500 && !(options.allow503 && reply.statusCode === 503)) serverErrors.push(`${reply.statusCode} ${request.method} ${request.url.split('?')[0]}`);
+    });
+    try {
+      await gatehouse.app.listen({ host: '127.0.0.1', port });
+      return { gatehouse, config, port };
+    } catch (error) {
+      await gatehouse.close();
+      if ((error as { code?: string }).code !== 'EADDRINUSE' || attempt >= 5) throw error;
+    }
+  }
 }
