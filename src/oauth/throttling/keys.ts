@@ -8,8 +8,11 @@ import { isIP } from 'node:net';
 import { hashSecret } from '../../lib/hash.ts';
 
 export type CounterScope = 'login-user' | 'login-ip' | 'login-pair' | 'client-id' | 'client-ip' | 'api-user' | 'api-ip' | 'api-pair';
+/** Scopes of the rate limit of silent authorizations (silent-authorizations.ts): hits, not failures. */
+export type RateScope = 'sso-session' | 'sso-ip';
 
-export function counterKey(scope: CounterScope, value: string): string {
+
+export function counterKey(scope: CounterScope | RateScope, value: string): string {
   return `${scope}:${hashSecret(value)}`;
 }
 

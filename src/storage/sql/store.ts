@@ -5,6 +5,7 @@ import { migrateToLatest, openDatabase, ping, type OpenOptions, type SqlDatabase
 import { SqlGroupStore } from './group-store.ts';
 import { SqlKeyStore } from './key-store.ts';
 import { SqlOrganizationStore } from './organization-store.ts';
+import { SqlRateLimitStore } from './rate-limit-store.ts';
 import { SqlSessionStore } from './session-store.ts';
 import { SqlThrottleStore } from './throttle-store.ts';
 import { SqlTokenStore } from './token-store.ts';
@@ -51,6 +52,7 @@ export function sqlStoreOver(database: SqlDatabase): SqlStore {
     tokens: new SqlTokenStore(db),
     keys: new SqlKeyStore(db),
     throttling: new SqlThrottleStore(db),
+    rateLimits: new SqlRateLimitStore(db),
     ping: () => ping(db),
     close: () => database.close(),
   };
