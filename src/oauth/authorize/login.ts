@@ -1,5 +1,7 @@
+import type { UserProfile } from '../../domain/user.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
+import { LoginRequired } from '../errors.ts';
 import { createSession, findSession } from '../sessions.ts';
 import { checkPasswordAttempt, passwordFailed, passwordSucceeded, type PasswordAttempt } from '../throttling/password-attempts.ts';
 import { issueCode } from './issue-code.ts';
@@ -44,6 +46,7 @@ export async function loginWithPassword(
     }
     const user = check.user;
     await passwordSucceeded(deps, attempt, gate);
+    if (request.hintedSubject !== undefined && request.hintedSubject !== user.id) return hintMismatch(deps, request, user, ip);
     // One browser, one session: a new login ends the session it replaces (its tokens stay valid;
     // only logout revokes them).
     const previous = await findSession(deps, previousCookie);
@@ -55,4 +58,15 @@ export async function loginWithPassword(
   } catch (error) {
     return { type: 'error', target: request.target, error };
   }
+}
+
+/**
+ * The id_token_hint named another user than the one who just signed in. OIDC Core §3.1.2.1: when
+ * the End-User the ID token identifies is not the one logged in or logging in, the server returns
+ * an error, "such as login_required" — the hinted user did not log in. No session is started and
+ * the browser's current one is left as it was: the login belonged to a request that is refused.
+ */
+function hintMismatch(deps: OAuthDeps, request: AuthorizationRequest, user: UserProfile, ip: string | undefined): LoginOutcome {
+  deps.audit.emit({ event: 'login.hint_mismatch', userId: user.id, username: user.username, clientId: request.client.clientId, ip });
+  return { type: 'error', target: request.target, error: new LoginRequired('The user who signed in is not the one the id_token_hint names.') };
 }
