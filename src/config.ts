@@ -213,8 +213,8 @@ export const settings = {
   silentAuthorizationsPerAddress: setting({
     env: 'GATEHOUSE_SILENT_AUTHORIZATIONS_PER_ADDRESS',
     type: 'integer',
-    default: '600',
-    doc: 'Most authorization codes issued without the login form to one client address (IPv6: per /64), whatever the session, per GATEHOUSE_SILENT_AUTHORIZATIONS_WINDOW. Raise it when many users share one address and no trusted proxy tells them apart. 0: no limit.',
+    default: '3000',
+    doc: 'Most authorization codes issued without the login form to one client address (IPv6: per /64), whatever the session, per GATEHOUSE_SILENT_AUTHORIZATIONS_WINDOW. Behind a proxy, set GATEHOUSE_TRUSTED_PROXIES, or every user shares the proxy\'s budget; raise it when many users share one address (a large NAT). 0: no limit.',
     parse: integer(0, 1_000_000),
   }),
   silentAuthorizationsWindow: setting({
