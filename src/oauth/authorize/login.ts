@@ -46,9 +46,10 @@ export async function loginWithPassword(
     }
     const user = check.user;
     await passwordSucceeded(deps, attempt, gate);
-    if (request.hintedSubject !== undefined && request.hintedSubject !== user.id) return hintMismatch(deps, request, user, ip);
     // One browser, one session: a new login ends the session it replaces (its tokens stay valid;
     // only logout revokes them).
+    // Unless the hint named someone else: then the login changes nothing (OIDC Core §3.1.2.1).
+    if (request.hintedSubject !== undefined && request.hintedSubject !== user.id) return hintMismatch(deps, request, user, ip);
     const previous = await findSession(deps, previousCookie);
     if (previous) await deps.store.sessions.end(previous.idHash);
     const { cookieValue, session } = await createSession(deps, { userId: user.id, amr: ['pwd'], acr: request.acr });
