@@ -203,6 +203,27 @@ export const settings = {
     doc: 'How often each server instance deletes expired codes, tokens and sessions, in batches of 1000 rows (rules: docs/operations.md); in cluster mode one worker does it. The first run comes at a random point of the first interval, so instances spread out. 0 disables it (run `gatehouse cleanup` from a scheduler instead).',
     parse: integer(0, 7 * DAY),
   }),
+  silentAuthorizationsPerSession: setting({
+    env: 'GATEHOUSE_SILENT_AUTHORIZATIONS_PER_SESSION',
+    type: 'integer',
+    default: '60',
+    doc: 'Most authorization codes one SSO session gets without the login form (single sign-on, prompt=none) per GATEHOUSE_SILENT_AUTHORIZATIONS_WINDOW; further requests are answered `temporarily_unavailable` at the redirect_uri until the window ends. Bounds the code rows one signed-in browser can create (docs/decisions.md, "Rate limit of silent authorizations"). 0: no limit.',
+    parse: integer(0, 1_000_000),
+  }),
+  silentAuthorizationsPerAddress: setting({
+    env: 'GATEHOUSE_SILENT_AUTHORIZATIONS_PER_ADDRESS',
+    type: 'integer',
+    default: '3000',
+    doc: 'Most authorization codes issued without the login form to one client address (IPv6: per /64), whatever the session, per GATEHOUSE_SILENT_AUTHORIZATIONS_WINDOW. Behind a proxy, set GATEHOUSE_TRUSTED_PROXIES, or every user shares the proxy\'s budget; raise it when many users share one address (a large NAT). 0: no limit.',
+    parse: integer(0, 1_000_000),
+  }),
+  silentAuthorizationsWindow: setting({
+    env: 'GATEHOUSE_SILENT_AUTHORIZATIONS_WINDOW',
+    type: 'seconds',
+    default: '60',
+    doc: 'The fixed window of the two limits above: it starts at the first silent authorization and its count is forgotten when it ends.',
+    parse: integer(1, DAY),
+  }),
   keyEncryptionKey: setting({
     env: 'GATEHOUSE_KEY_ENCRYPTION_KEY',
     type: 'string',

@@ -13,7 +13,9 @@
  * - Everything survives at least GRACE_MS past the moment it stopped mattering, so clocks that
  *   differ a little between instances, and requests in flight, never see a row vanish early.
  * - A session goes once its inactivity or absolute deadline has passed.
- * - A code never redeemed goes once it has expired (a late redemption fails either way).
+ * - A code never redeemed goes UNREDEEMED_CODE_GRACE_MS after it expired (a late redemption fails
+ *   either way): minutes, not the hour of the rest, so codes minted and abandoned in bulk (a
+ *   signed-in browser repeating silent authorizations) do not pile up for an hour.
  * - A redeemed code stays while any token issued from it (by the code grant or refreshed from
  *   those) is usable, so a replay of the code can still revoke them (RFC 9700 §4.2.4, the spec's
  *   replay rule). With refresh tokens that never expire, that can be forever.
@@ -29,6 +31,11 @@ import type { CodeCursor, Store } from '../storage/ports.ts';
 
 /** How long past its last use any row is kept (clock skew between instances, requests in flight). */
 export const GRACE_MS = 60 * 60_000;
+/**
+ * How long past its expiry a never-redeemed code is kept: enough for clocks that differ a little
+ * between instances (a redemption on an instance whose clock is behind), far less than GRACE_MS.
+ */
+export const UNREDEEMED_CODE_GRACE_MS = 5 * 60_000;
 /** How long a revoked token without an expiry is kept (a trail for whoever investigates). */
 export const REVOKED_RETENTION_MS = 30 * 24 * 60 * 60_000;
 export const DEFAULT_BATCH_SIZE = 1000;
@@ -98,7 +105,7 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
       more = true;
       break;
     }
-    const page = await store.codes.deleteSpent({ before, tokensLiveAfter: before, after: cursor, limit: batchSize });
+    const page = await store.codes.deleteSpent({ unredeemedBefore: now - UNREDEEMED_CODE_GRACE_MS, redeemedBefore: before, tokensLiveAfter: before, after: cursor, limit: batchSize });
     codes += page.deleted;
     cursor = page.next;
     if (++pages >= maxBatches && cursor) more = true;

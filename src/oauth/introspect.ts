@@ -8,8 +8,9 @@ import { requiredParam, rejectRepeated, type RawParams } from './params.ts';
 const INACTIVE = Object.freeze({ active: false });
 
 /**
- * Token introspection (RFC 7662). Any authenticated confidential client may ask — in the spec's
- * use case 2 the resource server introspects tokens issued to the native app. An active token
+ * Token introspection (RFC 7662). Any authenticated confidential client may ask about an access
+ * token — in the spec's use case 2 the resource server introspects tokens issued to the native
+ * app — but about a refresh token only the client it was issued to. An active token
  * answers with the UserInfo claims plus active, aud (the asking client), scope, client_id and
  * token_type; anything else with exactly `{"active":false}` (§2.2). token_type_hint is only a hint
  * (§2.1): both kinds are looked up by the same hash.
@@ -23,6 +24,10 @@ export async function introspect(deps: OAuthDeps, authorization: string | undefi
   // A token of a deactivated or deleted client is no longer active (RFC 7662 §2.2 leaves "active" to the server).
   if (!found || !found.clientActive || !isActive(found.token, deps.clock.now())) return INACTIVE;
   const { token, user } = found;
+  // A refresh token is for its own client only: nobody else has a use for its state (RFC 6749
+  // §6, §10.4), so to any other caller it is a token we do not want to tell about (RFC 7662 §4:
+  // answer active=false). Access tokens stay introspectable by resource servers (§1).
+  if (token.kind === 'refresh_token' && token.clientId !== caller.clientId) return INACTIVE;
   if (!user || user.status !== 'enabled') return INACTIVE;
   return {
     active: true,

@@ -1,7 +1,10 @@
 /**
  * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 §2, §3). Every failure is shown to
- * the user as a page and nothing is redirected or ended: the post-logout redirect goes only to a
- * URI registered, exactly, for the client the request identifies.
+ * the user as a page and nothing is redirected or ended. Without a valid id_token_hint nobody
+ * vouches that the user's relying party sent the request — any site can make the browser send it
+ * — so the user is asked first (§2: the OP SHOULD ask the End-User whether to log out), and the
+ * post-logout redirect happens only with a valid hint, to a URI registered, exactly, for the
+ * client the request identifies (§3).
  */
 import { fingerprint } from '../observability/audit.ts';
 import type { OAuthDeps } from './deps.ts';
@@ -23,11 +26,26 @@ export interface LogoutRequest {
 }
 
 export interface LogoutResult {
+  type: 'done';
   /** Whether the browser's session cookie is to be cleared. */
   clearCookie: boolean;
   /** Whether a session was ended (and its tokens revoked). */
   ended: boolean;
   redirect: LogoutRequest['redirect'];
+}
+
+/** Nothing was done: the user must confirm the logout first (a form with a CSRF token). */
+export interface LogoutConfirmation {
+  type: 'confirm';
+}
+
+export interface LogoutOptions {
+  /**
+   * The user confirmed the logout on our own page: the HTTP layer checked the form's CSRF token.
+   * Without a valid id_token_hint a logout happens only then.
+   */
+  confirmed: boolean;
+  ip?: string | undefined;
 }
 
 /** Checks the parameters; throws InvalidRequest (shown as a page) when any is unacceptable. */
@@ -45,6 +63,8 @@ export async function validateLogout(deps: OAuthDeps, raw: RawParams): Promise<L
     throw new InvalidRequest('The client_id does not match the id_token_hint.');
   }
   if (uri === undefined) return { hint, redirect: undefined };
+  // Checked even without a hint (a bad value is an error), but honoured only with one (§3: without
+  // an id_token_hint the OP MUST NOT redirect unless it has other means to confirm the target).
 
   const clientId = clientIdParam ?? hint?.clientId;
   if (clientId === undefined) throw new InvalidRequest('A post_logout_redirect_uri needs an id_token_hint or a client_id.');
@@ -52,24 +72,27 @@ export async function validateLogout(deps: OAuthDeps, raw: RawParams): Promise<L
   if (!client?.active || DANGEROUS_SCHEME.test(uri) || uri.includes('#') || !client.postLogoutRedirectUris.includes(uri)) {
     throw new InvalidRequest('The post_logout_redirect_uri is not registered for this client.');
   }
-  return { hint, redirect: { uri, state } };
+  return { hint, redirect: hint === undefined ? undefined : { uri, state } };
 }
 
 /**
  * Ends the browser's SSO session and revokes the tokens issued in it. With an id_token_hint, the
  * session must belong to the hint's `sub`; its session_index may differ (the user logged in again
  * since), and then the browser's current session is the one ended. A session of another user is
- * left alone: a relying party cannot log out someone it did not name.
+ * left alone: a relying party cannot log out someone it did not name. Without a hint a live
+ * session is ended only when the user confirmed (`options.confirmed`); otherwise the answer is
+ * `confirm` and nothing changes.
  */
-export async function logout(deps: OAuthDeps, raw: RawParams, sessionCookie: string | undefined, ip?: string): Promise<LogoutResult> {
+export async function logout(deps: OAuthDeps, raw: RawParams, sessionCookie: string | undefined, options: LogoutOptions): Promise<LogoutResult | LogoutConfirmation> {
   const request = await validateLogout(deps, raw);
   const session = await findSession(deps, sessionCookie);
+  if (session && request.hint === undefined && !options.confirmed) return { type: 'confirm' };
   if (session && request.hint !== undefined && request.hint.sub !== session.userId) {
-    return { clearCookie: false, ended: false, redirect: request.redirect };
+    return { type: 'done', clearCookie: false, ended: false, redirect: request.redirect };
   }
   if (session) {
     const revoked = await endSession(deps, session);
-    deps.audit.emit({ event: 'logout', userId: session.userId, session: fingerprint(session.sessionIndex), revoked, clientId: request.hint?.clientId, ip });
+    deps.audit.emit({ event: 'logout', userId: session.userId, session: fingerprint(session.sessionIndex), revoked, clientId: request.hint?.clientId, ip: options.ip });
   }
-  return { clearCookie: sessionCookie !== undefined, ended: session !== undefined, redirect: request.redirect };
+  return { type: 'done', clearCookie: sessionCookie !== undefined, ended: session !== undefined, redirect: request.redirect };
 }

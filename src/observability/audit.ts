@@ -59,6 +59,10 @@ export type AuditEvent =
   | ({ event: 'code.replayed'; clientId: string; codeClientId: string; userId: string; code: string; revoked: number } & From)
   | ({ event: 'refresh_token.reused'; clientId: string; userId: string; family: string; token: string; revoked: number } & From)
   | ({ event: 'logout'; userId: string; session: string; revoked: number; clientId?: string } & From)
+  /** A silent authorization filled its session's or address's budget: further ones are refused until the window ends. */
+  | ({ event: 'authorization.rate_limited'; by: 'session' | 'ip'; limit: number; window: number; clientId: string; userId: string; session: string } & From)
+  /** A correct login refused because the id_token_hint named another user (OIDC Core §3.1.2.1): no session, no code. */
+  | ({ event: 'login.hint_mismatch'; userId: string; username: string; clientId: string } & From)
   | { event: 'user.created' | 'user.deleted' | 'user.password_changed'; userId: string; username: string; actor: Actor }
   /** `fields`: the names of what changed (never the values); `status` when it was set. */
   | { event: 'user.updated'; userId: string; username: string; fields: string[]; status?: string; actor: Actor }

@@ -108,6 +108,20 @@ export interface CodeCursor {
   codeHash: string;
 }
 
+/**
+ * One page of the codes' cleanup. Codes that expired before `unredeemedBefore` are looked at; a
+ * never-redeemed one goes at once (a late redemption fails either way), a redeemed one only when
+ * it also expired before `redeemedBefore` (<= `unredeemedBefore`) and no token of its family is
+ * usable after `tokensLiveAfter`.
+ */
+export interface CodeCleanupPage {
+  unredeemedBefore: number;
+  redeemedBefore: number;
+  tokensLiveAfter: number;
+  after: CodeCursor | undefined;
+  limit: number;
+}
+
 export interface CodeStore {
   insert(code: AuthorizationCode): Promise<void>;
   /**
@@ -122,14 +136,16 @@ export interface CodeStore {
    */
   consumeBySession(sessionIndex: string, now: number): Promise<number>;
   /**
-   * Cleanup, one page: looks at up to `limit` codes that expired before `before`, in
+   * Cleanup, one page: looks at up to `limit` codes that expired before `unredeemedBefore`, in
    * (expiresAt, codeHash) order after `after`, and deletes those nothing needs any more: codes never
-   * redeemed, and redeemed codes none of whose tokens (the family named by the code's hash) is
-   * still usable, i.e. unrevoked and without an expiry or expiring after `tokensLiveAfter`.
+   * redeemed, and redeemed codes that expired before `redeemedBefore` none of whose tokens (the
+   * family named by the code's hash) is still usable, i.e. unrevoked and without an expiry or
+   * expiring after `tokensLiveAfter`. The conditions are checked again by the DELETE itself, so a
+   * code redeemed meanwhile is never deleted as unredeemed.
    * A redeemed code is kept while its tokens live, so a replay can still revoke them. `next` is the
    * cursor of the next page, undefined after the last. Idempotent.
    */
-  deleteSpent(page: { before: number; tokensLiveAfter: number; after: CodeCursor | undefined; limit: number }): Promise<{ deleted: number; next: CodeCursor | undefined }>;
+  deleteSpent(page: CodeCleanupPage): Promise<{ deleted: number; next: CodeCursor | undefined }>;
 }
 
 export interface TokenStore {
@@ -204,6 +220,32 @@ export interface ThrottleStore {
   deleteExpired(now: number, limit: number): Promise<number>;
 }
 
+/** One counter of a rate limit and the most hits it may count in its window. */
+export interface RateBudget {
+  key: string;
+  /** At least 1. */
+  limit: number;
+}
+
+/**
+ * Fixed-window hit counters shared by every instance (the rate limit of silent authorizations,
+ * src/oauth/throttling/silent-authorizations.ts). They live in the throttle's table under their
+ * own key scopes, so the throttle's cleanup deletes them once their window has passed.
+ */
+export interface RateLimitStore {
+  /**
+   * Takes one hit from each budget in ONE atomic statement, a conditional upsert: a counter with
+   * room counts the hit, a counter whose window ended at `now` starts again at one with a window
+   * ending at `windowEndsAt`, and a full counter is left as it is. Returns the keys that counted
+   * the hit, with their counts; the caller is refused when any key is missing. However many
+   * callers race on however many instances, no counter ever counts more than its limit in a
+   * window. A call refused by a full counter is not counted by the others (on PostgreSQL, only as
+   * far as the statement's snapshot shows: a call racing the one that fills a counter may still
+   * be counted by the others, never past their limits).
+   */
+  take(budgets: RateBudget[], now: number, windowEndsAt: number): Promise<{ key: string; hits: number }[]>;
+}
+
 /** The store as one unit of work sees it: every use case, all committed together or not at all. */
 export interface StoreTransaction {
   clients: ClientStore;
@@ -215,6 +257,7 @@ export interface StoreTransaction {
   tokens: TokenStore;
   keys: KeyStore;
   throttling: ThrottleStore;
+  rateLimits: RateLimitStore;
 }
 
 export interface Store extends StoreTransaction {

@@ -65,18 +65,20 @@ for (const db of DATABASES) {
     test('a rotated-out refresh token and the tokens of a replayed code answer exactly {"active":false}; before that they were active (INT-04, INT-09)', async () => {
       const rotating = await grant({ rotateRefreshTokens: true });
       const oldRefresh = rotating.body.refresh_token as string;
-      assert.equal((await introspect(oldRefresh)).body.active, true);
+      // A refresh token is introspectable only by its own client (finding 12 b).
+      const own = { authorization: basic(rotating.rp.client.clientId, rotating.rp.secret) };
+      assert.equal((await introspect(oldRefresh, own)).body.active, true);
       const rotated = await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'refresh_token', refresh_token: oldRefresh }, { authorization: basic(rotating.rp.client.clientId, rotating.rp.secret) });
       assert.notEqual(assertTokenResponse(rotated).refresh_token, oldRefresh);
-      assert.deepEqual((await introspect(oldRefresh)).body, { active: false });
-      assert.equal((await introspect(rotated.body.refresh_token as string)).body.active, true);
+      assert.deepEqual((await introspect(oldRefresh, own)).body, { active: false });
+      assert.equal((await introspect(rotated.body.refresh_token as string, own)).body.active, true);
 
       const replayed = await grant();
       assert.equal((await introspect(replayed.body.access_token as string)).body.active, true);
       const again = await redeem(server, app.client, app.secret, replayed.code, { redirectUri: REDIRECT_URI });
       assert.equal(again.body.error, 'invalid_grant');
       assert.deepEqual((await introspect(replayed.body.access_token as string)).body, { active: false });
-      assert.deepEqual((await introspect(replayed.body.refresh_token as string)).body, { active: false });
+      assert.deepEqual((await introspect(replayed.body.refresh_token as string, { authorization: basic(app.client.clientId, app.secret) })).body, { active: false });
     });
 
     // Last: it moves the shared clock past the access token lifetime.
@@ -88,7 +90,7 @@ for (const db of DATABASES) {
       const expired = await introspect(body.access_token as string, rs, { token_type_hint: 'access_token' });
       assert.equal(expired.status, 200);
       assert.deepEqual(expired.body, { active: false });
-      assert.equal((await introspect(body.refresh_token as string)).body.active, true, 'the refresh token lives longer');
+      assert.equal((await introspect(body.refresh_token as string, { authorization: basic(app.client.clientId, app.secret) })).body.active, true, 'the refresh token lives longer');
     });
   });
 }

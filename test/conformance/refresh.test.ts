@@ -9,7 +9,7 @@ import type { Client } from '../../src/domain/client.ts';
 import type { User } from '../../src/domain/user.ts';
 import { basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { browse, createTestClient, createTestUser } from '../helpers/fixtures.ts';
+import { createTestClient, createTestUser, logoutConfirmed } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { assertTokenResponse, authorize, clockAtNow, codeRequest, CookieJar, redeem, userInfo, type Credentials } from './helpers.ts';
 
@@ -81,8 +81,9 @@ for (const db of DATABASES) {
       const jar = new CookieJar();
       const body = await tokens(one, jar);
       assert.equal((await introspect(body.refresh_token as string)).body.active, true);
-      const logout = await browse(`${server.url}/uas/oauth2/logout`, jar);
+      const logout = await logoutConfirmed(server.url, jar);
       assert.equal(logout.status, 200);
+      assert.equal(jar.cookies.get('gatehouse_session'), undefined);
       const after = await refresh(one, body.refresh_token as string);
       assert.equal(after.status, 400);
       assert.equal(after.body.error, 'invalid_grant');

@@ -12,7 +12,7 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { AuthorizationCode, Token } from '../../src/domain/grant.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
-import { cleanUp, GRACE_MS, REVOKED_RETENTION_MS } from '../../src/oauth/cleanup.ts';
+import { cleanUp, GRACE_MS, REVOKED_RETENTION_MS, UNREDEEMED_CODE_GRACE_MS } from '../../src/oauth/cleanup.ts';
 import type { CodeCursor, Store } from '../../src/storage/ports.ts';
 import type { SqlStore } from '../../src/storage/sql/store.ts';
 import { DATABASES } from '../helpers/databases.ts';
@@ -39,7 +39,7 @@ async function sweepCodes(store: Store, before: number, tokensLiveAfter: number,
   let deleted = 0;
   let pages = 0;
   do {
-    const page = await store.codes.deleteSpent({ before, tokensLiveAfter, after, limit });
+    const page = await store.codes.deleteSpent({ unredeemedBefore: before, redeemedBefore: before, tokensLiveAfter, after, limit });
     deleted += page.deleted;
     after = page.next;
     pages++;
@@ -140,20 +140,20 @@ for (const kind of DATABASES) {
         for (const row of rows) await store.codes.insert(row);
         for (const row of rows) await store.codes.consumeOnce(row.codeHash, T0);
         for (const row of rows.slice(0, 2)) await store.tokens.insert(aToken({ codeHash: row.codeHash, expiresAt: undefined }));
-        const first = await store.codes.deleteSpent({ before: T0 + 1, tokensLiveAfter: T0, after: undefined, limit: 2 });
+        const first = await store.codes.deleteSpent({ unredeemedBefore: T0 + 1, redeemedBefore: T0 + 1, tokensLiveAfter: T0, after: undefined, limit: 2 });
         assert.ok(first.next, 'a full page has a next page');
         const seen = [first];
-        for (let page = first; page.next; ) seen.push((page = await store.codes.deleteSpent({ before: T0 + 1, tokensLiveAfter: T0, after: page.next, limit: 2 })));
+        for (let page = first; page.next; ) seen.push((page = await store.codes.deleteSpent({ unredeemedBefore: T0 + 1, redeemedBefore: T0 + 1, tokensLiveAfter: T0, after: page.next, limit: 2 })));
         assert.equal(seen.length, 3, 'pages of 2, 2 and 1');
         assert.equal(
           seen.reduce((sum, page) => sum + page.deleted, 0),
           3,
         );
-        const empty = await store.codes.deleteSpent({ before: T0 + 1, tokensLiveAfter: T0, after: undefined, limit: 10 });
+        const empty = await store.codes.deleteSpent({ unredeemedBefore: T0 + 1, redeemedBefore: T0 + 1, tokensLiveAfter: T0, after: undefined, limit: 10 });
         assert.deepEqual(empty, { deleted: 0, next: undefined }, 'the kept codes are looked at again only in the next pass');
       }));
 
-    test('cleanUp with an injected clock: each row goes only GRACE_MS after it stopped mattering', () =>
+    test('cleanUp with an injected clock: each row goes only GRACE_MS after it stopped mattering, an unredeemed code UNREDEEMED_CODE_GRACE_MS', () =>
       withTestStore(kind, async (store) => {
         const clock = new ManualClock(T0);
         const session = await aStoredSession(store, { expiresAt: T0 + 30 * MINUTE, maxExpiresAt: T0 + 8 * HOUR });
@@ -165,14 +165,21 @@ for (const kind of DATABASES) {
         await store.tokens.insertMany([access, refresh]);
         const abandoned = aCode({ expiresAt: T0 + MINUTE });
         await store.codes.insert(abandoned);
+        // Redeemed, no token from it: it keeps the full grace (a replay in flight still finds it).
+        const spent = aCode({ expiresAt: T0 + MINUTE });
+        await store.codes.insert(spent);
+        await store.codes.consumeOnce(spent.codeHash, T0 + 1000);
 
         const at = async (time: number) => {
           clock.set(time);
           return cleanUp({ store, clock });
         };
-        assert.deepEqual(pick(await at(T0 + MINUTE + GRACE_MS)), { sessions: 0, codes: 0, tokens: 0 }, 'nothing is past its grace yet');
-        assert.deepEqual(pick(await at(T0 + MINUTE + GRACE_MS + 1)), { sessions: 0, codes: 1, tokens: 0 }, 'the abandoned code');
+        assert.deepEqual(pick(await at(T0 + MINUTE + UNREDEEMED_CODE_GRACE_MS)), { sessions: 0, codes: 0, tokens: 0 }, 'nothing is past its grace yet');
+        assert.deepEqual(pick(await at(T0 + MINUTE + UNREDEEMED_CODE_GRACE_MS + 1)), { sessions: 0, codes: 1, tokens: 0 }, 'the abandoned code, minutes after it expired');
         assert.equal(await codeExists(store, abandoned), false);
+        assert.deepEqual(pick(await at(T0 + MINUTE + GRACE_MS)), { sessions: 0, codes: 0, tokens: 0 }, 'a redeemed code keeps the full grace');
+        assert.deepEqual(pick(await at(T0 + MINUTE + GRACE_MS + 1)), { sessions: 0, codes: 1, tokens: 0 }, 'the redeemed code without tokens');
+        assert.equal(await codeExists(store, spent), false);
         assert.deepEqual(pick(await at(T0 + 30 * MINUTE + GRACE_MS + 1)), { sessions: 1, codes: 0, tokens: 0 }, 'the session');
         assert.deepEqual(pick(await at(T0 + HOUR + GRACE_MS + 1)), { sessions: 0, codes: 0, tokens: 1 }, 'the access token; the code stays for its refresh token');
         assert.equal(await codeExists(store, code), true);

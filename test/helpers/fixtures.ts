@@ -165,3 +165,16 @@ export async function signTestIdToken(deps: Pick<OAuthDeps, 'config' | 'keyRing'
   const iat = Math.floor(deps.clock.now() / 1000);
   return signJwt({ iss: deps.config.issuer, iat, exp: iat + expiresIn, auth_time: iat, ...rest }, await deps.keyRing.activeKey());
 }
+
+/**
+ * RP-initiated logout without an id_token_hint, as a browser does it: opens the logout URL, which
+ * asks the user first, and posts the confirmation form back (with its CSRF token). Returns the
+ * final response (the signed-out page).
+ */
+export async function logoutConfirmed(baseUrl: string, jar: CookieJar, params: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<Response> {
+  const query = new URLSearchParams(params).toString();
+  const page = await browse(`${baseUrl}/uas/oauth2/logout${query === '' ? '' : `?${query}`}`, jar, headers);
+  if (page.status !== 200) throw new Error(`expected the logout confirmation page, got ${page.status}`);
+  const html = await page.text();
+  return submit(new URL(formAction(html), baseUrl).toString(), formFields(html), jar, headers);
+}

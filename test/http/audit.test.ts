@@ -19,7 +19,7 @@ import { ManualClock } from '../../src/lib/clock.ts';
 import { AuditCapture } from '../helpers/audit.ts';
 import { addClient, basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { browse, CookieJar, createTestClient, createTestUser, formFields, loginThroughForm, redirectParams, submit } from '../helpers/fixtures.ts';
+import { browse, CookieJar, createTestClient, createTestUser, formFields, loginThroughForm, logoutConfirmed, redirectParams, submit } from '../helpers/fixtures.ts';
 import { freePort, startServer, type RunningServer } from '../helpers/server.ts';
 
 const PASSWORD = 'audit pw: correct horse';
@@ -170,7 +170,7 @@ for (const db of DATABASES) {
         [{ clientId: client.clientId, userId: user.id, kind: 'access_token', token: fp(tokens.access_token as string), count: 1 }],
       );
       const session = await server.gatehouse.store.sessions.findLive(hashSecret(jar.cookies.get('gatehouse_session')!), clock.now());
-      const logout = await browse(`${server.url}/uas/oauth2/logout`, jar, { 'x-forwarded-for': '203.0.113.41' });
+      const logout = await logoutConfirmed(server.url, jar, {}, { 'x-forwarded-for': '203.0.113.41' });
       assert.equal(logout.status, 200);
       const [event] = audit.of('logout');
       assert.deepEqual(

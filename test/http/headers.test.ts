@@ -12,7 +12,7 @@ import { contentSecurityPolicy, formActionSource } from '../../src/http/plugins/
 import { createSession } from '../../src/oauth/sessions.ts';
 import { basic, mintCode } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, formFields, loginThroughForm, RP_REDIRECT_URI, submit } from '../helpers/fixtures.ts';
+import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, formFields, loginThroughForm, logoutConfirmed, RP_REDIRECT_URI, submit } from '../helpers/fixtures.ts';
 import { send, type RawRequest, type RawResponse } from '../helpers/raw-http.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
@@ -171,7 +171,7 @@ describe('security headers and cookies under an https issuer (the test server st
     const silent = await browse(authorizationUrl(server.url, query), jar);
     assert.equal(silent.status, 302, 'the __Host- session cookie gives single sign-on');
 
-    const logout = await browse(`${server.url}/uas/oauth2/logout`, jar);
+    const logout = await logoutConfirmed(server.url, jar);
     const cleared = logout.headers.getSetCookie().find((c) => c.startsWith('__Host-gatehouse_session='));
     for (const attribute of ['Max-Age=0', 'Path=/', 'HttpOnly', 'Secure', 'SameSite=Lax']) assert.ok((cleared ?? '').split('; ').includes(attribute), `${attribute} in ${cleared}`);
   });
@@ -209,6 +209,16 @@ describe('a CSRF token in every form', () => {
       }],
       ['error page', async () => [await browse(authorizationUrl(server.url, { client_id: 'nobody' })), new CookieJar()]],
       ['signed-out page', async () => [await browse(`${server.url}/uas/oauth2/logout`), new CookieJar()]],
+      ['logout confirmation', async () => {
+        const jar = new CookieJar();
+        await loginThroughForm({ baseUrl: server.url, jar }, query(), { username: user.username, password: PASSWORD });
+        return [await browse(`${server.url}/uas/oauth2/logout`, jar), jar];
+      }],
+      ['expired logout form', async () => {
+        const jar = new CookieJar();
+        await loginThroughForm({ baseUrl: server.url, jar }, query(), { username: user.username, password: PASSWORD });
+        return [await submit(`${server.url}/uas/oauth2/logout`, { csrf_token: 'x'.repeat(43) }, jar), jar];
+      }],
     ];
     let forms = 0;
     for (const [name, open] of pages) {
@@ -223,6 +233,6 @@ describe('a CSRF token in every form', () => {
       assert.match(token[0]![1], /^[A-Za-z0-9_-]{43}$/, name);
       assert.equal(jar.cookies.get('gatehouse_csrf'), token[0]![1], `${name}: the field equals the cookie`);
     }
-    assert.equal(forms, 5, 'the login page in three layouts, after a failure and after an expired form');
+    assert.equal(forms, 7, 'the login page in three layouts, after a failure and after an expired form; the logout confirmation, also after an expired form');
   });
 });

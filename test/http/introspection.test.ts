@@ -47,12 +47,26 @@ for (const db of DATABASES) {
     });
 
     test('a refresh token is active with token_type refresh_token; a wrong hint does not hide a token (INT-06, INT-09)', async () => {
-      const { rs, tokens } = await setUp();
-      const refresh = await introspect({ token: tokens.refresh_token as string, token_type_hint: 'access_token' }, rs);
+      const { rs, appAuth, tokens } = await setUp();
+      const refresh = await introspect({ token: tokens.refresh_token as string, token_type_hint: 'access_token' }, appAuth);
       assert.equal(refresh.body.active, true);
       assert.equal(refresh.body.token_type, 'refresh_token');
       const access = await introspect({ token: tokens.access_token as string, token_type_hint: 'refresh_token' }, rs);
       assert.equal(access.body.active, true);
+    });
+
+    test('a refresh token introspected by any client but its own answers exactly {"active":false}; its access token stays introspectable by the resource server (finding 12 b)', async () => {
+      const { rs, appAuth, tokens } = await setUp();
+      const other = await addClient(server.gatehouse.store);
+      const otherAuth = { authorization: basic(other.client.clientId, other.secret) };
+      for (const [caller, hint] of [[rs, undefined], [otherAuth, 'refresh_token'], [rs, 'access_token']] as const) {
+        const response = await introspect({ token: tokens.refresh_token as string, ...(hint === undefined ? {} : { token_type_hint: hint }) }, caller);
+        assert.equal(response.status, 200);
+        assert.deepEqual(response.body, { active: false });
+      }
+      assert.equal((await introspect({ token: tokens.refresh_token as string }, appAuth)).body.active, true, 'its own client still may');
+      assert.equal((await introspect({ token: tokens.access_token as string }, rs)).body.active, true);
+      assert.equal((await introspect({ token: tokens.access_token as string }, otherAuth)).body.active, true);
     });
 
     test('unknown, garbage and huge tokens answer exactly {"active":false} (INT-04/05)', async () => {
@@ -85,16 +99,16 @@ for (const db of DATABASES) {
       const response = await revoke({ token: tokens.access_token as string }, appAuth);
       assert.equal(response.status, 200);
       assert.deepEqual((await introspect({ token: tokens.access_token as string }, rs)).body, { active: false });
-      assert.equal((await introspect({ token: tokens.refresh_token as string }, rs)).body.active, true, 'the refresh token lives on');
+      assert.equal((await introspect({ token: tokens.refresh_token as string }, appAuth)).body.active, true, 'the refresh token lives on');
       assert.equal((await revoke({ token: 'unknown' }, appAuth)).status, 200);
     });
 
     test('revoking a refresh token revokes its family; another client cannot revoke it', async () => {
       const { rs, appAuth, tokens } = await setUp();
       assert.equal((await revoke({ token: tokens.refresh_token as string }, rs)).status, 200);
-      assert.equal((await introspect({ token: tokens.refresh_token as string }, rs)).body.active, true, "another client's revocation does nothing");
+      assert.equal((await introspect({ token: tokens.refresh_token as string }, appAuth)).body.active, true, "another client's revocation does nothing");
       await revoke({ token: tokens.refresh_token as string, token_type_hint: 'refresh_token' }, appAuth);
-      assert.deepEqual((await introspect({ token: tokens.refresh_token as string }, rs)).body, { active: false });
+      assert.deepEqual((await introspect({ token: tokens.refresh_token as string }, appAuth)).body, { active: false });
       assert.deepEqual((await introspect({ token: tokens.access_token as string }, rs)).body, { active: false });
     });
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { browse, CookieJar, createTestClient, createTestUser, loginThroughForm, redirectParams, RP_REDIRECT_URI } from '../helpers/fixtures.ts';
+import { CookieJar, createTestClient, createTestUser, loginThroughForm, logoutConfirmed, redirectParams, RP_REDIRECT_URI } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
 for (const db of DATABASES) {
@@ -21,8 +21,9 @@ for (const db of DATABASES) {
       const redirect = await loginThroughForm({ baseUrl: server.url, jar }, { response_type: 'code', client_id: client.clientId, redirect_uri: RP_REDIRECT_URI, scope: 'openid' }, { username: user.username, password: 'correct horse battery' });
       const code = redirectParams(redirect).get('code');
       assert.ok(code);
-      const logout = await browse(`${server.url}/uas/oauth2/logout`, jar);
-      assert.ok(logout.status < 400, `logout answered ${logout.status}`);
+      const logout = await logoutConfirmed(server.url, jar);
+      assert.equal(logout.status, 200);
+      assert.equal(jar.cookies.get('gatehouse_session'), undefined, 'the session cookie was cleared');
       const exchange = await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'authorization_code', code, redirect_uri: RP_REDIRECT_URI }, { authorization: basic(client.clientId, clientSecret) });
       assert.equal(exchange.status, 400);
       assert.equal(exchange.body.error, 'invalid_grant');

@@ -9,6 +9,7 @@ import type { Client } from '../../src/domain/client.ts';
 import type { User } from '../../src/domain/user.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { hashSecret } from '../../src/lib/hash.ts';
+import type { SqlStore } from '../../src/storage/sql/store.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, loginThroughForm, signTestIdToken } from '../helpers/fixtures.ts';
 import { assertCodeRedirect, assertErrorRedirect, assertLoginPage } from '../helpers/front-channel.ts';
@@ -133,6 +134,30 @@ for (const db of DATABASES) {
       const someoneElse = await signTestIdToken(server.gatehouse.deps, { sub: 'another-user', aud: first.clientId });
       assertErrorRedirect(await authorizeWith(jar, second, { prompt: 'none', id_token_hint: someoneElse }), { redirectUri: second.redirectUris[0]!, error: 'login_required', state: 's', issuer: server.issuer });
       await assertLoginPage(await authorizeWith(jar, second, { id_token_hint: someoneElse }));
+    });
+
+    test('id_token_hint names one user, another signs in at the form: login_required to the client, no code, no new session (finding 12 a; OIDC Core §3.1.2.1)', async () => {
+      const hinted = await createTestUser(server.gatehouse.store, { password: PASSWORD });
+      const hint = await signTestIdToken(server.gatehouse.deps, { sub: hinted.id, aud: first.clientId });
+      const codesOf = async (userId: string) =>
+        Number((await (server.gatehouse.store as SqlStore).database.db.selectFrom('authorization_codes').select((eb) => eb.fn.countAll().as('n')).where('user_id', '=', userId).executeTakeFirstOrThrow()).n);
+
+      // A browser without a session, and one signed in as `user` (the hint names someone else).
+      const { jar: signedIn } = await signIn();
+      const was = await session(signedIn);
+      for (const jar of [new CookieJar(), signedIn]) {
+        const cookie = jar.cookies.get('gatehouse_session');
+        const codes = await codesOf(user.id);
+        const response = await loginThroughForm({ baseUrl: server.url, jar }, query(first, { id_token_hint: hint }), { username: user.username, password: PASSWORD });
+        assertErrorRedirect(response, { redirectUri: first.redirectUris[0]!, error: 'login_required', state: 's', issuer: server.issuer });
+        assert.equal(await codesOf(user.id), codes, 'no code was issued');
+        assert.equal(jar.cookies.get('gatehouse_session'), cookie, 'no session was started, none replaced');
+      }
+      assert.deepEqual(await session(signedIn), was, 'the browser’s session lives on unchanged');
+      // The user the hint names signs in as usual.
+      const jar = new CookieJar();
+      const response = await loginThroughForm({ baseUrl: server.url, jar }, query(first, { id_token_hint: hint }), { username: hinted.username, password: PASSWORD });
+      assert.equal((await codeRow(assertCodeRedirect(response, { redirectUri: first.redirectUris[0]!, state: 's', issuer: server.issuer, status: 303 }))).userId, hinted.id);
     });
 
     test('a forged or unknown session cookie is no session', async () => {

@@ -13,7 +13,7 @@ const eta = new Eta({ views: join(import.meta.dirname, 'templates'), cache: true
 /** The login stylesheet, read once at start-up. */
 export const LOGIN_CSS = readFileSync(join(import.meta.dirname, 'assets', 'login.css'), 'utf8');
 
-export type View = 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out';
+export type View = 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm';
 
 export function renderView(view: View, data: Record<string, unknown>): string {
   return eta.render(`./${view}`, data);

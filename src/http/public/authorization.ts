@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authorize } from '../../oauth/authorize/authorize.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
+import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { readSessionCookie } from '../interaction/cookies.ts';
 import { requestParams, useHtmlScope } from '../interaction/html-scope.ts';
@@ -11,7 +12,7 @@ import { sendAuthorizationError, sendCode } from '../render/authorization.ts';
 export async function authorizationRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
   useHtmlScope(app);
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
-    const outcome = await authorize(deps, requestParams(request), readSessionCookie(request, deps.config));
+    const outcome = await authorize(deps, requestParams(request), readSessionCookie(request, deps.config), clientAddress(request));
     switch (outcome.type) {
       case 'code':
         return sendCode(reply, deps, outcome.target, outcome.code);

@@ -7,7 +7,9 @@ import type { OAuthDeps } from '../deps.ts';
 import type { RawParams } from '../params.ts';
 import { checkPkceRequest } from '../pkce.ts';
 import { grantedAudiences, grantedScope, parseScope } from '../scope.ts';
+import { TemporarilyUnavailable } from '../errors.ts';
 import { findUsableSession, touchSession } from '../sessions.ts';
+import { takeSilentAuthorization } from '../throttling/silent-authorizations.ts';
 import { checkClient } from './check-client.ts';
 import { checkDisplay } from './check-display.ts';
 import { checkIdTokenHint } from './check-id-token-hint.ts';
@@ -59,9 +61,10 @@ export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Pr
 
 /**
  * A request with a browser's session cookie: a code at once when the session satisfies the
- * request (single sign-on; using the session extends it), the login page when it does not.
+ * request (single sign-on; using the session extends it) and its rate limit allows one
+ * (src/oauth/throttling/silent-authorizations.ts), the login page when it does not.
  */
-export async function authorize(deps: OAuthDeps, raw: RawParams, sessionCookie: string | undefined): Promise<AuthorizeOutcome> {
+export async function authorize(deps: OAuthDeps, raw: RawParams, sessionCookie: string | undefined, ip?: string): Promise<AuthorizeOutcome> {
   const validation = await validateAuthorization(deps, raw);
   if (!validation.ok) return { type: 'error', target: validation.target, error: validation.error };
   const { request } = validation;
@@ -69,6 +72,12 @@ export async function authorize(deps: OAuthDeps, raw: RawParams, sessionCookie: 
     const session = await findUsableSession(deps, sessionCookie);
     const interaction = decideInteraction(request, session, deps.clock.now()); // login_required under prompt=none
     if (interaction.type === 'login') return { type: 'login', request };
+    // A silent code costs the browser nothing but a stored row: bounded per session and address.
+    if (!(await takeSilentAuthorization(deps, interaction.session, ip, request.clientId))) {
+      // RFC 6749 §4.1.2.1: the server cannot handle the request now, owing to its load; the
+      // client may try again later (docs/decisions.md, "Rate limit of silent authorizations").
+      throw new TemporarilyUnavailable('Too many authorization requests from this session or address; try again later.');
+    }
     const code = await issueCode(deps, request, await touchSession(deps, interaction.session));
     return { type: 'code', target: request.target, code };
   } catch (error) {

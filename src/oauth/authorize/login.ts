@@ -1,5 +1,7 @@
+import type { UserProfile } from '../../domain/user.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
+import { LoginRequired } from '../errors.ts';
 import { createSession, findSession } from '../sessions.ts';
 import { checkPasswordAttempt, passwordFailed, passwordSucceeded, type PasswordAttempt } from '../throttling/password-attempts.ts';
 import { issueCode } from './issue-code.ts';
@@ -46,6 +48,8 @@ export async function loginWithPassword(
     await passwordSucceeded(deps, attempt, gate);
     // One browser, one session: a new login ends the session it replaces (its tokens stay valid;
     // only logout revokes them).
+    // Unless the hint named someone else: then the login changes nothing (OIDC Core §3.1.2.1).
+    if (request.hintedSubject !== undefined && request.hintedSubject !== user.id) return hintMismatch(deps, request, user, ip);
     const previous = await findSession(deps, previousCookie);
     if (previous) await deps.store.sessions.end(previous.idHash);
     const { cookieValue, session } = await createSession(deps, { userId: user.id, amr: ['pwd'], acr: request.acr });
@@ -55,4 +59,15 @@ export async function loginWithPassword(
   } catch (error) {
     return { type: 'error', target: request.target, error };
   }
+}
+
+/**
+ * The id_token_hint named another user than the one who just signed in. OIDC Core §3.1.2.1: when
+ * the End-User the ID token identifies is not the one logged in or logging in, the server returns
+ * an error, "such as login_required" — the hinted user did not log in. No session is started and
+ * the browser's current one is left as it was: the login belonged to a request that is refused.
+ */
+function hintMismatch(deps: OAuthDeps, request: AuthorizationRequest, user: UserProfile, ip: string | undefined): LoginOutcome {
+  deps.audit.emit({ event: 'login.hint_mismatch', userId: user.id, username: user.username, clientId: request.client.clientId, ip });
+  return { type: 'error', target: request.target, error: new LoginRequired('The user who signed in is not the one the id_token_hint names.') };
 }

@@ -9,9 +9,12 @@ import { hashSecret } from '../../lib/hash.ts';
 
 export type CounterScope = 'login-user' | 'login-ip' | 'login-pair' | 'client-id' | 'client-ip' | 'api-user' | 'api-ip' | 'api-pair';
 
-export function counterKey(scope: CounterScope, value: string): string {
+export function counterKey(scope: CounterScope | RateScope, value: string): string {
   return `${scope}:${hashSecret(value)}`;
 }
+
+/** Scopes of the rate limit of silent authorizations (silent-authorizations.ts): hits, not failures. */
+export type RateScope = 'sso-session' | 'sso-ip';
 
 /**
  * The address as the throttle counts it: IPv4 as is (also when mapped into IPv6), IPv6 as its

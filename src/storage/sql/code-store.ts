@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuthorizationCode } from '../../domain/grant.ts';
-import type { CodeCursor, CodeStore, Redemption } from '../ports.ts';
+import type { CodeCleanupPage, CodeCursor, CodeStore, Redemption } from '../ports.ts';
 import { prepared } from './prepared.ts';
 import type { CodesTable, Database } from './schema.ts';
 
@@ -60,8 +60,9 @@ export class SqlCodeStore implements CodeStore {
     return Number(result.numUpdatedRows);
   }
 
-  async deleteSpent(page: { before: number; tokensLiveAfter: number; after: CodeCursor | undefined; limit: number }): Promise<{ deleted: number; next: CodeCursor | undefined }> {
-    const { before, tokensLiveAfter, after, limit } = page;
+  async deleteSpent(page: CodeCleanupPage): Promise<{ deleted: number; next: CodeCursor | undefined }> {
+    const { unredeemedBefore, redeemedBefore, tokensLiveAfter, after, limit } = page;
+    const before = Math.max(unredeemedBefore, redeemedBefore);
     // A page of candidates in index order, so each pass looks at every expired code once, however
     // many are kept because their tokens still live (a plain LIMIT would scan those again and again).
     const candidates = await this.#db
@@ -86,17 +87,20 @@ export class SqlCodeStore implements CodeStore {
       .where('expires_at', '<', before)
       .where((eb) =>
         eb.or([
-          eb('consumed_at', 'is', null),
-          eb.not(
+          eb.and([eb('consumed_at', 'is', null), eb('expires_at', '<', unredeemedBefore)]),
+          eb.and([
+            eb('expires_at', '<', redeemedBefore),
+            eb.not(
             eb.exists(
               eb
                 .selectFrom('tokens')
                 .select(sql.lit(1).as('live'))
                 .whereRef('tokens.family_id', '=', 'authorization_codes.code_hash')
                 .where('tokens.revoked_at', 'is', null)
-                .where((t) => t.or([t('tokens.expires_at', 'is', null), t('tokens.expires_at', '>', tokensLiveAfter)])),
+                  .where((t) => t.or([t('tokens.expires_at', 'is', null), t('tokens.expires_at', '>', tokensLiveAfter)])),
+              ),
             ),
-          ),
+          ]),
         ]),
       )
       .executeTakeFirst();

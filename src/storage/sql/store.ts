@@ -6,6 +6,7 @@ import { migrateToLatest, openDatabase, ping, type OpenOptions, type SqlDatabase
 import { SqlGroupStore } from './group-store.ts';
 import { SqlKeyStore } from './key-store.ts';
 import { SqlOrganizationStore } from './organization-store.ts';
+import { SqlRateLimitStore } from './rate-limit-store.ts';
 import { SqlSessionStore } from './session-store.ts';
 import { SqlThrottleStore } from './throttle-store.ts';
 import { SqlTokenStore } from './token-store.ts';
@@ -76,5 +77,6 @@ function storesOver(db: Kysely<Database>, sharing?: SqlStores): SqlStores {
     tokens: new SqlTokenStore(db, sharing?.tokens),
     keys: new SqlKeyStore(db),
     throttling: new SqlThrottleStore(db),
+    rateLimits: new SqlRateLimitStore(db),
   };
 }

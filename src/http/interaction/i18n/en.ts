@@ -13,6 +13,11 @@ export const en = {
   errorCode: 'Error',
   signedOutTitle: 'Signed out',
   signedOut: 'You have been signed out.',
+  signOutTitle: 'Sign out',
+  signOutQuestion: 'Do you want to sign out? You will be signed out of every application you signed in to with this account in this browser.',
+  signOutSubmit: 'Sign out',
+  signOutCancel: 'If you did not ask to sign out, close this page: you stay signed in.',
+  signOutExpired: 'The form expired. Please confirm again.',
 };
 
 export type Messages = typeof en;

@@ -14,4 +14,9 @@ export const fi: Messages = {
   errorCode: 'Virhe',
   signedOutTitle: 'Uloskirjautunut',
   signedOut: 'Olet kirjautunut ulos.',
+  signOutTitle: 'Kirjaudu ulos',
+  signOutQuestion: 'Haluatko kirjautua ulos? Sinut kirjataan ulos kaikista sovelluksista, joihin kirjauduit tällä tunnuksella tässä selaimessa.',
+  signOutSubmit: 'Kirjaudu ulos',
+  signOutCancel: 'Jos et pyytänyt uloskirjautumista, sulje tämä sivu: pysyt kirjautuneena.',
+  signOutExpired: 'Lomake vanheni. Vahvista uudelleen.',
 };

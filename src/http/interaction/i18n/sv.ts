@@ -14,4 +14,9 @@ export const sv: Messages = {
   errorCode: 'Fel',
   signedOutTitle: 'Utloggad',
   signedOut: 'Du har loggats ut.',
+  signOutTitle: 'Logga ut',
+  signOutQuestion: 'Vill du logga ut? Du loggas ut från alla tjänster som du loggat in på med det här kontot i den här webbläsaren.',
+  signOutSubmit: 'Logga ut',
+  signOutCancel: 'Om du inte bad om att logga ut, stäng den här sidan: du förblir inloggad.',
+  signOutExpired: 'Formuläret har gått ut. Bekräfta igen.',
 };
