@@ -89,7 +89,7 @@ describe('redirect URI rules', () => {
     ['a newline', 'https://a.example/cb\n', /ASCII/],
     ['an empty string', '', /empty/],
     ['ftp', 'ftp://a.example/cb', /reverse-domain/],
-    // Decision P3: a port is 1-65535 in its one written form.
+    // Decision X5: a port is 1-65535 in its one written form.
     ['loopback port 0', 'http://127.0.0.1:0/cb', /port must be a number from 1 to 65535 without leading zeros/],
     ['a loopback port with leading zeros', 'http://127.0.0.1:009/cb', /port must be a number from 1 to 65535 without leading zeros/],
     ['an IPv6 loopback port 0', 'http://[::1]:0/cb', /port must be a number from 1 to 65535 without leading zeros/],

@@ -16,7 +16,7 @@ const MAX_LENGTH = 2048;
 
 /**
  * Whether `port` (the text after the host's ":") is a port in its one written form: 1 to 65535,
- * no leading zero, not empty (decision P3). RFC 3986 §3.2.3 allows any `*DIGIT`, but a URL parser
+ * no leading zero, not empty (decision X5). RFC 3986 §3.2.3 allows any `*DIGIT`, but a URL parser
  * turns `009` into `9` and drops an empty port, so the string compared at the authorization
  * endpoint would not be the address the browser goes to; and port 0 is not connectable, so a
  * loopback redirect to it (RFC 8252 §7.3) can only fail or be read as "any port".

@@ -2,7 +2,7 @@ import type { FastifyServerOptions } from 'fastify';
 import type { LogLevel } from '../config.ts';
 
 /**
- * The query parameters whose values a log line may show (decision P2, docs/decisions.md): only
+ * The query parameters whose values a log line may show (decision X4, docs/decisions.md): only
  * these, which say what was asked and never who asked or with what proof. Every other value is
  * `[redacted]` — codes, tokens, verifiers, secrets and passwords; replay-relevant values (`nonce`,
  * `state`, `code_challenge`, which equals the verifier with the `plain` method); and whatever

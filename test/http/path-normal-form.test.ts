@@ -1,6 +1,6 @@
 /**
  * Request paths are taken only in their one normal form (security test, issue 10, finding 12a;
- * decision P1): `/%63ustomerid-rest/…` reached the identity API, so a reverse proxy that denies
+ * decision X3): `/%63ustomerid-rest/…` reached the identity API, so a reverse proxy that denies
  * `/customerid-rest/` could be bypassed. Percent-encoded unreserved characters (RFC 3986
  * §6.2.2.2), dot-segments raw or encoded (§6.2.2.3), `//` and `\` are refused with 400; `%2F` and
  * `;` are matched literally and reach no route but the one they spell. Sent with the raw client:

@@ -59,7 +59,7 @@ const REJECTED: [string, string][] = [
   ['loopback: path case', 'http://127.0.0.1:8080/CB'],
   ['loopback: ..;/', 'http://[::1]:4444/cb/..;/x'],
   ['loopback: %2e%2e', 'http://localhost:3000/native/%2e%2e/cb'],
-  // Decision P3 (security test, issue 10, finding 12c): a port is 1-65535 without leading zeros.
+  // Decision X5 (security test, issue 10, finding 12c): a port is 1-65535 without leading zeros.
   ['loopback: port 0', 'http://127.0.0.1:0/cb'],
   ['loopback: leading zeros', 'http://127.0.0.1:009/cb'],
   ['loopback: leading zeros on the registered port', 'http://127.0.0.1:08080/cb'],

@@ -82,7 +82,7 @@ const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/]*/;
 const NOT_NORMAL = /\/\.\.?(?:\/|$)|\/\/|\\/;
 
 /**
- * Why the path of a request target (`url`, as sent) is refused, or undefined. Decision P1
+ * Why the path of a request target (`url`, as sent) is refused, or undefined. Decision X3
  * (docs/decisions.md): a reverse proxy that allows or denies by path prefix must read the same
  * path as we do, so every path that a normaliser would rewrite is refused rather than routed:
  *

@@ -35,7 +35,7 @@ export function checkRedirectUri(client: Client, raw: RawParams): string {
   if (requested.length > DEFAULT_MAX_LENGTH || !PRINTABLE.test(requested)) throw new InvalidRedirectUri('The redirect_uri is not registered for this client.');
   // A fragment is never allowed in a redirection endpoint (RFC 6749 §3.1.2).
   if (DANGEROUS_SCHEME.test(requested) || requested.includes('#')) throw new InvalidRedirectUri('The redirect_uri is not acceptable.');
-  // Port 0 or 009 on a loopback URI matched any registered port (RFC 8252 §7.3): decision P3. A
+  // Port 0 or 009 on a loopback URI matched any registered port (RFC 8252 §7.3): decision X5. A
   // URI registered before the rule existed is refused all the same.
   const port = AUTHORITY_PORT.exec(requested)?.[1];
   if (port !== undefined && !isCanonicalPort(port)) throw new InvalidRedirectUri(`The redirect_uri is not acceptable: ${PORT_RULE}.`);
