@@ -7,6 +7,9 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { openSqlStore, type SqlStore } from '../../src/storage/sql/store.ts';
+import { basic } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { parseResponse, type RawResponse } from '../helpers/raw-http.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
@@ -63,6 +66,22 @@ function assertTimedOut(what: string, result: Probe, afterS: number): void {
   assert.deepEqual(JSON.parse(response.body), { error: 'invalid_request', error_description: 'The request took too long to arrive.' }, what);
   assert.equal(response.headers['x-frame-options'], 'DENY', what);
   assert.equal(response.headers.connection, 'close', what);
+}
+
+/**
+ * Locks every throttle counter for `holdMs` from another PostgreSQL connection (row locks of an
+ * open transaction); resolves once the lock is taken, with a promise of its release.
+ */
+async function holdThrottleLock(store: SqlStore, holdMs: number): Promise<{ released: Promise<unknown> }> {
+  let locked: () => void = () => {};
+  const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+  const released = store.database.db.transaction().execute(async (trx) => {
+    await sql`update throttle_counters set failures = failures`.execute(trx);
+    locked();
+    await new Promise((resolve) => setTimeout(resolve, holdMs));
+  });
+  await lockTaken;
+  return { released };
 }
 
 const FORM_HEAD = (port: number, length: number) =>
@@ -124,6 +143,31 @@ for (const db of DATABASES) {
       });
       assert.equal(result.response?.status, 400);
       assert.deepEqual(JSON.parse(result.response.body), { error: 'unsupported_grant_type', error_description: 'The grant_type client_credentials is not supported.' });
+    });
+
+    // PostgreSQL only: node:sqlite waits for a lock synchronously, so on SQLite the whole event
+    // loop waits with the request and no timer (the body timeout's included) can fire meanwhile.
+    const onPostgres = db.name === 'postgres' ? {} : { skip: 'SQLite waits for a lock synchronously: no timer fires while it does' };
+    test('a request received in full is not cut while gatehouse works on it, however long the body timeout has passed', onPostgres, async () => {
+      // Another connection holds the throttle counters locked, so the failed client
+      // authentication's counter update waits for it: the request is received, then silent for
+      // longer than the body timeout, then answered.
+      const holdMs = BODY_TIMEOUT_S * 2500;
+      const other = await openSqlStore(server.database.url);
+      const fail = () => fetch(`${server.url}/uas/oauth2/token`, { method: 'POST', headers: { authorization: basic('no-such-client', 'x'), 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=authorization_code&code=x&redirect_uri=https%3A%2F%2Frp.example%2Fcb' });
+      try {
+        assert.equal((await fail()).status, 401, 'the first failure creates the counter rows');
+        const { released } = await holdThrottleLock(other, holdMs);
+        const started = Date.now();
+        const response = await fail();
+        const tookMs = Date.now() - started;
+        await released;
+        assert.equal(response.status, 401);
+        assert.equal(((await response.json()) as { error: string }).error, 'invalid_client');
+        assert.ok(tookMs >= holdMs - 500, `answered after ${tookMs} ms: the counter update did wait for the lock (${holdMs} ms)`);
+      } finally {
+        await other.close();
+      }
     });
   });
 }
