@@ -160,7 +160,7 @@ export const settings = {
     env: 'GATEHOUSE_BODY_TIMEOUT',
     type: 'seconds',
     default: '60',
-    doc: 'Longest silence while a request body is arriving: the request is then answered 408 and the connection closed. The same bound closes a connection whose client stops reading an answer, or that is silent between requests. It does not limit the time gatehouse takes to work out an answer (GATEHOUSE_DATABASE_TIMEOUT does).',
+    doc: 'Longest silence while a request body is arriving: the request is then answered 408 and the connection closed. The same silence closes, without an answer, a connection whose client stops reading an answer or falls silent in the middle of its headers. It does not limit the time gatehouse takes to work out an answer (GATEHOUSE_DATABASE_TIMEOUT does), nor idle keep-alive connections (72 s).',
     parse: integer(1, 3600),
   }),
   requestTimeout: setting({

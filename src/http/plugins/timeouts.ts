@@ -48,8 +48,9 @@ export function timeoutOptions(config: TimeoutConfig): Pick<FastifyServerOptions
  *
  * - a request whose body has not all arrived, nothing answered yet: 408 (RFC 9110 §15.5.9);
  * - a request received in full and not yet answered: left alone, gatehouse is working on it;
- * - anything else (an answer the client stopped reading, silence between requests, an idle
- *   keep-alive connection whose keep-alive timeout is up): the connection is closed.
+ * - anything else (an answer the client stopped reading, silence in the middle of headers, an
+ *   idle keep-alive connection, whose socket timeout Node sets to the keep-alive timeout): the
+ *   connection is closed, as Node would without this listener.
  */
 export function useBodyTimeout(server: Server, config: Pick<Config, 'issuer'>): void {
   const exchanges = new WeakMap<Socket, { request: IncomingMessage; response: ServerResponse }>();
