@@ -99,10 +99,20 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
         // keep-alive connections only once, when closing starts: a connection whose request ends
         // later would hold the exit back for the keep-alive timeout (72 s), so keep closing them.
         const idleSweep = setInterval(() => app.server.closeIdleConnections(), 50);
+        // Closing also stops Node's headers and request timeouts (server.close() clears their
+        // checking interval), so a client that never finishes its request would hold the exit
+        // back for ever: after the drain time every connection still open is cut.
+        const drainOver = setTimeout(() => {
+          app.server.getConnections((_error, count) => {
+            app.log.warn({ connections: count, shutdownTimeoutSeconds: config.shutdownTimeout }, 'drain time over: closing the connections still open');
+            app.server.closeAllConnections();
+          });
+        }, config.shutdownTimeout * 1000);
         try {
           await app.close();
         } finally {
           clearInterval(idleSweep);
+          clearTimeout(drainOver);
         }
         await cleanupStopped;
         await store.close();

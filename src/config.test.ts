@@ -36,6 +36,15 @@ test('an invalid value names its variable', () => {
   }
 });
 
+test('client timeouts: the documented defaults (docs/http-hardening.md), and headers within the request', () => {
+  const config = loadConfig({});
+  assert.deepEqual([config.headersTimeout, config.bodyTimeout, config.requestTimeout, config.shutdownTimeout], [60, 60, 300, 10]);
+  assert.throws(
+    () => loadConfig({ GATEHOUSE_HEADERS_TIMEOUT: '120', GATEHOUSE_REQUEST_TIMEOUT: '60' }),
+    (error: unknown) => error instanceof ConfigError && error.variable === 'GATEHOUSE_HEADERS_TIMEOUT',
+  );
+});
+
 test('the API account needs both username and password', () => {
   assert.throws(() => loadConfig({ GATEHOUSE_API_USERNAME: 'api' }), /GATEHOUSE_API_PASSWORD/);
   const config = loadConfig({ GATEHOUSE_API_USERNAME: 'api', GATEHOUSE_API_PASSWORD: 'secret' });

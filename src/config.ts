@@ -149,6 +149,34 @@ export const settings = {
     doc: 'PostgreSQL: the longest a request waits for a free connection, for a new connection to open, or for the answer to one query; then it fails with 503 `temporarily_unavailable` and the connection is dropped. Keeps requests from hanging while the database is unreachable. Migrations are not limited.',
     parse: integer(1, 300),
   }),
+  headersTimeout: setting({
+    env: 'GATEHOUSE_HEADERS_TIMEOUT',
+    type: 'seconds',
+    default: '60',
+    doc: 'Longest a client may take to send a request line and its headers, counted from the first byte (a slow drip of header lines included); then it is answered 408 and the connection is closed. At most GATEHOUSE_REQUEST_TIMEOUT.',
+    parse: integer(1, 3600),
+  }),
+  bodyTimeout: setting({
+    env: 'GATEHOUSE_BODY_TIMEOUT',
+    type: 'seconds',
+    default: '60',
+    doc: 'Longest silence while a request body is arriving: the request is then answered 408 and the connection closed. The same silence closes, without an answer, a connection whose client stops reading an answer or falls silent in the middle of its headers. It does not limit the time gatehouse takes to work out an answer (GATEHOUSE_DATABASE_TIMEOUT does), nor idle keep-alive connections (72 s).',
+    parse: integer(1, 3600),
+  }),
+  requestTimeout: setting({
+    env: 'GATEHOUSE_REQUEST_TIMEOUT',
+    type: 'seconds',
+    default: '300',
+    doc: 'Longest a client may take to send a whole request, headers and body, however steadily the bytes arrive; then it is answered 408 and the connection is closed.',
+    parse: integer(1, 3600),
+  }),
+  shutdownTimeout: setting({
+    env: 'GATEHOUSE_SHUTDOWN_TIMEOUT',
+    type: 'seconds',
+    default: '10',
+    doc: 'On SIGTERM or SIGINT, how long requests in flight may take to finish (the drain); connections still open then are closed, and the process exits. Give the orchestrator a grace period a few seconds longer.',
+    parse: integer(0, 3600),
+  }),
   codeTtl: setting({ env: 'GATEHOUSE_CODE_TTL', type: 'seconds', default: '60', doc: 'Lifetime of an authorization code.', parse: integer(1, 600) }),
   accessTokenTtl: setting({ env: 'GATEHOUSE_ACCESS_TOKEN_TTL', type: 'seconds', default: '3600', doc: 'Default lifetime of an access token (a client may set a shorter one).', parse: integer(0, 365 * DAY) }),
   idTokenTtl: setting({ env: 'GATEHOUSE_ID_TOKEN_TTL', type: 'seconds', default: '3600', doc: 'Lifetime of an ID token.', parse: integer(60, 365 * DAY) }),
@@ -290,7 +318,7 @@ export const settings = {
     doc: 'Worker processes (node:cluster) serving HTTP on the one port and sharing the store; a worker that dies is restarted. 1: no cluster, the server runs in the main process.',
     parse: integer(1, 1024),
   }),
-  logLevel: setting({ env: 'GATEHOUSE_LOG_LEVEL', type: LOG_LEVELS.join(' | '), default: 'info', doc: 'Least severe log level written. At `info`: audit events, warnings and errors; `debug` adds one line per request (method, URL with secrets redacted, status, time).', parse: oneOf(LOG_LEVELS) }),
+  logLevel: setting({ env: 'GATEHOUSE_LOG_LEVEL', type: LOG_LEVELS.join(' | '), default: 'info', doc: 'Least severe log level written. At `info`: audit events, warnings and errors; `debug` adds one line per request (method, URL with every parameter value redacted but those of an allowlist, status, time; docs/decisions.md X4).', parse: oneOf(LOG_LEVELS) }),
   acr: setting({
     env: 'GATEHOUSE_ACR',
     type: 'string',
@@ -352,6 +380,10 @@ export function loadConfig(env: Env = process.env): Config {
   }
   if ((out.throttleWindow as number) < (out.throttleMaxDelay as number)) {
     throw new ConfigError('GATEHOUSE_THROTTLE_WINDOW', 'must be at least GATEHOUSE_THROTTLE_MAX_DELAY, or a counter could be forgotten while it still makes callers wait');
+  }
+  // Node refuses a headers timeout longer than the request timeout it is part of.
+  if ((out.headersTimeout as number) > (out.requestTimeout as number)) {
+    throw new ConfigError('GATEHOUSE_HEADERS_TIMEOUT', 'must be at most GATEHOUSE_REQUEST_TIMEOUT: the headers are part of the request');
   }
   const dbUrl = out.databaseUrl as string;
   const sqliteFile = dbUrl.startsWith('sqlite:') ? dbUrl.slice('sqlite:'.length) : undefined;

@@ -43,7 +43,13 @@ async function runServer(config: Config): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'shutting down: finishing in-flight requests');
+    app.log.info({ signal, shutdownTimeoutSeconds: config.shutdownTimeout }, 'shutting down: finishing in-flight requests');
+    // close() cuts the connections still open after the drain time; this is the last resort
+    // should closing the store hang as well.
+    setTimeout(() => {
+      app.log.error({ afterSeconds: config.shutdownTimeout + SHUTDOWN_MARGIN_S }, 'shutdown did not finish; exiting');
+      process.exit(1);
+    }, (config.shutdownTimeout + SHUTDOWN_MARGIN_S) * 1000).unref();
     gatehouse.close().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -64,6 +70,12 @@ async function runServer(config: Config): Promise<void> {
 export function withSemiSpaceCap(execArgv: string[]): string[] {
   return execArgv.some((flag) => flag.startsWith('--max-semi-space-size')) ? execArgv : [...execArgv, '--max-semi-space-size=4'];
 }
+
+/**
+ * Seconds past GATEHOUSE_SHUTDOWN_TIMEOUT that a process waits for its store to close before it
+ * exits anyway (1), and that the primary of a cluster waits for its workers before it kills them.
+ */
+const SHUTDOWN_MARGIN_S = 5;
 
 /** Set by the primary in the environment of the one worker that runs the cleanup job. */
 const CLEANUP_WORKER = 'GATEHOUSE_INTERNAL_CLEANUP_WORKER';
@@ -115,6 +127,12 @@ async function runPrimary(config: Config): Promise<void> {
     for (const timer of restartTimers) clearTimeout(timer);
     log.info({ signal, workers: live.size }, 'shutting down: workers finish their in-flight requests');
     for (const { worker } of live.values()) worker.process.kill('SIGTERM');
+    // Each worker bounds its own drain; a worker still alive well after that is killed.
+    setTimeout(() => {
+      log.error({ workers: live.size }, 'workers did not stop in time; killing them');
+      exitCode = 1;
+      for (const { worker } of live.values()) worker.process.kill('SIGKILL');
+    }, (config.shutdownTimeout + 2 * SHUTDOWN_MARGIN_S) * 1000).unref();
     finishIfDone();
   };
 

@@ -8,6 +8,7 @@ import { interactionRoutes } from './interaction/login-route.ts';
 import { parseParams } from './params.ts';
 import { BODY_LIMIT, clientErrorHandler, frameworkErrorHandler, MAX_HEADER_SIZE, useRequestLimits } from './plugins/limits.ts';
 import { useSecurityHeaders } from './plugins/security-headers.ts';
+import { timeoutOptions, useBodyTimeout } from './plugins/timeouts.ts';
 import { authorizationRoutes } from './public/authorization.ts';
 import { discoveryRoutes } from './public/discovery.ts';
 import { logoutRoutes } from './public/logout.ts';
@@ -23,12 +24,20 @@ export interface ServerOptions {
 
 /** The Fastify application: plugins, error rendering and every route group. */
 export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {}): Promise<FastifyInstance> {
+  const timeouts = timeoutOptions(deps.config);
   const app = Fastify({
     logger: options.logger === undefined ? loggerOptions(deps.config.logLevel) : options.logger,
     trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
     bodyLimit: BODY_LIMIT,
     // Request line + headers; Node answers more with 431 through clientErrorHandler (plugins/limits.ts).
-    http: { maxHeaderSize: MAX_HEADER_SIZE },
+    http: { maxHeaderSize: MAX_HEADER_SIZE, ...timeouts.http },
+    // Slow and stalled clients: headers, body and whole-request timeouts (plugins/timeouts.ts).
+    requestTimeout: timeouts.requestTimeout,
+    connectionTimeout: timeouts.connectionTimeout,
+    // A request that arrives on an open connection while the server drains is answered as usual
+    // (with Connection: close): Fastify's 503 would be a bare body without our headers, and the
+    // drain is bounded anyway (GATEHOUSE_SHUTDOWN_TIMEOUT, src/app.ts).
+    return503OnClosing: false,
     clientErrorHandler: clientErrorHandler(deps.config),
     // A path the router cannot decode: our JSON error and headers, not Fastify's default body.
     frameworkErrors: frameworkErrorHandler(deps.config),
@@ -41,6 +50,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   if (app.log.level === 'debug' || app.log.level === 'trace') logRequests(app);
   // Both on the root instance, before the routes, so every route group inherits them.
   useRequestLimits(app, deps.config);
+  useBodyTimeout(app.server, deps.config);
   useSecurityHeaders(app, deps.config);
   await app.register(cookie);
 

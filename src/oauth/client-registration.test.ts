@@ -89,6 +89,12 @@ describe('redirect URI rules', () => {
     ['a newline', 'https://a.example/cb\n', /ASCII/],
     ['an empty string', '', /empty/],
     ['ftp', 'ftp://a.example/cb', /reverse-domain/],
+    // Decision X5: a port is 1-65535 in its one written form.
+    ['loopback port 0', 'http://127.0.0.1:0/cb', /port must be a number from 1 to 65535 without leading zeros/],
+    ['a loopback port with leading zeros', 'http://127.0.0.1:009/cb', /port must be a number from 1 to 65535 without leading zeros/],
+    ['an IPv6 loopback port 0', 'http://[::1]:0/cb', /port must be a number from 1 to 65535 without leading zeros/],
+    ['an empty loopback port', 'http://localhost:/cb', /port must be a number from 1 to 65535 without leading zeros/],
+    ['an https port with a leading zero', 'https://a.example:0443/cb', /port must be a number from 1 to 65535 without leading zeros/],
   ];
   for (const [what, uri, message] of rejected) {
     test(`refuses ${what}: ${JSON.stringify(uri)}`, async () => {
@@ -102,6 +108,8 @@ describe('redirect URI rules', () => {
     ['http on 127.0.0.1', 'http://127.0.0.1/cb'],
     ['http on [::1] with a port', 'http://[::1]:5000/cb'],
     ['http on localhost', 'http://localhost:3000/cb'],
+    ['the highest port', 'http://127.0.0.1:65535/cb'],
+    ['port 1', 'http://[::1]:1/cb'],
     ['a reverse-domain private-use scheme', 'com.example.app:/oauth2redirect'],
     ['a path that merely contains dots', 'https://a.example/.well-known/cb...x'],
   ];

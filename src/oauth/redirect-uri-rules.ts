@@ -14,6 +14,20 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
 const MAX_LENGTH = 2048;
 
+/**
+ * Whether `port` (the text after the host's ":") is a port in its one written form: 1 to 65535,
+ * no leading zero, not empty (decision X5). RFC 3986 §3.2.3 allows any `*DIGIT`, but a URL parser
+ * turns `009` into `9` and drops an empty port, so the string compared at the authorization
+ * endpoint would not be the address the browser goes to; and port 0 is not connectable, so a
+ * loopback redirect to it (RFC 8252 §7.3) can only fail or be read as "any port".
+ */
+export function isCanonicalPort(port: string): boolean {
+  return /^[1-9][0-9]{0,4}$/.test(port) && Number(port) <= 65535;
+}
+
+/** What redirectUriProblem and checkRedirectUri say of a port that is not canonical. */
+export const PORT_RULE = 'a port must be a number from 1 to 65535 without leading zeros (RFC 8252 section 7.3)';
+
 /** Why `uri` cannot be registered as a redirect URI, or undefined when it can. */
 export function redirectUriProblem(uri: string): string | undefined {
   if (uri === '') return 'must not be empty';
@@ -43,6 +57,8 @@ export function redirectUriProblem(uri: string): string | undefined {
     if (authority.includes('@') || url.username !== '' || url.password !== '') return 'must not contain user information ("user@" before the host; RFC 3986 §7.6)';
     // Percent-encoding in the authority ("localhost%2eevil.test", "…%25@…") only serves to confuse parsers.
     if (authority.includes('%')) return 'must not percent-encode anything in the host or port';
+    const port = portOf(authority);
+    if (port !== undefined && !isCanonicalPort(port)) return `must have no port or a valid one: ${PORT_RULE}`;
   }
   if (hasDotSegment(path)) return 'must not contain "." or ".." path segments, even percent-encoded (RFC 3986 §5.2.4)';
 
@@ -67,6 +83,12 @@ function splitRaw(uri: string, afterScheme: number): { authority: string | undef
   const authorityEnd = hierarchy.search(/[/?#]|$/);
   const tail = hierarchy.slice(authorityEnd);
   return { authority: hierarchy.slice(0, authorityEnd), path: tail.slice(0, endOfPath(tail)) };
+}
+
+/** The port of an authority as written (maybe empty), or undefined when it has no ":port". */
+function portOf(authority: string): string | undefined {
+  const rest = authority.slice(hostOf(authority).length);
+  return rest.startsWith(':') ? rest.slice(1) : undefined;
 }
 
 /** The host of an authority without its port; IPv6 literals keep their brackets. */

@@ -56,7 +56,8 @@ export function send(port: number, request: RawRequest): Promise<RawResponse> {
   });
 }
 
-function parseResponse(bytes: Buffer, method: string): RawResponse {
+/** The answer in `bytes` (interim 1xx answers skipped); throws when they hold no whole answer. */
+export function parseResponse(bytes: Buffer, method: string): RawResponse {
   // Interim answers (100 Continue to `Expect: 100-continue`) come before the real one.
   while (/^HTTP\/1\.1 1\d\d /.test(bytes.subarray(0, 13).toString('latin1'))) {
     const interimEnd = bytes.indexOf('\r\n\r\n');

@@ -59,7 +59,16 @@ const REJECTED: [string, string][] = [
   ['loopback: path case', 'http://127.0.0.1:8080/CB'],
   ['loopback: ..;/', 'http://[::1]:4444/cb/..;/x'],
   ['loopback: %2e%2e', 'http://localhost:3000/native/%2e%2e/cb'],
+  // Decision X5 (security test, issue 10, finding 12c): a port is 1-65535 without leading zeros.
+  ['loopback: port 0', 'http://127.0.0.1:0/cb'],
+  ['loopback: leading zeros', 'http://127.0.0.1:009/cb'],
+  ['loopback: leading zeros on the registered port', 'http://127.0.0.1:08080/cb'],
+  ['loopback: [::1] port 0', 'http://[::1]:0/cb'],
+  ['loopback: localhost port 00080', 'http://localhost:00080/native/cb'],
+  ['loopback: empty port', 'http://localhost:/native/cb'],
 ];
+
+const PORT_RULE = 'The redirect_uri is not acceptable: a port must be a number from 1 to 65535 without leading zeros (RFC 8252 section 7.3).';
 
 const ACCEPTED = [WEB, 'http://127.0.0.1:8080/cb', 'http://127.0.0.1:51234/cb', 'http://127.0.0.1/cb', 'http://localhost:3000/native/cb', 'http://[::1]:4444/cb'];
 
@@ -85,6 +94,16 @@ for (const db of DATABASES) {
 
     test('an exact match, and a loopback URI differing only in its port, are accepted (RFC 8252 §7.3)', async () => {
       for (const uri of ACCEPTED) await assertLoginPage(await request(uri));
+    });
+
+    test('a loopback port 0 or with leading zeros is refused with a clear error, even when registered exactly so', async () => {
+      for (const uri of ['http://127.0.0.1:0/cb', 'http://localhost:009/native/cb']) {
+        const html = await assertErrorPage(await request(uri));
+        assert.ok(html.includes(PORT_RULE), `the page says why: ${uri}`);
+      }
+      // Registered (straight into the store) before the rule existed: refused at use all the same.
+      const { client: legacy } = await createTestClient(server.gatehouse.store, { redirectUris: ['http://127.0.0.1:0/cb'] });
+      assert.ok((await assertErrorPage(await request('http://127.0.0.1:0/cb', legacy.clientId))).includes(PORT_RULE));
     });
 
     test('another client’s registered URI is not accepted', async () => {

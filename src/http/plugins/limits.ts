@@ -53,6 +53,13 @@ export function useRequestLimits(app: FastifyInstance, config: Pick<Config, 'iss
     response.writeHead(417, { ...expectationHeaders, 'content-length': Buffer.byteLength(expectationBody) }).end(expectationBody);
   });
 
+  // A path in anything but its one normal form is refused before the route group's own hooks
+  // run (authentication included), in the format of the endpoint the router found.
+  app.addHook('onRequest', async (request) => {
+    const problem = pathProblem(request.url);
+    if (problem !== undefined) throw new InvalidRequest(`The request path ${problem}.`);
+  });
+
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void) => {
     const params = parseFormBytes(typeof body === 'string' ? Buffer.from(body) : body);
     const problem = paramsProblem(params);
@@ -66,6 +73,38 @@ export function useRequestLimits(app: FastifyInstance, config: Pick<Config, 'iss
     const problem = paramsProblem(request.query);
     if (problem !== undefined) throw new InvalidRequest(problem);
   });
+}
+
+/** `%` and two hex digits that encode an unreserved character: ALPHA / DIGIT / "-" / "." / "_" / "~" (RFC 3986 §2.3). */
+const ENCODED_UNRESERVED = /%(?:[46][1-9a-f]|[57][0-9a]|3[0-9]|2[de]|5f|7e)/i;
+/** A "." or ".." segment (RFC 3986 §3.3), an empty segment inside the path, or a backslash. */
+const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/]*/;
+const NOT_NORMAL = /\/\.\.?(?:\/|$)|\/\/|\\/;
+
+/**
+ * Why the path of a request target (`url`, as sent) is refused, or undefined. Decision X3
+ * (docs/decisions.md): a reverse proxy that allows or denies by path prefix must read the same
+ * path as we do, so every path that a normaliser would rewrite is refused rather than routed:
+ *
+ * - percent-encoded unreserved characters (`/%63ustomerid-rest/…`, `%2e%2e`): RFC 3986 §6.2.2.2
+ *   makes them equal to the decoded form, and our router decodes them, so a proxy rule on
+ *   `/customerid-rest/` would be bypassed;
+ * - dot-segments (`/uas/oauth2/../../customerid-rest`): RFC 3986 §5.2.4 removes them, Node and
+ *   our router do not; a proxy that does would route elsewhere than we do;
+ * - `//` (nginx's `merge_slashes` collapses it) and `\` (WHATWG URL reads it as `/`).
+ *
+ * Left as they are, and matched literally (so they reach no route but the one they name):
+ * `%2F` and `%5C`, which the router never splits on and which a path parameter may hold (a group
+ * name with a slash); `;`, which is an ordinary character (no servlet-style `;jsessionid`).
+ */
+export function pathProblem(url: string): string | undefined {
+  const query = url.indexOf('?');
+  // An absolute-form target (RFC 9112 §3.2.2) is routed by its path: the scheme and authority go.
+  const path = (query === -1 ? url : url.slice(0, query)).replace(ABSOLUTE_FORM, '');
+  // The descriptions are error_description text: printable ASCII without '"' or '\' (RFC 6749 §5.2).
+  if (ENCODED_UNRESERVED.test(path)) return 'percent-encodes a character that needs no encoding (RFC 3986 section 6.2.2.2)';
+  if (NOT_NORMAL.test(path)) return 'has a dot-segment, an empty segment or a backslash (RFC 3986 section 6.2.2.3)';
+  return undefined;
 }
 
 type ClientError = Error & { code?: string };

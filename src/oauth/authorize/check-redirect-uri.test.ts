@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { redirectUriMatches } from './check-redirect-uri.ts';
+import type { Client } from '../../domain/client.ts';
+import { InvalidRedirectUri } from '../errors.ts';
+import { checkRedirectUri, redirectUriMatches } from './check-redirect-uri.ts';
 
 test('exact string match only, except the port of http loopback URIs (RFC 8252 ยง7.3)', () => {
   assert.ok(redirectUriMatches('https://a.example/cb', 'https://a.example/cb'));
@@ -16,4 +18,21 @@ test('exact string match only, except the port of http loopback URIs (RFC 8252 ย
   assert.ok(!redirectUriMatches('http://localhost/cb', 'http://localhost:80@evil.test/cb'));
   assert.ok(!redirectUriMatches('http://127.0.0.1/cb', 'http://127.0.0.1:65536/cb'));
   assert.ok(!redirectUriMatches('http://127.0.0.1:1', 'http://127.0.0.1:2/'));
+});
+
+test('a loopback port is 1 to 65535 without leading zeros: 0, 009 and 00080 match no registered URI', () => {
+  for (const port of ['0', '00', '009', '00080', '065535', '65536']) {
+    assert.ok(!redirectUriMatches('http://127.0.0.1/cb', `http://127.0.0.1:${port}/cb`), port);
+    assert.ok(!redirectUriMatches('http://[::1]:8080/cb', `http://[::1]:${port}/cb`), port);
+  }
+  for (const port of ['1', '9', '80', '65535']) assert.ok(redirectUriMatches('http://localhost/cb', `http://localhost:${port}/cb`), port);
+});
+
+test('checkRedirectUri refuses a non-canonical port with a clear error, even one registered exactly', () => {
+  const client = { clientId: 'c', redirectUris: ['http://127.0.0.1/cb', 'http://127.0.0.1:0/cb', 'https://rp.example:0443/cb'] } as unknown as Client;
+  const rule = 'The redirect_uri is not acceptable: a port must be a number from 1 to 65535 without leading zeros (RFC 8252 section 7.3).';
+  for (const uri of ['http://127.0.0.1:0/cb', 'http://127.0.0.1:009/cb', 'https://rp.example:0443/cb', 'http://[::1]:0/cb', 'http://127.0.0.1:/cb']) {
+    assert.throws(() => checkRedirectUri(client, { redirect_uri: uri }), (error: unknown) => error instanceof InvalidRedirectUri && error.description === rule, uri);
+  }
+  assert.equal(checkRedirectUri(client, { redirect_uri: 'http://127.0.0.1:9/cb' }), 'http://127.0.0.1:9/cb');
 });

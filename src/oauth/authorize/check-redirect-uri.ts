@@ -1,6 +1,7 @@
 import type { Client } from '../../domain/client.ts';
 import { InvalidRedirectUri } from '../errors.ts';
 import type { RawParams } from '../params.ts';
+import { isCanonicalPort, PORT_RULE } from '../redirect-uri-rules.ts';
 import { DEFAULT_MAX_LENGTH } from './parse-request.ts';
 
 /**
@@ -14,6 +15,9 @@ const LOOPBACK = /^http:\/\/(127\.0\.0\.1|\[::1\]|localhost)(?::([0-9]{1,5}))?([
 
 /** Schemes that run code in the browser are refused even if someone managed to register them. */
 const DANGEROUS_SCHEME = /^\s*(javascript|data|vbscript|file):/i;
+
+/** The port of a `scheme://host:port` URI as written (group 1); IPv6 literal hosts in brackets. */
+const AUTHORITY_PORT = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/(?:\[[^\]/?#]*\]|[^/?#:@[]*):([^/?#]*)/;
 
 /** Printable ASCII only: anything else cannot be a registered URI and must not reach a Location header. */
 const PRINTABLE = /^[\x21-\x7e]+$/;
@@ -31,6 +35,10 @@ export function checkRedirectUri(client: Client, raw: RawParams): string {
   if (requested.length > DEFAULT_MAX_LENGTH || !PRINTABLE.test(requested)) throw new InvalidRedirectUri('The redirect_uri is not registered for this client.');
   // A fragment is never allowed in a redirection endpoint (RFC 6749 §3.1.2).
   if (DANGEROUS_SCHEME.test(requested) || requested.includes('#')) throw new InvalidRedirectUri('The redirect_uri is not acceptable.');
+  // Port 0 or 009 on a loopback URI matched any registered port (RFC 8252 §7.3): decision X5. A
+  // URI registered before the rule existed is refused all the same.
+  const port = AUTHORITY_PORT.exec(requested)?.[1];
+  if (port !== undefined && !isCanonicalPort(port)) throw new InvalidRedirectUri(`The redirect_uri is not acceptable: ${PORT_RULE}.`);
   if (!client.redirectUris.some((registered) => redirectUriMatches(registered, requested))) {
     throw new InvalidRedirectUri('The redirect_uri is not registered for this client.', { detail: `client ${client.clientId} sent an unregistered redirect_uri` });
   }
@@ -45,6 +53,6 @@ export function redirectUriMatches(registered: string, requested: string): boole
   if (!a || !b) return false;
   const [, hostA, , restA = ''] = a;
   const [, hostB, portB, restB = ''] = b;
-  if (portB !== undefined && Number(portB) > 65535) return false;
+  if (portB !== undefined && !isCanonicalPort(portB)) return false;
   return hostA === hostB && restA === restB;
 }

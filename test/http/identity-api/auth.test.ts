@@ -204,7 +204,8 @@ describe('identity API logging', () => {
       const log = captured.text();
       assert.match(log, /"apiCaller":\{"method":"basic"\},"msg":"identity API change"/);
       assert.ok(!log.includes(`"${API_USERNAME}"`), 'the API account name is not logged either');
-      assert.match(log, /customerid-rest\/services\/2\.0\/users\/\?username=\[redacted\]&password=\[redacted\]&email=ada/);
+      // A listing filter identifies a user: its value is redacted too (decision X4).
+      assert.match(log, /customerid-rest\/services\/2\.0\/users\/\?username=\[redacted\]&password=\[redacted\]&email=\[redacted\]"/);
       assert.match(log, /eidm2\/services\/users\/\?username=\[redacted\]&password=\[redacted\]&recursive=true/);
       assert.ok(!log.includes(secret), 'the password never reaches the log');
       assert.ok(!log.includes(encodeURIComponent(API_PASSWORD)) && !log.includes(API_PASSWORD), 'nor the configured one');
