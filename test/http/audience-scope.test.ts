@@ -31,9 +31,13 @@ for (const db of DATABASES) {
       assert.equal(await grantedScope(`openid ${api.clientId} offline_access`), `openid ${api.clientId}`);
     });
 
-    test('an inactive client, an unknown id or a hostile value is dropped like any unknown scope', async () => {
+    test('an inactive client, an unknown id or a hostile value is dropped like any unknown scope; an active client in the same request is kept', async () => {
+      const { client: api } = await createTestClient(server.gatehouse.store, { grantTypes: [] });
       const { client: inactive } = await createTestClient(server.gatehouse.store, { active: false });
-      assert.equal(await grantedScope(`openid ${inactive.clientId} no-such-client ${'x'.repeat(300)}`), 'openid');
+      // Scope-token characters (RFC 6749 §3.3) within 255 of them: each is looked up as a client_id,
+      // by equality, so SQL or LIKE wildcards find nothing. The 300-character value is not looked up.
+      const hostile = ["x'OR'1'='1", "'--", '%', 'client-%', '_____'];
+      assert.equal(await grantedScope(`openid ${inactive.clientId} no-such-client ${hostile.join(' ')} ${api.clientId} ${'x'.repeat(300)}`), `openid ${api.clientId}`);
     });
 
     test("a client's registered scope limits audiences too", async () => {
