@@ -134,6 +134,8 @@ for (const db of DATABASES) {
       const wrongToken = await submit(action, fill(fields, { username, password: PASSWORD, csrf_token: 'x'.repeat(43) }), jar);
       await assertLoginPage(wrongToken, 403);
       assert.equal(jar.cookies.get('gatehouse_session'), undefined);
+      // The control: the same form, with its token and cookie, signs in.
+      assertCodeRedirect(await submit(action, fill(fields, { username, password: PASSWORD }), jar), { redirectUri: client.redirectUris[0]!, state: 'st-1', issuer: server.issuer, status: 303 });
     });
 
     test('the carried request is validated again: tampering gains nothing', async () => {
@@ -147,6 +149,8 @@ for (const db of DATABASES) {
       const duplicated = await submit(action, [...fill(fields, login), ['scope', 'openid email']], jar);
       assertErrorRedirect(duplicated, { redirectUri: client.redirectUris[0]!, error: 'invalid_request', state: 'st-1', issuer: server.issuer });
       assert.equal(jar.cookies.get('gatehouse_session'), undefined);
+      // The control: the form as it came signs in.
+      assertCodeRedirect(await submit(action, fill(fields, login), jar), { redirectUri: client.redirectUris[0]!, state: 'st-1', issuer: server.issuer, status: 303 });
     });
 
     test('a PKCE-requiring client cannot have its challenge stripped from the form', async () => {
