@@ -108,7 +108,7 @@ for (const db of DATABASES) {
       // has stored its new tokens, which then live on. Remove the todo once the refresh grant is one
       // transaction, or once, as in the code grant, the loser first marks the presented token
       // revoked and then revokes the family, and the winner looks for that mark after storing its
-      // tokens (a check after storing alone still let 1 trial in about 60 through).
+      // tokens (a check after storing alone still failed within 20 trials in each of 3 runs).
       { todo: 'a reuse racing the rotation misses the tokens the winner stores after it' },
       async () => {
         for (let trial = 0; trial < REUSE_TRIALS; trial++) {
