@@ -22,6 +22,7 @@ export const CLAIMS_SUPPORTED = [
   'given_name',
   'family_name',
   'preferred_username',
+  'updated_at',
   'email',
 ] as const;
 

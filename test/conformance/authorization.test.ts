@@ -174,8 +174,8 @@ for (const db of DATABASES) {
 
     test('oidcc-ensure-request-object-with-redirect-uri: a request object with an unregistered redirect_uri outside it gets the error page, never a redirect (module 36; AZ-19, AZ-38)', async () => {
       const inner = Buffer.from(JSON.stringify({ alg: 'none' })).toString('base64url') + '.' + Buffer.from(JSON.stringify({ redirect_uri: client.redirectUris[0], state: 's' })).toString('base64url') + '.';
-      await assertErrorPage(await browse(authorizationUrl(server.url, codeRequest(client, { redirect_uri: 'https://attacker.example.test/cb', request: inner }))));
-      await assertErrorPage(await browse(authorizationUrl(server.url, codeRequest(client, { redirect_uri: 'https://attacker.example.test/cb', request_uri: 'https://rp.example.test/r.jwt' }))));
+      await assertErrorPage(await browse(authorizationUrl(server.url, codeRequest(client, { redirect_uri: 'https://attacker.example.test/cb', request: inner }))), 'invalid_redirect_uri');
+      await assertErrorPage(await browse(authorizationUrl(server.url, codeRequest(client, { redirect_uri: 'https://attacker.example.test/cb', request_uri: 'https://rp.example.test/r.jwt' }))), 'invalid_redirect_uri');
       // With the registered redirect_uri outside, the refusal is redirected (request_not_supported).
       assertErrorRedirect(await browse(authorizationUrl(server.url, codeRequest(client, { request: inner }))), { redirectUri: client.redirectUris[0]!, error: 'request_not_supported', state: 'conformance-state', issuer: server.issuer });
     });
@@ -195,8 +195,7 @@ for (const db of DATABASES) {
       const uri = 'https://rp.example.test/cb?tenant=a&x=1';
       const rp = await createTestClient(server.gatehouse.store, { redirectUris: [uri] });
       for (const variant of ['https://rp.example.test/cb?tenant=b&x=1', 'https://rp.example.test/cb?x=1&tenant=a', 'https://rp.example.test/cb?tenant=a&x=1&y=2', 'https://rp.example.test/cb', 'https://rp.example.test/cb?tenant=a']) {
-        const html = await assertErrorPage(await browse(authorizationUrl(server.url, codeRequest(rp.client, { redirect_uri: variant }))));
-        assert.match(html, /invalid_redirect_uri/, variant);
+        await assertErrorPage(await browse(authorizationUrl(server.url, codeRequest(rp.client, { redirect_uri: variant }))), 'invalid_redirect_uri');
       }
       await assertLoginPage(await browse(authorizationUrl(server.url, codeRequest(rp.client))));
     });

@@ -60,6 +60,7 @@ for (const db of DATABASES) {
         assert.equal(response.body.active, undefined);
         assert.equal(response.body.sub, undefined);
       }
+      assert.equal((await introspect(body.access_token as string)).body.active, true, 'the control: the token is active for a caller that authenticates');
     });
 
     test('a rotated-out refresh token and the tokens of a replayed code answer exactly {"active":false}; before that they were active (INT-04, INT-09)', async () => {

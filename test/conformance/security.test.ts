@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '../../src/domain/client.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { authorizationUrl, browse, createTestClient, createTestUser, submit } from '../helpers/fixtures.ts';
+import { authorizationUrl, browse, createTestClient, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
+import { assertCodeRedirect, assertErrorPage, assertLoginPage } from '../helpers/front-channel.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { assertTokenResponse, authorize, codeRequest, CookieJar, redeem, submitLogin, type Credentials } from './helpers.ts';
 
@@ -63,19 +64,36 @@ describe('conformance: front-channel security and secrets on sqlite', () => {
     }
   });
 
-  test('no open redirector: return_to, next or goto parameters on the authorization, login and logout endpoints never redirect there (AZ-20)', async () => {
+  test('no open redirector: return_to, next or goto parameters never redirect there; the success redirects go to the registered URIs only, and an unregistered one is refused (AZ-20)', async () => {
     const evil = 'https://attacker.example.test/phish';
-    const hops = { return_to: evil, next: evil, goto: evil, redirect: evil, post_logout_redirect_uri: evil };
-    const page = await browse(authorizationUrl(server.url, codeRequest(client, hops)));
-    assert.equal(page.status, 200);
-    assert.equal(page.headers.get('location'), null);
-    const login = await submit(`${server.url}/uas/oauth2/authorization/login?${new URLSearchParams(hops)}`, { ...hops });
-    assert.ok(!(login.headers.get('location') ?? '').startsWith(evil), `login POST → ${login.status} ${login.headers.get('location')}`);
-    for (const params of [hops, { ...hops, client_id: client.clientId }]) {
-      const logout = await browse(`${server.url}/uas/oauth2/logout?${new URLSearchParams(params)}`);
-      assert.ok(!(logout.headers.get('location') ?? '').startsWith(evil), `logout → ${logout.status} ${logout.headers.get('location')}`);
-      assert.ok([200, 400].includes(logout.status), String(logout.status));
+    const hops = { return_to: evil, next: evil, goto: evil, redirect: evil, redirect_to: evil, continue: evil };
+    const afterLogout = 'https://rp.example.test/logged-out';
+    const { client: rp } = await createTestClient(server.gatehouse.store, { postLogoutRedirectUris: [afterLogout] });
+    const jar = new CookieJar();
+
+    // The success path of the authorization endpoint, with the hops in the request and in the login form: the code goes to the registered redirect_uri.
+    const page = await browse(authorizationUrl(server.url, codeRequest(rp, hops)), jar);
+    const html = await assertLoginPage(page);
+    const fields = formFields(html).map(([name, value]): [string, string] => [name, name === 'username' ? credentials.username : name === 'password' ? credentials.password : value]);
+    const loggedIn = await submit(`${new URL(formAction(html), server.url)}?${new URLSearchParams(hops)}`, [...fields, ...Object.entries(hops)], jar);
+    assertCodeRedirect(loggedIn, { redirectUri: rp.redirectUris[0]!, state: 'conformance-state', issuer: server.issuer, status: 303 });
+    // Single sign-on: the silent answer goes there too.
+    assertCodeRedirect(await browse(authorizationUrl(server.url, codeRequest(rp, hops)), jar), { redirectUri: rp.redirectUris[0]!, state: 'conformance-state', issuer: server.issuer });
+    // The same requests naming the attacker's URI as redirect_uri: the error page, with a session and without one.
+    for (const browser of [jar, new CookieJar()]) {
+      await assertErrorPage(await browse(authorizationUrl(server.url, codeRequest(rp, { ...hops, redirect_uri: evil })), browser), 'invalid_redirect_uri');
     }
+
+    // Logout: an unregistered post_logout_redirect_uri is refused, the session lives on; the registered one is where the browser goes.
+    await assertErrorPage(await browse(`${server.url}/uas/oauth2/logout?${new URLSearchParams({ ...hops, client_id: rp.clientId, post_logout_redirect_uri: evil })}`, jar), 'invalid_request');
+    assertCodeRedirect(await browse(authorizationUrl(server.url, codeRequest(rp)), jar), { redirectUri: rp.redirectUris[0]!, state: 'conformance-state', issuer: server.issuer });
+    const loggedOut = await browse(`${server.url}/uas/oauth2/logout?${new URLSearchParams({ ...hops, client_id: rp.clientId, post_logout_redirect_uri: afterLogout })}`, jar);
+    assert.equal(loggedOut.status, 302);
+    assert.equal(loggedOut.headers.get('location'), afterLogout);
+    // Without a post_logout_redirect_uri the hops lead nowhere: the signed-out page.
+    const signedOut = await browse(`${server.url}/uas/oauth2/logout?${new URLSearchParams({ ...hops, client_id: rp.clientId })}`, jar);
+    assert.equal(signedOut.status, 200);
+    assert.equal(signedOut.headers.get('location'), null);
   });
 
   test('codes, access tokens and refresh tokens are 256-bit base64url values, all distinct (SEC-01, AZ-12, AC-07, RT-01)', async () => {

@@ -68,6 +68,8 @@ for (const db of DATABASES) {
       const response = await postForm(`${tokenUrl}?${new URLSearchParams({ client_id: client.clientId, client_secret: secret })}`, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI });
       assertTokenError({ ...response, headers: response.headers }, 401, 'invalid_client');
       assert.equal(response.body.access_token, undefined);
+      // The control: the same credentials in the body redeem the same code.
+      assertTokenResponse(await postForm(tokenUrl, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, client_id: client.clientId, client_secret: secret }));
     });
 
     test('unknown parameters are ignored and empty values count as absent (TOK-02)', async () => {

@@ -23,13 +23,19 @@ export function assertErrorRedirect(response: Response, expected: { redirectUri:
   return params;
 }
 
-/** The HTML error page: 400 by default, and no redirect to anywhere. */
-export async function assertErrorPage(response: Response, status = 400): Promise<string> {
+/**
+ * The HTML error page: the status (400 by default), no redirect to anywhere, never cached, and the
+ * error code `error` shown as the page shows it (`<code>error</code>`), and no other.
+ */
+export async function assertErrorPage(response: Response, error: string, status = 400): Promise<string> {
   assert.equal(response.status, status);
   assert.equal(response.headers.get('location'), null);
   assert.match(response.headers.get('content-type') ?? '', /^text\/html/);
   assert.equal(response.headers.get('cache-control'), 'no-store');
-  return response.text();
+  const html = await response.text();
+  const shown = [...html.matchAll(/<code>([^<]*)<\/code>/g)].map((m) => m[1]);
+  assert.deepEqual(shown, [error], `the error page shows ${shown.join(', ') || 'no error code'}`);
+  return html;
 }
 
 /** A success redirect with a code, the state when sent, and iss. */

@@ -127,7 +127,10 @@ for (const db of DATABASES) {
       await refused(`openid ${client.clientId}`, `The scope value ${client.clientId} is a client_id this client may not request as an audience (client metadata aud).`);
       await refused(`openid ${inactive.clientId}`, `The audience ${inactive.clientId} is not an active client.`);
       await refused(`openid ${gone.clientId}`, `The audience ${gone.clientId} is not an active client.`);
-      assert.equal((await tokens(client, clientSecret, `openid ${otherApi.clientId} no-such-client ${'x'.repeat(300)} offline_access`)).scope, `openid ${otherApi.clientId}`);
+      // Scope-token characters (RFC 6749 §3.3) within 255 of them are each looked up as a client_id,
+      // by equality, so SQL or LIKE wildcards find nothing; the 300-character value is not looked up.
+      const hostile = ["x'OR'1'='1", "'--", '%', 'client-%', '_____'];
+      assert.equal((await tokens(client, clientSecret, `openid ${otherApi.clientId} no-such-client ${hostile.join(' ')} ${'x'.repeat(300)} offline_access`)).scope, `openid ${otherApi.clientId}`);
     });
 
     test('a registered scope limits the other values; aud alone governs audiences', async () => {

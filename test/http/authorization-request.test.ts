@@ -37,16 +37,16 @@ for (const db of DATABASES) {
 
     test('a JSON body is refused with the error page, not a 5xx', async () => {
       const response = await fetch(`${server.url}/uas/oauth2/authorization`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/json' }, body: JSON.stringify(base()) });
-      await assertErrorPage(response);
+      await assertErrorPage(response, 'invalid_request');
     });
 
     test('missing, unknown, repeated or inactive client_id: the error page, never a redirect (AZ-14)', async () => {
       const { client: inactive } = await createTestClient(server.gatehouse.store, { active: false });
       const { client_id: _, ...noClient } = base();
       for (const params of [noClient, { ...base(), client_id: '' }, { ...base(), client_id: 'no-such-client' }, { ...base(), client_id: inactive.clientId }]) {
-        await assertErrorPage(await get(params));
+        await assertErrorPage(await get(params), 'invalid_redirect_uri');
       }
-      await assertErrorPage(await get([...Object.entries(base()), ['client_id', client.clientId]]));
+      await assertErrorPage(await get([...Object.entries(base()), ['client_id', client.clientId]]), 'invalid_redirect_uri');
       const unknown = await (await get({ ...base(), client_id: 'no-such-client' })).text();
       const disabled = await (await get({ ...base(), client_id: inactive.clientId })).text();
       assert.equal(disabled, unknown, 'an inactive client looks exactly like an unknown one');
@@ -54,13 +54,13 @@ for (const db of DATABASES) {
 
     test('missing or repeated redirect_uri: the error page, even with one registered URI (AZ-17)', async () => {
       const { redirect_uri: _, ...noRedirect } = base();
-      await assertErrorPage(await get(noRedirect));
-      await assertErrorPage(await get([...Object.entries(base()), ['redirect_uri', client.redirectUris[0]!]]));
+      await assertErrorPage(await get(noRedirect), 'invalid_redirect_uri');
+      await assertErrorPage(await get([...Object.entries(base()), ['redirect_uri', client.redirectUris[0]!]]), 'invalid_redirect_uri');
     });
 
     test('client and redirect_uri are checked before anything else (AZ-19)', async () => {
-      await assertErrorPage(await get({ ...base(), redirect_uri: 'https://evil.example/cb', response_type: 'token', prompt: 'none login' }));
-      await assertErrorPage(await get({ ...base(), client_id: 'nope', response_type: 'token' }));
+      await assertErrorPage(await get({ ...base(), redirect_uri: 'https://evil.example/cb', response_type: 'token', prompt: 'none login' }), 'invalid_redirect_uri');
+      await assertErrorPage(await get({ ...base(), client_id: 'nope', response_type: 'token' }), 'invalid_redirect_uri');
     });
 
     test('a repeated parameter is invalid_request, and a repeated state is not echoed (AZ-04)', async () => {

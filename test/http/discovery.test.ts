@@ -1,15 +1,76 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { createHmac, randomUUID } from 'node:crypto';
+import { addClient, addUser, basic, mintCode, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
+import { authorizationUrl, browse, CookieJar, createTestUser, loginThroughForm, redirectParams } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+
+const PASSWORD = 'discovery password 1';
+/** Registered values a client might ask for (IANA OAuth Parameters, OIDC Core), whether or not gatehouse serves them. */
+const KNOWN_GRANT_TYPES = [
+  'authorization_code', 'refresh_token', 'client_credentials', 'password', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code',
+  'urn:ietf:params:oauth:grant-type:jwt-bearer', 'urn:ietf:params:oauth:grant-type:saml2-bearer', 'urn:ietf:params:oauth:grant-type:token-exchange', 'urn:openid:params:grant-type:ciba',
+];
+const KNOWN_RESPONSE_TYPES = ['code', 'token', 'id_token', 'code token', 'code id_token', 'id_token token', 'code id_token token', 'none'];
+const KNOWN_RESPONSE_MODES = ['query', 'fragment', 'form_post', 'query.jwt', 'fragment.jwt', 'form_post.jwt', 'jwt'];
+const KNOWN_CHALLENGE_METHODS = ['S256', 'plain', 'S384', 'S512'];
+const KNOWN_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none', 'client_secret_jwt', 'private_key_jwt', 'tls_client_auth', 'self_signed_tls_client_auth'];
+const KNOWN_SCOPES = ['openid', 'profile', 'email', 'address', 'phone', 'offline_access'];
+const KNOWN_LOCALES = ['en', 'fi', 'sv', 'de', 'fr', 'nb', 'da', 'et'];
+
+/** The values among `known` and `advertised` for which `works` says yes, in the order advertised first. */
+async function servedOf(advertised: string[], known: string[], works: (value: string) => Promise<boolean>): Promise<string[]> {
+  const served: string[] = [];
+  for (const value of [...new Set([...advertised, ...known])]) if (await works(value)) served.push(value);
+  return served;
+}
+
+/** A client_secret_jwt assertion (RFC 7523 §3), HS256 with the client's secret. */
+function hs256Assertion(clientId: string, secret: string, audience: string): string {
+  const now = Math.floor(Date.now() / 1000);
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const signingInput = `${part({ alg: 'HS256', typ: 'JWT' })}.${part({ iss: clientId, sub: clientId, aud: audience, jti: randomUUID(), iat: now, exp: now + 60 })}`;
+  return `${signingInput}.${createHmac('sha256', secret).update(signingInput).digest('base64url')}`;
+}
 
 for (const db of DATABASES) {
   describe(`discovery, JWKS and health on ${db.name}`, () => {
     let server: RunningServer;
     before(async () => {
-      server = await startServer(db);
+      // No throttling: the auth-method probes fail on purpose more often than a client may.
+      server = await startServer(db, { env: { GATEHOUSE_THROTTLE: 'false' } });
     });
     after(async () => server.close());
+    const store = () => server.gatehouse.store;
+    const metadata = async () => (await (await fetch(`${server.url}/uas/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    const advertised = async (member: string) => (await metadata())[member] as string[];
+
+    /** Whether a client authenticating to `endpoint` with `method` is let in (the request is then refused for its bogus token, not its credentials). */
+    async function authenticates(endpoint: 'token' | 'introspection' | 'revocation', method: string): Promise<boolean> {
+      const url = `${server.url}/uas/oauth2/${endpoint}`;
+      const form: Record<string, string> = endpoint === 'token' ? { grant_type: 'refresh_token', refresh_token: 'not-a-token' } : { token: 'not-a-token' };
+      const confidential = await addClient(store());
+      const { client: publicClient } = await addClient(store(), { tokenEndpointAuthMethod: 'none' });
+      const { clientId } = confidential.client;
+      const response =
+        method === 'client_secret_basic'
+          ? await postForm(url, form, { authorization: basic(clientId, confidential.secret) })
+          : method === 'client_secret_post'
+            ? await postForm(url, { ...form, client_id: clientId, client_secret: confidential.secret })
+            : method === 'none'
+              ? await postForm(url, { ...form, client_id: publicClient.clientId })
+              : // client_secret_jwt done right (RFC 7523 §2.2, HS256 with the secret); for any other method the nearest a client of ours can come.
+                await postForm(url, { ...form, client_id: clientId, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: hs256Assertion(clientId, confidential.secret, url) });
+      if (response.status === 401) {
+        assert.equal(response.body.error, 'invalid_client', `${endpoint} ${method}`);
+        return false;
+      }
+      if (endpoint === 'token') assert.deepEqual([response.status, response.body.error], [400, 'invalid_grant'], `${endpoint} ${method}`);
+      if (endpoint === 'introspection') assert.deepEqual([response.status, response.body], [200, { active: false }], `${endpoint} ${method}`);
+      if (endpoint === 'revocation') assert.equal(response.status, 200, `${endpoint} ${method}`);
+      return true;
+    }
 
     test('both well-known paths serve the same metadata, whose issuer is the URL it was fetched under (DISC-01/02)', async () => {
       const oidc = await fetch(`${server.url}/uas/.well-known/openid-configuration`);
@@ -22,29 +83,116 @@ for (const db of DATABASES) {
       assert.equal(`${metadata.issuer}/.well-known/openid-configuration`, oidc.url);
     });
 
-    test('metadata lists the endpoints and capabilities we implement (DISC-04..13)', async () => {
-      const m = (await (await fetch(`${server.url}/uas/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+    test('the metadata is exactly what is implemented: every member and value (DISC-04..13)', async () => {
       const base = `${server.url}/uas/oauth2`;
-      assert.equal(m.authorization_endpoint, `${base}/authorization`);
-      assert.equal(m.token_endpoint, `${base}/token`);
-      assert.equal(m.userinfo_endpoint, `${base}/userinfo`);
-      assert.equal(m.introspection_endpoint, `${base}/introspection`);
-      assert.equal(m.revocation_endpoint, `${base}/revocation`);
-      assert.equal(m.jwks_uri, `${base}/metadata.jwks`);
-      assert.deepEqual(m.response_types_supported, ['code']);
-      assert.deepEqual(m.subject_types_supported, ['public']);
-      assert.deepEqual(m.id_token_signing_alg_values_supported, ['RS256']);
-      assert.deepEqual(m.code_challenge_methods_supported, ['S256', 'plain']);
-      assert.ok((m.grant_types_supported as string[]).includes('authorization_code'));
-      assert.ok((m.grant_types_supported as string[]).includes('refresh_token'));
-      assert.ok((m.scopes_supported as string[]).includes('openid'));
-      for (const claim of ['session_index', 'amr', 'acr', 'auth_time', 'sub']) assert.ok((m.claims_supported as string[]).includes(claim), claim);
-      assert.ok((m.token_endpoint_auth_methods_supported as string[]).includes('client_secret_basic'));
-      assert.ok((m.token_endpoint_auth_methods_supported as string[]).includes('client_secret_post'));
-      assert.equal(m.request_parameter_supported, false);
-      assert.equal(m.request_uri_parameter_supported, false);
-      assert.deepEqual(m.ui_locales_supported, ['en', 'fi', 'sv']);
-      assert.ok(Array.isArray(m.display_values_supported));
+      assert.deepEqual(await metadata(), {
+        issuer: `${server.url}/uas`,
+        authorization_endpoint: `${base}/authorization`,
+        token_endpoint: `${base}/token`,
+        userinfo_endpoint: `${base}/userinfo`,
+        introspection_endpoint: `${base}/introspection`,
+        revocation_endpoint: `${base}/revocation`,
+        end_session_endpoint: `${base}/logout`,
+        jwks_uri: `${base}/metadata.jwks`,
+        scopes_supported: ['openid', 'profile', 'email'],
+        response_types_supported: ['code'],
+        response_modes_supported: ['query'],
+        grant_types_supported: ['authorization_code', 'refresh_token'],
+        subject_types_supported: ['public'],
+        id_token_signing_alg_values_supported: ['RS256'],
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+        introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+        revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+        code_challenge_methods_supported: ['S256', 'plain'],
+        claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'at_hash', 'session_index', 'name', 'given_name', 'family_name', 'preferred_username', 'updated_at', 'email'],
+        claims_parameter_supported: false,
+        ui_locales_supported: ['en', 'fi', 'sv'],
+        display_values_supported: ['page', 'popup', 'touch'],
+        request_parameter_supported: false,
+        request_uri_parameter_supported: false,
+        authorization_response_iss_parameter_supported: true,
+        frontchannel_logout_supported: false,
+        backchannel_logout_supported: false,
+      });
+    });
+
+    // The lists below are derived from behaviour: each value the server could be asked for (every
+    // registered one we know of, plus whatever the metadata names) is tried, and those that work
+    // must be exactly those advertised.
+
+    test('grant_types_supported: each advertised grant is served, every other is unsupported_grant_type (DISC-08)', async () => {
+      const { client, secret } = await addClient(store(), { grantTypes: ['authorization_code', 'refresh_token'] });
+      const served = await servedOf(await advertised('grant_types_supported'), KNOWN_GRANT_TYPES, async (grantType) => {
+        const response = await postForm(`${server.url}/uas/oauth2/token`, { grant_type: grantType }, { authorization: basic(client.clientId, secret) });
+        assert.equal(response.status, 400, grantType);
+        return response.body.error !== 'unsupported_grant_type';
+      });
+      assert.deepEqual(served, await advertised('grant_types_supported'));
+    });
+
+    test('response_types_supported, response_modes_supported and code_challenge_methods_supported: each advertised value gets the login page, every other an error (DISC-05, DISC-10)', async () => {
+      const { client } = await addClient(store());
+      const answers = async (extra: Record<string, string>) => {
+        const response = await browse(authorizationUrl(server.url, { response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, scope: 'openid', state: 's', ...extra }));
+        if (response.status === 200) return true;
+        assert.equal(response.status, 302, JSON.stringify(extra));
+        assert.ok(redirectParams(response).get('error'), JSON.stringify(extra));
+        return false;
+      };
+      assert.deepEqual(await servedOf(await advertised('response_types_supported'), KNOWN_RESPONSE_TYPES, (value) => answers({ response_type: value })), await advertised('response_types_supported'));
+      assert.deepEqual(await servedOf(await advertised('response_modes_supported'), KNOWN_RESPONSE_MODES, (value) => answers({ response_mode: value })), await advertised('response_modes_supported'));
+      const challenge = 'A'.repeat(43);
+      assert.deepEqual(await servedOf(await advertised('code_challenge_methods_supported'), KNOWN_CHALLENGE_METHODS, (value) => answers({ code_challenge: challenge, code_challenge_method: value })), await advertised('code_challenge_methods_supported'));
+    });
+
+    test('the auth methods of the token, introspection and revocation endpoints: a client using an advertised one authenticates, any other is invalid_client (DISC-09, DISC-13)', async () => {
+      for (const [endpoint, member] of [['token', 'token_endpoint_auth_methods_supported'], ['introspection', 'introspection_endpoint_auth_methods_supported'], ['revocation', 'revocation_endpoint_auth_methods_supported']] as const) {
+        const served = await servedOf(await advertised(member), KNOWN_AUTH_METHODS, (method) => authenticates(endpoint, method));
+        assert.deepEqual(served, await advertised(member), member);
+      }
+    });
+
+    test('scopes_supported: a login asking for every scope is granted exactly the advertised ones (DISC-07)', async () => {
+      const { client, secret } = await addClient(store());
+      const user = await createTestUser(store(), { password: PASSWORD });
+      const scope = [...new Set([...KNOWN_SCOPES, ...(await advertised('scopes_supported'))])].join(' ');
+      const redirect = await loginThroughForm({ baseUrl: server.url, jar: new CookieJar() }, { response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, scope, state: 's' }, { username: user.username, password: PASSWORD });
+      const code = redirectParams(redirect).get('code')!;
+      const tokens = await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: basic(client.clientId, secret) });
+      assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+      assert.deepEqual((tokens.body.scope as string).split(' ').sort(), [...(await advertised('scopes_supported'))].sort());
+    });
+
+    test('claims_supported, id_token_signing_alg_values_supported and subject_types_supported: what the ID token and UserInfo carry at most (DISC-05, DISC-06)', async () => {
+      // Everything on: a user with every profile field, every scope, a nonce and an acr, scope claims in the ID token too.
+      const user = await addUser(store());
+      const seen = new Set<string>();
+      const algs = new Set<string>();
+      const subjects = new Set<string>();
+      for (const rp of [await addClient(store(), { metadata: { id_token_scope_claims: true } }), await addClient(store())]) {
+        const { code } = await mintCode(store(), rp.client, user, { scope: (await advertised('scopes_supported')).join(' '), nonce: 'n-1', acr: 'urn:example:acr' });
+        const tokens = await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: basic(rp.client.clientId, rp.secret) });
+        assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+        const [header, payload] = (tokens.body.id_token as string).split('.').slice(0, 2).map((part) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>);
+        algs.add(header!.alg as string);
+        const userinfo = (await (await fetch(`${server.url}/uas/oauth2/userinfo`, { headers: { authorization: `Bearer ${tokens.body.access_token as string}` } })).json()) as Record<string, unknown>;
+        for (const name of [...Object.keys(payload!), ...Object.keys(userinfo)]) seen.add(name);
+        subjects.add(payload!.sub as string);
+      }
+      assert.deepEqual([...seen].sort(), [...(await advertised('claims_supported'))].sort());
+      assert.deepEqual([...algs], await advertised('id_token_signing_alg_values_supported'));
+      // The same user has one sub at every client: public, not pairwise (OIDC Core §8).
+      assert.equal(subjects.size, 1);
+      assert.deepEqual(await advertised('subject_types_supported'), ['public']);
+    });
+
+    test('ui_locales_supported: the login page comes in exactly the advertised languages (DISC-13)', async () => {
+      const { client } = await addClient(store());
+      const served = await servedOf(await advertised('ui_locales_supported'), KNOWN_LOCALES, async (tag) => {
+        const html = await (await browse(authorizationUrl(server.url, { response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, scope: 'openid', ui_locales: tag }))).text();
+        return html.includes(`<html lang="${tag}">`);
+      });
+      assert.deepEqual(served, await advertised('ui_locales_supported'));
     });
 
     test('JWKS has one public RS256 key of 2048 bits or more with kid, use and alg (JWKS-01..05)', async () => {

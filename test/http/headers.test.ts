@@ -12,7 +12,7 @@ import { contentSecurityPolicy, formActionSource } from '../../src/http/plugins/
 import { createSession } from '../../src/oauth/sessions.ts';
 import { basic, mintCode } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, formFields, loginThroughForm, logoutConfirmed, RP_REDIRECT_URI, submit } from '../helpers/fixtures.ts';
+import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, formFields, loginThroughForm, logoutConfirmed, redirectParams, RP_REDIRECT_URI, submit } from '../helpers/fixtures.ts';
 import { send, type RawRequest, type RawResponse } from '../helpers/raw-http.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
@@ -182,6 +182,10 @@ describe('security headers and cookies under an https issuer (the test server st
     const response = await browse(authorizationUrl(server.url, { client_id: client.clientId, redirect_uri: RP_REDIRECT_URI, response_type: 'code', scope: 'openid' }), undefined, { cookie: `gatehouse_session=${cookieValue}` });
     assert.equal(response.status, 200, 'the login page, not single sign-on');
     await response.body?.cancel();
+    // The control: the same session under the prefixed name signs in silently.
+    const prefixed = await browse(authorizationUrl(server.url, { client_id: client.clientId, redirect_uri: RP_REDIRECT_URI, response_type: 'code', scope: 'openid' }), undefined, { cookie: `__Host-gatehouse_session=${cookieValue}` });
+    assert.equal(prefixed.status, 302);
+    assert.ok(redirectParams(prefixed).get('code'), 'a code by single sign-on');
   });
 });
 

@@ -4,6 +4,9 @@ import { addClient, addUser, basic, mintCode, postForm, REDIRECT_URI } from '../
 import { DATABASES } from '../helpers/databases.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
+/** SQL an attacker might try, each within the limits of a token and a client_id, so it reaches the lookup. */
+const HOSTILE = ["' OR 1=1 --", "x' OR 'x'='x", "'; DROP TABLE tokens; --", "'); DELETE FROM clients; --", "%' OR token_hash LIKE '%", '" OR ""="', "\\'; SELECT pg_sleep(5); --"];
+
 for (const db of DATABASES) {
   describe(`introspection and revocation on ${db.name}`, () => {
     let server: RunningServer;
@@ -71,20 +74,58 @@ for (const db of DATABASES) {
 
     test('unknown, garbage and huge tokens answer exactly {"active":false} (INT-04/05)', async () => {
       const { rs } = await setUp();
-      for (const token of ['nope', 'x'.repeat(5000), '../../etc/passwd', "' OR 1=1 --"]) {
+      // 'x' x 5000 is past the 512 characters any token of ours has: refused before the lookup. The rest are looked up.
+      for (const token of ['nope', 'x'.repeat(5000), '../../etc/passwd', 'A'.repeat(43)]) {
         const response = await introspect({ token }, rs);
         assert.equal(response.status, 200);
         assert.deepEqual(response.body, { active: false });
       }
     });
 
-    test('missing or wrong credentials, or a public client: 401 and no token data (INT-02)', async () => {
-      const { tokens } = await setUp();
-      const none = await introspect({ token: tokens.access_token as string }, {});
-      assert.equal(none.status, 401);
-      assert.equal(none.body.active, undefined);
+    test('SQL in the token or the client_id reaches the lookups and finds nothing; the tables are intact after (INT-04)', async () => {
+      const { rs, rsId, tokens } = await setUp();
+      const resourceServer = await addClient(server.gatehouse.store, { grantTypes: [] });
+      // Authenticated callers, values within every length and character limit: each is looked up by its hash.
+      for (const token of HOSTILE) {
+        const response = await introspect({ token }, rs);
+        assert.equal(response.status, 200, token);
+        assert.deepEqual(response.body, { active: false }, token);
+      }
+      // As a client_id, with the real client's secret, Basic and form: looked up as it is, and unknown.
+      for (const clientId of HOSTILE.slice(0, 3)) {
+        for (const [form, headers] of [[{}, { authorization: basic(clientId, resourceServer.secret) }], [{ client_id: clientId, client_secret: resourceServer.secret }, {}]] as const) {
+          const response = await introspect({ token: tokens.access_token as string, ...form }, headers);
+          assert.equal(response.status, 401, clientId);
+          assert.equal(response.body.error, 'invalid_client', clientId);
+        }
+      }
+      // Nothing was dropped or changed: the clients still authenticate and the tokens are still active.
+      assert.equal((await introspect({ token: tokens.access_token as string }, rs)).body.active, true);
+      assert.equal((await introspect({ token: tokens.refresh_token as string }, { authorization: basic(resourceServer.client.clientId, resourceServer.secret) })).body.active, true);
+      assert.equal((await server.gatehouse.store.clients.get(rsId))?.clientId, rsId);
+    });
+
+    test('missing or wrong credentials, or a public client: 401 invalid_client and no token data; the right ones answer (INT-02)', async () => {
+      const { tokens, rs } = await setUp();
+      const resourceServer = await addClient(server.gatehouse.store, { grantTypes: [] });
+      const { clientId } = resourceServer.client;
+      const token = tokens.access_token as string;
+      const refused = async (what: string, form: Record<string, string>, headers: Record<string, string>) => {
+        const response = await introspect({ token, ...form }, headers);
+        assert.deepEqual([response.status, response.body.error, response.body.active], [401, 'invalid_client', undefined], what);
+        assert.match(response.headers.get('www-authenticate') ?? '', /^Basic /, what);
+      };
+      await refused('no credentials', {}, {});
+      await refused('wrong secret, Basic', {}, { authorization: basic(clientId, `${resourceServer.secret}x`) });
+      await refused('wrong secret, form', { client_id: clientId, client_secret: `${resourceServer.secret}x` }, {});
+      await refused('unknown client_id, Basic', {}, { authorization: basic(`${clientId}-unknown`, resourceServer.secret) });
+      await refused('unknown client_id, form', { client_id: `${clientId}-unknown`, client_secret: resourceServer.secret }, {});
       const publicClient = await addClient(server.gatehouse.store, { tokenEndpointAuthMethod: 'none' });
-      assert.equal((await introspect({ token: tokens.access_token as string, client_id: publicClient.client.clientId }, {})).status, 401);
+      await refused('a public client', { client_id: publicClient.client.clientId }, {});
+      // The control: the same client with its right secret, both ways, is answered.
+      assert.equal((await introspect({ token }, rs)).body.active, true);
+      assert.equal((await introspect({ token }, { authorization: basic(clientId, resourceServer.secret) })).body.active, true);
+      assert.equal((await introspect({ token, client_id: clientId, client_secret: resourceServer.secret }, {})).body.active, true);
     });
 
     test('a missing token parameter is invalid_request (INT-08)', async () => {

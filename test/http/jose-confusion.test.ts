@@ -59,7 +59,7 @@ for (const db of DATABASES.slice(0, 1)) {
     test('at the logout endpoint every forged hint gets the error page and ends nothing', async () => {
       const jar = new CookieJar();
       await loginThroughForm({ baseUrl: server.url, jar }, { response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUris[0]!, scope: 'openid' }, { username: user.username, password: 'correct horse battery' });
-      for (const token of Object.values(forged)) await assertErrorPage(await browse(`${server.url}/uas/oauth2/logout?id_token_hint=${encodeURIComponent(token)}`, jar));
+      for (const token of Object.values(forged)) await assertErrorPage(await browse(`${server.url}/uas/oauth2/logout?id_token_hint=${encodeURIComponent(token)}`, jar), 'invalid_request');
       const silent = await browse(authorizationUrl(server.url, { response_type: 'code', client_id: client.clientId, redirect_uri: client.redirectUris[0]!, scope: 'openid', prompt: 'none' }), jar);
       assert.equal(silent.status, 302);
       assert.ok(new URL(silent.headers.get('location')!).searchParams.get('code'), 'the session survived every forged logout');

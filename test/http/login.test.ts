@@ -134,19 +134,23 @@ for (const db of DATABASES) {
       const wrongToken = await submit(action, fill(fields, { username, password: PASSWORD, csrf_token: 'x'.repeat(43) }), jar);
       await assertLoginPage(wrongToken, 403);
       assert.equal(jar.cookies.get('gatehouse_session'), undefined);
+      // The control: the same form, with its token and cookie, signs in.
+      assertCodeRedirect(await submit(action, fill(fields, { username, password: PASSWORD }), jar), { redirectUri: client.redirectUris[0]!, state: 'st-1', issuer: server.issuer, status: 303 });
     });
 
     test('the carried request is validated again: tampering gains nothing', async () => {
       const jar = new CookieJar();
       const { fields, action } = await openForm(jar);
       const login = { username, password: PASSWORD };
-      await assertErrorPage(await submit(action, fill(fields, { ...login, redirect_uri: 'https://evil.example/cb' }), jar));
-      await assertErrorPage(await submit(action, fill(fields, { ...login, client_id: 'someone-else' }), jar));
+      await assertErrorPage(await submit(action, fill(fields, { ...login, redirect_uri: 'https://evil.example/cb' }), jar), 'invalid_redirect_uri');
+      await assertErrorPage(await submit(action, fill(fields, { ...login, client_id: 'someone-else' }), jar), 'invalid_redirect_uri');
       const tampered = await submit(action, fill(fields, { ...login, response_type: 'token' }), jar);
       assertErrorRedirect(tampered, { redirectUri: client.redirectUris[0]!, error: 'unsupported_response_type', state: 'st-1', issuer: server.issuer });
       const duplicated = await submit(action, [...fill(fields, login), ['scope', 'openid email']], jar);
       assertErrorRedirect(duplicated, { redirectUri: client.redirectUris[0]!, error: 'invalid_request', state: 'st-1', issuer: server.issuer });
       assert.equal(jar.cookies.get('gatehouse_session'), undefined);
+      // The control: the form as it came signs in.
+      assertCodeRedirect(await submit(action, fill(fields, login), jar), { redirectUri: client.redirectUris[0]!, state: 'st-1', issuer: server.issuer, status: 303 });
     });
 
     test('a PKCE-requiring client cannot have its challenge stripped from the form', async () => {

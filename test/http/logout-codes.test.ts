@@ -13,7 +13,8 @@ for (const db of DATABASES) {
     });
     after(async () => server.close());
 
-    test('a code issued before an RP-initiated logout cannot be redeemed after it (conformance RT-10)', async () => {
+    /** Logs a new browser in through the form and returns its code, unredeemed, with what redeems it. */
+    async function codeFromLogin() {
       const store = server.gatehouse.store;
       const { client, clientSecret } = await createTestClient(store);
       const user = await createTestUser(store, { password: 'correct horse battery' });
@@ -21,10 +22,21 @@ for (const db of DATABASES) {
       const redirect = await loginThroughForm({ baseUrl: server.url, jar }, { response_type: 'code', client_id: client.clientId, redirect_uri: RP_REDIRECT_URI, scope: 'openid' }, { username: user.username, password: 'correct horse battery' });
       const code = redirectParams(redirect).get('code');
       assert.ok(code);
+      const redeem = () => postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'authorization_code', code, redirect_uri: RP_REDIRECT_URI }, { authorization: basic(client.clientId, clientSecret) });
+      return { jar, redeem };
+    }
+
+    test('a code issued before an RP-initiated logout cannot be redeemed after it; the same login without the logout redeems its code (conformance RT-10)', async () => {
+      // The control: the same login, no logout, and the code redeems.
+      const control = await codeFromLogin();
+      const redeemed = await control.redeem();
+      assert.equal(redeemed.status, 200, JSON.stringify(redeemed.body));
+
+      const { jar, redeem } = await codeFromLogin();
       const logout = await logoutConfirmed(server.url, jar);
-      assert.equal(logout.status, 200);
+      assert.equal(logout.status, 200, `logout answered ${logout.status}`);
       assert.equal(jar.cookies.get('gatehouse_session'), undefined, 'the session cookie was cleared');
-      const exchange = await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'authorization_code', code, redirect_uri: RP_REDIRECT_URI }, { authorization: basic(client.clientId, clientSecret) });
+      const exchange = await redeem();
       assert.equal(exchange.status, 400);
       assert.equal(exchange.body.error, 'invalid_grant');
     });

@@ -187,13 +187,13 @@ for (const db of DATABASES) {
       const { jar, session, hint } = await signIn();
       const { client: other } = await createTestClient(server.gatehouse.store, { postLogoutRedirectUris: ['https://other.example.test/bye'] });
       for (const uri of [`${AFTER_LOGOUT}&x=1`, 'https://rp.example.test/logged-out', 'https://evil.example/bye', 'javascript:alert(1)', 'https://other.example.test/bye', `${AFTER_LOGOUT}#f`]) {
-        await assertErrorPage(await browse(logoutUrl({ id_token_hint: hint, post_logout_redirect_uri: uri }), jar));
+        await assertErrorPage(await browse(logoutUrl({ id_token_hint: hint, post_logout_redirect_uri: uri }), jar), 'invalid_request');
       }
-      await assertErrorPage(await browse(logoutUrl({ post_logout_redirect_uri: AFTER_LOGOUT }), jar));
-      await assertErrorPage(await browse(logoutUrl({ client_id: other.clientId, id_token_hint: hint, post_logout_redirect_uri: 'https://other.example.test/bye' }), jar));
-      await assertErrorPage(await browse(logoutUrl({ client_id: 'unknown', post_logout_redirect_uri: AFTER_LOGOUT }), jar));
-      await assertErrorPage(await browse(logoutUrl({ id_token_hint: 'not.a.jwt', post_logout_redirect_uri: AFTER_LOGOUT }), jar));
-      await assertErrorPage(await browse(logoutUrl({ id_token_hint: hint, state: 'a', post_logout_redirect_uri: AFTER_LOGOUT }).concat('&state=b'), jar));
+      await assertErrorPage(await browse(logoutUrl({ post_logout_redirect_uri: AFTER_LOGOUT }), jar), 'invalid_request');
+      await assertErrorPage(await browse(logoutUrl({ client_id: other.clientId, id_token_hint: hint, post_logout_redirect_uri: 'https://other.example.test/bye' }), jar), 'invalid_request');
+      await assertErrorPage(await browse(logoutUrl({ client_id: 'unknown', post_logout_redirect_uri: AFTER_LOGOUT }), jar), 'invalid_request');
+      await assertErrorPage(await browse(logoutUrl({ id_token_hint: 'not.a.jwt', post_logout_redirect_uri: AFTER_LOGOUT }), jar), 'invalid_request');
+      await assertErrorPage(await browse(logoutUrl({ id_token_hint: hint, state: 'a', post_logout_redirect_uri: AFTER_LOGOUT }).concat('&state=b'), jar), 'invalid_request');
       assert.ok(await server.gatehouse.store.sessions.findLiveByIndex(session.sessionIndex, Date.now()));
     });
 
@@ -216,7 +216,7 @@ for (const db of DATABASES) {
     });
 
     test('hostile input never produces a 5xx', async () => {
-      await assertErrorPage(await browse(logoutUrl({ client_id: 'a\u0000b', post_logout_redirect_uri: AFTER_LOGOUT })));
+      await assertErrorPage(await browse(logoutUrl({ client_id: 'a\u0000b', post_logout_redirect_uri: AFTER_LOGOUT })), 'invalid_request');
       for (const value of ['%', '\u0000', '<script>', 'a'.repeat(9000), 'javascript:alert(1)']) {
         for (const name of ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'ui_locales']) {
           const response = await browse(logoutUrl({ [name]: value }));

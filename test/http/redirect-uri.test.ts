@@ -87,7 +87,7 @@ for (const db of DATABASES) {
 
     for (const [trick, uri] of REJECTED) {
       test(`refused with the error page: ${trick}`, async () => {
-        const html = await assertErrorPage(await request(uri));
+        const html = await assertErrorPage(await request(uri), 'invalid_redirect_uri');
         assert.ok(!html.includes('evil.example'), 'the page does not echo the URI');
       });
     }
@@ -98,24 +98,24 @@ for (const db of DATABASES) {
 
     test('a loopback port 0 or with leading zeros is refused with a clear error, even when registered exactly so', async () => {
       for (const uri of ['http://127.0.0.1:0/cb', 'http://localhost:009/native/cb']) {
-        const html = await assertErrorPage(await request(uri));
+        const html = await assertErrorPage(await request(uri), 'invalid_redirect_uri');
         assert.ok(html.includes(PORT_RULE), `the page says why: ${uri}`);
       }
       // Registered (straight into the store) before the rule existed: refused at use all the same.
       const { client: legacy } = await createTestClient(server.gatehouse.store, { redirectUris: ['http://127.0.0.1:0/cb'] });
-      assert.ok((await assertErrorPage(await request('http://127.0.0.1:0/cb', legacy.clientId))).includes(PORT_RULE));
+      assert.ok((await assertErrorPage(await request('http://127.0.0.1:0/cb', legacy.clientId), 'invalid_redirect_uri')).includes(PORT_RULE));
     });
 
     test('another client’s registered URI is not accepted', async () => {
       const { client: other } = await createTestClient(server.gatehouse.store, { redirectUris: ['https://other.example.test/cb'] });
-      await assertErrorPage(await request('https://other.example.test/cb'));
-      await assertErrorPage(await request(WEB, other.clientId));
+      await assertErrorPage(await request('https://other.example.test/cb'), 'invalid_redirect_uri');
+      await assertErrorPage(await request(WEB, other.clientId), 'invalid_redirect_uri');
     });
 
     test('a script scheme is refused at use even if it was somehow registered', async () => {
       const { client: bad } = await createTestClient(server.gatehouse.store, { redirectUris: ['javascript:alert(1)', 'data:text/html,x'] });
-      await assertErrorPage(await request('javascript:alert(1)', bad.clientId));
-      await assertErrorPage(await request('data:text/html,x', bad.clientId));
+      await assertErrorPage(await request('javascript:alert(1)', bad.clientId), 'invalid_redirect_uri');
+      await assertErrorPage(await request('data:text/html,x', bad.clientId), 'invalid_redirect_uri');
     });
   });
 }

@@ -4,6 +4,7 @@
  * deadlines. Time moves on an injected clock; nothing sleeps.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '../../src/domain/client.ts';
 import type { User } from '../../src/domain/user.ts';
@@ -160,12 +161,21 @@ for (const db of DATABASES) {
       assert.equal((await codeRow(assertCodeRedirect(response, { redirectUri: first.redirectUris[0]!, state: 's', issuer: server.issuer, status: 303 }))).userId, hinted.id);
     });
 
-    test('a forged or unknown session cookie is no session', async () => {
-      const jar = new CookieJar();
-      jar.cookies.set('gatehouse_session', 'A'.repeat(43));
-      await assertLoginPage(await authorizeWith(jar, second));
-      jar.cookies.set('gatehouse_session', '"; DROP TABLE sessions; --');
-      await assertLoginPage(await authorizeWith(jar, second));
+    test('a forged or unknown session cookie is no session: a well-formed one is looked up and not found, a malformed one is refused unread; the sessions are intact after', async () => {
+      const { jar: signedIn } = await signIn();
+      const noSession = async (value: string) => {
+        const jar = new CookieJar();
+        jar.cookies.set('gatehouse_session', value);
+        await assertLoginPage(await authorizeWith(jar, second));
+        assertErrorRedirect(await authorizeWith(jar, second, { prompt: 'none' }), { redirectUri: second.redirectUris[0]!, error: 'login_required', state: 's', issuer: server.issuer });
+      };
+      // The shape of a real cookie (43 base64url characters), so each reaches the store's lookup, by its hash.
+      for (const value of ['A'.repeat(43), randomBytes(32).toString('base64url'), 'OR_1-1--DROP_TABLE_sessions--SELECT_x-FROM_y'.slice(0, 43)]) await noSession(value);
+      // Anything else is no session before any lookup.
+      for (const value of ['"; DROP TABLE sessions; --', "' OR '1'='1", 'A'.repeat(44), `${'A'.repeat(42)}=`]) await noSession(value);
+      // The real session still signs in silently, and the table still holds it.
+      await silent(signedIn, second);
+      assert.ok(await session(signedIn));
     });
   });
 

@@ -68,22 +68,22 @@ for (const db of DATABASES) {
       assert.equal(wrong.status, 401);
       assert.equal(wrong.body.error, 'invalid_client');
       assert.match(wrong.headers.get('www-authenticate') ?? '', /^Basic /);
-      const unknown = await exchange({ code, client_id: 'no-such-client', client_secret: 'x' });
-      assert.equal(unknown.status, 401);
-      assert.ok(unknown.headers.get('www-authenticate'));
-      const none = await exchange({ code });
-      assert.equal(none.status, 401);
+      const invalidClient = (response: { status: number; headers: Headers; body: Record<string, unknown> }, what: string) => {
+        assert.deepEqual([response.status, response.body.error], [401, 'invalid_client'], what);
+        assert.match(response.headers.get('www-authenticate') ?? '', /^Basic /, what);
+      };
+      invalidClient(await exchange({ code, client_id: client.clientId, client_secret: `${secret}x` }), 'wrong secret, form');
+      invalidClient(await exchange({ code, client_id: 'no-such-client', client_secret: 'x' }), 'unknown client');
+      invalidClient(await exchange({ code }), 'no credentials');
       const inactive = await addClient(store(), { active: false });
-      const refused = await exchange({ code: (await mintCode(store(), inactive.client, user)).code }, { authorization: basic(inactive.client.clientId, inactive.secret) });
-      assert.equal(refused.status, 401);
-      const malformed = await exchange({ code }, { authorization: 'Basic !!!' });
-      assert.equal(malformed.status, 401);
+      invalidClient(await exchange({ code: (await mintCode(store(), inactive.client, user)).code }, { authorization: basic(inactive.client.clientId, inactive.secret) }), 'inactive client');
+      invalidClient(await exchange({ code }, { authorization: 'Basic !!!' }), 'malformed Basic');
       for (const hostile of ['\u0000', 'a\u0000b', '\u0007', 'x'.repeat(600)]) {
-        const viaPost = await exchange({ code, client_id: hostile, client_secret: 'x' });
-        assert.equal(viaPost.status, 401, JSON.stringify(hostile));
-        const viaBasic = await exchange({ code }, { authorization: basic(hostile, 'x') });
-        assert.equal(viaBasic.status, 401, JSON.stringify(hostile));
+        invalidClient(await exchange({ code, client_id: hostile, client_secret: 'x' }), JSON.stringify(hostile));
+        invalidClient(await exchange({ code }, { authorization: basic(hostile, 'x') }), JSON.stringify(hostile));
       }
+      // The control: the code was good all along, and the right secret redeems it.
+      assert.equal((await exchange({ code }, { authorization: basic(client.clientId, secret) })).status, 200);
     });
 
     test('two authentication methods at once, a repeated parameter or a non-form body are invalid_request (TOK-07)', async () => {

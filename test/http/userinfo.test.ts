@@ -74,6 +74,7 @@ for (const db of DATABASES) {
       assert.equal(bad.status, 401);
       assert.match(bad.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
       const { token, refreshToken, auth } = await accessToken();
+      assert.equal((await fetch(url, { headers: { authorization: `Bearer ${token}` } })).status, 200, 'the control: the access token works until revoked');
       assert.equal((await fetch(url, { headers: { authorization: `Bearer ${refreshToken}` } })).status, 401, 'a refresh token is no bearer token');
       assert.equal((await postForm(`${server.url}/uas/oauth2/revocation`, { token }, auth)).status, 200);
       assert.equal((await fetch(url, { headers: { authorization: `Bearer ${token}` } })).status, 401);

@@ -31,6 +31,12 @@ for (const db of DATABASES) {
         }
       }
       assert.equal((await ids(server, '/2.0/users/?login=hostile')).length, 3, 'the table is intact');
+      // The control: the same values stored as data are found, by exactly themselves, so the filters reached the query as values.
+      const stored = "' OR 1=1 --";
+      const id = await create(server, 'users', { login: 'hostile-stored-sql', note: stored });
+      assert.deepEqual(await ids(server, `/2.0/users/?note=${encodeURIComponent(stored)}&exactMatch=true`), [id]);
+      assert.deepEqual(await ids(server, `/2.0/users/?note=${encodeURIComponent("' OR")}`), [id]);
+      assert.equal(await call(server, 'DELETE', `/2.0/users/${id}`).then((r) => r.status), 200);
     });
 
     test('% and _ are not wildcards: they match themselves', async () => {
