@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import type { Organization } from '../../src/domain/organization.ts';
-import { ConflictError, MissingReferenceError, type Store } from '../../src/storage/ports.ts';
+import { sql } from 'kysely';
+import { MAX_ORGANIZATION_DEPTH, type Organization } from '../../src/domain/organization.ts';
+import { updateOrganization } from '../../src/identity/organization-changes.ts';
+import { IdentityError } from '../../src/identity/errors.ts';
+import { ManualClock } from '../../src/lib/clock.ts';
+import { ConflictError, MissingReferenceError, TreeShapeError, type Store } from '../../src/storage/ports.ts';
+import type { SqlStore } from '../../src/storage/sql/store.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { anOrganization, openTestStore, T0, unique, type TestStore } from '../helpers/store.ts';
+import { anOrganization, openTestStore, T0, unique, warmUp, type TestStore } from '../helpers/store.ts';
 
 const ids = (orgs: Organization[]) => orgs.map((o) => o.id);
 const sorted = (values: string[]) => [...values].sort();
@@ -12,7 +17,7 @@ const sorted = (values: string[]) => [...values].sort();
 for (const kind of DATABASES) {
   describe(`organization store on ${kind.name}`, () => {
     let harness: TestStore;
-    let store: Store;
+    let store: SqlStore;
     before(async () => {
       harness = await openTestStore(kind);
       store = harness.store;
@@ -122,6 +127,93 @@ for (const kind of DATABASES) {
       assert.equal(await store.organizations.delete(grandchild.id), true);
       assert.equal(await store.organizations.delete(child.id), true);
       assert.equal(await store.organizations.delete(parent.id), true);
+    });
+
+    describe('the tree never gets a cycle and stays within MAX_ORGANIZATION_DEPTH (security test finding 4)', () => {
+      const isShape = (reason: 'cycle' | 'too_deep') => (error: unknown) => error instanceof TreeShapeError && error.reason === reason;
+
+      /** A chain of `levels` organizations, root first. */
+      async function chain(levels: number): Promise<Organization[]> {
+        const orgs: Organization[] = [];
+        for (let i = 0; i < levels; i++) orgs.push(await stored({ parentId: orgs.at(-1)?.id }));
+        return orgs;
+      }
+
+      test('update refuses a move under itself or its own subtree, and changes nothing', async () => {
+        const [a, b, c] = await chain(3);
+        await assert.rejects(store.organizations.update({ ...a!, parentId: c!.id, technicalName: unique('renamed-') }), isShape('cycle'));
+        await assert.rejects(store.organizations.update({ ...a!, parentId: b!.id }), isShape('cycle'));
+        await assert.rejects(store.organizations.update({ ...b!, parentId: b!.id }), isShape('cycle'));
+        assert.deepEqual(await store.organizations.get(a!.id), a);
+        assert.deepEqual(await store.organizations.get(b!.id), b);
+        // Insert refuses an organization that is its own parent (only a caller choosing ids could ask).
+        const own = randomUUID();
+        await assert.rejects(store.organizations.insert(anOrganization({ id: own, parentId: own })), (error) => isShape('cycle')(error) || error instanceof MissingReferenceError);
+        assert.equal(await store.organizations.get(own), undefined);
+        // Unchanged parent, other changes: fine; and a move elsewhere is fine.
+        assert.equal(await store.organizations.update({ ...c!, friendlyName: 'still here' }), true);
+        assert.equal(await store.organizations.update({ ...c!, parentId: a!.id }), true);
+        assert.equal(await store.organizations.update({ ...b!, parentId: undefined }), true);
+      });
+
+      test(`no insert or move makes a tree deeper than ${MAX_ORGANIZATION_DEPTH} levels`, async () => {
+        const deep = await chain(MAX_ORGANIZATION_DEPTH);
+        const bottom = deep.at(-1)!;
+        await assert.rejects(store.organizations.insert(anOrganization({ parentId: bottom.id })), isShape('too_deep'));
+        // A two-level subtree fits under level 62 and not under level 63.
+        const [top, below] = await chain(2);
+        await assert.rejects(store.organizations.update({ ...top!, parentId: deep[MAX_ORGANIZATION_DEPTH - 2]!.id }), isShape('too_deep'));
+        assert.deepEqual(await store.organizations.get(top!.id), top);
+        assert.equal(await store.organizations.update({ ...top!, parentId: deep[MAX_ORGANIZATION_DEPTH - 3]!.id }), true);
+        const all = await store.organizations.subtreeIds(deep[0]!.id);
+        assert.equal(all.length, MAX_ORGANIZATION_DEPTH + 2);
+        assert.ok(all.includes(below!.id));
+      });
+
+      test('a cycle written straight into the table does not hang subtreeIds or a move: both fail at once', { timeout: 20_000 }, async () => {
+        const [a, b] = await chain(2);
+        const c = await stored({ parentId: b!.id });
+        const outside = await stored();
+        // What a version before this rule could commit: a under b, b under a.
+        await sql`update organizations set parent_id = ${b!.id} where id = ${a!.id}`.execute(store.database.db);
+        const started = Date.now();
+        await assert.rejects(store.organizations.subtreeIds(a!.id), isShape('too_deep'));
+        await assert.rejects(store.organizations.subtreeIds(c!.id).then(() => store.organizations.subtreeIds(b!.id)), isShape('too_deep'));
+        await assert.rejects(store.organizations.update({ ...outside, parentId: c!.id }), isShape('too_deep'));
+        await assert.rejects(store.organizations.insert(anOrganization({ parentId: c!.id })), isShape('too_deep'));
+        assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
+        // Repair it, as an operator would, so the rows do not trouble other tests.
+        await sql`update organizations set parent_id = null where id = ${a!.id}`.execute(store.database.db);
+        assert.deepEqual(sorted(await store.organizations.subtreeIds(a!.id)), sorted(ids([a!, b!, c])));
+      });
+
+      test('two opposite moves from two instances at once (A under B, B under A): exactly one commits, never a cycle', { timeout: 120_000 }, async () => {
+        const TRIALS = 50;
+        // PostgreSQL: two instances, each with its own pool. SQLite: one store, whose single
+        // connection runs one transaction at a time (as BEGIN IMMEDIATE makes processes do); two
+        // in one process would block each other's thread while waiting for the file lock.
+        const [one, two] = kind.name === 'postgres' ? [await harness.open(), await harness.open()] : [store, store];
+        await Promise.all([warmUp(one, 4), warmUp(two, 4)]);
+        const deps = (s: Store) => ({ organizations: s.organizations, users: s.users, clock: new ManualClock(T0) });
+        let cycles = 0;
+        for (let trial = 0; trial < TRIALS; trial++) {
+          const [a, b] = [await stored(), await stored()];
+          const outcomes = await Promise.allSettled([
+            updateOrganization(deps(one), a.id, { parentId: b.id }),
+            updateOrganization(deps(two), b.id, { parentId: a.id }),
+          ]);
+          const [storedA, storedB] = [await store.organizations.get(a.id), await store.organizations.get(b.id)];
+          if (storedA?.parentId === b.id && storedB?.parentId === a.id) cycles++;
+          else {
+            assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1, `trial ${trial}: exactly one move commits`);
+            const refused = outcomes.find((o) => o.status === 'rejected')!.reason as unknown;
+            assert.ok(refused instanceof IdentityError && refused.code === 'invalid_argument' && refused.field === 'parentId', String(refused));
+          }
+          // Untangle a cycle so that later trials (and the report) can go on.
+          await sql`update organizations set parent_id = null where id in (${a.id}, ${b.id})`.execute(store.database.db);
+        }
+        assert.equal(cycles, 0, `${cycles} of ${TRIALS} trials committed a cycle`);
+      });
     });
 
     describe('list', () => {

@@ -5,7 +5,7 @@
  */
 import type { Organization } from '../../domain/organization.ts';
 import { deleteOrganization, updateOrganization } from '../../identity/organization-changes.ts';
-import { organizationPath, usersOfOrganization } from '../../identity/organization-tree.ts';
+import { organizationPath, userIdsOfOrganization } from '../../identity/organization-tree.ts';
 import { createOrganization, getOrganization, listOrganizations } from '../../identity/organizations.ts';
 import type { HttpDeps } from '../deps.ts';
 import type { ApiResult } from './render.ts';
@@ -124,8 +124,8 @@ export function organizationRoutes(version: '2.0' | '2.1'): ApiRoute[] {
         const { limit, check } = listing(call);
         const { query } = call;
         const filters = userFilters(query);
-        const found = check(await usersOfOrganization(call.deps.store, pathId(call), { filters, exactMatch: (query.exactMatch as boolean | undefined) ?? false, limit, recursive: query.recursive === true }));
-        return { body: { kind: 'collection', collection: 'Users', ids: found.map((u) => u.id) } };
+        const found = check(await userIdsOfOrganization(call.deps.store, pathId(call), { filters, exactMatch: (query.exactMatch as boolean | undefined) ?? false, limit, recursive: query.recursive === true }));
+        return { body: { kind: 'collection', collection: 'Users', ids: found } };
       },
     },
   ];

@@ -44,7 +44,7 @@ export function sqlStoreOver(database: SqlDatabase): SqlStore {
     database,
     clients: new SqlClientStore(db),
     users: new SqlUserStore(db),
-    organizations: new SqlOrganizationStore(db),
+    organizations: new SqlOrganizationStore(db, database.dialect),
     groups: new SqlGroupStore(db),
     sessions: new SqlSessionStore(db),
     codes: new SqlCodeStore(db),
