@@ -226,6 +226,14 @@ export interface KeyStore {
    * `publishUntil`), in one transaction.
    */
   rotate(key: SigningKey, publishUntil: number): Promise<void>;
+  /** Every key whose private JWK is stored in the clear, published or not, oldest first. */
+  listUnsealed(): Promise<SigningKey[]>;
+  /**
+   * Replaces a key's clear private JWK by its sealed form in one conditional statement, only while
+   * it is still in the clear: of instances sealing the same key at once, exactly one gets true and
+   * the stored key is that one's; the others get false and change nothing.
+   */
+  seal(kid: string, sealedPrivateJwk: string): Promise<boolean>;
 }
 
 /** A failure counter of the throttle, as it stands after the last failure counted under its key. */
