@@ -59,7 +59,7 @@ export async function updateOrganization(deps: OrganizationChangeDeps, id: strin
  */
 export async function deleteOrganization(deps: Omit<OrganizationChangeDeps, 'clock'>, id: string): Promise<Organization> {
   const organization = await getOrganization(deps, id);
-  const [child] = await deps.organizations.list({ filters: { parentOrganizationId: organization.id }, exactMatch: true, limit: 1 });
+  const [child] = await deps.organizations.listIds({ filters: { parentOrganizationId: organization.id }, exactMatch: true, limit: 1 });
   if (child) throw new IdentityError('in_use', `organization ${JSON.stringify(organization.technicalName)} has sub-organizations; delete or move them first`);
   const [member] = await deps.users.listIds({ organizationIds: [organization.id], limit: 1 });
   if (member) throw new IdentityError('in_use', `organization ${JSON.stringify(organization.technicalName)} has users; delete or move them first`);

@@ -6,7 +6,7 @@
 import type { Organization } from '../domain/organization.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
-import { ConflictError, MissingReferenceError, TreeShapeError, type OrganizationStore } from '../storage/ports.ts';
+import { ConflictError, MissingReferenceError, TreeShapeError, type OrganizationQuery, type OrganizationStore } from '../storage/ports.ts';
 import { IdentityError } from './errors.ts';
 import { optionalText } from './text.ts';
 
@@ -66,9 +66,11 @@ export async function getOrganization(deps: Pick<OrganizationDeps, 'organization
   return organization;
 }
 
-export async function listOrganizations(
-  deps: Pick<OrganizationDeps, 'organizations'>,
-  query: { filters?: Record<string, string>; exactMatch?: boolean; limit?: number } = {},
-): Promise<Organization[]> {
+export async function listOrganizations(deps: Pick<OrganizationDeps, 'organizations'>, query: OrganizationQuery = {}): Promise<Organization[]> {
   return deps.organizations.list(query);
+}
+
+/** The matching organizations' ids only: what the identity API's listings answer. */
+export async function listOrganizationIds(deps: Pick<OrganizationDeps, 'organizations'>, query: OrganizationQuery = {}): Promise<string[]> {
+  return deps.organizations.listIds(query);
 }

@@ -80,6 +80,14 @@ export interface UserStore {
   delete(id: string): Promise<boolean>;
 }
 
+export interface OrganizationQuery {
+  /** Attribute filters: built-in names and custom ones, as UserQuery's. */
+  filters?: Record<string, string>;
+  exactMatch?: boolean;
+  /** 0 or undefined: no limit. */
+  limit?: number;
+}
+
 /**
  * The organization tree. Race rule: an insert under a parent and an update run in one transaction
  * that first serialises with every other such write (PostgreSQL: a transaction-scoped advisory
@@ -98,7 +106,9 @@ export interface OrganizationStore {
    */
   insert(organization: Organization): Promise<void>;
   get(id: string): Promise<Organization | undefined>;
-  list(query?: { filters?: Record<string, string>; exactMatch?: boolean; limit?: number }): Promise<Organization[]>;
+  list(query?: OrganizationQuery): Promise<Organization[]>;
+  /** The matching organizations' ids in technical-name order; reads the id column only, never attributes. */
+  listIds(query?: OrganizationQuery): Promise<string[]>;
   /**
    * The ids of `id` and of every organization below it, read in one bounded query (stored rows
    * that form a cycle cannot make it run on). TreeShapeError (`too_deep`) when something lies more

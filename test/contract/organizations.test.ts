@@ -9,7 +9,7 @@ import { ManualClock } from '../../src/lib/clock.ts';
 import { ConflictError, MissingReferenceError, TreeShapeError, type Store } from '../../src/storage/ports.ts';
 import type { SqlStore } from '../../src/storage/sql/store.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { anOrganization, openTestStore, T0, unique, warmUp, type TestStore } from '../helpers/store.ts';
+import { anOrganization, openTestStore, T0, unique, warmUp, withTestStore, type TestStore } from '../helpers/store.ts';
 
 const ids = (orgs: Organization[]) => orgs.map((o) => o.id);
 const sorted = (values: string[]) => [...values].sort();
@@ -263,6 +263,21 @@ for (const kind of DATABASES) {
           [`${p}a`, `${p}b`],
         );
         assert.equal((await store.organizations.list({ filters: { technicalName: p }, limit: 0 })).length, 3);
+      });
+
+      test('listIds reads the organizations table alone, even with the attribute table gone (security test finding 10)', async () => {
+        await withTestStore(kind, async (own) => {
+          const p = unique('bare-');
+          const made: Organization[] = [];
+          for (const n of ['b', 'a']) {
+            const org = anOrganization({ technicalName: `${p}${n}`, attributes: { notes: Array.from({ length: 100 }, (_, i) => String(i).padEnd(255, 'x')) } });
+            await own.organizations.insert(org);
+            made.unshift(org);
+          }
+          await sql`alter table organization_attributes rename to organization_attributes_elsewhere`.execute(own.database.db);
+          assert.deepEqual(await own.organizations.listIds({ filters: { technicalName: p } }), ids(made));
+          assert.deepEqual(await own.organizations.listIds({ filters: { technicalName: p }, limit: 1 }), ids(made.slice(0, 1)));
+        });
       });
 
       test('listed organizations carry their attributes', async () => {

@@ -6,7 +6,7 @@
 import type { Organization } from '../../domain/organization.ts';
 import { deleteOrganization, updateOrganization } from '../../identity/organization-changes.ts';
 import { organizationPath, userIdsOfOrganization } from '../../identity/organization-tree.ts';
-import { createOrganization, getOrganization, listOrganizations } from '../../identity/organizations.ts';
+import { createOrganization, getOrganization, listOrganizationIds as findOrganizationIds } from '../../identity/organizations.ts';
 import type { HttpDeps } from '../deps.ts';
 import type { ApiResult } from './render.ts';
 import { organizationEntity } from './representation.ts';
@@ -29,8 +29,9 @@ export async function organizationResult(deps: HttpDeps, organization: Organizat
 export async function listOrganizationIds(call: ApiCall): Promise<ApiResult> {
   const { limit, check } = listing(call);
   const filters = organizationFilters(call.query);
-  const found = check(await listOrganizations(call.deps.store, { filters, exactMatch: (call.query.exactMatch as boolean | undefined) ?? false, limit }));
-  return { body: { kind: 'collection', collection: 'Organizations', ids: found.map((o) => o.id) } };
+  // Ids only, as on the wire: the organizations' attributes are never loaded for a listing.
+  const found = check(await findOrganizationIds(call.deps.store, { filters, exactMatch: (call.query.exactMatch as boolean | undefined) ?? false, limit }));
+  return { body: { kind: 'collection', collection: 'Organizations', ids: found } };
 }
 
 export function organizationRoutes(version: '2.0' | '2.1'): ApiRoute[] {

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { MAX_ORGANIZATION_DEPTH, type Organization } from '../../domain/organization.ts';
-import { TreeShapeError, type OrganizationStore } from '../ports.ts';
+import { TreeShapeError, type OrganizationQuery, type OrganizationStore } from '../ports.ts';
 import { loadAttributes, writeAttributes } from './attributes.ts';
 import type { DialectName } from './database.ts';
 import { translated } from './errors.ts';
@@ -52,9 +52,19 @@ export class SqlOrganizationStore implements OrganizationStore {
     return row && (await this.#withAttributes([row]))[0];
   }
 
-  async list(query: { filters?: Record<string, string>; exactMatch?: boolean; limit?: number } = {}): Promise<Organization[]> {
+  async list(query: OrganizationQuery = {}): Promise<Organization[]> {
+    return this.#withAttributes(await this.#matching(query).selectAll().execute());
+  }
+
+  async listIds(query: OrganizationQuery = {}): Promise<string[]> {
+    const rows = await this.#matching(query).select('organizations.id').execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** The organizations matching `query` (without its columns picked), in technical-name order, limited. */
+  #matching(query: OrganizationQuery) {
     const exact = query.exactMatch ?? false;
-    let q = this.#db.selectFrom('organizations').selectAll();
+    let q = this.#db.selectFrom('organizations');
     for (const [name, value] of Object.entries(query.filters ?? {})) {
       // Own keys only: a filter named `toString` or `constructor` is a custom attribute, not Object.prototype's member (found by the fuzzer).
       const column = Object.hasOwn(COLUMNS, name) ? COLUMNS[name] : undefined;
@@ -72,7 +82,7 @@ export class SqlOrganizationStore implements OrganizationStore {
     }
     q = q.orderBy('technical_name').orderBy('id');
     if (query.limit) q = q.limit(query.limit);
-    return this.#withAttributes(await q.execute());
+    return q;
   }
 
   async subtreeIds(id: string): Promise<string[]> {

@@ -191,19 +191,24 @@ for (const db of DATABASES) {
       assert.equal((await ids(server, '/2.0/users/?login=limit-1')).length, 1);
     });
 
-    test('listings answer ids read from the users table alone, never the users’ attributes (security test finding 10)', async () => {
+    test('listings answer ids read from the users or organizations table alone, never attributes (security test finding 10)', async () => {
       const organization = await create(server, 'organizations', { technicalName: 'bare-org' });
       const child = await create(server, 'organizations', { technicalName: 'bare-child', parentOrganizationId: organization });
       // The most one attribute may hold: 100 values of 255 characters.
       const large = Array.from({ length: 100 }, (_, i) => String(i).padEnd(255, 'x'));
       const made = [await create(server, 'users', { login: 'bare-b', organization, notes: large }), await create(server, 'users', { login: 'bare-a', organization: child, notes: large })];
       // Take the attribute table away: a listing that loaded attributes would fail (a 500).
-      await sql`alter table user_attributes rename to user_attributes_elsewhere`.execute((server.gatehouse.store as SqlStore).database.db);
+      const db = (server.gatehouse.store as SqlStore).database.db;
+      await sql`alter table user_attributes rename to user_attributes_elsewhere`.execute(db);
       assert.deepEqual(await ids(server, '/2.0/users/?login=bare-'), [made[1], made[0]]);
       assert.deepEqual(await ids(server, `/2.1/organizations/${organization}/users/?recursive=true`), [made[1], made[0]]);
       assert.deepEqual(await ids(server, `/2.0/users/?organization=${organization}&recursive=true&maxResults=1`), [made[1]]);
       const legacy = await call(server, 'GET', '/users/?login=bare-', { base: '/eidm2/services' });
       assert.equal(legacy.text, `<?xml version="1.0" encoding="UTF-8"?><idlist><Id>${made[1]}</Id><Id>${made[0]}</Id></idlist>`);
+      // Organization listings likewise (reading one organization, as organizations/{id}/users/ does, reads its attributes).
+      await sql`alter table organization_attributes rename to organization_attributes_elsewhere`.execute(db);
+      assert.deepEqual(await ids(server, '/2.0/organizations/?technicalName=bare-'), [child, organization]);
+      assert.deepEqual(await ids(server, `/2.0/organizations/?parentOrganizationId=${organization}`), [child]);
     });
   });
 }
