@@ -3,7 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { MAX_ORGANIZATION_DEPTH, type Organization } from '../../src/domain/organization.ts';
-import { updateOrganization } from '../../src/identity/organization-changes.ts';
+import { deleteOrganization, updateOrganization } from '../../src/identity/organization-changes.ts';
+import { createOrganization } from '../../src/identity/organizations.ts';
+import { cryptoRandom } from '../../src/lib/random.ts';
 import { IdentityError } from '../../src/identity/errors.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { ConflictError, MissingReferenceError, TreeShapeError, type Store } from '../../src/storage/ports.ts';
@@ -214,6 +216,34 @@ for (const kind of DATABASES) {
         }
         assert.equal(cycles, 0, `${cycles} of ${TRIALS} trials committed a cycle`);
       });
+    });
+
+    test('creating under a parent while the parent is deleted from another instance: one of them fails, nothing dangles', { timeout: 120_000 }, async () => {
+      const TRIALS = 30;
+      const [one, two] = kind.name === 'postgres' ? [await harness.open(), await harness.open()] : [store, store];
+      await Promise.all([warmUp(one, 4), warmUp(two, 4)]);
+      const outcomes = new Map<string, number>();
+      for (let trial = 0; trial < TRIALS; trial++) {
+        const parent = await stored();
+        const [created, deleted] = await Promise.allSettled([
+          createOrganization({ organizations: one.organizations, clock: new ManualClock(T0), random: cryptoRandom }, { parentId: parent.id }),
+          deleteOrganization({ organizations: two.organizations, users: two.users }, parent.id),
+        ]);
+        const parentLeft = await store.organizations.get(parent.id);
+        if (created.status === 'fulfilled') {
+          // The child exists under a parent that exists: the delete was refused (409 in_use).
+          assert.deepEqual(await store.organizations.get(created.value.id), created.value);
+          assert.ok(parentLeft, `trial ${trial}: a child under a deleted parent`);
+          assert.ok(deleted.status === 'rejected' && deleted.reason instanceof IdentityError && deleted.reason.code === 'in_use', String(deleted.status === 'rejected' ? deleted.reason : 'deleted'));
+        } else {
+          assert.ok(created.reason instanceof IdentityError && created.reason.code === 'invalid_reference', String(created.reason));
+          assert.equal(deleted.status, 'fulfilled');
+          assert.equal(parentLeft, undefined);
+        }
+        const key = created.status === 'fulfilled' ? 'created' : 'deleted';
+        outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+      }
+      assert.equal([...outcomes.values()].reduce((a, b) => a + b, 0), TRIALS);
     });
 
     describe('list', () => {
