@@ -5,7 +5,7 @@
  */
 import type { Organization } from '../domain/organization.ts';
 import type { Clock } from '../lib/clock.ts';
-import { ConflictError, MissingReferenceError, TreeShapeError, type OrganizationStore, type UserStore } from '../storage/ports.ts';
+import { ConflictError, MissingReferenceError, OrganizationInUseError, TreeShapeError, type OrganizationStore, type UserStore } from '../storage/ports.ts';
 import { applyAttributeChanges, type AttributeChanges } from './attributes.ts';
 import { IdentityError } from './errors.ts';
 import { getOrganization } from './organizations.ts';
@@ -68,6 +68,8 @@ export async function deleteOrganization(deps: Omit<OrganizationChangeDeps, 'clo
   } catch (error) {
     // A sub-organization was added in between (the store refuses to orphan it).
     if (error instanceof MissingReferenceError) throw new IdentityError('in_use', `organization ${JSON.stringify(organization.technicalName)} has sub-organizations; delete or move them first`);
+    // A user was added in between (the store checks again in the transaction that deletes).
+    if (error instanceof OrganizationInUseError) throw new IdentityError('in_use', `organization ${JSON.stringify(organization.technicalName)} has users; delete or move them first`);
     throw error;
   }
   return organization;

@@ -40,6 +40,14 @@ export class TreeShapeError extends Error {
   }
 }
 
+/** An organization that still has users cannot be deleted. */
+export class OrganizationInUseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OrganizationInUseError';
+  }
+}
+
 export interface ClientStore {
   insert(client: Client): Promise<void>;
   get(clientId: string): Promise<Client | undefined>;
@@ -96,7 +104,7 @@ export interface OrganizationQuery {
  * MAX_ORGANIZATION_DEPTH, whichever instance makes it. The parent reference is a foreign key with
  * ON DELETE RESTRICT: an insert or move under a parent that is deleted at the same time fails
  * (MissingReferenceError), and a delete of an organization that gets a child at the same time
- * fails; neither leaves a dangling parent.
+ * fails; neither leaves a dangling parent. For users and a delete, see `delete`.
  */
 export interface OrganizationStore {
   /**
@@ -122,7 +130,14 @@ export interface OrganizationStore {
    * the tree deeper than MAX_ORGANIZATION_DEPTH; nothing is changed then.
    */
   update(organization: Organization): Promise<boolean>;
-  /** MissingReferenceError while it has sub-organizations (nothing is deleted). */
+  /**
+   * Deletes an organization that holds nothing; false when it does not exist. MissingReferenceError
+   * while it has sub-organizations, OrganizationInUseError while it has users; nothing is deleted
+   * then. Race rule: the check for users and the delete are one transaction that locks the row
+   * (PostgreSQL; SQLite: BEGIN IMMEDIATE), so a user added to it at the same time, on any instance,
+   * either makes the delete fail or fails itself (MissingReferenceError); it is never left without
+   * its organization.
+   */
   delete(id: string): Promise<boolean>;
 }
 

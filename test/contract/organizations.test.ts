@@ -5,13 +5,14 @@ import { sql } from 'kysely';
 import { MAX_ORGANIZATION_DEPTH, type Organization } from '../../src/domain/organization.ts';
 import { deleteOrganization, updateOrganization } from '../../src/identity/organization-changes.ts';
 import { createOrganization } from '../../src/identity/organizations.ts';
+import { createUser } from '../../src/identity/users.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';
 import { IdentityError } from '../../src/identity/errors.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
-import { ConflictError, MissingReferenceError, TreeShapeError, type Store } from '../../src/storage/ports.ts';
+import { ConflictError, MissingReferenceError, OrganizationInUseError, TreeShapeError, type Store } from '../../src/storage/ports.ts';
 import type { SqlStore } from '../../src/storage/sql/store.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { anOrganization, openTestStore, T0, unique, warmUp, withTestStore, type TestStore } from '../helpers/store.ts';
+import { anOrganization, aUser, openTestStore, T0, unique, warmUp, withTestStore, type TestStore } from '../helpers/store.ts';
 
 const ids = (orgs: Organization[]) => orgs.map((o) => o.id);
 const sorted = (values: string[]) => [...values].sort();
@@ -114,6 +115,15 @@ for (const kind of DATABASES) {
       const reborn = anOrganization({ id: org.id, attributes: {} });
       await store.organizations.insert(reborn);
       assert.deepEqual(await store.organizations.get(org.id), reborn);
+    });
+
+    test('deleting an organization that has users is an OrganizationInUseError and deletes nothing', async () => {
+      const org = await stored();
+      const user = aUser({ organizationId: org.id });
+      await store.users.insert(user, undefined);
+      await assert.rejects(store.organizations.delete(org.id), OrganizationInUseError);
+      assert.deepEqual(await store.organizations.get(org.id), org);
+      assert.equal((await store.users.get(user.id))?.organizationId, org.id);
     });
 
     test('deleting an organization that has children is refused and deletes nothing', async () => {
@@ -244,6 +254,32 @@ for (const kind of DATABASES) {
         outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
       }
       assert.equal([...outcomes.values()].reduce((a, b) => a + b, 0), TRIALS);
+    });
+
+    test('adding a user to an organization while another instance deletes it: one of them fails, the user never silently loses the organization', { timeout: 120_000 }, async () => {
+      const TRIALS = 30;
+      const [one, two] = kind.name === 'postgres' ? [await harness.open(), await harness.open()] : [store, store];
+      await Promise.all([warmUp(one, 4), warmUp(two, 4)]);
+      let orphaned = 0;
+      for (let trial = 0; trial < TRIALS; trial++) {
+        const organization = await stored();
+        const [created, deleted] = await Promise.allSettled([
+          createUser({ users: one.users, organizations: one.organizations, groups: one.groups, clock: new ManualClock(T0), random: cryptoRandom }, { username: unique('member-'), organizationId: organization.id }),
+          deleteOrganization({ organizations: two.organizations, users: two.users }, organization.id),
+        ]);
+        if (created.status === 'fulfilled') {
+          const user = await store.users.get(created.value.id);
+          if (user?.organizationId === undefined) orphaned++;
+          else {
+            assert.ok(await store.organizations.get(organization.id), `trial ${trial}: the organization was deleted under its user`);
+            assert.ok(deleted.status === 'rejected' && deleted.reason instanceof IdentityError && deleted.reason.code === 'in_use', String(deleted.status === 'rejected' ? deleted.reason : 'deleted'));
+          }
+        } else {
+          assert.ok(created.reason instanceof IdentityError && created.reason.code === 'invalid_reference', String(created.reason));
+          assert.equal(deleted.status, 'fulfilled');
+        }
+      }
+      assert.equal(orphaned, 0, `${orphaned} of ${TRIALS} trials left a user whose organization was deleted under it`);
     });
 
     describe('list', () => {

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely';
 import { MAX_ORGANIZATION_DEPTH, type Organization } from '../../domain/organization.ts';
-import { TreeShapeError, type OrganizationQuery, type OrganizationStore } from '../ports.ts';
+import { OrganizationInUseError, TreeShapeError, type OrganizationQuery, type OrganizationStore } from '../ports.ts';
 import { loadAttributes, writeAttributes } from './attributes.ts';
 import type { DialectName } from './database.ts';
 import { translated } from './errors.ts';
@@ -120,10 +120,22 @@ export class SqlOrganizationStore implements OrganizationStore {
   }
 
   async delete(id: string): Promise<boolean> {
-    return translated('organization', async () => {
-      const result = await this.#db.deleteFrom('organizations').where('id', '=', id).executeTakeFirst();
-      return result.numDeletedRows > 0n;
-    });
+    return translated('organization', () =>
+      this.#db.transaction().execute(async (trx) => {
+        // PostgreSQL: lock the row. A user being added to it (or moved into it) holds a key-share
+        // lock on it until it commits, so this waits for it and the check below sees the user; a
+        // user added later waits for this transaction and then finds no organization. SQLite's
+        // writers are serialised already. Without this, ON DELETE SET NULL moved such a user to
+        // no organization without a word.
+        let row = trx.selectFrom('organizations').select('id').where('id', '=', id);
+        if (this.#dialect === 'postgres') row = row.forUpdate();
+        if (!(await row.executeTakeFirst())) return false;
+        const member = await trx.selectFrom('users').select('id').where('organization_id', '=', id).limit(1).executeTakeFirst();
+        if (member) throw new OrganizationInUseError('the organization has users');
+        const result = await trx.deleteFrom('organizations').where('id', '=', id).executeTakeFirst();
+        return result.numDeletedRows > 0n;
+      }),
+    );
   }
 
   async #withAttributes(rows: Selectable<OrganizationsTable>[]): Promise<Organization[]> {
