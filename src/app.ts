@@ -81,11 +81,13 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
   const toServerLog = new DeferredAuditSink();
   try {
     const keyRing = keyRingFor(config, store, clock);
-    await keyRing.ensureActiveKey();
+    // Seals keys left in the clear, and stops here when the sealed ones do not open (KeyEncryptionError).
+    const sealed = await keyRing.prepare();
     const audit = runtime.audit ?? auditFile?.sink ?? toServerLog;
     const deps: HttpDeps = { config, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr], audit };
     const app = await buildHttpServer(deps, options);
     toServerLog.attach(loggerAuditSink(auditLogger(app.log, config.logLevel)));
+    if (sealed > 0) app.log.info({ sealed }, 'sealed the signing keys stored in the clear with GATEHOUSE_KEY_ENCRYPTION_KEY');
     // Expired codes, tokens, sessions and throttling counters are deleted in the background.
     const cleanup = config.cleanupInterval > 0 && runtime.cleanup !== false ? scheduleCleanup({ store, clock }, { intervalMs: config.cleanupInterval * 1000, log: app.log.child({ component: 'cleanup' }) }) : undefined;
     if (cleanup) app.log.info({ component: 'cleanup', intervalSeconds: config.cleanupInterval }, 'this process runs the cleanup job');

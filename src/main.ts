@@ -89,7 +89,7 @@ async function runPrimary(config: Config): Promise<void> {
   const log = pino({ level: config.logLevel });
   const store = await openStore(config);
   try {
-    await keyRingFor(config, store).ensureActiveKey();
+    await keyRingFor(config, store).prepare();
   } finally {
     await store.close();
   }

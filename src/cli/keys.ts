@@ -1,8 +1,8 @@
 /** `gatehouse keys …`: the ID token signing keys every instance reads from the store. */
 import type { Command } from 'commander';
 import type { SigningKey } from '../domain/signing-key.ts';
-import { withStore } from './context.ts';
-import { isoTime, printFields, printJson, printTable } from './output.ts';
+import { UsageError, withStore } from './context.ts';
+import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';
 
 interface JsonFlag {
   json?: boolean;
@@ -22,7 +22,7 @@ function keyView(k: SigningKey): Record<string, unknown> {
 }
 
 export function registerKeyCommands(program: Command): void {
-  const keys = program.command('keys').description('list and rotate signing keys');
+  const keys = program.command('keys').description('list, rotate and seal signing keys');
 
   keys
     .command('list')
@@ -58,6 +58,21 @@ export function registerKeyCommands(program: Command): void {
           // Published at once; it signs after two key-cache periods (GATEHOUSE_KEY_CACHE_TTL).
           ['signs_from', signsFrom],
         ]);
+      }),
+    );
+
+  keys
+    .command('seal')
+    .description('encrypt every private key still stored in the clear with GATEHOUSE_KEY_ENCRYPTION_KEY (the server also does this when it starts)')
+    .option('--json', 'print JSON only')
+    .action((flags: JsonFlag) =>
+      withStore(async ({ config, store, deps }) => {
+        if (config.keyEncryptionKey === undefined) throw new UsageError('set GATEHOUSE_KEY_ENCRYPTION_KEY to the key-encryption key to seal the signing keys with');
+        const { keyRingFor } = await import('../app.ts');
+        // A wrong key-encryption key is refused (KeyEncryptionError, one line) and nothing is sealed.
+        const sealed = await keyRingFor(config, store, deps.clock).sealStoredKeys();
+        if (flags.json) return printJson({ sealed });
+        printLine(sealed === 0 ? 'Every private key was sealed already.' : `Sealed ${sealed} private key${sealed === 1 ? '' : 's'}.`);
       }),
     );
 }

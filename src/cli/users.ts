@@ -1,7 +1,7 @@
 /** `gatehouse user …`: create and manage end-users. */
 import type { Command } from 'commander';
 import type { Group } from '../domain/group.ts';
-import type { User } from '../domain/user.ts';
+import type { User, UserProfile } from '../domain/user.ts';
 import { groupsOfUser } from '../identity/groups.ts';
 import { createUser, deleteUser, getUser, listUsers, setPassword, setStatus } from '../identity/users.ts';
 import { cliActor, passwordFrom, withStore } from './context.ts';
@@ -28,8 +28,11 @@ interface CreateFlags extends PasswordFlags, JsonFlag {
 /** Repeatable options accumulate; no default, so help shows none. */
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
-/** A user on the wire: snake_case, with the names of its groups; never a password hash. */
-function userView(user: User, groups: Group[]): Record<string, unknown> {
+/**
+ * A user on the wire: snake_case, with the names of its groups; never a password hash. A listed
+ * user is a profile without custom attributes (listings never load them); `user show` has them.
+ */
+function userView(user: User | UserProfile, groups: Group[]): Record<string, unknown> {
   return {
     id: user.id,
     username: user.username,
@@ -39,7 +42,7 @@ function userView(user: User, groups: Group[]): Record<string, unknown> {
     family_name: user.familyName,
     organization_id: user.organizationId,
     groups: groups.map((g) => g.name),
-    attributes: user.attributes,
+    ...('attributes' in user ? { attributes: user.attributes } : {}),
     created_at: isoTime(user.createdAt),
     updated_at: isoTime(user.updatedAt),
   };
@@ -86,7 +89,7 @@ export function registerUserCommands(program: Command): void {
 
   user
     .command('list')
-    .description('list users')
+    .description('list users (without their custom attributes: see `user show`)')
     .option('--organization <id>', 'only the users of this organization')
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag & { organization?: string }) =>

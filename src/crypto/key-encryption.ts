@@ -26,3 +26,14 @@ export function decryptPrivateKey(sealed: string, secret: string): string {
 function deriveKey(secret: string): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, 'gatehouse', 'signing-key-encryption', 32));
 }
+
+/**
+ * The signing keys in the store cannot be opened with the configured key-encryption key (or none
+ * is configured). Start-up stops with this message: signing would fail on every request.
+ */
+export class KeyEncryptionError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'KeyEncryptionError';
+  }
+}

@@ -33,6 +33,16 @@ class MemoryKeyStore implements KeyStore {
     await this.insert(key);
     for (const k of this.keys) if (k.kid !== key.kid && k.retiredAt === undefined) Object.assign(k, { retiredAt: key.createdAt, publishUntil });
   }
+
+  async listUnsealed(): Promise<SigningKey[]> {
+    return this.keys.filter((k) => !k.encrypted).map((k) => structuredClone(k));
+  }
+
+  async seal(kid: string, sealedPrivateJwk: string): Promise<boolean> {
+    const key = this.keys.find((k) => k.kid === kid && !k.encrypted);
+    if (key) Object.assign(key, { privateJwk: sealedPrivateJwk, encrypted: true });
+    return key !== undefined;
+  }
 }
 
 function ring(store: KeyStore, clock: ManualClock, options: Partial<KeyRingOptions> = {}): KeyRing {

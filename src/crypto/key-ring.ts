@@ -2,7 +2,7 @@ import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type Cry
 import type { SigningKey } from '../domain/signing-key.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { KeyStore } from '../storage/ports.ts';
-import { decryptPrivateKey, encryptPrivateKey } from './key-encryption.ts';
+import { decryptPrivateKey, encryptPrivateKey, KeyEncryptionError } from './key-encryption.ts';
 
 export interface KeyRingOptions {
   /** GATEHOUSE_KEY_ENCRYPTION_KEY; when set, new private keys are stored encrypted. */
@@ -52,6 +52,52 @@ export class KeyRing {
     this.#clock = clock;
     const cacheMs = options.cacheMs ?? 30_000;
     this.#options = { cacheMs, activationDelayMs: 2 * cacheMs, ...options };
+  }
+
+  /**
+   * What a server does at start, before it serves: checks that every published sealed key opens
+   * with the configured key-encryption key (else KeyEncryptionError, and nothing changes), seals
+   * the keys still in the clear when a key-encryption key is configured, and creates the first
+   * key on a new store. Several instances may start at once: each key is sealed once. Returns how
+   * many keys this call sealed.
+   */
+  async prepare(): Promise<number> {
+    const sealed = this.#options.encryptionSecret === undefined ? (await this.#checkSealed(), 0) : await this.sealStoredKeys();
+    await this.ensureActiveKey();
+    return sealed;
+  }
+
+  /**
+   * Seals every private key still stored in the clear (a store that ran without
+   * GATEHOUSE_KEY_ENCRYPTION_KEY before), retired ones too; `gatehouse keys seal` and every start
+   * with the key set. Refuses, changing nothing, when the sealed keys already there do not open
+   * with this key-encryption key: a store must not end up sealed under two. Returns how many keys
+   * this call sealed (another instance sealing at the same time seals the rest).
+   */
+  async sealStoredKeys(): Promise<number> {
+    const secret = this.#options.encryptionSecret;
+    if (secret === undefined) throw new KeyEncryptionError('set GATEHOUSE_KEY_ENCRYPTION_KEY to seal the signing keys');
+    await this.#checkSealed();
+    let sealed = 0;
+    for (const key of await this.#store.listUnsealed()) {
+      if (await this.#store.seal(key.kid, encryptPrivateKey(key.privateJwk, secret))) sealed += 1;
+    }
+    this.#loaded = undefined;
+    return sealed;
+  }
+
+  /** Every published sealed key opens with the configured key-encryption key; else KeyEncryptionError. */
+  async #checkSealed(): Promise<void> {
+    const secret = this.#options.encryptionSecret;
+    for (const key of await this.#store.list(this.#clock.now())) {
+      if (!key.encrypted) continue;
+      if (secret === undefined) throw new KeyEncryptionError(`the signing keys in the store are sealed (kid ${key.kid}): set GATEHOUSE_KEY_ENCRYPTION_KEY to the key-encryption key they were sealed with`);
+      try {
+        decryptPrivateKey(key.privateJwk, secret);
+      } catch {
+        throw new KeyEncryptionError(`signing key ${key.kid} cannot be decrypted with GATEHOUSE_KEY_ENCRYPTION_KEY: it is not the key-encryption key the signing keys were sealed with`);
+      }
+    }
   }
 
   /** Makes sure a signing key exists, generating the first one on first start. */

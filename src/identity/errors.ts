@@ -9,8 +9,9 @@
  * | not_found        | 404  | Entity not found      |
  * | already_exists   | 409  | Already exists        |
  * | in_use           | 409  | Client error (e.g. deleting an organization that still has members) |
+ * | inconsistent     | 409  | Client error (stored rows break a rule, e.g. an organization tree deeper than the bound) |
  */
-export type IdentityErrorCode = 'invalid_argument' | 'invalid_reference' | 'not_found' | 'already_exists' | 'in_use';
+export type IdentityErrorCode = 'invalid_argument' | 'invalid_reference' | 'not_found' | 'already_exists' | 'in_use' | 'inconsistent';
 
 export class IdentityError extends Error {
   readonly code: IdentityErrorCode;

@@ -5,7 +5,7 @@
  */
 import type { Organization } from '../domain/organization.ts';
 import type { Clock } from '../lib/clock.ts';
-import { ConflictError, MissingReferenceError, type OrganizationStore, type UserStore } from '../storage/ports.ts';
+import { ConflictError, MissingReferenceError, OrganizationInUseError, TreeShapeError, type OrganizationStore, type UserStore } from '../storage/ports.ts';
 import { applyAttributeChanges, type AttributeChanges } from './attributes.ts';
 import { IdentityError } from './errors.ts';
 import { getOrganization } from './organizations.ts';
@@ -33,9 +33,9 @@ export async function updateOrganization(deps: OrganizationChangeDeps, id: strin
   const technicalName = changes.technicalName === undefined ? current.technicalName : requiredText(changes.technicalName, 'technicalName');
   const friendlyName = changes.friendlyName === undefined ? current.friendlyName : (optionalText(changes.friendlyName, 'friendlyName') ?? technicalName);
   const type = changes.type === undefined ? current.type : optionalText(changes.type, 'type');
-  const parentId = changes.parentId === undefined ? current.parentId : await checkedParent(deps, current.id, changes.parentId);
+  const parentId = changes.parentId === undefined ? current.parentId : await checkedParent(deps, changes.parentId);
   const virtual = changes.virtual ?? current.virtual;
-  if (virtual && !current.virtual && (await deps.users.list({ organizationIds: [current.id], limit: 1 })).length > 0) {
+  if (virtual && !current.virtual && (await deps.users.listIds({ organizationIds: [current.id], limit: 1 })).length > 0) {
     throw new IdentityError('invalid_argument', `organization ${JSON.stringify(current.technicalName)} has users, so it cannot become virtual`, 'virtual');
   }
   const attributes = changes.attributes === undefined ? current.attributes : applyAttributeChanges(current.attributes, changes.attributes);
@@ -45,6 +45,8 @@ export async function updateOrganization(deps: OrganizationChangeDeps, id: strin
   } catch (error) {
     if (error instanceof ConflictError) throw new IdentityError('already_exists', `an organization named ${JSON.stringify(technicalName)} already exists ${parentId === undefined ? 'at the root' : 'under that parent'}`, 'technicalName');
     if (error instanceof MissingReferenceError) throw new IdentityError('invalid_reference', `parent organization ${JSON.stringify(parentId)} does not exist`, 'parentId');
+    // The store checks the tree in the transaction that moves (a check here could race another move).
+    if (error instanceof TreeShapeError) throw new IdentityError('invalid_argument', error.message, 'parentId');
     throw error;
   }
   return next;
@@ -57,29 +59,31 @@ export async function updateOrganization(deps: OrganizationChangeDeps, id: strin
  */
 export async function deleteOrganization(deps: Omit<OrganizationChangeDeps, 'clock'>, id: string): Promise<Organization> {
   const organization = await getOrganization(deps, id);
-  const [child] = await deps.organizations.list({ filters: { parentOrganizationId: organization.id }, exactMatch: true, limit: 1 });
+  const [child] = await deps.organizations.listIds({ filters: { parentOrganizationId: organization.id }, exactMatch: true, limit: 1 });
   if (child) throw new IdentityError('in_use', `organization ${JSON.stringify(organization.technicalName)} has sub-organizations; delete or move them first`);
-  const [member] = await deps.users.list({ organizationIds: [organization.id], limit: 1 });
+  const [member] = await deps.users.listIds({ organizationIds: [organization.id], limit: 1 });
   if (member) throw new IdentityError('in_use', `organization ${JSON.stringify(organization.technicalName)} has users; delete or move them first`);
   try {
     if (!(await deps.organizations.delete(organization.id))) throw gone(id);
   } catch (error) {
     // A sub-organization was added in between (the store refuses to orphan it).
     if (error instanceof MissingReferenceError) throw new IdentityError('in_use', `organization ${JSON.stringify(organization.technicalName)} has sub-organizations; delete or move them first`);
+    // A user was added in between (the store checks again in the transaction that deletes).
+    if (error instanceof OrganizationInUseError) throw new IdentityError('in_use', `organization ${JSON.stringify(organization.technicalName)} has users; delete or move them first`);
     throw error;
   }
   return organization;
 }
 
-/** A new parent must exist and must not be the organization itself or below it (no cycles). */
-async function checkedParent(deps: Pick<OrganizationChangeDeps, 'organizations'>, id: string, parentId: string | null): Promise<string | undefined> {
+/**
+ * A new parent must exist. That it is not the organization itself or below it (no cycles), and
+ * that the tree stays within MAX_ORGANIZATION_DEPTH, the store checks atomically with the move.
+ */
+async function checkedParent(deps: Pick<OrganizationChangeDeps, 'organizations'>, parentId: string | null): Promise<string | undefined> {
   const wanted = parentId === null ? undefined : optionalText(parentId, 'parentId');
   if (wanted === undefined) return undefined;
   const parent = await deps.organizations.get(wanted);
   if (!parent) throw new IdentityError('invalid_reference', `parent organization ${JSON.stringify(wanted)} does not exist`, 'parentId');
-  if ((await deps.organizations.subtreeIds(id)).includes(parent.id)) {
-    throw new IdentityError('invalid_argument', 'an organization cannot be moved under itself or one of its sub-organizations', 'parentId');
-  }
   return parent.id;
 }
 

@@ -6,7 +6,7 @@
 import type { Organization } from '../domain/organization.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
-import { ConflictError, MissingReferenceError, type OrganizationStore } from '../storage/ports.ts';
+import { ConflictError, MissingReferenceError, TreeShapeError, type OrganizationQuery, type OrganizationStore } from '../storage/ports.ts';
 import { IdentityError } from './errors.ts';
 import { optionalText } from './text.ts';
 
@@ -54,6 +54,7 @@ export async function createOrganization(deps: OrganizationDeps, input: NewOrgan
     }
     // The parent was deleted between the check and the insert.
     if (error instanceof MissingReferenceError) throw new IdentityError('invalid_reference', `parent organization ${JSON.stringify(parentId)} does not exist`, 'parentId');
+    if (error instanceof TreeShapeError) throw new IdentityError('invalid_argument', error.message, 'parentId');
     throw error;
   }
   return organization;
@@ -65,9 +66,11 @@ export async function getOrganization(deps: Pick<OrganizationDeps, 'organization
   return organization;
 }
 
-export async function listOrganizations(
-  deps: Pick<OrganizationDeps, 'organizations'>,
-  query: { filters?: Record<string, string>; exactMatch?: boolean; limit?: number } = {},
-): Promise<Organization[]> {
+export async function listOrganizations(deps: Pick<OrganizationDeps, 'organizations'>, query: OrganizationQuery = {}): Promise<Organization[]> {
   return deps.organizations.list(query);
+}
+
+/** The matching organizations' ids only: what the identity API's listings answer. */
+export async function listOrganizationIds(deps: Pick<OrganizationDeps, 'organizations'>, query: OrganizationQuery = {}): Promise<string[]> {
+  return deps.organizations.listIds(query);
 }

@@ -2,7 +2,7 @@
  * User use cases: create, find, change password or status, delete. Usernames are unique
  * case-insensitively (`normalizeUsername`); passwords are stored as argon2id hashes only.
  */
-import { USER_STATUSES, type Attributes, type User, type UserStatus } from '../domain/user.ts';
+import { USER_STATUSES, type Attributes, type User, type UserProfile, type UserStatus } from '../domain/user.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import { isUuid } from '../lib/uuid.ts';
@@ -101,8 +101,14 @@ export async function getUser(deps: { users: UserStore }, idOrUsername: string):
   return user;
 }
 
-export async function listUsers(deps: { users: UserStore }, query: UserQuery = {}): Promise<User[]> {
+/** The matching users' profiles, without custom attributes (`getUser` reads one user whole). */
+export async function listUsers(deps: { users: UserStore }, query: UserQuery = {}): Promise<UserProfile[]> {
   return deps.users.list(query);
+}
+
+/** The matching users' ids only: what the identity API's listings answer. */
+export async function listUserIds(deps: { users: UserStore }, query: UserQuery = {}): Promise<string[]> {
+  return deps.users.listIds(query);
 }
 
 /**

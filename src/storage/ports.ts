@@ -26,6 +26,28 @@ export class MissingReferenceError extends Error {
   }
 }
 
+/**
+ * A write would make the organization tree cyclic (`cycle`: an organization under itself or one of
+ * its own sub-organizations) or deeper than MAX_ORGANIZATION_DEPTH (`too_deep`); or a read found
+ * stored rows that already are (`too_deep`: a cycle cannot be told from a very deep tree).
+ */
+export class TreeShapeError extends Error {
+  readonly reason: 'cycle' | 'too_deep';
+  constructor(reason: 'cycle' | 'too_deep', message: string) {
+    super(message);
+    this.name = 'TreeShapeError';
+    this.reason = reason;
+  }
+}
+
+/** An organization that still has users cannot be deleted. */
+export class OrganizationInUseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OrganizationInUseError';
+  }
+}
+
 export interface ClientStore {
   insert(client: Client): Promise<void>;
   get(clientId: string): Promise<Client | undefined>;
@@ -53,19 +75,69 @@ export interface UserStore {
   getProfile(id: string): Promise<UserProfile | undefined>;
   /** For logins only: the user with its password hash. */
   getCredentials(username: string): Promise<UserCredentials | undefined>;
-  list(query?: UserQuery): Promise<User[]>;
+  /**
+   * The matching users' profiles in username order, read from the users table alone: a listing
+   * never loads custom attributes (a filter on one only tests it), so its memory does not grow
+   * with what the users hold.
+   */
+  list(query?: UserQuery): Promise<UserProfile[]>;
+  /** The matching users' ids in username order; one query that reads the id column only. */
+  listIds(query?: UserQuery): Promise<string[]>;
   update(user: User): Promise<boolean>;
   setPasswordHash(id: string, passwordHash: string, now: number): Promise<boolean>;
   delete(id: string): Promise<boolean>;
 }
 
+export interface OrganizationQuery {
+  /** Attribute filters: built-in names and custom ones, as UserQuery's. */
+  filters?: Record<string, string>;
+  exactMatch?: boolean;
+  /** 0 or undefined: no limit. */
+  limit?: number;
+}
+
+/**
+ * The organization tree. Race rule: an insert under a parent and an update run in one transaction
+ * that first serialises with every other such write (PostgreSQL: a transaction-scoped advisory
+ * lock; SQLite: BEGIN IMMEDIATE), then checks the tree and writes. So two concurrent moves (A under
+ * B, B under A) can never both commit, and no write ever commits a cycle or a tree deeper than
+ * MAX_ORGANIZATION_DEPTH, whichever instance makes it. The parent reference is a foreign key with
+ * ON DELETE RESTRICT: an insert or move under a parent that is deleted at the same time fails
+ * (MissingReferenceError), and a delete of an organization that gets a child at the same time
+ * fails; neither leaves a dangling parent. For users and a delete, see `delete`.
+ */
 export interface OrganizationStore {
+  /**
+   * TreeShapeError when the parent is already MAX_ORGANIZATION_DEPTH levels deep (or is the new
+   * organization itself); MissingReferenceError when the parent does not exist (also when it is
+   * deleted concurrently).
+   */
   insert(organization: Organization): Promise<void>;
   get(id: string): Promise<Organization | undefined>;
-  list(query?: { filters?: Record<string, string>; exactMatch?: boolean; limit?: number }): Promise<Organization[]>;
-  /** The ids of `id` and of every organization below it. */
+  list(query?: OrganizationQuery): Promise<Organization[]>;
+  /** The matching organizations' ids in technical-name order; reads the id column only, never attributes. */
+  listIds(query?: OrganizationQuery): Promise<string[]>;
+  /**
+   * The ids of `id` and of every organization below it, read in one bounded query (stored rows
+   * that form a cycle cannot make it run on). TreeShapeError (`too_deep`) when something lies more
+   * than MAX_ORGANIZATION_DEPTH levels below `id`, which only cyclic or hand-written rows can do.
+   */
   subtreeIds(id: string): Promise<string[]>;
+  /**
+   * Replaces the stored organization; false when it does not exist. When the parent changes, the
+   * new parent's ancestors are checked in the same serialised transaction: TreeShapeError
+   * (`cycle`) for a move under itself or its own subtree, (`too_deep`) for a move that would make
+   * the tree deeper than MAX_ORGANIZATION_DEPTH; nothing is changed then.
+   */
   update(organization: Organization): Promise<boolean>;
+  /**
+   * Deletes an organization that holds nothing; false when it does not exist. MissingReferenceError
+   * while it has sub-organizations, OrganizationInUseError while it has users; nothing is deleted
+   * then. Race rule: the check for users and the delete are one transaction that locks the row
+   * (PostgreSQL; SQLite: BEGIN IMMEDIATE), so a user added to it at the same time, on any instance,
+   * either makes the delete fail or fails itself (MissingReferenceError); it is never left without
+   * its organization.
+   */
   delete(id: string): Promise<boolean>;
 }
 
@@ -192,6 +264,14 @@ export interface KeyStore {
    * `publishUntil`), in one transaction.
    */
   rotate(key: SigningKey, publishUntil: number): Promise<void>;
+  /** Every key whose private JWK is stored in the clear, published or not, oldest first. */
+  listUnsealed(): Promise<SigningKey[]>;
+  /**
+   * Replaces a key's clear private JWK by its sealed form in one conditional statement, only while
+   * it is still in the clear: of instances sealing the same key at once, exactly one gets true and
+   * the stored key is that one's; the others get false and change nothing.
+   */
+  seal(kid: string, sealedPrivateJwk: string): Promise<boolean>;
 }
 
 /** A failure counter of the throttle, as it stands after the last failure counted under its key. */

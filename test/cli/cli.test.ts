@@ -11,7 +11,10 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
+import { sql } from 'kysely';
 import { buildProgram } from '../../src/cli/program.ts';
+import { decryptPrivateKey } from '../../src/crypto/key-encryption.ts';
+import { openSqlStore } from '../../src/storage/sql/store.ts';
 import { DATABASES, type TestDatabase } from '../helpers/databases.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
@@ -28,6 +31,8 @@ function gatehouse(args: string[], env: Record<string, string>, input?: string):
     const child = spawn(process.execPath, [BIN, ...args], {
       env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'silent', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
+      // `serve` runs until stopped: a test that expects it to refuse to start must not hang.
+      timeout: 60_000,
     });
     let stdout = '';
     let stderr = '';
@@ -156,6 +161,50 @@ for (const kind of DATABASES) {
       );
       assert.ok(keys[1]!.published_until, 'a retired key stays published for a while');
       assert.equal(JSON.stringify(keys).includes('"d"'), false, 'no private key material');
+    });
+  });
+
+  describe(`gatehouse keys seal on ${kind.name} (security test finding 11)`, () => {
+    test('seals the clear keys once; a wrong key-encryption key, or none, is refused, and serve stops with one line', async () => {
+      // A database of its own: the keys of the shared one belong to the rotation test.
+      const database = await kind.create();
+      try {
+        const env = { GATEHOUSE_DATABASE_URL: database.url };
+        const kek = { ...env, GATEHOUSE_KEY_ENCRYPTION_KEY: 'k'.repeat(40) };
+        const wrong = { ...env, GATEHOUSE_KEY_ENCRYPTION_KEY: 'w'.repeat(40) };
+        json(await gatehouse(['keys', 'rotate', '--json'], env));
+        json(await gatehouse(['keys', 'rotate', '--json'], env));
+        const rows = async () => {
+          const store = await openSqlStore(database.url);
+          try {
+            const { rows } = await sql<{ kid: string; private_jwk: string; encrypted: number }>`select kid, private_jwk, encrypted from signing_keys order by kid`.execute(store.database.db);
+            return rows.map((r) => ({ ...r, encrypted: Number(r.encrypted) }));
+          } finally {
+            await store.close();
+          }
+        };
+        const clear = await rows();
+        assert.deepEqual(clear.map((r) => r.encrypted), [0, 0]);
+
+        failed(await gatehouse(['keys', 'seal'], env), /^gatehouse: set GATEHOUSE_KEY_ENCRYPTION_KEY to the key-encryption key to seal the signing keys with\n$/);
+        assert.deepEqual(json(await gatehouse(['keys', 'seal', '--json'], kek)), { sealed: 2 });
+        const sealed = await rows();
+        assert.deepEqual(sealed.map((r) => [r.kid, r.encrypted]), clear.map((r) => [r.kid, 1]));
+        for (const [i, row] of sealed.entries()) assert.equal(decryptPrivateKey(row.private_jwk, 'k'.repeat(40)), clear[i]!.private_jwk);
+        assert.equal((await gatehouse(['keys', 'seal'], kek)).stdout, 'Every private key was sealed already.\n');
+        assert.deepEqual(json(await gatehouse(['keys', 'list', '--json'], kek)).map((k) => k.encrypted), [true, true]);
+
+        failed(await gatehouse(['keys', 'seal'], wrong), /^gatehouse: signing key [\w-]{43} cannot be decrypted with GATEHOUSE_KEY_ENCRYPTION_KEY: it is not the key-encryption key the signing keys were sealed with\n$/);
+        for (const [without, message] of [
+          [wrong, /^gatehouse: signing key [\w-]{43} cannot be decrypted with GATEHOUSE_KEY_ENCRYPTION_KEY: it is not the key-encryption key the signing keys were sealed with\n$/],
+          [env, /^gatehouse: the signing keys in the store are sealed \(kid [\w-]{43}\): set GATEHOUSE_KEY_ENCRYPTION_KEY to the key-encryption key they were sealed with\n$/],
+        ] as const) {
+          failed(await gatehouse(['serve'], { ...without, GATEHOUSE_PORT: '0', GATEHOUSE_CLEANUP_INTERVAL: '0' }), message);
+        }
+        assert.deepEqual(await rows(), sealed, 'nothing changed');
+      } finally {
+        await database.drop();
+      }
     });
   });
 }

@@ -4,7 +4,7 @@ import { KeyRing } from '../../src/crypto/key-ring.ts';
 import type { SigningKey } from '../../src/domain/signing-key.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { aSigningKey, T0, withTestStore } from '../helpers/store.ts';
+import { aSigningKey, T0, warmUp, withTestStore } from '../helpers/store.ts';
 
 const kids = (keys: SigningKey[]) => keys.map((k) => k.kid);
 
@@ -104,6 +104,35 @@ for (const kind of DATABASES) {
         const published = (await ringB.jwks()).keys.map((k) => k.kid);
         assert.equal(published[0], rotated.kid);
         assert.ok(published.includes(first), 'the old key is still published');
+      });
+    });
+
+    test('listUnsealed lists every key in the clear, published or not, oldest first (security test finding 11)', async () => {
+      await withTestStore(kind, async (store) => {
+        const gone = aSigningKey({ createdAt: T0, retiredAt: T0 + 1, publishUntil: T0 + 2 });
+        const active = aSigningKey({ createdAt: T0 + 10 });
+        const sealed = aSigningKey({ createdAt: T0 + 5, retiredAt: T0 + 10, publishUntil: T0 + 1000, encrypted: true, privateJwk: 'v1.aXY.Ym9keQ.dGFn' });
+        for (const k of [active, sealed, gone]) await store.keys.insert(k);
+        assert.deepEqual(await store.keys.listUnsealed(), [gone, active]);
+      });
+    });
+
+    test('seal: of instances sealing one key at once exactly one wins, and the key stays sealed with its value (security test finding 11)', async () => {
+      await withTestStore(kind, async (store, harness) => {
+        // PostgreSQL: three instances with pools of their own. SQLite: one store; instances are processes.
+        const instances = kind.name === 'postgres' ? [store, await harness.open(), await harness.open()] : [store, store, store];
+        await Promise.all(instances.map((s) => warmUp(s, 2)));
+        const TRIALS = 20;
+        for (let trial = 0; trial < TRIALS; trial++) {
+          const key = aSigningKey({ createdAt: T0 + trial, retiredAt: T0 + trial, publishUntil: T0 + 10_000 });
+          await store.keys.insert(key);
+          const won = await Promise.all(instances.map((s, i) => s.keys.seal(key.kid, `v1.sealed.by.${i}`)));
+          assert.equal(won.filter(Boolean).length, 1, `trial ${trial}: ${JSON.stringify(won)}`);
+          const stored = (await store.keys.list(T0)).find((k) => k.kid === key.kid);
+          assert.deepEqual(stored, { ...key, encrypted: true, privateJwk: `v1.sealed.by.${won.indexOf(true)}` });
+          assert.equal(await store.keys.seal(key.kid, 'v1.again.and.again'), false, 'a sealed key is never sealed again');
+        }
+        assert.deepEqual(await store.keys.listUnsealed(), []);
       });
     });
   });

@@ -1,10 +1,18 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import type { Organization } from '../../src/domain/organization.ts';
-import { ConflictError, MissingReferenceError, type Store } from '../../src/storage/ports.ts';
+import { sql } from 'kysely';
+import { MAX_ORGANIZATION_DEPTH, type Organization } from '../../src/domain/organization.ts';
+import { deleteOrganization, updateOrganization } from '../../src/identity/organization-changes.ts';
+import { createOrganization } from '../../src/identity/organizations.ts';
+import { createUser } from '../../src/identity/users.ts';
+import { cryptoRandom } from '../../src/lib/random.ts';
+import { IdentityError } from '../../src/identity/errors.ts';
+import { ManualClock } from '../../src/lib/clock.ts';
+import { ConflictError, MissingReferenceError, OrganizationInUseError, TreeShapeError, type Store } from '../../src/storage/ports.ts';
+import type { SqlStore } from '../../src/storage/sql/store.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { anOrganization, openTestStore, T0, unique, type TestStore } from '../helpers/store.ts';
+import { anOrganization, aUser, openTestStore, T0, unique, warmUp, withTestStore, type TestStore } from '../helpers/store.ts';
 
 const ids = (orgs: Organization[]) => orgs.map((o) => o.id);
 const sorted = (values: string[]) => [...values].sort();
@@ -12,7 +20,7 @@ const sorted = (values: string[]) => [...values].sort();
 for (const kind of DATABASES) {
   describe(`organization store on ${kind.name}`, () => {
     let harness: TestStore;
-    let store: Store;
+    let store: SqlStore;
     before(async () => {
       harness = await openTestStore(kind);
       store = harness.store;
@@ -109,6 +117,15 @@ for (const kind of DATABASES) {
       assert.deepEqual(await store.organizations.get(org.id), reborn);
     });
 
+    test('deleting an organization that has users is an OrganizationInUseError and deletes nothing', async () => {
+      const org = await stored();
+      const user = aUser({ organizationId: org.id });
+      await store.users.insert(user, undefined);
+      await assert.rejects(store.organizations.delete(org.id), OrganizationInUseError);
+      assert.deepEqual(await store.organizations.get(org.id), org);
+      assert.equal((await store.users.get(user.id))?.organizationId, org.id);
+    });
+
     test('deleting an organization that has children is refused and deletes nothing', async () => {
       const parent = await stored({ attributes: { x: ['1'] } });
       const child = await stored({ parentId: parent.id });
@@ -122,6 +139,147 @@ for (const kind of DATABASES) {
       assert.equal(await store.organizations.delete(grandchild.id), true);
       assert.equal(await store.organizations.delete(child.id), true);
       assert.equal(await store.organizations.delete(parent.id), true);
+    });
+
+    describe('the tree never gets a cycle and stays within MAX_ORGANIZATION_DEPTH (security test finding 4)', () => {
+      const isShape = (reason: 'cycle' | 'too_deep') => (error: unknown) => error instanceof TreeShapeError && error.reason === reason;
+
+      /** A chain of `levels` organizations, root first. */
+      async function chain(levels: number): Promise<Organization[]> {
+        const orgs: Organization[] = [];
+        for (let i = 0; i < levels; i++) orgs.push(await stored({ parentId: orgs.at(-1)?.id }));
+        return orgs;
+      }
+
+      test('update refuses a move under itself or its own subtree, and changes nothing', async () => {
+        const [a, b, c] = await chain(3);
+        await assert.rejects(store.organizations.update({ ...a!, parentId: c!.id, technicalName: unique('renamed-') }), isShape('cycle'));
+        await assert.rejects(store.organizations.update({ ...a!, parentId: b!.id }), isShape('cycle'));
+        await assert.rejects(store.organizations.update({ ...b!, parentId: b!.id }), isShape('cycle'));
+        assert.deepEqual(await store.organizations.get(a!.id), a);
+        assert.deepEqual(await store.organizations.get(b!.id), b);
+        // Insert refuses an organization that is its own parent (only a caller choosing ids could ask).
+        const own = randomUUID();
+        await assert.rejects(store.organizations.insert(anOrganization({ id: own, parentId: own })), (error) => isShape('cycle')(error) || error instanceof MissingReferenceError);
+        assert.equal(await store.organizations.get(own), undefined);
+        // Unchanged parent, other changes: fine; and a move elsewhere is fine.
+        assert.equal(await store.organizations.update({ ...c!, friendlyName: 'still here' }), true);
+        assert.equal(await store.organizations.update({ ...c!, parentId: a!.id }), true);
+        assert.equal(await store.organizations.update({ ...b!, parentId: undefined }), true);
+      });
+
+      test(`no insert or move makes a tree deeper than ${MAX_ORGANIZATION_DEPTH} levels`, async () => {
+        const deep = await chain(MAX_ORGANIZATION_DEPTH);
+        const bottom = deep.at(-1)!;
+        await assert.rejects(store.organizations.insert(anOrganization({ parentId: bottom.id })), isShape('too_deep'));
+        // A two-level subtree fits under level 62 and not under level 63.
+        const [top, below] = await chain(2);
+        await assert.rejects(store.organizations.update({ ...top!, parentId: deep[MAX_ORGANIZATION_DEPTH - 2]!.id }), isShape('too_deep'));
+        assert.deepEqual(await store.organizations.get(top!.id), top);
+        assert.equal(await store.organizations.update({ ...top!, parentId: deep[MAX_ORGANIZATION_DEPTH - 3]!.id }), true);
+        const all = await store.organizations.subtreeIds(deep[0]!.id);
+        assert.equal(all.length, MAX_ORGANIZATION_DEPTH + 2);
+        assert.ok(all.includes(below!.id));
+      });
+
+      test('a cycle written straight into the table does not hang subtreeIds or a move: both fail at once', { timeout: 20_000 }, async () => {
+        const [a, b] = await chain(2);
+        const c = await stored({ parentId: b!.id });
+        const outside = await stored();
+        // What a version before this rule could commit: a under b, b under a.
+        await sql`update organizations set parent_id = ${b!.id} where id = ${a!.id}`.execute(store.database.db);
+        const started = Date.now();
+        await assert.rejects(store.organizations.subtreeIds(a!.id), isShape('too_deep'));
+        await assert.rejects(store.organizations.subtreeIds(c!.id).then(() => store.organizations.subtreeIds(b!.id)), isShape('too_deep'));
+        await assert.rejects(store.organizations.update({ ...outside, parentId: c!.id }), isShape('too_deep'));
+        await assert.rejects(store.organizations.insert(anOrganization({ parentId: c!.id })), isShape('too_deep'));
+        assert.ok(Date.now() - started < 10_000, `took ${Date.now() - started} ms`);
+        // Repair it, as an operator would, so the rows do not trouble other tests.
+        await sql`update organizations set parent_id = null where id = ${a!.id}`.execute(store.database.db);
+        assert.deepEqual(sorted(await store.organizations.subtreeIds(a!.id)), sorted(ids([a!, b!, c])));
+      });
+
+      test('two opposite moves from two instances at once (A under B, B under A): exactly one commits, never a cycle', { timeout: 120_000 }, async () => {
+        const TRIALS = 50;
+        // PostgreSQL: two instances, each with its own pool. SQLite: one store, whose single
+        // connection runs one transaction at a time (as BEGIN IMMEDIATE makes processes do); two
+        // in one process would block each other's thread while waiting for the file lock.
+        const [one, two] = kind.name === 'postgres' ? [await harness.open(), await harness.open()] : [store, store];
+        await Promise.all([warmUp(one, 4), warmUp(two, 4)]);
+        const deps = (s: Store) => ({ organizations: s.organizations, users: s.users, clock: new ManualClock(T0) });
+        let cycles = 0;
+        for (let trial = 0; trial < TRIALS; trial++) {
+          const [a, b] = [await stored(), await stored()];
+          const outcomes = await Promise.allSettled([
+            updateOrganization(deps(one), a.id, { parentId: b.id }),
+            updateOrganization(deps(two), b.id, { parentId: a.id }),
+          ]);
+          const [storedA, storedB] = [await store.organizations.get(a.id), await store.organizations.get(b.id)];
+          if (storedA?.parentId === b.id && storedB?.parentId === a.id) cycles++;
+          else {
+            assert.equal(outcomes.filter((o) => o.status === 'fulfilled').length, 1, `trial ${trial}: exactly one move commits`);
+            const refused = outcomes.find((o) => o.status === 'rejected')!.reason as unknown;
+            assert.ok(refused instanceof IdentityError && refused.code === 'invalid_argument' && refused.field === 'parentId', String(refused));
+          }
+          // Untangle a cycle so that later trials (and the report) can go on.
+          await sql`update organizations set parent_id = null where id in (${a.id}, ${b.id})`.execute(store.database.db);
+        }
+        assert.equal(cycles, 0, `${cycles} of ${TRIALS} trials committed a cycle`);
+      });
+    });
+
+    test('creating under a parent while the parent is deleted from another instance: one of them fails, nothing dangles', { timeout: 120_000 }, async () => {
+      const TRIALS = 30;
+      const [one, two] = kind.name === 'postgres' ? [await harness.open(), await harness.open()] : [store, store];
+      await Promise.all([warmUp(one, 4), warmUp(two, 4)]);
+      const outcomes = new Map<string, number>();
+      for (let trial = 0; trial < TRIALS; trial++) {
+        const parent = await stored();
+        const [created, deleted] = await Promise.allSettled([
+          createOrganization({ organizations: one.organizations, clock: new ManualClock(T0), random: cryptoRandom }, { parentId: parent.id }),
+          deleteOrganization({ organizations: two.organizations, users: two.users }, parent.id),
+        ]);
+        const parentLeft = await store.organizations.get(parent.id);
+        if (created.status === 'fulfilled') {
+          // The child exists under a parent that exists: the delete was refused (409 in_use).
+          assert.deepEqual(await store.organizations.get(created.value.id), created.value);
+          assert.ok(parentLeft, `trial ${trial}: a child under a deleted parent`);
+          assert.ok(deleted.status === 'rejected' && deleted.reason instanceof IdentityError && deleted.reason.code === 'in_use', String(deleted.status === 'rejected' ? deleted.reason : 'deleted'));
+        } else {
+          assert.ok(created.reason instanceof IdentityError && created.reason.code === 'invalid_reference', String(created.reason));
+          assert.equal(deleted.status, 'fulfilled');
+          assert.equal(parentLeft, undefined);
+        }
+        const key = created.status === 'fulfilled' ? 'created' : 'deleted';
+        outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+      }
+      assert.equal([...outcomes.values()].reduce((a, b) => a + b, 0), TRIALS);
+    });
+
+    test('adding a user to an organization while another instance deletes it: one of them fails, the user never silently loses the organization', { timeout: 120_000 }, async () => {
+      const TRIALS = 30;
+      const [one, two] = kind.name === 'postgres' ? [await harness.open(), await harness.open()] : [store, store];
+      await Promise.all([warmUp(one, 4), warmUp(two, 4)]);
+      let orphaned = 0;
+      for (let trial = 0; trial < TRIALS; trial++) {
+        const organization = await stored();
+        const [created, deleted] = await Promise.allSettled([
+          createUser({ users: one.users, organizations: one.organizations, groups: one.groups, transaction: one.transaction, clock: new ManualClock(T0), random: cryptoRandom }, { username: unique('member-'), organizationId: organization.id }),
+          deleteOrganization({ organizations: two.organizations, users: two.users }, organization.id),
+        ]);
+        if (created.status === 'fulfilled') {
+          const user = await store.users.get(created.value.id);
+          if (user?.organizationId === undefined) orphaned++;
+          else {
+            assert.ok(await store.organizations.get(organization.id), `trial ${trial}: the organization was deleted under its user`);
+            assert.ok(deleted.status === 'rejected' && deleted.reason instanceof IdentityError && deleted.reason.code === 'in_use', String(deleted.status === 'rejected' ? deleted.reason : 'deleted'));
+          }
+        } else {
+          assert.ok(created.reason instanceof IdentityError && created.reason.code === 'invalid_reference', String(created.reason));
+          assert.equal(deleted.status, 'fulfilled');
+        }
+      }
+      assert.equal(orphaned, 0, `${orphaned} of ${TRIALS} trials left a user whose organization was deleted under it`);
     });
 
     describe('list', () => {
@@ -171,6 +329,21 @@ for (const kind of DATABASES) {
           [`${p}a`, `${p}b`],
         );
         assert.equal((await store.organizations.list({ filters: { technicalName: p }, limit: 0 })).length, 3);
+      });
+
+      test('listIds reads the organizations table alone, even with the attribute table gone (security test finding 10)', async () => {
+        await withTestStore(kind, async (own) => {
+          const p = unique('bare-');
+          const made: Organization[] = [];
+          for (const n of ['b', 'a']) {
+            const org = anOrganization({ technicalName: `${p}${n}`, attributes: { notes: Array.from({ length: 100 }, (_, i) => String(i).padEnd(255, 'x')) } });
+            await own.organizations.insert(org);
+            made.unshift(org);
+          }
+          await sql`alter table organization_attributes rename to organization_attributes_elsewhere`.execute(own.database.db);
+          assert.deepEqual(await own.organizations.listIds({ filters: { technicalName: p } }), ids(made));
+          assert.deepEqual(await own.organizations.listIds({ filters: { technicalName: p }, limit: 1 }), ids(made.slice(0, 1)));
+        });
       });
 
       test('listed organizations carry their attributes', async () => {

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import type { User } from '../../src/domain/user.ts';
 import { ConflictError, MissingReferenceError, type Store } from '../../src/storage/ports.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { aGroup, anOrganization, aSession, aStoredUser, aUser, openTestStore, T0, unique, type TestStore } from '../helpers/store.ts';
+import { aGroup, anOrganization, aSession, aStoredUser, aUser, openTestStore, T0, unique, withTestStore, type TestStore } from '../helpers/store.ts';
 
-const ids = (users: User[]) => users.map((u) => u.id);
+const ids = (users: { id: string }[]) => users.map((u) => u.id);
 
 for (const kind of DATABASES) {
   describe(`user store on ${kind.name}`, () => {
@@ -248,10 +249,26 @@ for (const kind of DATABASES) {
         assert.deepEqual(await store.users.list({ organizationIds: [] }), []);
       });
 
-      test('listed users carry their attributes', async () => {
-        const p = unique('full-');
-        const user = await aStoredUser(store, { username: `${p}u`, attributes: { x: ['3', '1', '2'] } });
-        assert.deepEqual(await store.users.list({ filters: { username: p } }), [user]);
+      test('a listing reads the users table alone: profiles without attributes, or ids, even with the attribute table gone (security test finding 10)', async () => {
+        // Its own database: the attribute table is renamed away, so a listing that read it fails.
+        await withTestStore(kind, async (own) => {
+          const p = unique('bare-');
+          const org = anOrganization();
+          await own.organizations.insert(org);
+          // Large attributes: 100 values of 255 characters each, the most one attribute may hold.
+          const large = { notes: Array.from({ length: 100 }, (_, i) => String(i).padEnd(255, 'x')) };
+          const users: User[] = [];
+          for (const n of ['c', 'a', 'b']) users.push(await aStoredUser(own, { username: `${p}${n}`, organizationId: org.id, attributes: large }));
+          const inOrder = [...users].sort((x, y) => x.username.localeCompare(y.username));
+          await sql`alter table user_attributes rename to user_attributes_elsewhere`.execute(own.database.db);
+          assert.deepEqual(
+            await own.users.list({ filters: { username: p } }),
+            inOrder.map(({ attributes: _attributes, ...profile }) => profile),
+          );
+          assert.deepEqual(await own.users.listIds({ filters: { username: p } }), ids(inOrder));
+          assert.deepEqual(await own.users.listIds({ organizationIds: [org.id], limit: 2 }), ids(inOrder.slice(0, 2)));
+          assert.deepEqual(await own.users.listIds({ organizationIds: [] }), []);
+        });
       });
     });
   });

@@ -83,6 +83,7 @@ function fromIdentityError(error: IdentityError): ApiError {
     case 'already_exists':
       return new ApiError(409, 'Already exists', message);
     case 'in_use':
+    case 'inconsistent':
       return new ApiError(409, 'Client error', message);
   }
 }

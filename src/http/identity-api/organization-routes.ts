@@ -5,8 +5,8 @@
  */
 import type { Organization } from '../../domain/organization.ts';
 import { deleteOrganization, updateOrganization } from '../../identity/organization-changes.ts';
-import { organizationPath, usersOfOrganization } from '../../identity/organization-tree.ts';
-import { createOrganization, getOrganization, listOrganizations } from '../../identity/organizations.ts';
+import { organizationPath, userIdsOfOrganization } from '../../identity/organization-tree.ts';
+import { createOrganization, getOrganization, listOrganizationIds as findOrganizationIds } from '../../identity/organizations.ts';
 import type { HttpDeps } from '../deps.ts';
 import type { ApiResult } from './render.ts';
 import { organizationEntity } from './representation.ts';
@@ -29,8 +29,9 @@ export async function organizationResult(deps: HttpDeps, organization: Organizat
 export async function listOrganizationIds(call: ApiCall): Promise<ApiResult> {
   const { limit, check } = listing(call);
   const filters = organizationFilters(call.query);
-  const found = check(await listOrganizations(call.deps.store, { filters, exactMatch: (call.query.exactMatch as boolean | undefined) ?? false, limit }));
-  return { body: { kind: 'collection', collection: 'Organizations', ids: found.map((o) => o.id) } };
+  // Ids only, as on the wire: the organizations' attributes are never loaded for a listing.
+  const found = check(await findOrganizationIds(call.deps.store, { filters, exactMatch: (call.query.exactMatch as boolean | undefined) ?? false, limit }));
+  return { body: { kind: 'collection', collection: 'Organizations', ids: found } };
 }
 
 export function organizationRoutes(version: '2.0' | '2.1'): ApiRoute[] {
@@ -124,8 +125,8 @@ export function organizationRoutes(version: '2.0' | '2.1'): ApiRoute[] {
         const { limit, check } = listing(call);
         const { query } = call;
         const filters = userFilters(query);
-        const found = check(await usersOfOrganization(call.deps.store, pathId(call), { filters, exactMatch: (query.exactMatch as boolean | undefined) ?? false, limit, recursive: query.recursive === true }));
-        return { body: { kind: 'collection', collection: 'Users', ids: found.map((u) => u.id) } };
+        const found = check(await userIdsOfOrganization(call.deps.store, pathId(call), { filters, exactMatch: (query.exactMatch as boolean | undefined) ?? false, limit, recursive: query.recursive === true }));
+        return { body: { kind: 'collection', collection: 'Users', ids: found } };
       },
     },
   ];

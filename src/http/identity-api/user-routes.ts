@@ -8,9 +8,9 @@
  *   DELETE users/{id}/groups/{name}   end the membership (404 when the user was not a member)
  */
 import { addMember, groupsOfUser, removeMember } from '../../identity/groups.ts';
-import { usersOfOrganization } from '../../identity/organization-tree.ts';
+import { userIdsOfOrganization } from '../../identity/organization-tree.ts';
 import { updateUser } from '../../identity/user-changes.ts';
-import { createUser, deleteUser, getUser, listUsers } from '../../identity/users.ts';
+import { createUser, deleteUser, getUser, listUserIds as findUserIds } from '../../identity/users.ts';
 import { isUuid } from '../../lib/uuid.ts';
 import { ApiError, invalidArguments } from './errors.ts';
 import type { ApiResult } from './render.ts';
@@ -23,8 +23,8 @@ import { attributeQuery, collectionResponse, entityBody, entityResponse, idParam
 const users = collectionResponse('users', 'A user id.');
 const groups = collectionResponse('groups', 'A group name.');
 
-function ids(list: { id: string }[]): ApiResult {
-  return { body: { kind: 'collection', collection: 'Users', ids: list.map((u) => u.id) } };
+function ids(list: string[]): ApiResult {
+  return { body: { kind: 'collection', collection: 'Users', ids: list } };
 }
 
 function affected(id: string, status = 200, location?: string): ApiResult {
@@ -40,9 +40,11 @@ export async function listUserIds(call: ApiCall): Promise<ApiResult> {
   if (query.recursive === true && filters.organizationId !== undefined) {
     const { organizationId, ...rest } = filters;
     if (!isUuid(organizationId)) throw invalidArguments('organization must be an organization id (a UUID) when recursive is true');
-    return ids(check(await usersOfOrganization(deps.store, organizationId.toLowerCase(), { filters: rest, exactMatch, limit, recursive: true })));
+    return ids(check(await userIdsOfOrganization(deps.store, organizationId.toLowerCase(), { filters: rest, exactMatch, limit, recursive: true })));
   }
-  return ids(check(await listUsers(deps.store, { filters, exactMatch, limit })));
+  // Ids only, as on the wire: a listing never loads the users' attributes (memory per request stays
+  // bounded by the listing cap times an id, whatever the users hold).
+  return ids(check(await findUserIds(deps.store, { filters, exactMatch, limit })));
 }
 
 export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {

@@ -31,6 +31,16 @@ export class SqlKeyStore implements KeyStore {
       await trx.insertInto('signing_keys').values(toRow(key)).execute();
     });
   }
+
+  async listUnsealed(): Promise<SigningKey[]> {
+    const rows = await this.#db.selectFrom('signing_keys').selectAll().where('encrypted', '=', 0).orderBy('created_at').orderBy('kid').execute();
+    return rows.map(fromRow);
+  }
+
+  async seal(kid: string, sealedPrivateJwk: string): Promise<boolean> {
+    const result = await this.#db.updateTable('signing_keys').set({ private_jwk: sealedPrivateJwk, encrypted: 1 }).where('kid', '=', kid).where('encrypted', '=', 0).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
 }
 
 function toRow(k: SigningKey): SigningKeysTable {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Store, StoreTransaction } from '../ports.ts';
 import { SqlClientStore } from './client-store.ts';
 import { SqlCodeStore } from './code-store.ts';
-import { migrateToLatest, openDatabase, ping, type OpenOptions, type SqlDatabase } from './database.ts';
+import { migrateToLatest, openDatabase, ping, type DialectName, type OpenOptions, type SqlDatabase } from './database.ts';
 import { SqlGroupStore } from './group-store.ts';
 import { SqlKeyStore } from './key-store.ts';
 import { SqlOrganizationStore } from './organization-store.ts';
@@ -43,11 +43,11 @@ async function migrateUnlimited(url: string, options: OpenOptions): Promise<void
 }
 
 export function sqlStoreOver(database: SqlDatabase): SqlStore {
-  const stores = storesOver(database.db);
+  const stores = storesOver(database.db, database.dialect);
   return {
     database,
     ...stores,
-    transaction: (work) => runUnitOfWork(database.db, database.dialect, (trx) => work(storesOver(trx, stores))),
+    transaction: (work) => runUnitOfWork(database.db, database.dialect, (trx) => work(storesOver(trx, database.dialect, stores))),
     ping: () => ping(database.db),
     close: () => database.close(),
   };
@@ -66,11 +66,11 @@ interface SqlStores extends StoreTransaction {
  * the compiled statements of the database's own stores (`sharing`), so a transaction costs no
  * query compilation.
  */
-function storesOver(db: Kysely<Database>, sharing?: SqlStores): SqlStores {
+function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlStores): SqlStores {
   return {
     clients: new SqlClientStore(db, sharing?.clients),
     users: new SqlUserStore(db, sharing?.users),
-    organizations: new SqlOrganizationStore(db),
+    organizations: new SqlOrganizationStore(db, dialect),
     groups: new SqlGroupStore(db),
     sessions: new SqlSessionStore(db, sharing?.sessions),
     codes: new SqlCodeStore(db, sharing?.codes),

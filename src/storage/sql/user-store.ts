@@ -69,9 +69,22 @@ export class SqlUserStore implements UserStore {
     return row && { user: profileFromRow(row), passwordHash: row.password_hash ?? undefined };
   }
 
-  async list(query: UserQuery = {}): Promise<User[]> {
+  async list(query: UserQuery = {}): Promise<UserProfile[]> {
+    if (query.organizationIds?.length === 0) return [];
+    const rows = await this.#matching(query).select(PROFILE_COLUMNS).execute();
+    return rows.map(profileFromRow);
+  }
+
+  async listIds(query: UserQuery = {}): Promise<string[]> {
+    if (query.organizationIds?.length === 0) return [];
+    const rows = await this.#matching(query).select('users.id').execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** The users matching `query` (without its columns picked), in username order, limited. */
+  #matching(query: UserQuery) {
     const exact = query.exactMatch ?? false;
-    let q = this.#db.selectFrom('users').selectAll();
+    let q = this.#db.selectFrom('users');
     for (const [name, value] of Object.entries(query.filters ?? {})) {
       // Own keys only: a filter named `toString` or `constructor` is a custom attribute, not Object.prototype's member (found by the fuzzer).
       const column = Object.hasOwn(COLUMNS, name) ? COLUMNS[name] : undefined;
@@ -87,13 +100,10 @@ export class SqlUserStore implements UserStore {
           ),
         );
     }
-    if (query.organizationIds) {
-      if (query.organizationIds.length === 0) return [];
-      q = q.where('organization_id', 'in', query.organizationIds);
-    }
+    if (query.organizationIds) q = q.where('organization_id', 'in', query.organizationIds);
     q = q.orderBy('username_key');
     if (query.limit) q = q.limit(query.limit);
-    return this.#withAttributes(await q.execute());
+    return q;
   }
 
   async update(user: User): Promise<boolean> {

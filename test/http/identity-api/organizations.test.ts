@@ -5,6 +5,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
+import type { SqlStore } from '../../../src/storage/sql/store.ts';
 import { DATABASES } from '../../helpers/databases.ts';
 import type { RunningServer } from '../../helpers/server.ts';
 import { assertCleanError, call, create, ids, startApiServer } from './helpers.ts';
@@ -93,8 +95,13 @@ for (const db of DATABASES) {
       const a = await create(server, 'organizations', { technicalName: 'move-a' });
       const b = await create(server, 'organizations', { technicalName: 'move-b', parentOrganizationId: a });
       const c = await create(server, 'organizations', { technicalName: 'move-c' });
-      assertCleanError(await call(server, 'PUT', `/2.0/organizations/${a}?parentOrganizationId=${b}`), 400, 'Invalid arguments');
-      assertCleanError(await call(server, 'PUT', `/2.0/organizations/${a}?parentOrganizationId=${a}`), 400, 'Invalid arguments');
+      // The store refuses it in the transaction that would move (security test finding 4).
+      for (const parent of [b, a]) {
+        const refused = await call(server, 'PUT', `/2.0/organizations/${a}?parentOrganizationId=${parent}`);
+        assertCleanError(refused, 400, 'Invalid arguments');
+        assert.equal(refused.json.error!.message, 'an organization cannot be moved under itself or one of its sub-organizations');
+      }
+      assert.deepEqual((await read(a)).attributes.entityName, ['move-a']);
       assert.equal((await call(server, 'PUT', `/2.0/organizations/${b}?parentOrganizationId=${c}`)).status, 200);
       assert.deepEqual((await read(b)).attributes.entityName, ['move-c/move-b']);
       assert.equal((await call(server, 'PUT', `/2.0/organizations/${b}?parentOrganizationId=`)).status, 200);
@@ -152,6 +159,26 @@ for (const db of DATABASES) {
       assertCleanError(await call(server, 'GET', `/2.1/organizations/00000000-0000-4000-8000-000000000000/users/`), 404, 'Entity not found');
       const virtual = await create(server, 'organizations', { technicalName: 'rec-virtual', virtual: 'true' });
       assertCleanError(await call(server, 'POST', `/2.0/users/?login=rec-in-virtual&organization=${virtual}`), 400, 'Invalid arguments');
+    });
+
+    test('a cycle left in the stored tree by an older version: subtree listings answer 409 at once, and it can be repaired (security test finding 4)', { timeout: 20_000 }, async () => {
+      const a = await create(server, 'organizations', { technicalName: 'cyc-a' });
+      const b = await create(server, 'organizations', { technicalName: 'cyc-b', parentOrganizationId: a });
+      const user = await create(server, 'users', { login: 'cyc-user', organization: b });
+      const db = (server.gatehouse.store as SqlStore).database.db;
+      await sql`update organizations set parent_id = ${b} where id = ${a}`.execute(db);
+      for (const path of [`/2.0/organizations/${a}/users/?recursive=true`, `/2.0/users/?organization=${b}&recursive=true`]) {
+        const answer = await call(server, 'GET', path);
+        assertCleanError(answer, 409, 'Client error');
+        assert.match(answer.json.error!.message, /^the organization tree below "cyc-[ab]" is deeper than 64 levels or has a cycle; repair the parent references in the store$/);
+      }
+      // Not a subtree walk: still answered.
+      assert.deepEqual(await ids(server, `/2.0/organizations/${a}/users/`), []);
+      // Moving anything into the cycle is refused; moving a member out to the root repairs it.
+      const c = await create(server, 'organizations', { technicalName: 'cyc-c' });
+      assertCleanError(await call(server, 'PUT', `/2.0/organizations/${c}?parentOrganizationId=${a}`), 400, 'Invalid arguments');
+      assert.equal((await call(server, 'PUT', `/2.0/organizations/${a}?parentOrganizationId=`)).status, 200);
+      assert.deepEqual(await ids(server, `/2.0/organizations/${a}/users/?recursive=true`), [user]);
     });
 
     test('XML: an organization is an <Organization> of <Attribute>s; the id collection is <Organizations> of <Id>', async () => {

@@ -5,11 +5,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { sql } from 'kysely';
 import type { User } from '../../../src/domain/user.ts';
 import { createGroup } from '../../../src/identity/groups.ts';
 import { verifyPassword } from '../../../src/identity/passwords.ts';
 import { systemClock } from '../../../src/lib/clock.ts';
 import { cryptoRandom } from '../../../src/lib/random.ts';
+import type { SqlStore } from '../../../src/storage/sql/store.ts';
 import { DATABASES } from '../../helpers/databases.ts';
 import type { RunningServer } from '../../helpers/server.ts';
 import { accessToken, assertCleanError, call, create, ids, startApiServer } from './helpers.ts';
@@ -187,6 +189,26 @@ for (const db of DATABASES) {
       assertCleanError(await call(server, 'GET', '/2.0/users/?maxResults=6'), 400, 'Size limit exceeded');
       assert.equal((await ids(server, '/2.0/users/?maxResults=5')).length, 5);
       assert.equal((await ids(server, '/2.0/users/?login=limit-1')).length, 1);
+    });
+
+    test('listings answer ids read from the users or organizations table alone, never attributes (security test finding 10)', async () => {
+      const organization = await create(server, 'organizations', { technicalName: 'bare-org' });
+      const child = await create(server, 'organizations', { technicalName: 'bare-child', parentOrganizationId: organization });
+      // The most one attribute may hold: 100 values of 255 characters.
+      const large = Array.from({ length: 100 }, (_, i) => String(i).padEnd(255, 'x'));
+      const made = [await create(server, 'users', { login: 'bare-b', organization, notes: large }), await create(server, 'users', { login: 'bare-a', organization: child, notes: large })];
+      // Take the attribute table away: a listing that loaded attributes would fail (a 500).
+      const db = (server.gatehouse.store as SqlStore).database.db;
+      await sql`alter table user_attributes rename to user_attributes_elsewhere`.execute(db);
+      assert.deepEqual(await ids(server, '/2.0/users/?login=bare-'), [made[1], made[0]]);
+      assert.deepEqual(await ids(server, `/2.1/organizations/${organization}/users/?recursive=true`), [made[1], made[0]]);
+      assert.deepEqual(await ids(server, `/2.0/users/?organization=${organization}&recursive=true&maxResults=1`), [made[1]]);
+      const legacy = await call(server, 'GET', '/users/?login=bare-', { base: '/eidm2/services' });
+      assert.equal(legacy.text, `<?xml version="1.0" encoding="UTF-8"?><idlist><Id>${made[1]}</Id><Id>${made[0]}</Id></idlist>`);
+      // Organization listings likewise (reading one organization, as organizations/{id}/users/ does, reads its attributes).
+      await sql`alter table organization_attributes rename to organization_attributes_elsewhere`.execute(db);
+      assert.deepEqual(await ids(server, '/2.0/organizations/?technicalName=bare-'), [child, organization]);
+      assert.deepEqual(await ids(server, `/2.0/organizations/?parentOrganizationId=${organization}`), [child]);
     });
   });
 }
