@@ -50,7 +50,7 @@ export function sqlStoreOver(database: SqlDatabase): SqlStore {
     codes: new SqlCodeStore(db),
     tokens: new SqlTokenStore(db),
     keys: new SqlKeyStore(db),
-    throttling: new SqlThrottleStore(db),
+    throttling: new SqlThrottleStore(db, database.dialect),
     ping: () => ping(db),
     close: () => database.close(),
   };
