@@ -15,6 +15,7 @@ import type { UserCredentials } from '../../src/domain/user.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import type { SqlStore } from '../../src/storage/sql/store.ts';
 import { AuditCapture } from '../helpers/audit.ts';
+import { addClient, basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES, type TestDatabaseKind } from '../helpers/databases.ts';
 import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
 import { assertLoginPage } from '../helpers/front-channel.ts';
@@ -46,7 +47,7 @@ async function loginForms(servers: RunningServer[], client: Client, ip: string, 
   return Promise.all(Array.from({ length: n }, (_, i) => loginForm(servers[i % servers.length]!, client, ip)));
 }
 
-function statusCounts(responses: Response[]): Record<number, number> {
+function statusCounts(responses: { status: number }[]): Record<number, number> {
   const counts: Record<number, number> = {};
   for (const r of responses) counts[r.status] = (counts[r.status] ?? 0) + 1;
   return counts;
@@ -185,6 +186,28 @@ for (const db of DATABASES) {
       assert.equal(audit.of('identity_api.throttled').length, 200 - USER_THRESHOLD);
       assert.equal(statuses.filter((s) => s === 401 || s === 429).length, 200);
       assert.equal(audit.of('lockout').filter((e) => e.by === 'username').length, 1);
+    });
+  });
+
+  describe(`concurrent client authentication failures on ${db.name}`, () => {
+    let server: RunningServer;
+    const audit = new AuditCapture();
+    before(async () => {
+      server = await startServer(db, { clock: new ManualClock(Date.now()), audit, env: { GATEHOUSE_TRUSTED_PROXIES: '127.0.0.1', GATEHOUSE_THROTTLE_CLIENT_FAILURES: '3', GATEHOUSE_THROTTLE_IP_FAILURES: '6' } });
+    });
+    after(async () => server.close());
+
+    // No reservation here (docs/decisions.md H8, H18): every secret is checked, and the answer is
+    // decided by the count the failure's own atomic upsert returned, never by an earlier read.
+    test('30 concurrent wrong secrets for one client: each failure sees its own count, so exactly 2 are answered 401 and one lockout is logged per counter', async () => {
+      const { client } = await addClient(server.gatehouse.store);
+      audit.clear();
+      const statuses = await Promise.all(
+        Array.from({ length: 30 }, async () => (await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'refresh_token', refresh_token: 'x' }, { authorization: basic(client.clientId, 'wrong'), 'x-forwarded-for': '192.0.2.45' })).status),
+      );
+      assert.deepEqual(statusCounts(statuses.map((status) => ({ status }))), { 401: 2, 429: 28 });
+      assert.equal(audit.of('client_auth.failed').length, 30);
+      assert.deepEqual(audit.of('lockout').map((e) => [e.by, e.failures]).sort(), [['client', 3], ['ip', 6]]);
     });
   });
 
