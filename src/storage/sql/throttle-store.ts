@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { ThrottleCounter, ThrottleReservation, ThrottleRule, ThrottleStore } from '../ports.ts';
 import type { DialectName } from './database.ts';
+import { prepared, type Prepared } from './prepared.ts';
 import type { Database } from './schema.ts';
 
 const COLUMNS = ['key', 'failures', 'pending', 'last_failure_at', 'reserved_at'] as const;
@@ -17,9 +18,23 @@ interface CounterRow {
 export class SqlThrottleStore implements ThrottleStore {
   readonly #db: Kysely<Database>;
   readonly #dialect: DialectName;
+  // Every successful login runs these (passwordSucceeded): prepared, as the hot paths are.
+  readonly #release: Prepared<{ key: string }, { failures: number; pending: number }>;
+  readonly #deleteEmpty: Prepared<{ key: string }, unknown>;
+  readonly #delete: Prepared<{ key: string }, unknown>;
   constructor(db: Kysely<Database>, dialect: DialectName) {
     this.#db = db;
     this.#dialect = dialect;
+    this.#release = prepared(db, (p) =>
+      db
+        .updateTable('throttle_counters')
+        .set((eb) => ({ pending: eb('pending', '-', 1) }))
+        .where('key', '=', p('key'))
+        .where('pending', '>', 0)
+        .returning(['failures', 'pending']),
+    );
+    this.#deleteEmpty = prepared(db, (p) => db.deleteFrom('throttle_counters').where('key', '=', p('key')).where('failures', '=', 0).where('pending', '=', 0));
+    this.#delete = prepared(db, (p) => db.deleteFrom('throttle_counters').where('key', '=', p('key')));
   }
 
   async get(keys: string[], now: number): Promise<ThrottleCounter[]> {
@@ -82,17 +97,9 @@ export class SqlThrottleStore implements ThrottleStore {
   async releaseReservation(keys: string[]): Promise<void> {
     // One row per statement: no statement here holds one row's lock while waiting for another's.
     for (const key of sortedDistinct(keys)) {
-      const left = await this.#db
-        .updateTable('throttle_counters')
-        .set((eb) => ({ pending: eb('pending', '-', 1) }))
-        .where('key', '=', key)
-        .where('pending', '>', 0)
-        .returning(['failures', 'pending'])
-        .executeTakeFirst();
+      const left = await this.#release.first({ key });
       // Conditional, so a reservation made since the update keeps its row.
-      if (left && Number(left.failures) === 0 && Number(left.pending) === 0) {
-        await this.#db.deleteFrom('throttle_counters').where('key', '=', key).where('failures', '=', 0).where('pending', '=', 0).execute();
-      }
+      if (left && Number(left.failures) === 0 && Number(left.pending) === 0) await this.#deleteEmpty.execute({ key });
     }
   }
 
@@ -123,7 +130,7 @@ export class SqlThrottleStore implements ThrottleStore {
 
   async clear(keys: string[]): Promise<void> {
     // One row per statement (see releaseReservation).
-    for (const key of sortedDistinct(keys)) await this.#db.deleteFrom('throttle_counters').where('key', '=', key).execute();
+    for (const key of sortedDistinct(keys)) await this.#delete.execute({ key });
   }
 
   async deleteExpired(now: number, limit: number): Promise<number> {
