@@ -131,6 +131,9 @@ for (const db of DATABASES) {
           return r;
         });
         const heldBefore = held;
+        // Refused while the guesses are in flight, it waits for them, but not for ever (QUEUE_MS in
+        // password-attempts.ts): with the guesses held, it is answered 429 (and so are the guesses
+        // beyond the limit, above).
         await until(() => rightAnswered || held > heldBefore, 'the right password is answered or verifying');
         release();
         const [answer, ...rest] = await Promise.all([right, ...guesses]);
@@ -145,6 +148,16 @@ for (const db of DATABASES) {
         release();
         users.getCredentials = original;
       }
+    });
+
+    test('8 concurrent right passwords for one username from one address all sign in: attempts in flight are waited for, not refused', async () => {
+      const { username } = await createTestUser(server.gatehouse.store, { password: PASSWORD });
+      const forms = await loginForms([server], client, address(), 8);
+      audit.clear();
+      const responses = await Promise.all(forms.map((send) => send({ username, password: PASSWORD })));
+      assert.deepEqual(statusCounts(responses), { 303: 8 });
+      assert.equal(audit.of('login.succeeded').length, 8);
+      assert.equal(audit.of('login.throttled').length, 0);
     });
 
     test(`150 concurrent failures with made-up usernames from one address add exactly the rows of ${IP_THRESHOLD} attempts`, async () => {
@@ -186,6 +199,17 @@ for (const db of DATABASES) {
       assert.equal(audit.of('identity_api.throttled').length, 200 - USER_THRESHOLD);
       assert.equal(statuses.filter((s) => s === 401 || s === 429).length, 200);
       assert.equal(audit.of('lockout').filter((e) => e.by === 'username').length, 1);
+    });
+
+    test('30 concurrent requests with the right password from one address all succeed: an integration calling in parallel is not refused', async () => {
+      const statuses = await Promise.all(
+        Array.from({ length: 30 }, async () => {
+          const response = await fetch(`${server.url}/customerid-rest/services/2.0/users/`, { headers: { 'x-forwarded-for': '192.0.2.46', authorization: `Basic ${Buffer.from(`api:${API_PASSWORD}`).toString('base64')}` } });
+          await response.arrayBuffer();
+          return { status: response.status };
+        }),
+      );
+      assert.deepEqual(statusCounts(statuses), { 200: 30 });
     });
   });
 

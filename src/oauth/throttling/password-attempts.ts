@@ -13,7 +13,8 @@
  * failed: a username and address pair gets at most the threshold's number of verifications per
  * wait, an address its own, on any number of instances. The reservation then ends as what the
  * check proved: a failure (`passwordFailed`), or a success that takes it away (`passwordSucceeded`)
- * — a right password never counts.
+ * — a right password never counts. An attempt refused only by others still in flight waits a
+ * little for them to end (they may be right passwords) before it is answered 429.
  *
  * Refused (quickly, and with no argon2 work): when the address is in its own delay, or when the
  * username is in its delay and this address has failed on it (or has an attempt on it in
@@ -22,6 +23,7 @@
  * cannot lock a user out (peers.md §3 item 9, Keycloak's lockout blocking valid logins). A
  * success forgets the username's failures.
  */
+import { setTimeout } from 'node:timers/promises';
 import { normalizeUsername } from '../../domain/user.ts';
 import type { ThrottleCounter, ThrottleRule } from '../../storage/ports.ts';
 import { isLookupKey } from '../lookup-key.ts';
@@ -108,20 +110,39 @@ function waits(deps: ThrottleDeps, keys: AttemptKeys, counters: ThrottleCounter[
 }
 
 /**
+ * How long an attempt refused only by attempts still in flight waits for them to end, in real
+ * time. Those may be successes, which take their reservations back: concurrent right passwords
+ * (an integration calling the identity API in parallel, one user in two tabs) then go through one
+ * after another instead of getting 429. Failures among them count, and the attempt is then refused.
+ */
+const QUEUE_MS = 2000;
+const FIRST_PAUSE_MS = 10;
+const MAX_PAUSE_MS = 200;
+
+/**
  * Before the password is checked: reserves the attempt, or refuses it. One atomic step in the
- * store decides and counts, whatever the concurrency (ThrottleStore.reserve).
+ * store decides and counts, whatever the concurrency (ThrottleStore.reserve). Refused only
+ * because of attempts in flight, it asks again for a while (QUEUE_MS).
  */
 export async function reservePasswordAttempt(deps: ThrottleDeps, attempt: PasswordAttempt): Promise<PasswordGate> {
-  const now = deps.clock.now();
-  if (!deps.config.throttle) return { open: true, reservation: { attempt, keys: { user: undefined, ip: undefined, pair: undefined }, reservedAt: now } };
+  if (!deps.config.throttle) return { open: true, reservation: { attempt, keys: { user: undefined, ip: undefined, pair: undefined }, reservedAt: deps.clock.now() } };
   const keys = keysOf(attempt);
-  const result = await deps.store.throttling.reserve(rules(deps, keys), deps.config.throttleMaxDelay, now, expiresAt(deps.config, now));
-  if (result.granted) return { open: true, reservation: { attempt, keys, reservedAt: now } };
-  // The counters were read after the refusal, only to tell which wait refused it and for how
-  // long; should they have moved on since, the answer is still to wait (at least a second).
-  const wait = waits(deps, keys, result.counters, now);
-  if (wait.ip > 0) return { open: false, by: 'ip', retryAfter: retryAfterSeconds(wait.ip) };
-  return { open: false, by: 'username', retryAfter: Math.max(1, retryAfterSeconds(wait.user)) };
+  const list = rules(deps, keys);
+  const started = performance.now();
+  for (let pause = FIRST_PAUSE_MS; ; pause = Math.min(2 * pause, MAX_PAUSE_MS)) {
+    const now = deps.clock.now();
+    const result = await deps.store.throttling.reserve(list, deps.config.throttleMaxDelay, now, expiresAt(deps.config, now));
+    if (result.granted) return { open: true, reservation: { attempt, keys, reservedAt: now } };
+    // The counters were read after the refusal, only to tell which wait refused it and for how
+    // long; should they have moved on since, the answer is still to wait (at least a second).
+    const wait = waits(deps, keys, result.counters, now);
+    const byFailures = waits(deps, keys, result.counters.map((c) => ({ ...c, pending: 0 })), now);
+    if (byFailures.ip > 0 || byFailures.user > 0 || performance.now() - started + pause > QUEUE_MS) {
+      if (wait.ip > 0) return { open: false, by: 'ip', retryAfter: retryAfterSeconds(wait.ip) };
+      return { open: false, by: 'username', retryAfter: Math.max(1, retryAfterSeconds(wait.user)) };
+    }
+    await setTimeout(pause);
+  }
 }
 
 /**
