@@ -76,7 +76,7 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     codes: new SqlCodeStore(db, sharing?.codes),
     tokens: new SqlTokenStore(db, sharing?.tokens),
     keys: new SqlKeyStore(db),
-    throttling: new SqlThrottleStore(db),
+    throttling: new SqlThrottleStore(db, dialect),
     rateLimits: new SqlRateLimitStore(db),
   };
 }
