@@ -103,7 +103,8 @@ export class KeyRing {
   /** Makes sure a signing key exists, generating the first one on first start. */
   async ensureActiveKey(): Promise<void> {
     const keys = await this.#store.list(this.#clock.now());
-    if (!keys.some((k) => k.retiredAt === undefined)) await this.#store.insert(await this.#generate());
+    // One atomic step: instances starting at once on an empty store store one first key between them.
+    if (!keys.some((k) => k.retiredAt === undefined)) await this.#store.insertFirst(await this.#generate());
     this.#loaded = undefined;
   }
 

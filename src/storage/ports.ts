@@ -260,8 +260,15 @@ export interface KeyStore {
   list(now: number): Promise<SigningKey[]>;
   insert(key: SigningKey): Promise<void>;
   /**
+   * Stores `key` as the first signing key unless an unretired key exists; whether it was stored.
+   * Race rule: key changes (this and `rotate`) are serialised on every database and across
+   * instances, so of instances starting at once on an empty store exactly one stores its key.
+   */
+  insertFirst(key: SigningKey): Promise<boolean>;
+  /**
    * Makes `key` the active key and retires the previous active ones (kept published until
-   * `publishUntil`), in one transaction.
+   * `publishUntil`), in one transaction. Race rule: serialised with every other key change, so
+   * two rotations at once leave exactly one unretired key, the later one's.
    */
   rotate(key: SigningKey, publishUntil: number): Promise<void>;
   /** Every key whose private JWK is stored in the clear, published or not, oldest first. */

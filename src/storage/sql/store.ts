@@ -75,7 +75,7 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     sessions: new SqlSessionStore(db, sharing?.sessions),
     codes: new SqlCodeStore(db, sharing?.codes),
     tokens: new SqlTokenStore(db, sharing?.tokens),
-    keys: new SqlKeyStore(db),
+    keys: new SqlKeyStore(db, dialect),
     throttling: new SqlThrottleStore(db, dialect),
     rateLimits: new SqlRateLimitStore(db),
   };
