@@ -88,9 +88,9 @@ for (const db of DATABASES) {
     test('deactivated on another instance: every use of its tokens is refused at once; activated again, they work', async () => {
       const t = await issued();
       await assertWorking(t);
-      await setClientActive({ clients: other.gatehouse.store.clients, clock: systemClock }, t.client.clientId, false);
+      await setClientActive({ transaction: other.gatehouse.store.transaction, clock: systemClock }, t.client.clientId, false);
       await assertRefused(t);
-      await setClientActive({ clients: other.gatehouse.store.clients, clock: systemClock }, t.client.clientId, true);
+      await setClientActive({ transaction: other.gatehouse.store.transaction, clock: systemClock }, t.client.clientId, true);
       await assertWorking(t);
     });
 
