@@ -12,7 +12,7 @@ import { cryptoRandom, type Random } from './lib/random.ts';
 import { scheduleCleanup } from './oauth/cleanup.ts';
 import { openAuditFile } from './observability/audit-file.ts';
 import { auditLogger, DeferredAuditSink, loggerAuditSink, type AuditSink } from './observability/audit.ts';
-import { migrateToLatest, openDatabase } from './storage/sql/database.ts';
+import { migrateToLatest, openDatabase, sqliteAccessWarnings } from './storage/sql/database.ts';
 import { openSqlStore } from './storage/sql/store.ts';
 import type { Store } from './storage/ports.ts';
 
@@ -87,6 +87,8 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     const deps: HttpDeps = { config, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr], audit };
     const app = await buildHttpServer(deps, options);
     toServerLog.attach(loggerAuditSink(auditLogger(app.log, config.logLevel)));
+    // An existing SQLite file or folder is the operator's: said, not changed (docs/operations.md, "File permissions").
+    if (config.sqlitePath !== undefined && config.sqlitePath !== ':memory:') for (const warning of sqliteAccessWarnings(config.sqlitePath)) app.log.warn({ sqlitePath: config.sqlitePath }, warning);
     if (sealed > 0) app.log.info({ sealed }, 'sealed the signing keys stored in the clear with GATEHOUSE_KEY_ENCRYPTION_KEY');
     // Expired codes, tokens, sessions and throttling counters are deleted in the background.
     const cleanup = config.cleanupInterval > 0 && runtime.cleanup !== false ? scheduleCleanup({ store, clock }, { intervalMs: config.cleanupInterval * 1000, log: app.log.child({ component: 'cleanup' }) }) : undefined;

@@ -157,7 +157,9 @@ export class KeyRing {
     }
     // A key that activates within the cache period ends this read's trust when it does.
     const activations = keys.filter((k) => k.createdAt + delay > now).map((k) => k.createdAt + delay);
-    const until = Math.min(now + this.#options.cacheMs, ...activations);
+    // A read that found no key to sign with is not trusted: the next use reads again (readiness
+    // turns back to ready as soon as a key is there).
+    const until = active ? Math.min(now + this.#options.cacheMs, ...activations) : now;
     return { until, active, jwks: { keys: keys.map((k) => k.publicJwk as JWK) } };
   }
 
