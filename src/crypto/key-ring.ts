@@ -23,6 +23,8 @@ export interface ActiveKey {
   kid: string;
   alg: 'RS256';
   privateKey: CryptoKey;
+  /** When the key was generated (ms): its age is a metric. */
+  createdAt: number;
 }
 
 interface Loaded {
@@ -153,7 +155,7 @@ export class KeyRing {
     if (current) {
       const json = current.encrypted ? decryptPrivateKey(current.privateJwk, this.#requireSecret()) : current.privateJwk;
       const privateKey = (await importJWK(JSON.parse(json) as JWK, current.alg)) as CryptoKey;
-      active = { kid: current.kid, alg: current.alg, privateKey };
+      active = { kid: current.kid, alg: current.alg, privateKey, createdAt: current.createdAt };
     }
     // A key that activates within the cache period ends this read's trust when it does.
     const activations = keys.filter((k) => k.createdAt + delay > now).map((k) => k.createdAt + delay);

@@ -1,6 +1,6 @@
 import { closeSync, constants, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Kysely, PostgresDialect, sql, type DatabaseIntrospector, type SchemaMetadata, type TableMetadata } from 'kysely';
+import { Kysely, PostgresDialect, sql, type DatabaseIntrospector, type LogEvent, type SchemaMetadata, type TableMetadata } from 'kysely';
 import { Migrator, type MigrationResultSet } from 'kysely/migration';
 import pg from 'pg';
 import { migrations } from '../migrations/index.ts';
@@ -15,6 +15,8 @@ export interface SqlDatabase {
   dialect: DialectName;
   /** Absolute path of the SQLite file, when the store is SQLite. */
   sqlitePath: string | undefined;
+  /** PostgreSQL: the pool's connections now (metrics); undefined on SQLite. */
+  poolStats(): { total: number; idle: number; waiting: number; max: number } | undefined;
   close(): Promise<void>;
 }
 
@@ -36,6 +38,8 @@ export interface OpenOptions {
    * connection pooler in transaction mode that cannot track them.
    */
   namedStatements?: boolean;
+  /** Told of every query and how long it took (metrics); Kysely's `log` hook. */
+  onQuery?: (seconds: number, failed: boolean) => void;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -50,8 +54,8 @@ export function openDatabase(url: string, options: OpenOptions = {}): SqlDatabas
     const raw = url.slice('sqlite:'.length);
     const path = raw === ':memory:' ? raw : resolve(raw);
     if (path !== ':memory:') createPrivately(path);
-    const db = new Kysely<Database>({ dialect: nodeSqliteDialect(path) });
-    return { db, dialect: 'sqlite', sqlitePath: path, close: () => db.destroy() };
+    const db = new Kysely<Database>({ dialect: nodeSqliteDialect(path), ...queryLog(options) });
+    return { db, dialect: 'sqlite', sqlitePath: path, poolStats: () => undefined, close: () => db.destroy() };
   }
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const queryTimeoutMs = options.queryTimeoutMs ?? 0;
@@ -72,11 +76,19 @@ export function openDatabase(url: string, options: OpenOptions = {}): SqlDatabas
   pool.on('error', () => {});
   const named = options.namedStatements ?? true;
   pool.on('connect', (client: pg.PoolClient) => guardClient(client, named));
-  const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }), ...queryLog(options) });
   // Ending a connection waits for the server to acknowledge; during a network partition it never
   // does. Give up after the timeout: the process is about to exit or to open a new pool anyway.
   const close = () => settleWithin(db.destroy(), connectTimeoutMs);
-  return { db, dialect: 'postgres', sqlitePath: undefined, close };
+  const max = options.poolSize ?? 10;
+  const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max });
+  return { db, dialect: 'postgres', sqlitePath: undefined, poolStats, close };
+}
+
+/** Kysely's `log` option when someone listens for query durations; none otherwise (no timing cost). */
+function queryLog(options: OpenOptions): { log?: (event: LogEvent) => void } {
+  const onQuery = options.onQuery;
+  return onQuery ? { log: (event) => onQuery(event.queryDurationMillis / 1000, event.level === 'error') } : {};
 }
 
 /**
