@@ -68,6 +68,8 @@ export class Metrics {
       labelNames: ['kind', 'event'],
       registers,
     });
+    // 1 per process: summed over a cluster's workers, how many answered this scrape.
+    new Gauge({ name: 'gatehouse_processes', help: 'Processes serving HTTP whose metrics this scrape holds (the cluster workers that answered).', registers }).set(1);
     this.#logouts = new Counter({ name: 'gatehouse_logouts_total', help: 'SSO sessions ended by logout.', registers });
     this.#queries = new Histogram({ name: 'gatehouse_store_query_duration_seconds', help: 'Store queries and their duration, by outcome (ok, error).', labelNames: ['outcome'], buckets: QUERY_BUCKETS, registers });
 
@@ -175,6 +177,9 @@ export class Metrics {
 
   /** Makes this registry the one a cluster primary's AggregatorRegistry asks this worker for. */
   answerClusterPrimary(): void {
+    // Constructing one is what makes prom-client listen for the primary's requests in a worker
+    // (setRegistries alone does not).
+    new AggregatorRegistry();
     AggregatorRegistry.setRegistries([this.registry]);
   }
 }

@@ -4,12 +4,13 @@
  * with logins and token requests; request series are labelled by route pattern, never the URL.
  */
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { CookieJar, createTestClient, createTestUser, loginThroughForm, pkce, redirectParams, RP_REDIRECT_URI } from '../helpers/fixtures.ts';
-import { parseExposition, scrape } from '../helpers/metrics.ts';
+import { metricNames, parseExposition, scrape } from '../helpers/metrics.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
 const TOKEN = 'a metrics token of at least thirty-two characters';
@@ -74,6 +75,7 @@ for (const kind of DATABASES) {
       const routes = new Set([...afterwards.keys()].filter((k) => k.startsWith('gatehouse_http_request_duration_seconds_count')).map((k) => /route="([^"]*)"/.exec(k)![1]));
       assert.ok(![...routes].some((route) => /some-user-id|no-such-path|\?/.test(route!)), `no raw URL in a route label: ${[...routes].join(' ')}`);
       assert.ok(routes.has('/customerid-rest/services/2.0/users/:id'), [...routes].join(' '));
+      assert.equal(afterwards.get('gatehouse_processes'), 1);
       assert.equal(afterwards.get('gatehouse_sso_sessions'), 1, 'the one session of the successful login');
       // The key was created when the server started, at the clock's start; the clock moved 10 s.
       assert.equal(afterwards.get('gatehouse_signing_key_age_seconds'), 10);
@@ -89,6 +91,29 @@ for (const kind of DATABASES) {
       const all = parseExposition(scraped.text);
       assert.ok(all.has('process_cpu_seconds_total'));
       assert.ok(all.has('nodejs_eventloop_lag_seconds'));
+    });
+  });
+
+  describe(`the Grafana dashboard against a scrape on ${kind.name}`, () => {
+    let server: RunningServer;
+    before(async () => {
+      server = await startServer(kind, { env: { GATEHOUSE_METRICS_PORT: '0' } });
+    });
+    after(async () => server.close());
+
+    test('every metric docs/grafana-dashboard.json queries exists, and it shows every gatehouse metric', async () => {
+      const { port } = server.gatehouse.metrics!.server!.address() as { port: number };
+      const scraped = await scrape(`http://127.0.0.1:${port}/metrics`);
+      assert.equal(scraped.status, 200, 'no token configured: none asked');
+      const families = new Set(metricNames(scraped.text));
+      const dashboard = JSON.parse(readFileSync(new URL('../../docs/grafana-dashboard.json', import.meta.url), 'utf8')) as { panels: { targets: { expr: string }[] }[] };
+      const queried = new Set(dashboard.panels.flatMap((panel) => panel.targets.flatMap((target) => [...target.expr.matchAll(/\b([a-z][a-z0-9_]*)\{/g)].map((m) => m[1]!))));
+      const family = (name: string) => (families.has(name) ? name : name.replace(/_(bucket|count|sum)$/, ''));
+      // The pool exists on PostgreSQL only.
+      const expected = (name: string) => kind.name === 'postgres' || !name.startsWith('gatehouse_store_pool_');
+      assert.deepEqual([...queried].filter(expected).filter((name) => !families.has(family(name))), [], 'queried but not exposed');
+      const shown = new Set([...queried].map(family));
+      assert.deepEqual([...families].filter((name) => name.startsWith('gatehouse_') && !shown.has(name)), [], 'exposed but not on the dashboard');
     });
   });
 
