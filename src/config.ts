@@ -318,6 +318,28 @@ export const settings = {
     doc: 'Worker processes (node:cluster) serving HTTP on the one port and sharing the store; a worker that dies is restarted. 1: no cluster, the server runs in the main process.',
     parse: integer(1, 1024),
   }),
+  metricsPort: setting({
+    env: 'GATEHOUSE_METRICS_PORT',
+    type: 'integer',
+    default: undefined,
+    doc: 'TCP port of a separate listener that serves Prometheus metrics at `GET /metrics` (docs/operations.md, "Metrics"); in cluster mode the primary serves it, summing the workers. Unset: no metrics are collected or served. The main port never serves them.',
+    parse: integer(0, 65535),
+  }),
+  metricsHost: setting({
+    env: 'GATEHOUSE_METRICS_HOST',
+    type: 'string',
+    default: '127.0.0.1',
+    doc: 'Address the metrics listener binds to. Set it to an address the scraper reaches (e.g. `0.0.0.0` in a container), with GATEHOUSE_METRICS_TOKEN or a network policy.',
+    parse: nonEmpty,
+  }),
+  metricsToken: setting({
+    env: 'GATEHOUSE_METRICS_TOKEN',
+    type: 'string',
+    default: undefined,
+    doc: 'When set, a scrape of the metrics listener must send `Authorization: Bearer <token>` (Prometheus `authorization: {credentials: …}`); others get 401. At least 32 characters.',
+    secret: true,
+    parse: encryptionKey,
+  }),
   logLevel: setting({ env: 'GATEHOUSE_LOG_LEVEL', type: LOG_LEVELS.join(' | '), default: 'info', doc: 'Least severe log level written. At `info`: audit events, warnings and errors; `debug` adds one line per request (method, URL with every parameter value redacted but those of an allowlist, status, time; docs/decisions.md X4).', parse: oneOf(LOG_LEVELS) }),
   acr: setting({
     env: 'GATEHOUSE_ACR',
@@ -338,7 +360,7 @@ export const settings = {
 
 type Settings = typeof settings;
 type ParsedSetting<S> = S extends Setting<infer T> ? T : never;
-type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'auditLog';
+type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'auditLog' | 'metricsPort' | 'metricsToken';
 
 export type Config = {
   readonly [K in Exclude<keyof Settings, Optional | 'secureCookies'>]: ParsedSetting<Settings[K]>;

@@ -10,8 +10,9 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { pino, type Logger } from 'pino';
-import { createGatehouse, keyRingFor, openStore } from './app.ts';
+import { createGatehouse, keyRingFor, listen, openStore } from './app.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
+import { clusterExposition, metricsServer } from './observability/metrics.ts';
 
 export async function serve(): Promise<void> {
   let config;
@@ -34,7 +35,8 @@ export async function serve(): Promise<void> {
 
 /** One server in this process: the whole of gatehouse without a cluster, or one cluster worker. */
 async function runServer(config: Config): Promise<void> {
-  const gatehouse = await createGatehouse(config, { cleanup: cluster.isPrimary || process.env[CLEANUP_WORKER] === '1' });
+  // A worker's metrics are served by the primary, summed with the other workers'.
+  const gatehouse = await createGatehouse(config, { cleanup: cluster.isPrimary || process.env[CLEANUP_WORKER] === '1', metricsListener: cluster.isPrimary });
   const { app } = gatehouse;
   // In a cluster the primary has said where the store is.
   if (cluster.isPrimary) logStore(app.log, config);
@@ -94,6 +96,12 @@ async function runPrimary(config: Config): Promise<void> {
     await store.close();
   }
   logStore(log, config);
+  // The metrics listener is the primary's: each scrape asks every worker and sums their answers.
+  const metricsListener = config.metricsPort === undefined ? undefined : metricsServer(clusterExposition(), config.metricsToken);
+  if (metricsListener) {
+    await listen(metricsListener, config.metricsPort!, config.metricsHost);
+    log.info({ metrics: `http://${config.metricsHost}:${(metricsListener.address() as { port: number }).port}/metrics` }, 'serving metrics of every worker');
+  }
 
   const live = new Map<number, { worker: Worker; listened: boolean; cleaner: boolean }>();
   const crashes: number[] = [];
@@ -126,6 +134,8 @@ async function runPrimary(config: Config): Promise<void> {
     exitCode = code;
     for (const timer of restartTimers) clearTimeout(timer);
     log.info({ signal, workers: live.size }, 'shutting down: workers finish their in-flight requests');
+    metricsListener?.close();
+    metricsListener?.closeAllConnections();
     for (const { worker } of live.values()) worker.process.kill('SIGTERM');
     // Each worker bounds its own drain; a worker still alive well after that is killed.
     setTimeout(() => {

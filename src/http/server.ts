@@ -20,6 +20,8 @@ import { jsonErrorHandler } from './render/errors.ts';
 export interface ServerOptions {
   /** false silences request logging (tests); otherwise pino at the configured level. */
   logger?: FastifyServerOptions['logger'] | false;
+  /** Told of every answered request with its route pattern (metrics), `unmatched` when no route matched. */
+  observeRequest?: (method: string, route: string, status: number, seconds: number) => void;
 }
 
 /** The Fastify application: plugins, error rendering and every route group. */
@@ -48,6 +50,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
     disableRequestLogging: true,
   });
   if (app.log.level === 'debug' || app.log.level === 'trace') logRequests(app);
+  if (options.observeRequest) observeRequests(app, options.observeRequest);
   // Both on the root instance, before the routes, so every route group inherits them.
   useRequestLimits(app, deps.config);
   useBodyTimeout(app.server, deps.config);
@@ -73,6 +76,17 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
 function logRequests(app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
     request.log.debug({ req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
+    done();
+  });
+}
+
+/**
+ * Every answered request, by the route pattern it matched (`/customerid-rest/services/2.0/users/:id`),
+ * never its URL: one series per route, however many users or probes there are.
+ */
+function observeRequests(app: FastifyInstance, observe: NonNullable<ServerOptions['observeRequest']>): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 }

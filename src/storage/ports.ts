@@ -165,6 +165,8 @@ export interface SessionStore {
   /** Ends the session; returns it when it existed. */
   end(idHash: string): Promise<SsoSession | undefined>;
   endAllOfUser(userId: string): Promise<string[]>;
+  /** How many sessions are live at `now`, counting no further than `limit` (metrics). */
+  countLive(now: number, limit: number): Promise<number>;
   /**
    * Cleanup: deletes up to `limit` sessions whose inactivity or absolute deadline passed before
    * `before`; how many it deleted. Idempotent: instances may run it at the same time.
