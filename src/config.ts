@@ -33,6 +33,8 @@ interface Setting<T> {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+const LOG_TIMES = ['epoch', 'iso'] as const;
+export type LogTime = (typeof LOG_TIMES)[number];
 
 function nonEmpty(raw: string): string {
   if (raw.trim() === '') throw new Error('must not be empty');
@@ -319,6 +321,13 @@ export const settings = {
     parse: integer(1, 1024),
   }),
   logLevel: setting({ env: 'GATEHOUSE_LOG_LEVEL', type: LOG_LEVELS.join(' | '), default: 'info', doc: 'Least severe log level written. At `info`: audit events, warnings and errors; `debug` adds one line per request (method, URL with every parameter value redacted but those of an allowlist, status, time; docs/decisions.md X4).', parse: oneOf(LOG_LEVELS) }),
+  logTime: setting({
+    env: 'GATEHOUSE_LOG_TIME',
+    type: LOG_TIMES.join(' | '),
+    default: 'epoch',
+    doc: 'The `time` of each log line: `epoch`, milliseconds since 1970 (pino\'s default, cheapest to write); `iso`, an ISO 8601 string in UTC such as `"2026-11-24T07:00:00.000Z"`. Logs are JSON lines on stdout either way; for a terminal, pipe them through pino-pretty (README.md, "Logs").',
+    parse: oneOf(LOG_TIMES),
+  }),
   acr: setting({
     env: 'GATEHOUSE_ACR',
     type: 'string',
@@ -389,6 +398,19 @@ export function loadConfig(env: Env = process.env): Config {
   const sqliteFile = dbUrl.startsWith('sqlite:') ? dbUrl.slice('sqlite:'.length) : undefined;
   out.sqlitePath = sqliteFile === undefined || sqliteFile === ':memory:' ? sqliteFile : resolve(sqliteFile);
   return Object.freeze(out) as Config;
+}
+
+/**
+ * The store, named for people (the start-up log, every CLI command): `SQLite /abs/path` or
+ * `PostgreSQL postgres://user@host:port/db` without the password, nor any query parameter that
+ * could hold one (`password`, `sslpassword`).
+ */
+export function storeDescription(config: Pick<Config, 'databaseUrl' | 'sqlitePath'>): string {
+  if (config.sqlitePath !== undefined) return `SQLite ${config.sqlitePath}`;
+  const url = new URL(config.databaseUrl);
+  url.password = '';
+  for (const name of [...url.searchParams.keys()]) if (/pass/i.test(name)) url.searchParams.delete(name);
+  return `PostgreSQL ${url.toString()}`;
 }
 
 /** The Markdown of docs/configuration.md. */
