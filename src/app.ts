@@ -39,11 +39,13 @@ export interface Runtime {
 /**
  * Opens the configured store (migrating it to the latest schema). A server (`serving`) also bounds
  * every query by GATEHOUSE_DATABASE_TIMEOUT, so no request hangs on an unreachable database; the
- * CLI waits as long as its command takes.
+ * CLI waits as long as its command takes. `create: false` refuses a store that does not exist yet
+ * (StoreMissingError) rather than creating it: the CLI's commands other than `migrate`.
  */
-export async function openStore(config: Config, options: { serving?: boolean; onQuery?: OpenOptions['onQuery'] } = {}): Promise<SqlStore> {
+export async function openStore(config: Config, options: { serving?: boolean; create?: boolean; onQuery?: OpenOptions['onQuery'] } = {}): Promise<SqlStore> {
   const timeoutMs = config.databaseTimeout * 1000;
   return openSqlStore(config.databaseUrl, {
+    create: options.create,
     poolSize: config.databasePoolSize,
     connectTimeoutMs: timeoutMs,
     queryTimeoutMs: options.serving ? timeoutMs : 0,

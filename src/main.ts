@@ -11,8 +11,10 @@
 import cluster, { type Worker } from 'node:cluster';
 import { pino, type Logger } from 'pino';
 import { createGatehouse, keyRingFor, listen, openStore } from './app.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, storeDescription, type Config } from './config.ts';
+import { logTimestamp } from './observability/logger.ts';
 import { clusterExposition, metricsServer } from './observability/metrics.ts';
+import { VERSION } from './version.ts';
 
 export async function serve(): Promise<void> {
   let config;
@@ -88,7 +90,7 @@ const RESTART_MAX_MS = 30_000;
 const CRASH_WINDOW_MS = 60_000;
 
 async function runPrimary(config: Config): Promise<void> {
-  const log = pino({ level: config.logLevel });
+  const log = pino({ level: config.logLevel, timestamp: logTimestamp(config.logTime) });
   const store = await openStore(config);
   try {
     await keyRingFor(config, store).prepare();
@@ -188,13 +190,14 @@ async function runPrimary(config: Config): Promise<void> {
   for (let i = 0; i < config.workers; i++) fork();
 }
 
+/** The first line of the primary (or of the only process): which gatehouse, on which store. */
 function logStore(log: Pick<Logger, 'info'>, config: Config): void {
-  if (config.sqlitePath) log.info({ sqlitePath: config.sqlitePath }, `SQLite store at ${config.sqlitePath}`);
-  else log.info('PostgreSQL store');
+  log.info({ version: VERSION, store: storeDescription(config) }, `gatehouse ${VERSION} starting; store: ${storeDescription(config)}`);
 }
 
+/** The ready line names the version and the store too: it is the line people look for. */
 function readyFields(config: Config): Record<string, string> {
-  return { issuer: config.issuer, discovery: `${config.issuer}/.well-known/openid-configuration` };
+  return { version: VERSION, store: storeDescription(config), issuer: config.issuer, discovery: `${config.issuer}/.well-known/openid-configuration` };
 }
 
 if (import.meta.main) {

@@ -1,5 +1,5 @@
 import cookie from '@fastify/cookie';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { loggerOptions } from '../observability/logger.ts';
 import type { HttpDeps } from './deps.ts';
 import { healthRoutes } from './health.ts';
@@ -28,7 +28,7 @@ export interface ServerOptions {
 export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {}): Promise<FastifyInstance> {
   const timeouts = timeoutOptions(deps.config);
   const app = Fastify({
-    logger: options.logger === undefined ? loggerOptions(deps.config.logLevel) : options.logger,
+    logger: options.logger === undefined ? loggerOptions(deps.config.logLevel, deps.config.logTime) : options.logger,
     trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
     bodyLimit: BODY_LIMIT,
     // Request line + headers; Node answers more with 431 through clientErrorHandler (plugins/limits.ts).
@@ -47,7 +47,8 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
     requestIdHeader: false,
     // Fastify's two lines per request cost a third of userinfo's throughput at `info`
     // (docs/performance.md); requests are logged at `debug` instead, one line each (below).
-    disableRequestLogging: true,
+    // Through the log controller: the top-level disableRequestLogging is deprecated (FSTDEP023).
+    logController: new LogController({ disableRequestLogging: true }),
   });
   if (app.log.level === 'debug' || app.log.level === 'trace') logRequests(app);
   if (options.observeRequest) observeRequests(app, options.observeRequest);

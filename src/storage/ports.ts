@@ -40,6 +40,18 @@ export class TreeShapeError extends Error {
   }
 }
 
+/**
+ * Opening a store that does not exist yet, where creating one was not asked for: a missing SQLite
+ * file, or a database without gatehouse's tables. The CLI's commands other than `migrate` refuse
+ * to create a store silently (a mistyped path would otherwise give an empty store).
+ */
+export class StoreMissingError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreMissingError';
+  }
+}
+
 /** An organization that still has users cannot be deleted. */
 export class OrganizationInUseError extends Error {
   constructor(message: string) {
@@ -150,6 +162,8 @@ export interface GroupStore {
   removeMember(groupId: string, userId: string): Promise<boolean>;
   members(groupId: string): Promise<string[]>;
   groupsOf(userId: string): Promise<Group[]>;
+  /** Deletes the group and its memberships in one statement; false when it did not exist. */
+  delete(groupId: string): Promise<boolean>;
   isMember(userId: string, groupName: string): Promise<boolean>;
 }
 

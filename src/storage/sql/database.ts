@@ -1,9 +1,10 @@
-import { closeSync, constants, mkdirSync, openSync, statSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Kysely, PostgresDialect, sql, type DatabaseIntrospector, type LogEvent, type SchemaMetadata, type TableMetadata } from 'kysely';
 import { Migrator, type MigrationResultSet } from 'kysely/migration';
 import pg from 'pg';
 import { migrations } from '../migrations/index.ts';
+import { StoreMissingError } from '../ports.ts';
 import { nodeSqliteDialect } from './node-sqlite-dialect.ts';
 import { statementName } from './prepared.ts';
 import type { Database } from './schema.ts';
@@ -40,6 +41,11 @@ export interface OpenOptions {
   namedStatements?: boolean;
   /** Told of every query and how long it took (metrics); Kysely's `log` hook. */
   onQuery?: (seconds: number, failed: boolean) => void;
+  /**
+   * false: refuse a store that does not exist yet (StoreMissingError): a missing SQLite file, or a
+   * database without gatehouse's migration table. Default true: create or complete it.
+   */
+  create?: boolean;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
@@ -53,6 +59,8 @@ export function openDatabase(url: string, options: OpenOptions = {}): SqlDatabas
   if (url.startsWith('sqlite:')) {
     const raw = url.slice('sqlite:'.length);
     const path = raw === ':memory:' ? raw : resolve(raw);
+    // Checked before opening: opening a missing file creates it.
+    if (path !== ':memory:' && options.create === false && !existsSync(path)) throw new StoreMissingError(`no SQLite file at ${path}`);
     if (path !== ':memory:') createPrivately(path);
     const db = new Kysely<Database>({ dialect: nodeSqliteDialect(path), ...queryLog(options) });
     return { db, dialect: 'sqlite', sqlitePath: path, poolStats: () => undefined, close: () => db.destroy() };
@@ -186,16 +194,29 @@ export async function migrateUpTo(db: Kysely<Database>, name: string): Promise<s
   return migrate(db, (migrator) => migrator.migrateTo(name));
 }
 
+const MIGRATION_TABLE = 'gatehouse_migrations';
+
 async function migrate(db: Kysely<Database>, run: (migrator: Migrator) => Promise<MigrationResultSet>): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
-    migrationTableName: 'gatehouse_migrations',
+    migrationTableName: MIGRATION_TABLE,
     migrationLockTableName: 'gatehouse_migrations_lock',
   });
   const { error, results } = await run(migrator);
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Whether the database holds gatehouse's migration table: whether it is a gatehouse store at all. */
+export async function hasSchema(database: SqlDatabase): Promise<boolean> {
+  if (database.dialect === 'sqlite') {
+    const { rows } = await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name = ${MIGRATION_TABLE}`.execute(database.db);
+    return rows.length > 0;
+  }
+  // to_regclass looks the name up along the search_path, where Kysely's migrator creates it.
+  const { rows } = await sql<{ found: string | null }>`select to_regclass(${MIGRATION_TABLE})::text as found`.execute(database.db);
+  return rows[0]?.found != null;
 }
 
 /** A cheap round trip, for readiness. */
