@@ -104,6 +104,19 @@ describe('the Dockerfile names what exists', () => {
     }
   });
 
+  test('.dockerignore keeps out no file a COPY needs', () => {
+    const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line !== '' && !line.startsWith('#'));
+    const copied = dockerfile.flatMap((stage) => stage.instructions.filter((i) => i.keyword === 'COPY' && copySources(i.args).from === undefined).flatMap((i) => copySources(i.args).sources.flatMap(trackedUnder)));
+    // Each pattern as .dockerignore reads it: from the context's root, `*` within a segment, `**`
+    // across segments, and a match of a directory excludes what is under it.
+    const glob = (pattern: string) => pattern.replace(/^\//, '').replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*\*/g, '\0').replace(/\*/g, '[^/]*').replace(/\0/g, '.*');
+    const matchers = ignored.map((pattern) => new RegExp(`^${glob(pattern)}(/.*)?$`));
+    for (const file of copied) assert.deepEqual(ignored.filter((_, i) => matchers[i]!.test(file)), [], `${file} is copied but .dockerignore excludes it`);
+  });
+
   test('the CMD and HEALTHCHECK of each stage name files that stage copied', () => {
     for (const stage of dockerfile) {
       const copied = stage.instructions.filter((i) => i.keyword === 'COPY' && copySources(i.args).from === undefined).flatMap((i) => copySources(i.args).sources.flatMap(trackedUnder));
