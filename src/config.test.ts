@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { test } from 'node:test';
-import { ConfigError, configurationDocs, loadConfig, storeDescription } from './config.ts';
+import { after, describe, test } from 'node:test';
+import { ConfigError, configurationDocs, loadConfig, settings, storeDescription } from './config.ts';
 
 /** The installation folder: where package.json is. */
 const INSTALL = resolve(import.meta.dirname, '..');
@@ -81,4 +82,102 @@ test('the API account needs both username and password', () => {
 test('docs/configuration.md is up to date with src/config.ts (run `npm run docs:config`)', () => {
   const onDisk = readFileSync(new URL('../docs/configuration.md', import.meta.url), 'utf8');
   assert.equal(onDisk, configurationDocs());
+});
+
+test('GATEHOUSE_TRUSTED_PROXIES takes IP addresses and CIDR ranges, and refuses anything else by name', () => {
+  assert.deepEqual(loadConfig({ GATEHOUSE_TRUSTED_PROXIES: '10.0.0.7, 10.0.0.0/8,::1, fd00::/8,192.168.1.0/32' }).trustedProxies, ['10.0.0.7', '10.0.0.0/8', '::1', 'fd00::/8', '192.168.1.0/32']);
+  for (const bad of ['proxy.internal', 'loopback', '10.0.0.0/33', 'fd00::/129', '10.0.0.1:8080', '10.0.0.0/8/8', '10.0.0.0/', '10.0.0.0/x', 'fe80::1%eth0', '10.0.0.256']) {
+    assert.throws(
+      () => loadConfig({ GATEHOUSE_TRUSTED_PROXIES: `127.0.0.1, ${bad}` }),
+      (error: unknown) => error instanceof ConfigError && error.message === `GATEHOUSE_TRUSTED_PROXIES: "${bad}" is not an IP address or a CIDR range (such as 10.0.0.7, 10.0.0.0/8 or fd00::/8)`,
+      bad,
+    );
+  }
+});
+
+test('the issuer path: /uas by default, any routable path, none for a bare host; a path that cannot be served is refused', () => {
+  assert.equal(loadConfig({}).issuerPath, '/uas');
+  assert.equal(loadConfig({ GATEHOUSE_ISSUER: 'https://sso.example.com/auth' }).issuerPath, '/auth');
+  assert.equal(loadConfig({ GATEHOUSE_ISSUER: 'https://sso.example.com/a/b-c_d.e~f' }).issuerPath, '/a/b-c_d.e~f');
+  assert.equal(loadConfig({ GATEHOUSE_ISSUER: 'https://sso.example.com' }).issuerPath, '');
+  const refused: Record<string, RegExp> = {
+    'https://sso.example.com/a%20b': /its path "\/a%20b" cannot be served/,
+    'https://sso.example.com/a/../b': /its path "\/a\/\.\.\/b" cannot be served/,
+    'https://sso.example.com/a/./b': /cannot be served/,
+    'https://sso.example.com//a': /cannot be served/,
+    'https://sso.example.com/:tenant': /cannot be served/,
+    'https://sso.example.com/a*': /cannot be served/,
+    'https://sso.example.com\\uas': /is read as "\/uas"/,
+    'https://sso.example.com/customerid-rest': /starts with \/customerid-rest, which the identity API uses/,
+    'https://sso.example.com/eidm2/uas': /starts with \/eidm2, which the identity API uses/,
+    'https://sso.example.com/health': /starts with \/health, which the health checks use/,
+  };
+  for (const [issuer, message] of Object.entries(refused)) {
+    assert.throws(() => loadConfig({ GATEHOUSE_ISSUER: issuer }), (error: unknown) => error instanceof ConfigError && error.variable === 'GATEHOUSE_ISSUER' && message.test(error.message), issuer);
+  }
+  // A bare host serves /oauth2, /status, /assets: an identity API prefix may not be one of them.
+  assert.throws(() => loadConfig({ GATEHOUSE_ISSUER: 'https://sso.example.com', GATEHOUSE_IDENTITY_REST_PREFIX: 'oauth2' }), /an issuer without a path serves \/oauth2\//);
+  assert.equal(loadConfig({ GATEHOUSE_ISSUER: 'https://sso.example.com/sso', GATEHOUSE_IDENTITY_REST_PREFIX: 'oauth2' }).issuerPath, '/sso');
+});
+
+describe('the configuration file (GATEHOUSE_CONFIG)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-config-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  const refusal = (path: string, env: Record<string, string> = {}) => {
+    try {
+      loadConfig({ GATEHOUSE_CONFIG: path, ...env });
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      return error.message;
+    }
+    assert.fail('the configuration was accepted');
+  };
+
+  test('YAML: keys are the variable names; numbers, booleans and a list as a sequence; null leaves a setting unset', () => {
+    const path = file('a.yaml', ['GATEHOUSE_PORT: 9090', 'GATEHOUSE_THROTTLE: false', 'GATEHOUSE_TRUSTED_PROXIES: [10.0.0.0/8, "::1"]', 'GATEHOUSE_ISSUER: https://sso.example.com/auth', 'GATEHOUSE_ACR:', ''].join('\n'));
+    const config = loadConfig({ GATEHOUSE_CONFIG: path });
+    assert.deepEqual([config.port, config.throttle, config.trustedProxies, config.issuer, config.issuerPath, config.acr], [9090, false, ['10.0.0.0/8', '::1'], 'https://sso.example.com/auth', '/auth', undefined]);
+  });
+
+  test('JSON works the same; a variable set in the environment wins, an empty one does not', () => {
+    const path = file('b.json', JSON.stringify({ GATEHOUSE_PORT: 9090, GATEHOUSE_HOST: '0.0.0.0' }));
+    assert.deepEqual(pick(loadConfig({ GATEHOUSE_CONFIG: path })), [9090, '0.0.0.0']);
+    assert.deepEqual(pick(loadConfig({ GATEHOUSE_CONFIG: path, GATEHOUSE_PORT: '7070' })), [7070, '0.0.0.0']);
+    assert.deepEqual(pick(loadConfig({ GATEHOUSE_CONFIG: path, GATEHOUSE_PORT: '' })), [9090, '0.0.0.0']);
+    function pick(config: ReturnType<typeof loadConfig>) {
+      return [config.port, config.host];
+    }
+  });
+
+  test('an unknown key is refused, naming it and the likely variable', () => {
+    assert.equal(refusal(file('c.yaml', 'port: 9090\n')), `GATEHOUSE_CONFIG: ${dir}/c.yaml: unknown setting "port" (did you mean GATEHOUSE_PORT?); the keys are the variable names of docs/configuration.md`);
+    assert.equal(refusal(file('d.json', '{"databaseUrl": "sqlite::memory:"}')), `GATEHOUSE_CONFIG: ${dir}/d.json: unknown setting "databaseUrl" (did you mean GATEHOUSE_DATABASE_URL?); the keys are the variable names of docs/configuration.md`);
+    assert.equal(refusal(file('e.yaml', 'GATEHOUSE_TRHOTTLE: true\n')), `GATEHOUSE_CONFIG: ${dir}/e.yaml: unknown setting "GATEHOUSE_TRHOTTLE"; the keys are the variable names of docs/configuration.md`);
+  });
+
+  test('a bad value names its variable and the file; malformed files, nesting and GATEHOUSE_CONFIG itself are refused', () => {
+    assert.equal(refusal(file('f.yaml', 'GATEHOUSE_PORT: 70000\n')), `GATEHOUSE_PORT: must be a whole number from 0 to 65535 (in ${dir}/f.yaml)`);
+    assert.equal(refusal(file('g.yaml', 'GATEHOUSE_PORT: {a: 1}\n')), `GATEHOUSE_CONFIG: ${dir}/g.yaml: GATEHOUSE_PORT: must be a string, number or boolean`);
+    assert.equal(refusal(file('h.yaml', 'GATEHOUSE_HOST: [a, b]\n')), `GATEHOUSE_CONFIG: ${dir}/h.yaml: GATEHOUSE_HOST: must be a string, number or boolean`);
+    assert.equal(refusal(file('i.yaml', 'GATEHOUSE_CONFIG: other.yaml\n')), `GATEHOUSE_CONFIG: ${dir}/i.yaml: GATEHOUSE_CONFIG cannot be set inside the configuration file`);
+    assert.equal(refusal(file('j.yaml', '- GATEHOUSE_PORT\n')), `GATEHOUSE_CONFIG: ${dir}/j.yaml: must be a mapping of setting names to values`);
+    assert.match(refusal(file('k.yaml', 'GATEHOUSE_PORT: 1\nGATEHOUSE_PORT: 2\n')), /k\.yaml: is not valid YAML: .*unique/i);
+    assert.match(refusal(file('l.json', '{"GATEHOUSE_PORT": ')), /l\.json: is not valid JSON: /);
+    assert.equal(refusal(file('m.toml', 'x = 1\n')), `GATEHOUSE_CONFIG: ${dir}/m.toml: the file name must end in .yaml, .yml or .json`);
+    assert.equal(refusal(join(dir, 'missing.yaml')), `GATEHOUSE_CONFIG: ${dir}/missing.yaml: cannot be read (ENOENT)`);
+    // The environment does not rescue a bad file: it is refused as a whole.
+    assert.match(refusal(file('n.yaml', 'port: 1\n'), { GATEHOUSE_PORT: '8080' }), /unknown setting "port"/);
+  });
+});
+
+test('every row of the configuration table has four cells: a `|` inside a cell is escaped', () => {
+  const rows = configurationDocs().split('\n').filter((line) => line.startsWith('| `GATEHOUSE_'));
+  assert.equal(rows.length, Object.keys(settings).length);
+  for (const row of rows) assert.equal(row.split(/(?<!\\)\|/).length, 6, row);
+  assert.ok(rows.some((row) => row.includes('fatal \\| error')), 'the log level row escapes its |');
 });

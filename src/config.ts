@@ -4,9 +4,11 @@
  * when the file is stale.
  */
 
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CONFIG_FILE_VARIABLE, readConfigFile } from './config-file.ts';
 
 /**
  * The default GATEHOUSE_HOME: `data` in the installation folder (where package.json is), so the
@@ -91,7 +93,39 @@ function issuerUrl(raw: string): string {
   if (url.search || url.hash || raw.includes('?') || raw.includes('#')) throw new Error('must not have a query or fragment');
   if (raw.endsWith('/')) throw new Error('must not end with a slash');
   if (url.username || url.password) throw new Error('must not contain credentials');
+  // Every route, the login page's form and stylesheet, and discovery live under the issuer's path
+  // (OIDC Discovery §4: the metadata is at issuer + /.well-known/...). A path the router would
+  // read otherwise than it is written is refused: percent-encoding, dot-segments (RFC 3986
+  // §5.2.4 would remove them), `:` or `*` (route parameters), empty segments.
+  const path = raw.slice(raw.indexOf('//') + 2).replace(/^[^/]*/, '');
+  for (const segment of path.split('/').slice(1)) {
+    if (!/^[A-Za-z0-9._~-]+$/.test(segment) || segment === '.' || segment === '..') {
+      throw new Error(`its path "${path}" cannot be served: each segment must be letters, digits, ".", "_", "~" or "-" (not "." or "..") with no empty segment`);
+    }
+  }
+  // A backslash or space in the authority would make the URL parser see another path than this.
+  if ((url.pathname === '/' ? '' : url.pathname) !== path) throw new Error(`its path "${path}" is read as "${url.pathname}" by URL parsers: write it in that form`);
   return raw;
+}
+
+/** The path gatehouse serves the issuer's endpoints under: `/uas` by default, `` for a bare host. */
+export function issuerPath(issuer: string): string {
+  const path = new URL(issuer).pathname;
+  return path === '/' ? '' : path;
+}
+
+/** Trusted proxies: IP addresses and CIDR ranges only, so a typo cannot trust the wrong peer. */
+function proxyList(raw: string): string[] {
+  const entries = list(raw);
+  for (const entry of entries) {
+    const [address = '', bits, ...rest] = entry.split('/');
+    const version = address.includes('%') ? 0 : isIP(address);
+    const maxBits = version === 4 ? 32 : 128;
+    if (version === 0 || rest.length > 0 || (bits !== undefined && (!/^\d{1,3}$/.test(bits) || Number(bits) > maxBits))) {
+      throw new Error(`"${entry}" is not an IP address or a CIDR range (such as 10.0.0.7, 10.0.0.0/8 or fd00::/8)`);
+    }
+  }
+  return entries;
 }
 
 function databaseUrl(raw: string): string {
@@ -132,7 +166,7 @@ export const settings = {
     type: 'URL',
     default: undefined,
     shownDefault: 'http://HOST:PORT/uas',
-    doc: 'Issuer identifier: the public base URL of the /uas paths, no trailing slash. Set it to the https URL clients use.',
+    doc: 'Issuer identifier: the public base URL clients use, no trailing slash (set it to the https URL). Its path (default `/uas`) is where gatehouse serves discovery, the OAuth endpoints, the login page and its stylesheet; the identity API and health checks stay at the root. A path that would clash with them or that cannot be routed as written stops start-up.',
     parse: issuerUrl,
   }),
   home: setting({
@@ -282,8 +316,8 @@ export const settings = {
     env: 'GATEHOUSE_TRUSTED_PROXIES',
     type: 'list',
     default: '',
-    doc: 'Comma-separated addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is trusted. Empty: none is.',
-    parse: list,
+    doc: 'Comma-separated IP addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is trusted; any other entry stops start-up. Empty: none is.',
+    parse: proxyList,
   }),
   throttle: setting({
     env: 'GATEHOUSE_THROTTLE',
@@ -373,6 +407,13 @@ export const settings = {
     doc: 'Authentication context class reference of the password login, put in the `acr` claim and published as `acr_values_supported`. Unset: no `acr` claim.',
     parse: nonEmpty,
   }),
+  configFile: setting({
+    env: CONFIG_FILE_VARIABLE,
+    type: 'path',
+    default: undefined,
+    doc: 'A YAML (`.yaml`, `.yml`) or JSON (`.json`) file of settings, keyed by the variable names of this table (`GATEHOUSE_PORT: 8443`; a list may be a sequence). A variable set in the environment wins over the file. An unknown key, or one whose value is not a string, number, boolean (or list), stops start-up. Unset: no file.',
+    parse: nonEmpty,
+  }),
   secureCookies: setting({
     env: 'GATEHOUSE_SECURE_COOKIES',
     type: 'boolean',
@@ -385,7 +426,7 @@ export const settings = {
 
 type Settings = typeof settings;
 type ParsedSetting<S> = S extends Setting<infer T> ? T : never;
-type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'auditLog' | 'metricsPort' | 'metricsToken';
+type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'auditLog' | 'metricsPort' | 'metricsToken' | 'configFile';
 // `home` and `databaseUrl` are always set: their defaults are derived (loadConfig).
 
 export type Config = {
@@ -396,15 +437,19 @@ export type Config = {
   readonly secureCookies: boolean;
   /** The absolute path of the SQLite file, when the store is SQLite. */
   readonly sqlitePath: string | undefined;
+  /** The issuer's path, where the OpenID Provider's routes live: `/uas` by default, `` at the root. */
+  readonly issuerPath: string;
 };
 
 export type Env = Record<string, string | undefined>;
 
 /** Reads and validates every setting; throws a ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
+  const fromFile = configFileSettings(env);
   const out: Record<string, unknown> = {};
   for (const [key, s] of Object.entries(settings) as [string, Setting<unknown>][]) {
-    const raw = env[s.env] !== undefined && env[s.env] !== '' ? env[s.env] : s.default;
+    const set = env[s.env] !== undefined && env[s.env] !== '';
+    const raw = set ? env[s.env] : (fromFile[s.env] ?? s.default);
     if (raw === undefined) {
       out[key] = undefined;
       continue;
@@ -412,7 +457,8 @@ export function loadConfig(env: Env = process.env): Config {
     try {
       out[key] = s.parse(raw);
     } catch (error) {
-      throw new ConfigError(s.env, (error as Error).message);
+      const where = !set && fromFile[s.env] !== undefined ? ` (in ${env[CONFIG_FILE_VARIABLE]})` : '';
+      throw new ConfigError(s.env, `${(error as Error).message}${where}`);
     }
   }
   const host = out.host as string;
@@ -435,6 +481,8 @@ export function loadConfig(env: Env = process.env): Config {
   }
   out.home = resolve((out.home as string | undefined) ?? DEFAULT_HOME);
   out.databaseUrl ??= `sqlite:${join(out.home as string, 'gatehouse.db')}`;
+  out.issuerPath = issuerPath(out.issuer as string);
+  checkIssuerPath(out.issuerPath as string, [out.identityRestPrefix as string, out.legacyRestPrefix as string]);
   const dbUrl = out.databaseUrl as string;
   const sqliteFile = dbUrl.startsWith('sqlite:') ? dbUrl.slice('sqlite:'.length) : undefined;
   out.sqlitePath = sqliteFile === undefined || sqliteFile === ':memory:' ? sqliteFile : resolve(sqliteFile);
@@ -454,19 +502,70 @@ export function storeDescription(config: Pick<Config, 'databaseUrl' | 'sqlitePat
   return `PostgreSQL ${url.toString()}`;
 }
 
+/** The settings of the file GATEHOUSE_CONFIG names, or none; the environment's values win over them. */
+function configFileSettings(env: Env): Record<string, string> {
+  const path = env[CONFIG_FILE_VARIABLE];
+  if (path === undefined || path === '') return {};
+  const known = new Map(Object.values(settings).map((s: Setting<unknown>) => [s.env, s.type]));
+  try {
+    return readConfigFile(path, known);
+  } catch (error) {
+    throw new ConfigError(CONFIG_FILE_VARIABLE, (error as Error).message);
+  }
+}
+
+/** The first path segments of the OpenID Provider's routes when the issuer is a bare host. */
+const ROOT_ISSUER_SEGMENTS = ['.well-known', 'oauth2', 'status', 'assets'];
+
+/**
+ * The identity API (`/{prefix}/services/...`) and the health checks (`/health/...`) stay at the
+ * root whatever the issuer: an issuer path starting with one of their first segments, or a bare
+ * host whose routes would start with a prefix, would mix the two route trees, so it is refused.
+ */
+function checkIssuerPath(path: string, prefixes: string[]): void {
+  const taken = ['health', ...prefixes];
+  const ours = path === '' ? ROOT_ISSUER_SEGMENTS : [path.split('/')[1]!];
+  const clash = ours.find((segment) => taken.includes(segment));
+  if (clash === undefined) return;
+  throw new ConfigError(
+    'GATEHOUSE_ISSUER',
+    path === ''
+      ? `an issuer without a path serves /${clash}/..., which an identity API prefix also uses: give the issuer a path (such as /uas) or change GATEHOUSE_IDENTITY_REST_PREFIX / GATEHOUSE_LEGACY_REST_PREFIX`
+      : `its path "${path}" starts with /${clash}, which the ${clash === 'health' ? 'health checks use' : 'identity API uses'}: choose another path (the default is /uas)`,
+  );
+}
+
+/** A table cell: `|` would end the cell early (GitHub Flavored Markdown, tables), so it is escaped. */
+function cell(text: string): string {
+  return text.replaceAll('|', '\\|');
+}
+
 /** The Markdown of docs/configuration.md. */
 export function configurationDocs(): string {
   const rows = Object.values(settings).map((s: Setting<unknown>) => {
     const shown = s.shownDefault ?? (s.default === undefined ? '(unset)' : s.default === '' ? '(empty)' : `\`${s.default}\``);
-    return `| \`${s.env}\` | ${s.type} | ${shown} | ${s.doc}${s.secret ? ' *Secret: never logged.*' : ''} |`;
+    return `| \`${s.env}\` | ${cell(s.type)} | ${cell(shown)} | ${cell(s.doc)}${s.secret ? ' *Secret: never logged.*' : ''} |`;
   });
   return [
     '# Configuration',
     '',
     '<!-- Generated from src/config.ts by `npm run docs:config`. Do not edit by hand. -->',
     '',
-    'gatehouse is configured only through environment variables; the server and the `gatehouse` CLI read the same ones.',
+    'gatehouse is configured through environment variables; the server and the `gatehouse` CLI read the same ones.',
     'An invalid value stops start-up with a message naming the variable. An empty value counts as unset.',
+    '',
+    'The same settings may also be kept in a file that `GATEHOUSE_CONFIG` names, YAML or JSON, keyed by the variable names below;',
+    'a variable set (non-empty) in the environment wins over the file. For example, `/etc/gatehouse/gatehouse.yaml`:',
+    '',
+    '```yaml',
+    'GATEHOUSE_ISSUER: https://sso.example.com/uas',
+    'GATEHOUSE_HOST: 0.0.0.0',
+    'GATEHOUSE_DATABASE_URL: postgres://gatehouse:secret@db.internal:5432/gatehouse',
+    'GATEHOUSE_TRUSTED_PROXIES: [10.0.0.0/8, 127.0.0.1]',
+    'GATEHOUSE_WORKERS: 4',
+    '```',
+    '',
+    'A key that is not a variable of this table is refused, naming it, rather than ignored.',
     '',
     '| Variable | Type | Default | Meaning |',
     '|---|---|---|---|',

@@ -5,7 +5,7 @@
  *
  * Plain node:http and openid-client v6; run from the repository root with `node examples/web-sso/server.ts`.
  * Settings (environment): CLIENT_ID and CLIENT_SECRET (required, from `gatehouse client create`),
- * ISSUER (default http://127.0.0.1:8080/uas), PORT (default 3000).
+ * ISSUER (default http://127.0.0.1:8080/uas), PORT (default 3000), HOST (listen address, default 127.0.0.1).
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -196,5 +196,6 @@ const server = createServer((request, response) => {
   });
 });
 
-server.listen(PORT, '127.0.0.1', () => console.log(`Web SSO example listening on ${BASE_URL} (issuer ${ISSUER.href})`));
+// HOST=0.0.0.0 only in a container (docker-compose.yml), where the browser still calls it 127.0.0.1.
+server.listen(PORT, process.env.HOST ?? '127.0.0.1', () => console.log(`Web SSO example listening on ${BASE_URL} (issuer ${ISSUER.href})`));
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => server.close(() => process.exit(0)));

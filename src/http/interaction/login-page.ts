@@ -1,13 +1,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthorizationRequest } from '../../oauth/authorize/request.ts';
+import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import type { HttpDeps } from '../deps.ts';
 import { formActionSource } from '../plugins/security-headers.ts';
 import { csrfToken } from './csrf.ts';
 import { chooseLocale, formatWait, messages, type Messages } from './i18n.ts';
 import { renderView, sendPage } from './views.ts';
 
-/** Where the form posts; the login route validates the carried request again from scratch. */
-export const LOGIN_PATH = '/uas/oauth2/authorization/login';
+/** Where the form posts, under the issuer's path; the login route validates the carried request again from scratch. */
+export function loginPath(config: Pick<HttpDeps['config'], 'issuerPath'>): string {
+  return `${config.issuerPath}${ENDPOINT_PATHS.authorization}/login`;
+}
 
 export interface LoginPageOptions {
   status?: number;
@@ -33,7 +36,8 @@ export function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps
     title: t.signInTitle,
     display: authorization.display,
     clientName: authorization.client.name,
-    action: LOGIN_PATH,
+    base: deps.config.issuerPath,
+    action: loginPath(deps.config),
     hidden: Object.entries(authorization.params),
     csrfToken: csrfToken(request, reply, deps),
     username: options.username ?? authorization.loginHint ?? '',

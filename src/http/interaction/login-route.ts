@@ -7,7 +7,7 @@ import { sendAuthorizationError, sendCode } from '../render/authorization.ts';
 import { readSessionCookie, setSessionCookie } from './cookies.ts';
 import { csrfValid } from './csrf.ts';
 import { formField, requestParams, useHtmlScope } from './html-scope.ts';
-import { LOGIN_PATH, sendLoginPage } from './login-page.ts';
+import { loginPath, sendLoginPage } from './login-page.ts';
 import { LOGIN_CSS } from './views.ts';
 
 /**
@@ -15,13 +15,13 @@ import { LOGIN_CSS } from './views.ts';
  * again exactly as at the authorization endpoint, then the CSRF token, then the credentials.
  */
 export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
-  useHtmlScope(app);
+  useHtmlScope(app, deps);
 
-  app.get('/uas/assets/login.css', async (_request, reply) =>
+  app.get(`${deps.config.issuerPath}/assets/login.css`, async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=3600').header('x-content-type-options', 'nosniff').type('text/css; charset=utf-8').send(LOGIN_CSS),
   );
 
-  app.post(LOGIN_PATH, async (request, reply) => {
+  app.post(loginPath(deps.config), async (request, reply) => {
     const raw = requestParams(request);
     const validation = await validateAuthorization(deps, raw);
     if (!validation.ok) return sendAuthorizationError(request, reply, deps, validation.target, validation.error);

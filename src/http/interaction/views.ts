@@ -15,7 +15,8 @@ export const LOGIN_CSS = readFileSync(join(import.meta.dirname, 'assets', 'login
 
 export type View = 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm';
 
-export function renderView(view: View, data: Record<string, unknown>): string {
+/** `base` is the issuer's path (config.issuerPath): the layout links the stylesheet under it. */
+export function renderView(view: View, data: Record<string, unknown> & { base: string }): string {
   return eta.render(`./${view}`, data);
 }
 

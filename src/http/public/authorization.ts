@@ -10,7 +10,7 @@ import { sendAuthorizationError, sendCode } from '../render/authorization.ts';
 
 /** The authorization endpoint, GET and form POST with the same meaning (OIDC Core §3.1.2.1). */
 export async function authorizationRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
-  useHtmlScope(app);
+  useHtmlScope(app, deps);
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
     const outcome = await authorize(deps, requestParams(request), readSessionCookie(request, deps.config), clientAddress(request));
     switch (outcome.type) {
@@ -22,6 +22,6 @@ export async function authorizationRoutes(app: FastifyInstance, deps: HttpDeps):
         return sendAuthorizationError(request, reply, deps, outcome.target, outcome.error);
     }
   };
-  app.get(`/uas${ENDPOINT_PATHS.authorization}`, handle);
-  app.post(`/uas${ENDPOINT_PATHS.authorization}`, handle);
+  app.get(`${deps.config.issuerPath}${ENDPOINT_PATHS.authorization}`, handle);
+  app.post(`${deps.config.issuerPath}${ENDPOINT_PATHS.authorization}`, handle);
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { discoveryDocument } from '../../oauth/discovery.ts';
+import { discoveryDocument, ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import type { HttpDeps } from '../deps.ts';
 
 /** Discovery (OIDC Discovery §4, RFC 8414 §3) and the JWK Set (RFC 7517 §5). */
@@ -7,10 +7,13 @@ export async function discoveryRoutes(app: FastifyInstance, deps: HttpDeps): Pro
   const body = JSON.stringify(discoveryDocument({ issuer: deps.config.issuer, acrValues: deps.acrValues }));
   const sendDiscovery = async (_request: unknown, reply: FastifyReply) =>
     reply.header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*').type('application/json').send(body);
-  app.get('/uas/.well-known/openid-configuration', sendDiscovery);
-  app.get('/uas/.well-known/oauth-authorization-server', sendDiscovery);
+  // OIDC Discovery §4: issuer + /.well-known/openid-configuration. RFC 8414 §3 would insert the
+  // well-known segment before the issuer's path; clients of the product we replace use this form.
+  const base = deps.config.issuerPath;
+  app.get(`${base}/.well-known/openid-configuration`, sendDiscovery);
+  app.get(`${base}/.well-known/oauth-authorization-server`, sendDiscovery);
 
-  app.get('/uas/oauth2/metadata.jwks', async (_request, reply) =>
+  app.get(`${base}${ENDPOINT_PATHS.jwks}`, async (_request, reply) =>
     reply
       // No longer than the key ring's own cache: a rotated-in key signs only after two such periods.
       .header('cache-control', `public, max-age=${deps.config.keyCacheTtl}`)

@@ -10,8 +10,6 @@ import { chooseLocale, messages, type Messages } from '../interaction/i18n.ts';
 import { renderView, sendPage } from '../interaction/views.ts';
 import { sendRedirect, withParams } from '../render/authorization.ts';
 
-const LOGOUT_PATH = `/uas${ENDPOINT_PATHS.endSession}`;
-
 /**
  * RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 §2): GET and form POST. Without a
  * valid id_token_hint the user is asked first: a page whose form posts back here with a CSRF token
@@ -20,7 +18,8 @@ const LOGOUT_PATH = `/uas${ENDPOINT_PATHS.endSession}`;
  * prefetchers send freely.
  */
 export async function logoutRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
-  useHtmlScope(app);
+  useHtmlScope(app, deps);
+  const LOGOUT_PATH = logoutPath(deps);
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
     const raw = requestParams(request);
     // Carried through the confirmation form; a value no language list is that long is dropped.
@@ -34,7 +33,7 @@ export async function logoutRoutes(app: FastifyInstance, deps: HttpDeps): Promis
     if (result.redirect) return sendRedirect(reply, withParams(result.redirect.uri, { state: result.redirect.state }));
     const locale = chooseLocale(uiLocales, request.headers['accept-language']);
     const t = messages(locale);
-    return sendPage(reply, 200, renderView('signed-out', { lang: locale, t, title: t.signedOutTitle, display: 'page' }));
+    return sendPage(reply, 200, renderView('signed-out', { base: deps.config.issuerPath, lang: locale, t, title: t.signedOutTitle, display: 'page' }));
   };
   // Before the GET route, so Fastify does not derive a HEAD route from it. A malformed request
   // still gets the error page's status; a valid one 200, as the page a GET would show.
@@ -55,10 +54,16 @@ function sendConfirmation(request: FastifyRequest, reply: FastifyReply, deps: Ht
     t,
     title: t.signOutTitle,
     display: 'page',
-    action: LOGOUT_PATH,
+    base: deps.config.issuerPath,
+    action: logoutPath(deps),
     csrfToken: csrfToken(request, reply, deps),
     uiLocales,
     message: options.message === undefined ? undefined : t[options.message],
   });
   return sendPage(reply, options.status ?? 200, html);
+}
+
+/** RP-initiated logout's path: the end_session_endpoint of discovery, under the issuer's path. */
+function logoutPath(deps: HttpDeps): string {
+  return `${deps.config.issuerPath}${ENDPOINT_PATHS.endSession}`;
 }

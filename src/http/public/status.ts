@@ -12,7 +12,7 @@ const DECLARATION = { '@_version': '1.0', '@_encoding': 'UTF-8' };
  * XML with `type=application/xml`. Always 200; an unknown session or client is `valid: false`.
  */
 export async function statusRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
-  app.get('/uas/status', async (request, reply) => {
+  app.get(`${deps.config.issuerPath}/status`, async (request, reply) => {
     const raw = request.query as RawParams;
     const status = await sessionStatus(deps, raw);
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { introspect } from '../../oauth/introspect.ts';
 import { revoke } from '../../oauth/revoke.ts';
 import { tokenEndpoint } from '../../oauth/token-endpoint.ts';
@@ -15,9 +16,10 @@ export async function tokenRoutes(app: FastifyInstance, deps: HttpDeps): Promise
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
   });
 
-  app.post('/uas/oauth2/token', async (request) => tokenEndpoint(deps, request.headers.authorization, formBody(request), clientAddress(request)));
-  app.post('/uas/oauth2/introspection', async (request) => introspect(deps, request.headers.authorization, formBody(request), clientAddress(request)));
-  app.post('/uas/oauth2/revocation', async (request, reply) => {
+  const base = deps.config.issuerPath;
+  app.post(`${base}${ENDPOINT_PATHS.token}`, async (request) => tokenEndpoint(deps, request.headers.authorization, formBody(request), clientAddress(request)));
+  app.post(`${base}${ENDPOINT_PATHS.introspection}`, async (request) => introspect(deps, request.headers.authorization, formBody(request), clientAddress(request)));
+  app.post(`${base}${ENDPOINT_PATHS.revocation}`, async (request, reply) => {
     await revoke(deps, request.headers.authorization, formBody(request), clientAddress(request));
     return reply.code(200).send();
   });
@@ -25,10 +27,10 @@ export async function tokenRoutes(app: FastifyInstance, deps: HttpDeps): Promise
   // These endpoints exist but take only POST (RFC 6749 §3.2, RFC 7662 §2.1, RFC 7009 §2.1): any
   // other method is 405 with Allow (RFC 9110 §15.5.6), not the 404 of an unknown path
   // (conformance TOK-01, INT-01; test/conformance/token.test.ts).
-  for (const endpoint of ['token', 'introspection', 'revocation']) {
+  for (const endpoint of ['token', 'introspection', 'revocation'] as const) {
     app.route({
       method: ['GET', 'PUT', 'DELETE', 'PATCH'],
-      url: `/uas/oauth2/${endpoint}`,
+      url: `${base}${ENDPOINT_PATHS[endpoint]}`,
       handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send({ error: 'invalid_request', error_description: `The ${endpoint} endpoint accepts only POST.` }),
     });
   }

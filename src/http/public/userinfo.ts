@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { OAuthError } from '../../oauth/errors.ts';
 import { InvalidRequest } from '../../oauth/errors.ts';
 import { param } from '../../oauth/params.ts';
+import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { userInfo } from '../../oauth/userinfo.ts';
 import type { HttpDeps } from '../deps.ts';
 import type { RawParams } from '../params.ts';
@@ -19,8 +20,9 @@ export async function userInfoRoutes(app: FastifyInstance, deps: HttpDeps): Prom
     if (token === undefined) return reply.code(401).header('www-authenticate', bearerChallenge(undefined)).send({ error: 'invalid_token', error_description: 'An access token is required.' });
     return userInfo(deps, token);
   };
-  app.get('/uas/oauth2/userinfo', handler);
-  app.post('/uas/oauth2/userinfo', handler);
+  const path = `${deps.config.issuerPath}${ENDPOINT_PATHS.userinfo}`;
+  app.get(path, handler);
+  app.post(path, handler);
 }
 
 /** The bearer token from `Authorization: Bearer` (scheme case-insensitive) or the POST body; both at once is invalid_request (RFC 6750 §2). */

@@ -43,22 +43,22 @@ export function sendCode(reply: FastifyReply, deps: Pick<HttpDeps, 'config'>, ta
  */
 export function sendAuthorizationError(request: FastifyRequest, reply: FastifyReply, deps: Pick<HttpDeps, 'config'>, target: RedirectTarget, error: unknown): FastifyReply {
   const oauthError = toOAuthError(error, request);
-  if (!oauthError.redirectable) return sendErrorPage(request, reply, oauthError);
+  if (!oauthError.redirectable) return sendErrorPage(request, reply, deps.config.issuerPath, oauthError);
   const location = withParams(target.redirectUri, { error: oauthError.error, error_description: oauthError.description, state: target.state, iss: deps.config.issuer });
   return sendRedirect(reply, location);
 }
 
-/** The HTML error page, in the language the request or the browser asks for. */
-export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, error: OAuthError): FastifyReply {
+/** The HTML error page, in the language the request or the browser asks for; `base` is the issuer's path. */
+export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, base: string, error: OAuthError): FastifyReply {
   const locale = chooseLocale(uiLocalesOf(request), request.headers['accept-language']);
   const t = messages(locale);
-  const html = renderView('error', { lang: locale, t, title: t.errorTitle, display: 'page', error: error.error, description: error.description });
+  const html = renderView('error', { base, lang: locale, t, title: t.errorTitle, display: 'page', error: error.error, description: error.description });
   return sendPage(reply, error.status, html);
 }
 
 /** The error handler of the HTML route groups: everything thrown becomes the error page. */
-export function htmlErrorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return sendErrorPage(request, reply, toOAuthError(error, request));
+export function htmlErrorHandler(base: string): (error: unknown, request: FastifyRequest, reply: FastifyReply) => FastifyReply {
+  return (error, request, reply) => sendErrorPage(request, reply, base, toOAuthError(error, request));
 }
 
 function uiLocalesOf(request: FastifyRequest): string | undefined {
