@@ -9,7 +9,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { nodeVersionProblem, REQUIRED_MAJOR } from '../../scripts/require-node.js';
+import { nodeVersionProblem, REQUIRED_MAJOR } from '../../bin/require-node.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const pkg = JSON.parse(readFileSync(new URL('package.json', `file://${ROOT}`), 'utf8')) as { engines: { node: string }; scripts: Record<string, string> };
@@ -47,7 +47,7 @@ describe('the Node.js version guard', () => {
   });
 
   test('npm start and npm test go through the guard first', () => {
-    for (const script of ['start', 'test']) assert.match(pkg.scripts[script]!, /^node scripts\/require-node\.js && node /, script);
+    for (const script of ['start', 'test']) assert.match(pkg.scripts[script]!, /^node bin\/require-node\.js && node /, script);
   });
 
   // The entry points as users start them: `gatehouse` (bin/gatehouse.js), and the commands of

@@ -3,7 +3,7 @@
  * files on Node's type stripping (Node 24): an older Node fails while loading the first .ts file,
  * with ERR_UNKNOWN_FILE_EXTENSION, before any of our code could explain. This plain .js file is
  * loaded first by bin/gatehouse.js (the CLI and `gatehouse serve`) and by `npm start` and
- * `npm test` (`node scripts/require-node.js && node …`), and stops an older Node with one line.
+ * `npm test` (`node bin/require-node.js && node …`), and stops an older Node with one line.
  *
  * Written for old Nodes: no syntax or API newer than Node 12.
  * Keep REQUIRED_MAJOR in step with package.json "engines" and .nvmrc (test/cli/node-guard.test.ts checks).
