@@ -143,7 +143,7 @@ for (const db of DATABASES) {
       const { fields, action } = await openForm(jar);
       const login = { username, password: PASSWORD };
       await assertErrorPage(await submit(action, fill(fields, { ...login, redirect_uri: 'https://evil.example/cb' }), jar), 'invalid_redirect_uri');
-      await assertErrorPage(await submit(action, fill(fields, { ...login, client_id: 'someone-else' }), jar), 'invalid_redirect_uri');
+      await assertErrorPage(await submit(action, fill(fields, { ...login, client_id: 'someone-else' }), jar), 'invalid_client');
       const tampered = await submit(action, fill(fields, { ...login, response_type: 'token' }), jar);
       assertErrorRedirect(tampered, { redirectUri: client.redirectUris[0]!, error: 'unsupported_response_type', state: 'st-1', issuer: server.issuer });
       const duplicated = await submit(action, [...fill(fields, login), ['scope', 'openid email']], jar);

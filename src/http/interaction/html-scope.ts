@@ -1,13 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawParams } from '../../oauth/params.ts';
-import { htmlErrorHandler } from '../render/authorization.ts';
+import { htmlErrorHandler, type PageContext } from '../render/authorization.ts';
 
 /**
- * Sets up a route group whose answers are pages: errors render as the HTML error page, and a body
+ * Sets up a route group whose answers are pages: errors render as the HTML error page (of signing
+ * in or of signing out, as `context` says), and a body
  * is read only as a form (OIDC Core §3.1.2.1), so JSON or text bodies are refused, not guessed at.
  */
-export function useHtmlScope(app: FastifyInstance): void {
-  app.setErrorHandler(htmlErrorHandler);
+export function useHtmlScope(app: FastifyInstance, context: PageContext = 'signIn'): void {
+  app.setErrorHandler(htmlErrorHandler(context));
   app.removeContentTypeParser(['application/json', 'text/plain']);
 }
 

@@ -1,9 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthorizationRequest } from '../../oauth/authorize/request.ts';
 import type { HttpDeps } from '../deps.ts';
-import { formActionSource } from '../plugins/security-headers.ts';
+import { clientNameFor, logoUriOf } from '../../oauth/client-metadata.ts';
+import { formActionSource, imageSource } from '../plugins/security-headers.ts';
 import { csrfToken } from './csrf.ts';
-import { chooseLocale, formatWait, messages, type Messages } from './i18n.ts';
+import { chooseLocale, formatWait, messages, type MessageKey } from './i18n.ts';
 import { renderView, sendPage } from './views.ts';
 
 /** Where the form posts; the login route validates the carried request again from scratch. */
@@ -12,7 +13,7 @@ export const LOGIN_PATH = '/uas/oauth2/authorization/login';
 export interface LoginPageOptions {
   status?: number;
   /** A message to show above the form. */
-  message?: keyof Messages;
+  message?: MessageKey;
   /** The username to keep in the field; login_hint otherwise (OIDC Core §3.1.2.1). */
   username?: string;
   /** Seconds until the next attempt may succeed: the `{wait}` of the message. */
@@ -27,12 +28,19 @@ export interface LoginPageOptions {
 export function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, options: LoginPageOptions = {}): FastifyReply {
   const locale = chooseLocale(authorization.uiLocales, request.headers['accept-language']);
   const t = messages(locale);
+  const logoUri = logoUriOf(authorization.client);
+  const logoSource = logoUri === undefined ? undefined : imageSource(logoUri);
   const html = renderView(`login-${authorization.display}`, {
     lang: locale,
     t,
     title: t.signInTitle,
     display: authorization.display,
-    clientName: authorization.client.name,
+    clientName: clientNameFor(authorization.client, locale),
+    // Shown only when the page's policy can allow it (imageSource); alt="" as the name is beside it.
+    logoUri: logoSource === undefined ? undefined : logoUri,
+    // A wrong username or password is an error of both fields (WCAG 3.3.1): aria-invalid, and the
+    // message is their description (aria-describedby).
+    invalidCredentials: options.message === 'loginFailed',
     action: LOGIN_PATH,
     hidden: Object.entries(authorization.params),
     csrfToken: csrfToken(request, reply, deps),
@@ -41,5 +49,5 @@ export function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps
   });
   // The login POST ends in a 303 to the redirect_uri, which Chromium checks against form-action.
   const formAction = formActionSource(authorization.target.redirectUri);
-  return sendPage(reply, options.status ?? 200, html, { formActionSources: formAction === undefined ? [] : [formAction] });
+  return sendPage(reply, options.status ?? 200, html, { formActionSources: formAction === undefined ? [] : [formAction], imgSources: logoSource === undefined ? [] : [logoSource] });
 }

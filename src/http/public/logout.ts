@@ -6,7 +6,7 @@ import type { HttpDeps } from '../deps.ts';
 import { clearSessionCookie, readSessionCookie } from '../interaction/cookies.ts';
 import { csrfToken, csrfValid } from '../interaction/csrf.ts';
 import { formField, requestParams, useHtmlScope } from '../interaction/html-scope.ts';
-import { chooseLocale, messages, type Messages } from '../interaction/i18n.ts';
+import { chooseLocale, messages, type MessageKey } from '../interaction/i18n.ts';
 import { renderView, sendPage } from '../interaction/views.ts';
 import { sendRedirect, withParams } from '../render/authorization.ts';
 
@@ -20,7 +20,8 @@ const LOGOUT_PATH = `/uas${ENDPOINT_PATHS.endSession}`;
  * prefetchers send freely.
  */
 export async function logoutRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
-  useHtmlScope(app);
+  // Its error page speaks of signing out, and says the user may still be signed in.
+  useHtmlScope(app, 'signOut');
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
     const raw = requestParams(request);
     // Carried through the confirmation form; a value no language list is that long is dropped.
@@ -47,7 +48,7 @@ export async function logoutRoutes(app: FastifyInstance, deps: HttpDeps): Promis
 }
 
 /** The question "sign out?" with a form that posts back here with the CSRF token. */
-function sendConfirmation(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, uiLocales: string | undefined, options: { status?: number; message?: keyof Messages }): FastifyReply {
+function sendConfirmation(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, uiLocales: string | undefined, options: { status?: number; message?: MessageKey }): FastifyReply {
   const locale = chooseLocale(uiLocales, request.headers['accept-language']);
   const t = messages(locale);
   const html = renderView('logout-confirm', {
