@@ -113,9 +113,10 @@ for (const db of DATABASES) {
         const html = await assertLoginPage(response, 401);
         assert.equal(jar.cookies.get('gatehouse_session'), undefined);
         assert.ok(html.includes(`value="${attempt.username}"`), 'the username is kept');
-        messages.add(/<p class="message" role="alert">([^<]*)<\/p>/.exec(html)?.[1] ?? '');
+        messages.add(/<p class="message" role="alert"[^>]*>([^<]*)<\/p>/.exec(html)?.[1] ?? '');
       }
       assert.equal(messages.size, 1);
+      assert.notEqual([...messages][0], '', 'the message is found on the page');
       assert.ok(![...messages][0]!.includes('exist'));
     });
 

@@ -162,7 +162,7 @@ for (const db of DATABASES) {
         ['username', 'true', 'login-message'],
         ['password', 'true', 'login-message'],
       ]);
-      assert.match(failed, new RegExp(`<p class="message" id="login-message" role="alert">${escaped(en.loginFailed)}</p>`));
+      assert.match(failed, new RegExp(`<p class="message" role="alert" id="login-message">${escaped(en.loginFailed)}</p>`));
       // An expired form is not a mistake in the fields.
       const expired = await assertLoginPage(await submit(`${server.url}${formAction(first)}`, { ...fields, csrf_token: 'forged', username: user.username, password: 'x' }, jar), 403);
       assert.match(expired, /id="login-message"/);
