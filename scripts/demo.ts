@@ -19,8 +19,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { withStore, type CliEnv } from '../src/cli/context.ts';
+import { openStore } from '../src/app.ts';
+import type { UseCaseDeps } from '../src/cli/context.ts';
 import { ConfigError, loadConfig, type Config } from '../src/config.ts';
+import { systemClock } from '../src/lib/clock.ts';
+import { cryptoRandom } from '../src/lib/random.ts';
 import { IdentityError } from '../src/identity/errors.ts';
 import { createUser, getUser } from '../src/identity/users.ts';
 import { updateUser } from '../src/identity/user-changes.ts';
@@ -40,7 +43,7 @@ interface Demo {
 }
 
 /** The demo client and user on the configured store: registered or found, in a known state. */
-async function prepare(env: CliEnv, origin: string): Promise<Demo> {
+async function prepare(env: { deps: UseCaseDeps }, origin: string): Promise<Demo> {
   // The user first: a foreign `demo` stops the demo before anything is registered.
   const user = await getUser(env.deps, DEMO_USERNAME).catch((error: unknown) => {
     if (error instanceof IdentityError && error.code === 'not_found') return undefined;
@@ -152,7 +155,16 @@ async function main(): Promise<void> {
   // 127.0.0.1, not localhost: the registered redirect URI and the example's cookie both name it.
   const origin = `http://127.0.0.1:${demoPort}`;
 
-  const demo = await withStore((env) => prepare(env, origin));
+  // Opened as the server opens it: created and migrated when it is not there yet (the first run
+  // after `npm ci`), unlike the CLI's commands, which refuse a missing store.
+  const store = await openStore(config);
+  let demo: Demo;
+  try {
+    const { clients, users, organizations, groups, sessions, codes, tokens } = store;
+    demo = await prepare({ deps: { clients, users, organizations, groups, sessions, codes, tokens, transaction: store.transaction, clock: systemClock, random: cryptoRandom } }, origin);
+  } finally {
+    await store.close();
+  }
 
   // One process (no cluster) and quiet logs unless asked for: the block below is what matters.
   const serverEnv = { ...process.env, GATEHOUSE_WORKERS: process.env.GATEHOUSE_WORKERS ?? '1', GATEHOUSE_LOG_LEVEL: process.env.GATEHOUSE_LOG_LEVEL ?? 'warn' };

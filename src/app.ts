@@ -12,8 +12,11 @@ import { cryptoRandom, type Random } from './lib/random.ts';
 import { scheduleCleanup } from './oauth/cleanup.ts';
 import { openAuditFile } from './observability/audit-file.ts';
 import { auditLogger, DeferredAuditSink, loggerAuditSink, type AuditSink } from './observability/audit.ts';
-import { migrateToLatest, openDatabase } from './storage/sql/database.ts';
-import { openSqlStore } from './storage/sql/store.ts';
+import { migrateToLatest, openDatabase, sqliteAccessWarnings } from './storage/sql/database.ts';
+import { openSqlStore, type SqlStore } from './storage/sql/store.ts';
+import type { OpenOptions } from './storage/sql/database.ts';
+import { Metrics, metricsServer, processExposition, SESSION_COUNT_LIMIT } from './observability/metrics.ts';
+import type { Server } from 'node:http';
 import type { Store } from './storage/ports.ts';
 
 export interface Runtime {
@@ -26,20 +29,28 @@ export interface Runtime {
    * not 0). In a cluster one worker does; the sweep is the same work whoever runs it.
    */
   cleanup?: boolean;
+  /**
+   * Whether this process serves the metrics listener when GATEHOUSE_METRICS_PORT is set (default:
+   * yes). A cluster worker does not: it answers the primary, which serves the sum of the workers.
+   */
+  metricsListener?: boolean;
 }
 
 /**
  * Opens the configured store (migrating it to the latest schema). A server (`serving`) also bounds
  * every query by GATEHOUSE_DATABASE_TIMEOUT, so no request hangs on an unreachable database; the
- * CLI waits as long as its command takes.
+ * CLI waits as long as its command takes. `create: false` refuses a store that does not exist yet
+ * (StoreMissingError) rather than creating it: the CLI's commands other than `migrate`.
  */
-export async function openStore(config: Config, options: { serving?: boolean } = {}): Promise<Store> {
+export async function openStore(config: Config, options: { serving?: boolean; create?: boolean; onQuery?: OpenOptions['onQuery'] } = {}): Promise<SqlStore> {
   const timeoutMs = config.databaseTimeout * 1000;
   return openSqlStore(config.databaseUrl, {
+    create: options.create,
     poolSize: config.databasePoolSize,
     connectTimeoutMs: timeoutMs,
     queryTimeoutMs: options.serving ? timeoutMs : 0,
     namedStatements: config.databaseNamedStatements,
+    ...(options.onQuery ? { onQuery: options.onQuery } : {}),
   });
 }
 
@@ -68,6 +79,8 @@ export interface Gatehouse {
   app: FastifyInstance;
   store: Store;
   deps: HttpDeps;
+  /** GATEHOUSE_METRICS_PORT set: this process's metrics, and its listener unless a cluster worker. */
+  metrics?: { metrics: Metrics; server: Server | undefined };
   close(): Promise<void>;
 }
 
@@ -75,7 +88,9 @@ export interface Gatehouse {
 export async function createGatehouse(config: Config, runtime: Runtime = {}, options: ServerOptions = {}): Promise<Gatehouse> {
   const clock = runtime.clock ?? systemClock;
   const random = runtime.random ?? cryptoRandom;
-  const store = await openStore(config, { serving: true });
+  // Metrics are collected only when they are served (GATEHOUSE_METRICS_PORT).
+  let metrics: Metrics | undefined;
+  const store = await openStore(config, { serving: true, ...(config.metricsPort !== undefined ? { onQuery: (seconds: number, failed: boolean) => metrics?.observeQuery(seconds, failed) } : {}) });
   const auditFile = runtime.audit === undefined && config.auditLog !== undefined ? openAuditFile(config.auditLog, { sync: false }) : undefined;
   // Without a file, audit events go to the server's own log, which exists only once the server does.
   const toServerLog = new DeferredAuditSink();
@@ -83,19 +98,43 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     const keyRing = keyRingFor(config, store, clock);
     // Seals keys left in the clear, and stops here when the sealed ones do not open (KeyEncryptionError).
     const sealed = await keyRing.prepare();
-    const audit = runtime.audit ?? auditFile?.sink ?? toServerLog;
+    if (config.metricsPort !== undefined) {
+      metrics = new Metrics({
+        // SQLite has no pool: no pool metrics.
+        ...(store.database.dialect === 'postgres' ? { pool: () => store.database.poolStats() } : {}),
+        liveSessions: () => store.sessions.countLive(clock.now(), SESSION_COUNT_LIMIT),
+        activeKeyCreatedAt: async () => (await keyRing.activeKey()).createdAt,
+        now: () => clock.now(),
+      });
+    }
+    const sink = runtime.audit ?? auditFile?.sink ?? toServerLog;
+    // Logins, grants and throttling are counted from the audit events on their way out.
+    const audit = metrics ? metrics.countingSink(sink) : sink;
     const deps: HttpDeps = { config, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr], audit };
-    const app = await buildHttpServer(deps, options);
+    const app = await buildHttpServer(deps, metrics ? { ...options, observeRequest: metrics.observeRequest.bind(metrics) } : options);
     toServerLog.attach(loggerAuditSink(auditLogger(app.log, config.logLevel)));
+    // An existing SQLite file or folder is the operator's: said, not changed (docs/operations.md, "File permissions").
+    if (config.sqlitePath !== undefined && config.sqlitePath !== ':memory:') for (const warning of sqliteAccessWarnings(config.sqlitePath)) app.log.warn({ sqlitePath: config.sqlitePath }, warning);
     if (sealed > 0) app.log.info({ sealed }, 'sealed the signing keys stored in the clear with GATEHOUSE_KEY_ENCRYPTION_KEY');
     // Expired codes, tokens, sessions and throttling counters are deleted in the background.
     const cleanup = config.cleanupInterval > 0 && runtime.cleanup !== false ? scheduleCleanup({ store, clock }, { intervalMs: config.cleanupInterval * 1000, log: app.log.child({ component: 'cleanup' }) }) : undefined;
     if (cleanup) app.log.info({ component: 'cleanup', intervalSeconds: config.cleanupInterval }, 'this process runs the cleanup job');
+    let metricsListener: Server | undefined;
+    if (metrics && runtime.metricsListener !== false) {
+      metricsListener = metricsServer(processExposition(metrics), config.metricsToken);
+      await listen(metricsListener, config.metricsPort!, config.metricsHost);
+      app.log.info({ metrics: `http://${config.metricsHost}:${(metricsListener.address() as { port: number }).port}/metrics` }, 'serving metrics');
+    } else if (metrics) {
+      metrics.answerClusterPrimary();
+    }
     return {
       app,
       store,
       deps,
+      ...(metrics ? { metrics: { metrics, server: metricsListener } } : {}),
       async close() {
+        const metricsClosed = metricsListener && new Promise<void>((resolve) => metricsListener.close(() => resolve()));
+        metricsListener?.closeAllConnections();
         const cleanupStopped = cleanup?.stop();
         // Closing stops new connections and lets requests in flight finish. Node closes the idle
         // keep-alive connections only once, when closing starts: a connection whose request ends
@@ -117,6 +156,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
           clearTimeout(drainOver);
         }
         await cleanupStopped;
+        await metricsClosed;
         await store.close();
         await auditFile?.close();
       },
@@ -126,4 +166,15 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     await auditFile?.close();
     throw error;
   }
+}
+
+/** Listens on `port` at `host`; rejects when it cannot (port taken). */
+export function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
 }

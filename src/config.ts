@@ -5,7 +5,14 @@
  */
 
 import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The default GATEHOUSE_HOME: `data` in the installation folder (where package.json is), so the
+ * default store is the same file whatever the current directory of the server or the CLI.
+ */
+export const DEFAULT_HOME = fileURLToPath(new URL('../data', import.meta.url));
 
 export class ConfigError extends Error {
   readonly variable: string;
@@ -33,6 +40,8 @@ interface Setting<T> {
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+const LOG_TIMES = ['epoch', 'iso'] as const;
+export type LogTime = (typeof LOG_TIMES)[number];
 
 function nonEmpty(raw: string): string {
   if (raw.trim() === '') throw new Error('must not be empty');
@@ -87,7 +96,7 @@ function issuerUrl(raw: string): string {
 
 function databaseUrl(raw: string): string {
   if (raw.startsWith('sqlite:')) {
-    if (raw.length === 'sqlite:'.length) throw new Error('sqlite: needs a file path, e.g. sqlite:./data/gatehouse.db');
+    if (raw.length === 'sqlite:'.length) throw new Error('sqlite: needs a file path, e.g. sqlite:/var/lib/gatehouse/gatehouse.db');
     return raw;
   }
   if (/^postgres(ql)?:\/\//.test(raw)) {
@@ -126,11 +135,20 @@ export const settings = {
     doc: 'Issuer identifier: the public base URL of the /uas paths, no trailing slash. Set it to the https URL clients use.',
     parse: issuerUrl,
   }),
+  home: setting({
+    env: 'GATEHOUSE_HOME',
+    type: 'path',
+    default: undefined,
+    shownDefault: '`data` in the installation folder (beside package.json)',
+    doc: 'Folder of the default store, the SQLite file `gatehouse.db`, when GATEHOUSE_DATABASE_URL is unset. The default does not depend on the current directory, so `npm start` and every `gatehouse` command find the same store wherever they run; set it (e.g. `/var/lib/gatehouse`) when the installation folder is not the place for data. A relative path counts from the current directory.',
+    parse: nonEmpty,
+  }),
   databaseUrl: setting({
     env: 'GATEHOUSE_DATABASE_URL',
     type: 'URL',
-    default: 'sqlite:./data/gatehouse.db',
-    doc: 'Store: `sqlite:PATH` (embedded, created on first start) or `postgres://user:pass@host:5432/db`.',
+    default: undefined,
+    shownDefault: '`sqlite:$GATEHOUSE_HOME/gatehouse.db`',
+    doc: 'Store: `sqlite:PATH` (embedded; a relative PATH counts from the current directory) or `postgres://user:pass@host:5432/db`. The server and `gatehouse migrate` create a missing store; other `gatehouse` commands refuse one (docs/cli.md).',
     secret: true,
     parse: databaseUrl,
   }),
@@ -318,7 +336,36 @@ export const settings = {
     doc: 'Worker processes (node:cluster) serving HTTP on the one port and sharing the store; a worker that dies is restarted. 1: no cluster, the server runs in the main process.',
     parse: integer(1, 1024),
   }),
+  metricsPort: setting({
+    env: 'GATEHOUSE_METRICS_PORT',
+    type: 'integer',
+    default: undefined,
+    doc: 'TCP port of a separate listener that serves Prometheus metrics at `GET /metrics` (docs/operations.md, "Metrics"); in cluster mode the primary serves it, summing the workers. Unset: no metrics are collected or served. The main port never serves them.',
+    parse: integer(0, 65535),
+  }),
+  metricsHost: setting({
+    env: 'GATEHOUSE_METRICS_HOST',
+    type: 'string',
+    default: '127.0.0.1',
+    doc: 'Address the metrics listener binds to. Set it to an address the scraper reaches (e.g. `0.0.0.0` in a container), with GATEHOUSE_METRICS_TOKEN or a network policy.',
+    parse: nonEmpty,
+  }),
+  metricsToken: setting({
+    env: 'GATEHOUSE_METRICS_TOKEN',
+    type: 'string',
+    default: undefined,
+    doc: 'When set, a scrape of the metrics listener must send `Authorization: Bearer <token>` (Prometheus `authorization: {credentials: …}`); others get 401. At least 32 characters.',
+    secret: true,
+    parse: encryptionKey,
+  }),
   logLevel: setting({ env: 'GATEHOUSE_LOG_LEVEL', type: LOG_LEVELS.join(' | '), default: 'info', doc: 'Least severe log level written. At `info`: audit events, warnings and errors; `debug` adds one line per request (method, URL with every parameter value redacted but those of an allowlist, status, time; docs/decisions.md X4).', parse: oneOf(LOG_LEVELS) }),
+  logTime: setting({
+    env: 'GATEHOUSE_LOG_TIME',
+    type: LOG_TIMES.join(' | '),
+    default: 'epoch',
+    doc: 'The `time` of each log line: `epoch`, milliseconds since 1970 (pino\'s default, cheapest to write); `iso`, an ISO 8601 string in UTC such as `"2026-11-24T07:00:00.000Z"`. Logs are JSON lines on stdout either way; for a terminal, pipe them through pino-pretty (README.md, "Logs").',
+    parse: oneOf(LOG_TIMES),
+  }),
   acr: setting({
     env: 'GATEHOUSE_ACR',
     type: 'string',
@@ -338,7 +385,8 @@ export const settings = {
 
 type Settings = typeof settings;
 type ParsedSetting<S> = S extends Setting<infer T> ? T : never;
-type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'auditLog';
+type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'auditLog' | 'metricsPort' | 'metricsToken';
+// `home` and `databaseUrl` are always set: their defaults are derived (loadConfig).
 
 export type Config = {
   readonly [K in Exclude<keyof Settings, Optional | 'secureCookies'>]: ParsedSetting<Settings[K]>;
@@ -385,10 +433,25 @@ export function loadConfig(env: Env = process.env): Config {
   if ((out.headersTimeout as number) > (out.requestTimeout as number)) {
     throw new ConfigError('GATEHOUSE_HEADERS_TIMEOUT', 'must be at most GATEHOUSE_REQUEST_TIMEOUT: the headers are part of the request');
   }
+  out.home = resolve((out.home as string | undefined) ?? DEFAULT_HOME);
+  out.databaseUrl ??= `sqlite:${join(out.home as string, 'gatehouse.db')}`;
   const dbUrl = out.databaseUrl as string;
   const sqliteFile = dbUrl.startsWith('sqlite:') ? dbUrl.slice('sqlite:'.length) : undefined;
   out.sqlitePath = sqliteFile === undefined || sqliteFile === ':memory:' ? sqliteFile : resolve(sqliteFile);
   return Object.freeze(out) as Config;
+}
+
+/**
+ * The store, named for people (the start-up log, every CLI command): `SQLite /abs/path` or
+ * `PostgreSQL postgres://user@host:port/db` without the password, nor any query parameter that
+ * could hold one (`password`, `sslpassword`).
+ */
+export function storeDescription(config: Pick<Config, 'databaseUrl' | 'sqlitePath'>): string {
+  if (config.sqlitePath !== undefined) return `SQLite ${config.sqlitePath}`;
+  const url = new URL(config.databaseUrl);
+  url.password = '';
+  for (const name of [...url.searchParams.keys()]) if (/pass/i.test(name)) url.searchParams.delete(name);
+  return `PostgreSQL ${url.toString()}`;
 }
 
 /** The Markdown of docs/configuration.md. */

@@ -10,8 +10,11 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import { pino, type Logger } from 'pino';
-import { createGatehouse, keyRingFor, openStore } from './app.ts';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { createGatehouse, keyRingFor, listen, openStore } from './app.ts';
+import { ConfigError, loadConfig, storeDescription, type Config } from './config.ts';
+import { logTimestamp } from './observability/logger.ts';
+import { clusterExposition, metricsServer } from './observability/metrics.ts';
+import { VERSION } from './version.ts';
 
 export async function serve(): Promise<void> {
   let config;
@@ -34,7 +37,8 @@ export async function serve(): Promise<void> {
 
 /** One server in this process: the whole of gatehouse without a cluster, or one cluster worker. */
 async function runServer(config: Config): Promise<void> {
-  const gatehouse = await createGatehouse(config, { cleanup: cluster.isPrimary || process.env[CLEANUP_WORKER] === '1' });
+  // A worker's metrics are served by the primary, summed with the other workers'.
+  const gatehouse = await createGatehouse(config, { cleanup: cluster.isPrimary || process.env[CLEANUP_WORKER] === '1', metricsListener: cluster.isPrimary });
   const { app } = gatehouse;
   // In a cluster the primary has said where the store is.
   if (cluster.isPrimary) logStore(app.log, config);
@@ -86,7 +90,7 @@ const RESTART_MAX_MS = 30_000;
 const CRASH_WINDOW_MS = 60_000;
 
 async function runPrimary(config: Config): Promise<void> {
-  const log = pino({ level: config.logLevel });
+  const log = pino({ level: config.logLevel, timestamp: logTimestamp(config.logTime) });
   const store = await openStore(config);
   try {
     await keyRingFor(config, store).prepare();
@@ -94,6 +98,12 @@ async function runPrimary(config: Config): Promise<void> {
     await store.close();
   }
   logStore(log, config);
+  // The metrics listener is the primary's: each scrape asks every worker and sums their answers.
+  const metricsListener = config.metricsPort === undefined ? undefined : metricsServer(clusterExposition(), config.metricsToken);
+  if (metricsListener) {
+    await listen(metricsListener, config.metricsPort!, config.metricsHost);
+    log.info({ metrics: `http://${config.metricsHost}:${(metricsListener.address() as { port: number }).port}/metrics` }, 'serving metrics of every worker');
+  }
 
   const live = new Map<number, { worker: Worker; listened: boolean; cleaner: boolean }>();
   const crashes: number[] = [];
@@ -126,6 +136,8 @@ async function runPrimary(config: Config): Promise<void> {
     exitCode = code;
     for (const timer of restartTimers) clearTimeout(timer);
     log.info({ signal, workers: live.size }, 'shutting down: workers finish their in-flight requests');
+    metricsListener?.close();
+    metricsListener?.closeAllConnections();
     for (const { worker } of live.values()) worker.process.kill('SIGTERM');
     // Each worker bounds its own drain; a worker still alive well after that is killed.
     setTimeout(() => {
@@ -178,13 +190,14 @@ async function runPrimary(config: Config): Promise<void> {
   for (let i = 0; i < config.workers; i++) fork();
 }
 
+/** The first line of the primary (or of the only process): which gatehouse, on which store. */
 function logStore(log: Pick<Logger, 'info'>, config: Config): void {
-  if (config.sqlitePath) log.info({ sqlitePath: config.sqlitePath }, `SQLite store at ${config.sqlitePath}`);
-  else log.info('PostgreSQL store');
+  log.info({ version: VERSION, store: storeDescription(config) }, `gatehouse ${VERSION} starting; store: ${storeDescription(config)}`);
 }
 
+/** The ready line names the version and the store too: it is the line people look for. */
 function readyFields(config: Config): Record<string, string> {
-  return { issuer: config.issuer, discovery: `${config.issuer}/.well-known/openid-configuration` };
+  return { version: VERSION, store: storeDescription(config), issuer: config.issuer, discovery: `${config.issuer}/.well-known/openid-configuration` };
 }
 
 if (import.meta.main) {

@@ -13,7 +13,7 @@ const seconds = Number(values.seconds);
 const concurrency = Number(values.concurrency);
 
 const { privateKey } = await generateKeyPair('RS256', { modulusLength: 2048, extractable: true });
-const key = { kid: 'bench', alg: 'RS256' as const, privateKey: (await importJWK(await exportJWK(privateKey), 'RS256')) as CryptoKey };
+const key = { kid: 'bench', alg: 'RS256' as const, privateKey: (await importJWK(await exportJWK(privateKey), 'RS256')) as CryptoKey, createdAt: 0 };
 const now = Math.floor(Date.now() / 1000);
 const payload = {
   iss: 'http://127.0.0.1:8080/uas',

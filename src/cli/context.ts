@@ -4,11 +4,11 @@
  */
 import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
-import { loadConfig, type Config } from '../config.ts';
+import { loadConfig, storeDescription, type Config } from '../config.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { cryptoRandom, type Random } from '../lib/random.ts';
 import { noAudit, type Actor, type AuditSink } from '../observability/audit.ts';
-import type { Store } from '../storage/ports.ts';
+import { StoreMissingError, type Store } from '../storage/ports.ts';
 
 /** Every port and service a use case may ask for; each use case takes the narrow part it needs. */
 export interface UseCaseDeps {
@@ -50,13 +50,31 @@ export class UsageError extends Error {
 }
 
 /**
- * Loads the configuration, opens (and migrates) the store, runs `work`, and closes the store
- * whatever happens. The composition root is imported only here, lazily, so `--help` stays quick.
+ * The configuration, after saying on stderr which store it names: stdout is the command's result,
+ * and the store is the one thing a command could otherwise get silently wrong (docs/cli.md).
+ */
+export function configNamingStore(): Config {
+  const config = loadConfig();
+  process.stderr.write(`store: ${storeDescription(config)}\n`);
+  return config;
+}
+
+/**
+ * Loads the configuration, opens (and migrates) the existing store, runs `work`, and closes the
+ * store whatever happens. A store that does not exist yet is refused, never created: a mistyped
+ * path or a different current directory would otherwise give a new, empty store that hides the
+ * real one. The composition root is imported only here, lazily, so `--help` stays quick.
  */
 export async function withStore<T>(work: (env: CliEnv) => Promise<T>): Promise<T> {
-  const config = loadConfig();
+  const config = configNamingStore();
   const { openStore } = await import('../app.ts');
-  const store = await openStore(config);
+  let store: Store;
+  try {
+    store = await openStore(config, { create: false });
+  } catch (error) {
+    if (error instanceof StoreMissingError) throw new UsageError(missingStore(config));
+    throw error;
+  }
   // Synchronous: each event is on disk before the command prints its result and exits.
   const auditFile = config.auditLog === undefined ? undefined : (await import('../observability/audit-file.ts')).openAuditFile(config.auditLog, { sync: true });
   try {
@@ -67,6 +85,12 @@ export async function withStore<T>(work: (env: CliEnv) => Promise<T>): Promise<T
     await store.close();
     await auditFile?.close();
   }
+}
+
+function missingStore(config: Config): string {
+  const create = 'create it with `gatehouse migrate` (or by starting the server)';
+  if (config.sqlitePath !== undefined) return `no store at ${config.sqlitePath}: ${create}, or set GATEHOUSE_HOME or GATEHOUSE_DATABASE_URL to the store you meant`;
+  return `${storeDescription(config)} holds no gatehouse store: ${create}, or set GATEHOUSE_DATABASE_URL to the store you meant`;
 }
 
 /** All of stdin; for secrets that must not appear in argv or shell history. One trailing newline is dropped. */
@@ -96,6 +120,31 @@ export async function readJsonFile(path: string): Promise<unknown> {
   } catch (error) {
     throw new UsageError(`${path} is not valid JSON: ${(error as Error).message}`);
   }
+}
+
+/** Repeatable options accumulate; no default, so help shows none. */
+export const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+/**
+ * Custom attribute changes from `--attribute NAME=VALUE` (repeatable; the values given for a name
+ * replace its stored ones) and `--remove-attribute NAME` (repeatable): the update rule of the
+ * identity use cases (src/identity/attributes.ts).
+ */
+export function attributeChanges(set: string[] | undefined, remove: string[] | undefined): Record<string, string[] | null> | undefined {
+  if (set === undefined && remove === undefined) return undefined;
+  // A Map, so that no name (`__proto__`) is special; the use case checks the names.
+  const changes = new Map<string, string[] | null>();
+  for (const pair of set ?? []) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--attribute takes NAME=VALUE, not ${JSON.stringify(pair)}`);
+    const name = pair.slice(0, eq);
+    changes.set(name, [...(changes.get(name) ?? []), pair.slice(eq + 1)]);
+  }
+  for (const name of remove ?? []) {
+    if (changes.has(name)) throw new UsageError(`attribute ${JSON.stringify(name)} is both set (--attribute) and removed (--remove-attribute)`);
+    changes.set(name, null);
+  }
+  return Object.fromEntries(changes);
 }
 
 /** A whole number from a command-line string, or a UsageError naming the option. */

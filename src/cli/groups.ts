@@ -1,7 +1,8 @@
 /** `gatehouse group …`: named groups and their members. */
 import type { Command } from 'commander';
 import type { Group } from '../domain/group.ts';
-import { addMember, createGroup, groupMembers, listGroups, removeMember, type Membership } from '../identity/groups.ts';
+import type { UserProfile } from '../domain/user.ts';
+import { addMember, createGroup, deleteGroup, groupMembers, listGroups, removeMember, type Membership } from '../identity/groups.ts';
 import { withStore } from './context.ts';
 import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';
 
@@ -44,6 +45,35 @@ export function registerGroupCommands(program: Command): void {
         const counts = await Promise.all(groups.map(async (g) => (await groupMembers(deps, g.name)).length));
         if (flags.json) return printJson(groups.map((g, i) => groupView(g, counts[i])));
         printTable(['NAME', 'MEMBERS', 'DESCRIPTION'], groups.map((g, i) => [g.name, counts[i], g.description]), 'No groups.');
+      }),
+    );
+
+  group
+    .command('members')
+    .description("list a group's members")
+    .argument('<group>', 'group name')
+    .option('--json', 'print JSON only')
+    .action((name: string, flags: JsonFlag) =>
+      withStore(async ({ deps }) => {
+        const ids = await groupMembers(deps, name);
+        // A member deleted meanwhile is simply not listed.
+        const profiles = (await Promise.all(ids.map((id) => deps.users.getProfile(id)))).filter((u): u is UserProfile => u !== undefined);
+        profiles.sort((a, b) => a.username.localeCompare(b.username));
+        if (flags.json) return printJson(profiles.map((u) => ({ id: u.id, username: u.username, status: u.status, email: u.email })));
+        printTable(['USERNAME', 'ID', 'STATUS', 'EMAIL'], profiles.map((u) => [u.username, u.id, u.status, u.email]), 'No members.');
+      }),
+    );
+
+  group
+    .command('delete')
+    .description('delete a group and its memberships (the users stay)')
+    .argument('<group>', 'group name')
+    .option('--json', 'print JSON only')
+    .action((name: string, flags: JsonFlag) =>
+      withStore(async ({ deps }) => {
+        const { group: deleted, members } = await deleteGroup(deps, name);
+        if (flags.json) return printJson({ id: deleted.id, name: deleted.name, deleted: true, members_removed: members.length });
+        printLine(`Deleted group ${deleted.name} (${members.length} member${members.length === 1 ? '' : 's'} removed from it).`);
       }),
     );
 

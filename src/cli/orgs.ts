@@ -1,9 +1,10 @@
 /** `gatehouse org …`: the organization tree users belong to. */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { Organization } from '../domain/organization.ts';
 import { createOrganization, getOrganization, listOrganizations } from '../identity/organizations.ts';
-import { withStore } from './context.ts';
-import { isoTime, printFields, printJson, printTable } from './output.ts';
+import { deleteOrganization, updateOrganization, type OrganizationChanges } from '../identity/organization-changes.ts';
+import { attributeChanges, collect, UsageError, withStore } from './context.ts';
+import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';
 
 interface JsonFlag {
   json?: boolean;
@@ -15,6 +16,17 @@ interface CreateFlags extends JsonFlag {
   parent?: string;
   type?: string;
   virtual?: boolean;
+}
+
+interface UpdateFlags extends JsonFlag {
+  technicalName?: string;
+  friendlyName?: string;
+  parent?: string;
+  root?: boolean;
+  type?: string;
+  virtual?: boolean;
+  attribute?: string[];
+  removeAttribute?: string[];
 }
 
 function organizationView(o: Organization): Record<string, unknown> {
@@ -83,4 +95,48 @@ export function registerOrganizationCommands(program: Command): void {
     .argument('<id>')
     .option('--json', 'print JSON only')
     .action((id: string, flags: JsonFlag) => withStore(async ({ deps }) => show(await getOrganization(deps, id), flags.json)));
+
+  org
+    .command('update')
+    .description('change an organization: names, type, place in the tree, virtual or not, custom attributes; the rest stay')
+    .argument('<id>')
+    .option('--technical-name <name>', 'unique among its siblings')
+    .option('--friendly-name <name>', "display name ('' resets it to the technical name)")
+    .option('--type <type>', "organization type ('' removes it)")
+    .addOption(new Option('--parent <id>', 'move it under this organization').conflicts('root'))
+    .option('--root', 'move it to the root of the tree')
+    .option('--virtual', 'make it virtual (it must hold no users)')
+    .option('--no-virtual', 'make it an ordinary organization that may hold users')
+    .option('--attribute <name=value>', 'set a custom attribute; repeat the name for several values, which replace the stored ones', collect)
+    .option('--remove-attribute <name>', 'remove a custom attribute (repeatable)', collect)
+    .option('--json', 'print JSON only')
+    .action((id: string, flags: UpdateFlags) =>
+      withStore(async ({ deps }) => {
+        const changes: OrganizationChanges = {
+          technicalName: flags.technicalName,
+          friendlyName: flags.friendlyName,
+          type: flags.type,
+          parentId: flags.root ? null : flags.parent,
+          virtual: flags.virtual,
+          attributes: attributeChanges(flags.attribute, flags.removeAttribute),
+        };
+        if (Object.values(changes).every((value) => value === undefined)) {
+          throw new UsageError('nothing to change: give --technical-name, --friendly-name, --type, --parent, --root, --virtual, --no-virtual, --attribute or --remove-attribute');
+        }
+        show(await updateOrganization(deps, id, changes), flags.json);
+      }),
+    );
+
+  org
+    .command('delete')
+    .description('delete an organization for good; refused while it has sub-organizations or users')
+    .argument('<id>')
+    .option('--json', 'print JSON only')
+    .action((id: string, flags: JsonFlag) =>
+      withStore(async ({ deps }) => {
+        const deleted = await deleteOrganization(deps, id);
+        if (flags.json) return printJson({ id: deleted.id, technical_name: deleted.technicalName, deleted: true });
+        printLine(`Deleted organization ${deleted.technicalName} (${deleted.id}).`);
+      }),
+    );
 }

@@ -11,6 +11,7 @@ import { registerKeyCommands } from './keys.ts';
 import { registerOrganizationCommands } from './orgs.ts';
 import { registerServerCommands } from './server.ts';
 import { registerUserCommands } from './users.ts';
+import { VERSION } from '../version.ts';
 
 /** `output` redirects what Commander itself prints (help, usage errors); tests capture it. */
 export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'writeErr'> = {}): Command {
@@ -19,7 +20,8 @@ export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'wri
     // Settings are inherited by subcommands created after this point.
     .exitOverride()
     .configureOutput({ ...output, outputError: (message, write) => write(`gatehouse: ${oneLine(message.replace(/^error: /, ''))}\n`) })
-    .showSuggestionAfterError(true);
+    .showSuggestionAfterError(true)
+    .version(VERSION, '-V, --version', "print gatehouse's version");
   registerClientCommands(program);
   registerUserCommands(program);
   registerGroupCommands(program);

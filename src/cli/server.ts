@@ -1,15 +1,15 @@
 /** `gatehouse migrate` and `gatehouse serve`: the database schema and the server itself. */
 import type { Command } from 'commander';
-import { loadConfig } from '../config.ts';
+import { configNamingStore } from './context.ts';
 import { printJson, printLine } from './output.ts';
 
 export function registerServerCommands(program: Command): void {
   program
     .command('migrate')
-    .description('bring the database schema up to date (serve and every other command also do this)')
+    .description('create the store, or bring its schema up to date (serve also does; other commands refuse a missing store)')
     .option('--json', 'print JSON only')
     .action(async (flags: { json?: boolean }) => {
-      const config = loadConfig();
+      const config = configNamingStore();
       const { migrateStore } = await import('../app.ts');
       const ran = await migrateStore(config);
       if (flags.json) return printJson({ migrations_run: ran });

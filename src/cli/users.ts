@@ -4,7 +4,8 @@ import type { Group } from '../domain/group.ts';
 import type { User, UserProfile } from '../domain/user.ts';
 import { groupsOfUser } from '../identity/groups.ts';
 import { createUser, deleteUser, getUser, listUsers, setPassword, setStatus } from '../identity/users.ts';
-import { cliActor, passwordFrom, withStore } from './context.ts';
+import { updateUser, type UserChanges } from '../identity/user-changes.ts';
+import { attributeChanges, cliActor, collect, passwordFrom, UsageError, withStore } from './context.ts';
 import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';
 
 interface JsonFlag {
@@ -25,8 +26,15 @@ interface CreateFlags extends PasswordFlags, JsonFlag {
   group?: string[];
 }
 
-/** Repeatable options accumulate; no default, so help shows none. */
-const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+interface UpdateFlags extends JsonFlag {
+  username?: string;
+  email?: string;
+  givenName?: string;
+  familyName?: string;
+  organization?: string;
+  attribute?: string[];
+  removeAttribute?: string[];
+}
 
 /**
  * A user on the wire: snake_case, with the names of its groups; never a password hash. A listed
@@ -113,6 +121,36 @@ export function registerUserCommands(program: Command): void {
       withStore(async ({ deps }) => {
         const found = await getUser(deps, key);
         show(userView(found, await groupsOfUser(deps, found.id)), flags.json);
+      }),
+    );
+
+  user
+    .command('update')
+    .description("change a user's username, email, names, organization or custom attributes; the rest stay")
+    .argument('<user>', 'id or username')
+    .option('--username <username>', 'a new username (unique, compared case-insensitively)')
+    .option('--email <email>', "email address ('' removes it)")
+    .option('--given-name <name>', "given (first) name ('' removes it)")
+    .option('--family-name <name>', "family name ('' removes it)")
+    .option('--organization <id>', "id of the organization the user belongs to ('' removes the user from it)")
+    .option('--attribute <name=value>', 'set a custom attribute; repeat the name for several values, which replace the stored ones', collect)
+    .option('--remove-attribute <name>', 'remove a custom attribute (repeatable)', collect)
+    .option('--json', 'print JSON only')
+    .action((key: string, flags: UpdateFlags) =>
+      withStore(async ({ deps, audit }) => {
+        const changes: UserChanges = {
+          username: flags.username,
+          email: flags.email,
+          givenName: flags.givenName,
+          familyName: flags.familyName,
+          organizationId: flags.organization,
+          attributes: attributeChanges(flags.attribute, flags.removeAttribute),
+        };
+        const fields = Object.entries(changes).filter(([, value]) => value !== undefined).map(([field]) => field);
+        if (fields.length === 0) throw new UsageError('nothing to change: give --username, --email, --given-name, --family-name, --organization, --attribute or --remove-attribute');
+        const changed = await updateUser(deps, key, changes);
+        audit.emit({ event: 'user.updated', userId: changed.id, username: changed.username, fields, actor: cliActor() });
+        show(userView(changed, await groupsOfUser(deps, changed.id)), flags.json);
       }),
     );
 

@@ -29,6 +29,12 @@ class MemoryKeyStore implements KeyStore {
     this.keys.push(structuredClone(key));
   }
 
+  async insertFirst(key: SigningKey): Promise<boolean> {
+    if (this.keys.some((k) => k.retiredAt === undefined)) return false;
+    await this.insert(key);
+    return true;
+  }
+
   async rotate(key: SigningKey, publishUntil: number): Promise<void> {
     await this.insert(key);
     for (const k of this.keys) if (k.kid !== key.kid && k.retiredAt === undefined) Object.assign(k, { retiredAt: key.createdAt, publishUntil });

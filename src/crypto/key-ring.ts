@@ -23,6 +23,8 @@ export interface ActiveKey {
   kid: string;
   alg: 'RS256';
   privateKey: CryptoKey;
+  /** When the key was generated (ms): its age is a metric. */
+  createdAt: number;
 }
 
 interface Loaded {
@@ -103,7 +105,8 @@ export class KeyRing {
   /** Makes sure a signing key exists, generating the first one on first start. */
   async ensureActiveKey(): Promise<void> {
     const keys = await this.#store.list(this.#clock.now());
-    if (!keys.some((k) => k.retiredAt === undefined)) await this.#store.insert(await this.#generate());
+    // One atomic step: instances starting at once on an empty store store one first key between them.
+    if (!keys.some((k) => k.retiredAt === undefined)) await this.#store.insertFirst(await this.#generate());
     this.#loaded = undefined;
   }
 
@@ -153,11 +156,13 @@ export class KeyRing {
     if (current) {
       const json = current.encrypted ? decryptPrivateKey(current.privateJwk, this.#requireSecret()) : current.privateJwk;
       const privateKey = (await importJWK(JSON.parse(json) as JWK, current.alg)) as CryptoKey;
-      active = { kid: current.kid, alg: current.alg, privateKey };
+      active = { kid: current.kid, alg: current.alg, privateKey, createdAt: current.createdAt };
     }
     // A key that activates within the cache period ends this read's trust when it does.
     const activations = keys.filter((k) => k.createdAt + delay > now).map((k) => k.createdAt + delay);
-    const until = Math.min(now + this.#options.cacheMs, ...activations);
+    // A read that found no key to sign with is not trusted: the next use reads again (readiness
+    // turns back to ready as soon as a key is there).
+    const until = active ? Math.min(now + this.#options.cacheMs, ...activations) : now;
     return { until, active, jwks: { keys: keys.map((k) => k.publicJwk as JWK) } };
   }
 

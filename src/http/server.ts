@@ -1,5 +1,5 @@
 import cookie from '@fastify/cookie';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { loggerOptions } from '../observability/logger.ts';
 import type { HttpDeps } from './deps.ts';
 import { healthRoutes } from './health.ts';
@@ -21,13 +21,15 @@ import { jsonErrorHandler } from './render/errors.ts';
 export interface ServerOptions {
   /** false silences request logging (tests); otherwise pino at the configured level. */
   logger?: FastifyServerOptions['logger'] | false;
+  /** Told of every answered request with its route pattern (metrics), `unmatched` when no route matched. */
+  observeRequest?: (method: string, route: string, status: number, seconds: number) => void;
 }
 
 /** The Fastify application: plugins, error rendering and every route group. */
 export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {}): Promise<FastifyInstance> {
   const timeouts = timeoutOptions(deps.config);
   const app = Fastify({
-    logger: options.logger === undefined ? loggerOptions(deps.config.logLevel) : options.logger,
+    logger: options.logger === undefined ? loggerOptions(deps.config.logLevel, deps.config.logTime) : options.logger,
     trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
     bodyLimit: BODY_LIMIT,
     // Request line + headers; Node answers more with 431 through clientErrorHandler (plugins/limits.ts).
@@ -46,9 +48,11 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
     requestIdHeader: false,
     // Fastify's two lines per request cost a third of userinfo's throughput at `info`
     // (docs/performance.md); requests are logged at `debug` instead, one line each (below).
-    disableRequestLogging: true,
+    // Through the log controller: the top-level disableRequestLogging is deprecated (FSTDEP023).
+    logController: new LogController({ disableRequestLogging: true }),
   });
   if (app.log.level === 'debug' || app.log.level === 'trace') logRequests(app);
+  if (options.observeRequest) observeRequests(app, options.observeRequest);
   // Both on the root instance, before the routes, so every route group inherits them.
   useRequestLimits(app, deps.config);
   useBodyTimeout(app.server, deps.config);
@@ -75,6 +79,17 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
 function logRequests(app: FastifyInstance): void {
   app.addHook('onResponse', (request, reply, done) => {
     request.log.debug({ req: request, res: { statusCode: reply.statusCode }, responseTime: reply.elapsedTime }, 'request completed');
+    done();
+  });
+}
+
+/**
+ * Every answered request, by the route pattern it matched (`/customerid-rest/services/2.0/users/:id`),
+ * never its URL: one series per route, however many users or probes there are.
+ */
+function observeRequests(app: FastifyInstance, observe: NonNullable<ServerOptions['observeRequest']>): void {
+  app.addHook('onResponse', (request, reply, done) => {
+    observe(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 }

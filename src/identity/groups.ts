@@ -8,6 +8,7 @@ import type { User } from '../domain/user.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import { ConflictError, MissingReferenceError, type GroupStore, type UserStore } from '../storage/ports.ts';
+import type { UnitOfWork } from './users.ts';
 import { IdentityError } from './errors.ts';
 import { optionalText, requiredText } from './text.ts';
 import { getUser } from './users.ts';
@@ -56,6 +57,25 @@ export async function groupMembers(deps: Pick<GroupDeps, 'groups'>, name: string
 
 export async function groupsOfUser(deps: Pick<GroupDeps, 'groups'>, userId: string): Promise<Group[]> {
   return deps.groups.groupsOf(userId);
+}
+
+export interface DeletedGroup {
+  group: Group;
+  /** The ids of the users who were its members when it was deleted. */
+  members: string[];
+}
+
+/**
+ * Deletes a group (by name) and its memberships. Its members are read and the group deleted in one
+ * unit of work, so the members reported are exactly those removed, whoever adds one meanwhile.
+ */
+export async function deleteGroup(deps: Pick<GroupDeps, 'groups'> & UnitOfWork, name: string): Promise<DeletedGroup> {
+  const group = await getGroup(deps, name);
+  return deps.transaction(async (tx) => {
+    const members = await tx.groups.members(group.id);
+    if (!(await tx.groups.delete(group.id))) throw new IdentityError('not_found', `group ${JSON.stringify(name)} no longer exists`);
+    return { group, members };
+  });
 }
 
 export interface Membership {

@@ -5,7 +5,7 @@
  */
 import type { Organization } from '../domain/organization.ts';
 import type { Clock } from '../lib/clock.ts';
-import { ConflictError, MissingReferenceError, OrganizationInUseError, TreeShapeError, type OrganizationStore, type UserStore } from '../storage/ports.ts';
+import { ConflictError, MissingReferenceError, OrganizationInUseError, TreeShapeError, type OrganizationStore, type Store, type UserStore } from '../storage/ports.ts';
 import { applyAttributeChanges, type AttributeChanges } from './attributes.ts';
 import { IdentityError } from './errors.ts';
 import { getOrganization } from './organizations.ts';
@@ -14,6 +14,8 @@ import { optionalText, requiredText } from './text.ts';
 export interface OrganizationChangeDeps {
   organizations: OrganizationStore;
   users: UserStore;
+  /** A change reads the organization, checks and writes it in one unit of work. */
+  transaction: Store['transaction'];
   clock: Clock;
 }
 
@@ -29,19 +31,28 @@ export interface OrganizationChanges {
 }
 
 export async function updateOrganization(deps: OrganizationChangeDeps, id: string, changes: OrganizationChanges): Promise<Organization> {
-  const current = await getOrganization(deps, id);
-  const technicalName = changes.technicalName === undefined ? current.technicalName : requiredText(changes.technicalName, 'technicalName');
-  const friendlyName = changes.friendlyName === undefined ? current.friendlyName : (optionalText(changes.friendlyName, 'friendlyName') ?? technicalName);
-  const type = changes.type === undefined ? current.type : optionalText(changes.type, 'type');
-  const parentId = changes.parentId === undefined ? current.parentId : await checkedParent(deps, changes.parentId);
-  const virtual = changes.virtual ?? current.virtual;
-  if (virtual && !current.virtual && (await deps.users.listIds({ organizationIds: [current.id], limit: 1 })).length > 0) {
-    throw new IdentityError('invalid_argument', `organization ${JSON.stringify(current.technicalName)} has users, so it cannot become virtual`, 'virtual');
-  }
-  const attributes = changes.attributes === undefined ? current.attributes : applyAttributeChanges(current.attributes, changes.attributes);
-  const next: Organization = { ...current, technicalName, friendlyName, type, parentId, virtual, attributes, updatedAt: deps.clock.now() };
+  await getOrganization(deps, id); // not_found before anything else
+  const now = deps.clock.now();
+  let technicalName = changes.technicalName;
+  let parentId: string | undefined;
+  // One unit of work: the organization is read, checked and written in it, so a concurrent
+  // change is not undone, and "has no users, so it may become virtual" still holds when it commits.
   try {
-    if (!(await deps.organizations.update(next))) throw gone(id);
+    return await deps.transaction(async (tx) => {
+      const current = await getOrganization(tx, id);
+      technicalName = changes.technicalName === undefined ? current.technicalName : requiredText(changes.technicalName, 'technicalName');
+      const friendlyName = changes.friendlyName === undefined ? current.friendlyName : (optionalText(changes.friendlyName, 'friendlyName') ?? technicalName);
+      const type = changes.type === undefined ? current.type : optionalText(changes.type, 'type');
+      parentId = changes.parentId === undefined ? current.parentId : await checkedParent(tx, changes.parentId);
+      const virtual = changes.virtual ?? current.virtual;
+      if (virtual && !current.virtual && (await tx.users.listIds({ organizationIds: [current.id], limit: 1 })).length > 0) {
+        throw new IdentityError('invalid_argument', `organization ${JSON.stringify(current.technicalName)} has users, so it cannot become virtual`, 'virtual');
+      }
+      const attributes = changes.attributes === undefined ? current.attributes : applyAttributeChanges(current.attributes, changes.attributes);
+      const next: Organization = { ...current, technicalName, friendlyName, type, parentId, virtual, attributes, updatedAt: now };
+      if (!(await tx.organizations.update(next))) throw gone(id);
+      return next;
+    });
   } catch (error) {
     if (error instanceof ConflictError) throw new IdentityError('already_exists', `an organization named ${JSON.stringify(technicalName)} already exists ${parentId === undefined ? 'at the root' : 'under that parent'}`, 'technicalName');
     if (error instanceof MissingReferenceError) throw new IdentityError('invalid_reference', `parent organization ${JSON.stringify(parentId)} does not exist`, 'parentId');
@@ -49,7 +60,6 @@ export async function updateOrganization(deps: OrganizationChangeDeps, id: strin
     if (error instanceof TreeShapeError) throw new IdentityError('invalid_argument', error.message, 'parentId');
     throw error;
   }
-  return next;
 }
 
 /**
@@ -57,7 +67,7 @@ export async function updateOrganization(deps: OrganizationChangeDeps, id: strin
  * is refused (`in_use`), because deleting cannot be undone (CustomerID: "Remove" is final) and
  * silently orphaning users would lose their place in the tree.
  */
-export async function deleteOrganization(deps: Omit<OrganizationChangeDeps, 'clock'>, id: string): Promise<Organization> {
+export async function deleteOrganization(deps: Pick<OrganizationChangeDeps, 'organizations' | 'users'>, id: string): Promise<Organization> {
   const organization = await getOrganization(deps, id);
   const [child] = await deps.organizations.listIds({ filters: { parentOrganizationId: organization.id }, exactMatch: true, limit: 1 });
   if (child) throw new IdentityError('in_use', `organization ${JSON.stringify(organization.technicalName)} has sub-organizations; delete or move them first`);

@@ -60,7 +60,6 @@ export async function createUser(deps: UserDeps, input: NewUser): Promise<User> 
   const email = checkedEmail(input.email);
   const password = input.password === undefined ? undefined : checkedPassword(input.password);
   const organizationId = optionalText(input.organizationId, 'organizationId');
-  if (organizationId !== undefined) await requireUserOrganization(deps, organizationId);
   const groupNames = input.groups ?? [];
   await Promise.all(groupNames.map((name) => requireGroup(deps, name)));
   const passwordHash = password === undefined ? undefined : await hashPassword(password);
@@ -78,10 +77,12 @@ export async function createUser(deps: UserDeps, input: NewUser): Promise<User> 
     createdAt: now,
     updatedAt: now,
   };
-  // The user and their memberships in one unit of work: never a user without the groups asked for
-  // (a group deleted meanwhile fails the whole creation).
+  // The user, their organization's check and their memberships in one unit of work: never a user
+  // without the groups asked for (a group deleted meanwhile fails the whole creation).
   try {
     await deps.transaction(async (tx) => {
+      // Read in the unit: an organization made virtual meanwhile cannot take the user.
+      if (organizationId !== undefined) await requireUserOrganization(tx, organizationId);
       await tx.users.insert(user, passwordHash);
       for (const name of groupNames) await tx.groups.addMember((await requireGroup(tx, name)).id, user.id);
     });

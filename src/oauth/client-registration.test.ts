@@ -4,7 +4,7 @@ import type { Client } from '../domain/client.ts';
 import { ManualClock } from '../lib/clock.ts';
 import { hashSecret } from '../lib/hash.ts';
 import { cryptoRandom } from '../lib/random.ts';
-import type { ClientStore } from '../storage/ports.ts';
+import type { ClientStore, Store, StoreTransaction } from '../storage/ports.ts';
 import {
   ClientNotFound,
   InvalidClientMetadata,
@@ -42,7 +42,9 @@ class MemoryClients implements ClientStore {
 function setup() {
   const clients = new MemoryClients();
   const clock = new ManualClock();
-  return { clients, clock, random: cryptoRandom };
+  // One caller at a time in these tests: the unit of work is the store itself (test/contract races the SQL one).
+  const transaction: Store['transaction'] = (work) => work({ clients } as unknown as StoreTransaction);
+  return { clients, transaction, clock, random: cryptoRandom };
 }
 
 const base = { client_name: 'Web shop', redirect_uris: ['https://shop.example/cb'] };

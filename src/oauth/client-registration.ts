@@ -7,13 +7,15 @@ import type { Client } from '../domain/client.ts';
 import type { Clock } from '../lib/clock.ts';
 import { hashSecret } from '../lib/hash.ts';
 import type { Random } from '../lib/random.ts';
-import type { ClientStore } from '../storage/ports.ts';
+import type { ClientStore, Store, StoreTransaction } from '../storage/ports.ts';
 import { GENERATED_KEYS, InvalidClientMetadata, allowedAudiences, clientView, parseClientMetadata, type ClientSettings } from './client-metadata.ts';
 
 export { InvalidClientMetadata, clientView } from './client-metadata.ts';
 
 export interface ClientRegistrationDeps {
   clients: ClientStore;
+  /** A change reads the client and writes it back in one unit of work, so concurrent changes are not lost. */
+  transaction: Store['transaction'];
   clock: Clock;
   random: Random;
 }
@@ -42,7 +44,7 @@ const SECRET_BYTES = 32;
  * `active`; a client is active unless one of them says otherwise. Public clients
  * (`token_endpoint_auth_method: none`) get no secret.
  */
-export async function registerClient(deps: ClientRegistrationDeps, metadata: unknown, options: { active?: boolean } = {}): Promise<ClientWithSecret> {
+export async function registerClient(deps: Pick<ClientRegistrationDeps, 'clients' | 'clock' | 'random'>, metadata: unknown, options: { active?: boolean } = {}): Promise<ClientWithSecret> {
   const settings = parseClientMetadata(metadata);
   const clientId = deps.random.uuid();
   await checkAudiences(deps.clients, clientId, settings, new Set());
@@ -67,40 +69,50 @@ export async function registerClient(deps: ClientRegistrationDeps, metadata: unk
  * that turns public loses its secret; one that stops being public gets a new one, returned here.
  */
 export async function updateClient(deps: ClientRegistrationDeps, clientId: string, patch: Record<string, unknown>): Promise<ClientWithSecret> {
-  const current = await getClient(deps, clientId);
-  const { client_id: _id, created_at: _created, ...registered } = clientView(current);
-  const settings = parseClientMetadata({ ...registered, ...withoutEchoedKeys(current, patch) });
-  await checkAudiences(deps.clients, clientId, settings, allowedAudiences(current));
-  const wasPublic = current.tokenEndpointAuthMethod === 'none';
-  const isPublic = settings.tokenEndpointAuthMethod === 'none';
-  const clientSecret = wasPublic && !isPublic ? deps.random.token(SECRET_BYTES) : undefined;
-  const client: Client = {
-    ...current,
-    ...typedPart(settings),
-    active: settings.active ?? current.active,
-    secretHash: isPublic ? undefined : clientSecret === undefined ? current.secretHash : hashSecret(clientSecret),
-    updatedAt: deps.clock.now(),
-  };
-  if (!(await deps.clients.update(client))) throw new ClientNotFound(clientId);
-  return { client, clientSecret };
+  return deps.transaction(async (tx) => {
+    const current = await getClient(tx, clientId);
+    const { client_id: _id, created_at: _created, ...registered } = clientView(current);
+    const settings = parseClientMetadata({ ...registered, ...withoutEchoedKeys(current, patch) });
+    await checkAudiences(tx.clients, clientId, settings, allowedAudiences(current));
+    const wasPublic = current.tokenEndpointAuthMethod === 'none';
+    const isPublic = settings.tokenEndpointAuthMethod === 'none';
+    const clientSecret = wasPublic && !isPublic ? deps.random.token(SECRET_BYTES) : undefined;
+    const client: Client = {
+      ...current,
+      ...typedPart(settings),
+      active: settings.active ?? current.active,
+      secretHash: isPublic ? undefined : clientSecret === undefined ? current.secretHash : hashSecret(clientSecret),
+      updatedAt: deps.clock.now(),
+    };
+    await replace(tx, client);
+    return { client, clientSecret };
+  });
 }
 
 /** Replaces a confidential client's secret; the old one stops working at once. */
 export async function rotateClientSecret(deps: ClientRegistrationDeps, clientId: string): Promise<{ client: Client; clientSecret: string }> {
-  const current = await getClient(deps, clientId);
-  if (current.tokenEndpointAuthMethod === 'none') throw new InvalidClientMetadata('token_endpoint_auth_method', 'the client is public ("none") and has no secret');
-  const clientSecret = deps.random.token(SECRET_BYTES);
-  const client: Client = { ...current, secretHash: hashSecret(clientSecret), updatedAt: deps.clock.now() };
-  if (!(await deps.clients.update(client))) throw new ClientNotFound(clientId);
-  return { client, clientSecret };
+  return deps.transaction(async (tx) => {
+    const current = await getClient(tx, clientId);
+    if (current.tokenEndpointAuthMethod === 'none') throw new InvalidClientMetadata('token_endpoint_auth_method', 'the client is public ("none") and has no secret');
+    const clientSecret = deps.random.token(SECRET_BYTES);
+    const client: Client = { ...current, secretHash: hashSecret(clientSecret), updatedAt: deps.clock.now() };
+    await replace(tx, client);
+    return { client, clientSecret };
+  });
 }
 
 /** Activates or deactivates a client; an inactive client is refused at every endpoint. */
-export async function setClientActive(deps: Pick<ClientRegistrationDeps, 'clients' | 'clock'>, clientId: string, active: boolean): Promise<Client> {
-  const current = await getClient(deps, clientId);
-  const client: Client = { ...current, active, updatedAt: deps.clock.now() };
-  if (!(await deps.clients.update(client))) throw new ClientNotFound(clientId);
-  return client;
+export async function setClientActive(deps: Pick<ClientRegistrationDeps, 'transaction' | 'clock'>, clientId: string, active: boolean): Promise<Client> {
+  return deps.transaction(async (tx) => {
+    const client: Client = { ...(await getClient(tx, clientId)), active, updatedAt: deps.clock.now() };
+    await replace(tx, client);
+    return client;
+  });
+}
+
+/** Writes back a client read in the same unit of work. */
+async function replace(tx: Pick<StoreTransaction, 'clients'>, client: Client): Promise<void> {
+  if (!(await tx.clients.update(client))) throw new ClientNotFound(client.clientId);
 }
 
 export async function deleteClient(deps: Pick<ClientRegistrationDeps, 'clients'>, clientId: string): Promise<void> {

@@ -1,5 +1,6 @@
 import type { FastifyServerOptions } from 'fastify';
-import type { LogLevel } from '../config.ts';
+import { stdTimeFunctions } from 'pino';
+import type { LogLevel, LogTime } from '../config.ts';
 
 /**
  * The query parameters whose values a log line may show (decision X4, docs/decisions.md): only
@@ -56,10 +57,16 @@ export function redactUrl(url: string): string {
   return `${url.slice(0, q)}?${parts.join('&')}`;
 }
 
+/** pino's `timestamp` option for GATEHOUSE_LOG_TIME: epoch milliseconds, or an ISO 8601 string. */
+export function logTimestamp(time: LogTime): () => string {
+  return time === 'iso' ? stdTimeFunctions.isoTime : stdTimeFunctions.epochTime;
+}
+
 /** pino options for Fastify: JSON lines, request URLs redacted, credentials headers never logged. */
-export function loggerOptions(level: LogLevel): NonNullable<FastifyServerOptions['logger']> {
+export function loggerOptions(level: LogLevel, time: LogTime = 'epoch'): NonNullable<FastifyServerOptions['logger']> {
   return {
     level,
+    timestamp: logTimestamp(time),
     redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]'], censor: '[redacted]' },
     serializers: {
       req: (req: { method: string; url: string; ip?: string; id?: string }) => ({ method: req.method, url: redactUrl(req.url), remoteAddress: req.ip, reqId: req.id }),

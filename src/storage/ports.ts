@@ -40,6 +40,18 @@ export class TreeShapeError extends Error {
   }
 }
 
+/**
+ * Opening a store that does not exist yet, where creating one was not asked for: a missing SQLite
+ * file, or a database without gatehouse's tables. The CLI's commands other than `migrate` refuse
+ * to create a store silently (a mistyped path would otherwise give an empty store).
+ */
+export class StoreMissingError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'StoreMissingError';
+  }
+}
+
 /** An organization that still has users cannot be deleted. */
 export class OrganizationInUseError extends Error {
   constructor(message: string) {
@@ -150,6 +162,8 @@ export interface GroupStore {
   removeMember(groupId: string, userId: string): Promise<boolean>;
   members(groupId: string): Promise<string[]>;
   groupsOf(userId: string): Promise<Group[]>;
+  /** Deletes the group and its memberships in one statement; false when it did not exist. */
+  delete(groupId: string): Promise<boolean>;
   isMember(userId: string, groupName: string): Promise<boolean>;
 }
 
@@ -165,6 +179,8 @@ export interface SessionStore {
   /** Ends the session; returns it when it existed. */
   end(idHash: string): Promise<SsoSession | undefined>;
   endAllOfUser(userId: string): Promise<string[]>;
+  /** How many sessions are live at `now`, counting no further than `limit` (metrics). */
+  countLive(now: number, limit: number): Promise<number>;
   /**
    * Cleanup: deletes up to `limit` sessions whose inactivity or absolute deadline passed before
    * `before`; how many it deleted. Idempotent: instances may run it at the same time.
@@ -260,8 +276,15 @@ export interface KeyStore {
   list(now: number): Promise<SigningKey[]>;
   insert(key: SigningKey): Promise<void>;
   /**
+   * Stores `key` as the first signing key unless an unretired key exists; whether it was stored.
+   * Race rule: key changes (this and `rotate`) are serialised on every database and across
+   * instances, so of instances starting at once on an empty store exactly one stores its key.
+   */
+  insertFirst(key: SigningKey): Promise<boolean>;
+  /**
    * Makes `key` the active key and retires the previous active ones (kept published until
-   * `publishUntil`), in one transaction.
+   * `publishUntil`), in one transaction. Race rule: serialised with every other key change, so
+   * two rotations at once leave exactly one unretired key, the later one's.
    */
   rotate(key: SigningKey, publishUntil: number): Promise<void>;
   /** Every key whose private JWK is stored in the clear, published or not, oldest first. */
@@ -274,27 +297,94 @@ export interface KeyStore {
   seal(kid: string, sealedPrivateJwk: string): Promise<boolean>;
 }
 
-/** A failure counter of the throttle, as it stands after the last failure counted under its key. */
+/** A counter of the throttle, as the statement that returned it left it. */
 export interface ThrottleCounter {
   key: string;
+  /** Failed attempts counted in the window. */
   failures: number;
+  /** Attempts reserved (`ThrottleStore.reserve`) and still being verified; each counts as a failure meanwhile. */
+  pending: number;
+  /** When the last failure's attempt was reserved (or, without a reservation, when it failed). */
   lastFailureAt: number;
+  /** When the latest attempt was reserved; 0: never. While `pending` > 0 the wait also runs from it. */
+  reservedAt: number;
 }
 
 /**
- * Failure counters shared by every instance (src/oauth/throttling). A counter lives until its
- * `expiresAt`; after that it counts as absent and the next failure starts it again from one.
+ * One key of a reservation and what makes it refuse. A key waits once `failures + pending`
+ * reaches `threshold`: 2^(n − threshold) seconds, up to the reservation's `maxDelay`, from the
+ * later of its last failure and (while one is pending) its latest reservation — the arithmetic of
+ * src/oauth/throttling/policy.ts `waitMs`, evaluated by the database.
+ */
+export interface ThrottleRule {
+  key: string;
+  threshold: number;
+  /**
+   * Another key of the same reservation. When set, this key's wait refuses only an attempt whose
+   * `onlyWhenCounted` counter already counts a failure or an attempt in flight (a username waits
+   * only for the addresses that have tried it); when unset, the wait always refuses.
+   */
+  onlyWhenCounted?: string;
+}
+
+/** `granted`: the counters as the reservation left them. Refused: the keys' counters, read after the refusal (only to size Retry-After). */
+export interface ThrottleReservation {
+  granted: boolean;
+  counters: ThrottleCounter[];
+}
+
+/**
+ * Counters shared by every instance (src/oauth/throttling). A counter lives until its
+ * `expiresAt`; after that it counts as absent and the next attempt starts it again from zero.
+ *
+ * Race rules. Whatever the concurrency, on one instance or several on one database:
+ * - `reserve` decides and counts in one step: of concurrent reservations, exactly as many are
+ *   granted as the counters allow, each granted one is counted before the next is decided, and a
+ *   refused one changes nothing — not even on the keys that would have allowed it (all keys or
+ *   none). On PostgreSQL the reservation is one transaction that first takes an advisory lock per
+ *   key, in one global order (so two reservations never wait on each other in a cycle), then
+ *   decides and counts in one statement; on SQLite it is that one statement alone (SQLite runs
+ *   one writing statement at a time, and the decision reads the counters as they were before the
+ *   statement touched any of them).
+ * - The other writes are single atomic statements that lock one row, or several in sorted key
+ *   order, and never wait for an advisory lock: they cannot close a cycle with a reservation. They
+ *   add nothing to what reservations counted (`failReservation` turns a pending attempt into a
+ *   failure at the time it was reserved, keeping the count and the time it waits from; a release or
+ *   a clear lowers the count), so a reservation deciding on the state just before one of them
+ *   refuses no less than it would just after. The one exception is harmless: a failure whose
+ *   counter a success cleared meanwhile starts it again. `recordFailure` is for keys never reserved.
+ * - Never read counters with `get` to decide whether to verify a credential: that is the
+ *   check-then-act race this interface exists to avoid (docs/security.md, "Concurrent guesses").
  */
 export interface ThrottleStore {
-  /** The live counters among `keys` at `now`, in any order; absent and expired keys are left out. */
+  /** The live counters among `keys` at `now`, in any order; absent and expired keys are left out. For reports and tests. */
   get(keys: string[], now: number): Promise<ThrottleCounter[]>;
   /**
-   * Counts one failure under each key in one atomic statement (an upsert): concurrent callers on
-   * any instance never lose a count. A key whose counter expired at `now` starts again from one.
-   * Every counter is kept until `expiresAt`. Returns the counters as this failure left them.
+   * Reserves one attempt under every rule's key, unless a key waits at `now` (ThrottleRule): then
+   * nothing is counted and no row is created. A granted reservation adds one pending attempt to
+   * each key (a key absent or expired starts again from zero failures), sets `reservedAt` to
+   * `now` and keeps the counters until at least `expiresAt`. Every reservation must end in
+   * `failReservation` or `releaseReservation` (or `clear`); one never ended counts as a failure
+   * until its counter expires.
+   */
+  reserve(rules: ThrottleRule[], maxDelay: number, now: number, expiresAt: number): Promise<ThrottleReservation>;
+  /**
+   * The reserved attempt (made at `reservedAt`) failed: one pending attempt becomes a failure under
+   * each key, in one atomic upsert (a key cleared meanwhile starts again from one failure). Returns
+   * the counters as this left them: exactly one call sees each count of `failures`.
+   */
+  failReservation(keys: string[], reservedAt: number, now: number, expiresAt: number): Promise<ThrottleCounter[]>;
+  /** The reserved attempt succeeded (or was never checked): one pending attempt is taken away from each key; a counter left empty is deleted. */
+  releaseReservation(keys: string[]): Promise<void>;
+  /**
+   * Counts one failure under each key in one atomic statement (an upsert), with no reservation
+   * before it: for checks so cheap and so unguessable that they are always made (client secrets,
+   * src/oauth/throttling/client-attempts.ts). Concurrent callers never lose a count and each sees
+   * a distinct number. A key whose counter expired at `now` starts again from one. Every counter
+   * is kept until `expiresAt`. Returns the counters as this failure left them.
    */
   recordFailure(keys: string[], now: number, expiresAt: number): Promise<ThrottleCounter[]>;
-  /** Forgets the counters (a success). */
+  /** Forgets the counters, pending attempts included (a success). One key at a time. */
   clear(keys: string[]): Promise<void>;
   /** Deletes up to `limit` counters expired at `now`; how many it deleted (for the cleanup job). */
   deleteExpired(now: number, limit: number): Promise<number>;

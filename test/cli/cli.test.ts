@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -13,8 +13,10 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { sql } from 'kysely';
 import { buildProgram } from '../../src/cli/program.ts';
+import { DEFAULT_HOME } from '../../src/config.ts';
 import { decryptPrivateKey } from '../../src/crypto/key-encryption.ts';
 import { openSqlStore } from '../../src/storage/sql/store.ts';
+import { storeLineOf } from '../helpers/cli.ts';
 import { DATABASES, type TestDatabase } from '../helpers/databases.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
@@ -24,11 +26,14 @@ interface Result {
   code: number | null;
   stdout: string;
   stderr: string;
+  /** The line a command that opens the store writes first on stderr, for the store of `env`. */
+  storeLine: string;
 }
 
-function gatehouse(args: string[], env: Record<string, string>, input?: string): Promise<Result> {
+function gatehouse(args: string[], env: Record<string, string>, input?: string, cwd?: string): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], {
+      cwd,
       env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'silent', ...env },
       stdio: ['pipe', 'pipe', 'pipe'],
       // `serve` runs until stopped: a test that expects it to refuse to start must not hang.
@@ -39,24 +44,31 @@ function gatehouse(args: string[], env: Record<string, string>, input?: string):
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.on('close', (code) => resolve({ code, stdout, stderr, storeLine: storeLineOf(env) }));
     child.stdin.end(input ?? '');
   });
 }
 
-/** Success: exit 0, nothing on stderr, and (with --json) one JSON document on stdout. */
+/** Success: exit 0, on stderr only the line naming the store, and (with --json) one JSON document on stdout. */
 function json(result: Result): Record<string, unknown> & Record<string, unknown>[] {
-  assert.equal(result.stderr, '', result.stderr);
+  assert.equal(result.stderr, result.storeLine, result.stderr);
   assert.equal(result.code, 0);
   return JSON.parse(result.stdout) as Record<string, unknown> & Record<string, unknown>[];
 }
 
-/** Failure: exit 2, nothing on stdout, exactly one line "gatehouse: …" on stderr. */
-function failed(result: Result, pattern: RegExp): void {
+/**
+ * Failure: exit 2, nothing on stdout, and on stderr exactly one line "gatehouse: …" — after the
+ * line naming the store when the command got as far as opening it (`store: 'named'`), alone when
+ * it failed before (a usage error, an invalid setting: `store: 'none'`).
+ */
+function failed(result: Result, pattern: RegExp, store: 'named' | 'none' = 'named'): void {
   assert.equal(result.code, 2, result.stderr);
   assert.equal(result.stdout, '');
-  assert.match(result.stderr, /^gatehouse: [^\n]+\n$/);
-  assert.match(result.stderr, pattern);
+  const first = store === 'named' ? result.storeLine : '';
+  assert.equal(result.stderr.slice(0, first.length), first, result.stderr);
+  const error = result.stderr.slice(first.length);
+  assert.match(error, /^gatehouse: [^\n]+\n$/);
+  assert.match(error, pattern);
 }
 
 for (const kind of DATABASES) {
@@ -114,12 +126,13 @@ for (const kind of DATABASES) {
       assert.equal(created.code, 0, created.stderr);
       assert.equal(
         created.stderr,
-        'gatehouse: warning: redirect_uris: "myapp://cb" uses the private-use scheme "myapp:" without a dot; RFC 8252 §7.1 says it SHOULD be a reverse domain name you control, such as com.example.app:, so that no other app can claim it\n',
+        created.storeLine +
+          'gatehouse: warning: redirect_uris: "myapp://cb" uses the private-use scheme "myapp:" without a dot; RFC 8252 §7.1 says it SHOULD be a reverse domain name you control, such as com.example.app:, so that no other app can claim it\n',
       );
       const client = JSON.parse(created.stdout) as Record<string, unknown>;
       assert.deepEqual(client.redirect_uris, ['myapp://cb']);
       const updated = await run('client', 'update', client.client_id as string, '--redirect-uri', 'com.example.app:/cb', '--json');
-      assert.equal(updated.stderr, '', 'a reverse-domain scheme draws no warning');
+      assert.equal(updated.stderr, updated.storeLine, 'a reverse-domain scheme draws no warning');
     });
 
     test('metadata gatehouse does not enforce is refused, naming the key; aud must name other registered clients (--aud, client update)', async () => {
@@ -165,6 +178,80 @@ for (const kind of DATABASES) {
       failed(await run('org', 'create', '--technical-name', 'orphan', '--parent', '00000000-0000-4000-8000-000000000000'), /parent organization .* does not exist/);
     });
 
+    test('user update: username, email, names, organization and attributes change, the rest stay; an empty value removes', async () => {
+      const org = json(await run('org', 'create', '--technical-name', `users-org-${Date.now()}`, '--json'));
+      const bob = json(await run('user', 'create', '--username', 'bob', '--password', 'correct horse battery', '--email', 'bob@example.com', '--given-name', 'Bob', '--json'));
+      const updated = json(
+        await run('user', 'update', 'bob', '--username', 'Robert', '--email', 'robert@example.com', '--family-name', 'Smith', '--organization', org.id as string, '--attribute', 'dept=sales', '--attribute', 'dept=hr', '--attribute', 'badge=7', '--json'),
+      );
+      const { updated_at, ...rest } = updated;
+      assert.deepEqual(rest, {
+        id: bob.id,
+        username: 'Robert',
+        status: 'enabled',
+        email: 'robert@example.com',
+        given_name: 'Bob',
+        family_name: 'Smith',
+        organization_id: org.id,
+        groups: [],
+        attributes: { dept: ['sales', 'hr'], badge: ['7'] },
+        created_at: bob.created_at,
+      });
+      assert.ok((updated_at as string) >= (bob.updated_at as string));
+      assert.deepEqual(json(await run('user', 'show', bob.id as string, '--json')), updated);
+      // The values given replace, '' and --remove-attribute remove, the others stay.
+      const second = json(await run('user', 'update', 'robert', '--email', '', '--organization', '', '--attribute', 'dept=it', '--remove-attribute', 'badge', '--json'));
+      assert.deepEqual([second.username, second.email, second.given_name, second.family_name, second.organization_id, second.attributes], ['Robert', undefined, 'Bob', 'Smith', undefined, { dept: ['it'] }]);
+      failed(await run('user', 'update', 'robert'), /^gatehouse: nothing to change: give --username, --email/);
+      failed(await run('user', 'update', 'robert', '--email', 'not-an-address'), /^gatehouse: email "not-an-address" is not an email address\n$/);
+      failed(await run('user', 'update', 'robert', '--attribute', 'novalue'), /^gatehouse: --attribute takes NAME=VALUE, not "novalue"\n$/);
+      failed(await run('user', 'update', 'nobody-such', '--email', 'x@example.com'), /^gatehouse: .*nobody-such/);
+      const text = (await run('user', 'update', 'robert', '--given-name', 'Rob')).stdout.split('\n');
+      assert.deepEqual(text.slice(1, 6), ['username         Robert', 'status           enabled', 'email            -', 'given_name       Rob', 'family_name      Smith'], 'text output shows the user');
+    });
+
+    test('group members lists the members by username; group delete removes the group and its memberships, not the users', async () => {
+      const group = `Editors-${Date.now()}`;
+      json(await run('group', 'create', group, '--json'));
+      const carol = json(await run('user', 'create', '--username', 'carol', '--password', 'correct horse battery', '--email', 'carol@example.com', '--group', group, '--json'));
+      const dave = json(await run('user', 'create', '--username', 'dave', '--password', 'correct horse battery', '--group', group, '--json'));
+      assert.deepEqual(json(await run('group', 'members', group.toUpperCase(), '--json')), [
+        { id: carol.id, username: 'carol', status: 'enabled', email: 'carol@example.com' },
+        { id: dave.id, username: 'dave', status: 'enabled' },
+      ]);
+      const listing = await run('group', 'members', group);
+      assert.equal(listing.stdout.split('\n')[0]!.replace(/\s+/g, ' '), 'USERNAME ID STATUS EMAIL');
+      const deleted = json(await run('group', 'delete', group, '--json'));
+      assert.deepEqual({ ...deleted, id: undefined }, { id: undefined, name: group, deleted: true, members_removed: 2 });
+      failed(await run('group', 'members', group), new RegExp(`^gatehouse: no group is named "${group}"\n$`));
+      failed(await run('group', 'delete', group), new RegExp(`^gatehouse: no group is named "${group}"\n$`));
+      assert.deepEqual(json(await run('user', 'show', 'carol', '--json')).groups, [], 'the user stays, without the group');
+      const empty = `Empty-${Date.now()}`;
+      json(await run('group', 'create', empty, '--json'));
+      assert.equal((await run('group', 'members', empty)).stdout, 'No members.\n');
+      assert.equal((await run('group', 'delete', empty)).stdout, `Deleted group ${empty} (0 members removed from it).\n`);
+    });
+
+    test('org update changes names, type, place and attributes; org delete refuses an organization in use', async () => {
+      const parent = json(await run('org', 'create', '--technical-name', `parent-${Date.now()}`, '--json'));
+      const org = json(await run('org', 'create', '--technical-name', 'branch', '--type', 'shop', '--json'));
+      const moved = json(await run('org', 'update', org.id as string, '--friendly-name', 'Branch office', '--parent', parent.id as string, '--attribute', 'vat=FI123', '--json'));
+      const { updated_at, ...rest } = moved;
+      const { updated_at: _created, ...before } = org;
+      assert.deepEqual(rest, { ...before, friendly_name: 'Branch office', parent_id: parent.id, attributes: { vat: ['FI123'] } });
+      assert.equal(typeof updated_at, 'string');
+      const reset = json(await run('org', 'update', org.id as string, '--root', '--friendly-name', '', '--type', '', '--remove-attribute', 'vat', '--virtual', '--json'));
+      assert.deepEqual([reset.parent_id, reset.friendly_name, reset.type, reset.attributes, reset.virtual], [undefined, 'branch', undefined, {}, true]);
+      failed(await run('org', 'update', org.id as string, '--parent', org.id as string), /^gatehouse: .*(itself|cycle|below)/);
+      failed(await run('org', 'update', org.id as string), /^gatehouse: nothing to change/);
+      failed(await run('org', 'update', org.id as string, '--root', '--parent', parent.id as string), /^gatehouse: option '--parent <id>' cannot be used with option '--root'\n$/, 'none');
+      json(await run('org', 'update', org.id as string, '--parent', parent.id as string, '--json'));
+      failed(await run('org', 'delete', parent.id as string), /^gatehouse: organization ".*" has sub-organizations; delete or move them first\n$/);
+      assert.deepEqual(json(await run('org', 'delete', org.id as string, '--json')), { id: org.id, technical_name: 'branch', deleted: true });
+      assert.equal((await run('org', 'delete', parent.id as string)).stdout, `Deleted organization ${parent.technical_name as string} (${parent.id as string}).\n`);
+      failed(await run('org', 'show', parent.id as string), /^gatehouse: no organization has the id/);
+    });
+
     test('keys rotate: the new key is active, the old one still listed', async () => {
       const first = json(await run('keys', 'rotate', '--json'));
       const second = json(await run('keys', 'rotate', '--json'));
@@ -190,6 +277,7 @@ for (const kind of DATABASES) {
         const env = { GATEHOUSE_DATABASE_URL: database.url };
         const kek = { ...env, GATEHOUSE_KEY_ENCRYPTION_KEY: 'k'.repeat(40) };
         const wrong = { ...env, GATEHOUSE_KEY_ENCRYPTION_KEY: 'w'.repeat(40) };
+        json(await gatehouse(['migrate', '--json'], env));
         json(await gatehouse(['keys', 'rotate', '--json'], env));
         json(await gatehouse(['keys', 'rotate', '--json'], env));
         const rows = async () => {
@@ -217,7 +305,8 @@ for (const kind of DATABASES) {
           [wrong, /^gatehouse: signing key [\w-]{43} cannot be decrypted with GATEHOUSE_KEY_ENCRYPTION_KEY: it is not the key-encryption key the signing keys were sealed with\n$/],
           [env, /^gatehouse: the signing keys in the store are sealed \(kid [\w-]{43}\): set GATEHOUSE_KEY_ENCRYPTION_KEY to the key-encryption key they were sealed with\n$/],
         ] as const) {
-          failed(await gatehouse(['serve'], { ...without, GATEHOUSE_PORT: '0', GATEHOUSE_CLEANUP_INTERVAL: '0' }), message);
+          // The server names its store in its log (stdout), not on stderr.
+          failed(await gatehouse(['serve'], { ...without, GATEHOUSE_PORT: '0', GATEHOUSE_CLEANUP_INTERVAL: '0' }), message, 'none');
         }
         assert.deepEqual(await rows(), sealed, 'nothing changed');
       } finally {
@@ -225,15 +314,65 @@ for (const kind of DATABASES) {
       }
     });
   });
+
+  describe(`gatehouse CLI on a ${kind.name} store that does not exist yet`, () => {
+    test('every command but migrate refuses it, naming it and how to create it, and creates nothing; migrate creates it', async () => {
+      const database = await kind.create();
+      try {
+        const env = { GATEHOUSE_DATABASE_URL: database.url };
+        const storeLine = storeLineOf(env).slice('store: '.length, -1);
+        const missing =
+          kind.name === 'sqlite'
+            ? `gatehouse: no store at ${database.url.slice('sqlite:'.length)}: create it with \`gatehouse migrate\` (or by starting the server), or set GATEHOUSE_HOME or GATEHOUSE_DATABASE_URL to the store you meant\n`
+            : `gatehouse: ${storeLine} holds no gatehouse store: create it with \`gatehouse migrate\` (or by starting the server), or set GATEHOUSE_DATABASE_URL to the store you meant\n`;
+        for (const args of [['user', 'list'], ['client', 'create', '--name', 'x', '--redirect-uri', 'https://x.example/cb'], ['keys', 'rotate'], ['cleanup']]) {
+          const result = await gatehouse(args, env);
+          assert.deepEqual([result.code, result.stdout, result.stderr], [2, '', `${result.storeLine}${missing}`], args.join(' '));
+        }
+        if (kind.name === 'sqlite') assert.equal(existsSync(database.url.slice('sqlite:'.length)), false, 'no file was created');
+        assert.match((await gatehouse(['migrate'], env)).stdout, /^Ran \d+ migrations: 001-initial, /);
+        assert.deepEqual(json(await gatehouse(['user', 'list', '--json'], env)), []);
+      } finally {
+        await database.drop();
+      }
+    });
+  });
 }
+
+describe('gatehouse CLI: version and where the store is', () => {
+  test('--version prints package.json\'s version', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    for (const flag of ['--version', '-V']) {
+      const result = await gatehouse([flag], {});
+      assert.deepEqual([result.code, result.stdout, result.stderr], [0, `${version}\n`, '']);
+    }
+  });
+
+  test('the default store is $GATEHOUSE_HOME/gatehouse.db, GATEHOUSE_HOME defaulting to data/ of the installation, wherever the command runs', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'gatehouse-home-'));
+    try {
+      for (const cwd of ['/', tmpdir()]) {
+        // Not GATEHOUSE_HOME: the first line names the installation's store, whether or not it exists yet.
+        const installed = await gatehouse(['user', 'list', '--json'], {}, undefined, cwd);
+        assert.equal(installed.stderr.split('\n')[0], `store: SQLite ${join(DEFAULT_HOME, 'gatehouse.db')}`);
+        assert.equal(DEFAULT_HOME, fileURLToPath(new URL('../../data', import.meta.url)));
+        json(await gatehouse(['migrate', '--json'], { GATEHOUSE_HOME: home }, undefined, cwd));
+        assert.deepEqual(json(await gatehouse(['user', 'list', '--json'], { GATEHOUSE_HOME: home }, undefined, cwd)), []);
+      }
+      assert.equal(existsSync(join(home, 'gatehouse.db')), true);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+});
 
 describe('gatehouse CLI without a database', () => {
   test('an invalid environment variable is named, exit 2', async () => {
-    failed(await gatehouse(['client', 'list'], { GATEHOUSE_PORT: 'abc' }), /GATEHOUSE_PORT/);
+    failed(await gatehouse(['client', 'list'], { GATEHOUSE_PORT: 'abc' }), /GATEHOUSE_PORT/, 'none');
   });
 
   test('an unknown option is one line, exit 2', async () => {
-    failed(await gatehouse(['client', 'list', '--bogus'], {}), /unknown option '--bogus'/);
+    failed(await gatehouse(['client', 'list', '--bogus'], {}), /unknown option '--bogus'/, 'none');
   });
 
   test('--help works through the real binary', async () => {

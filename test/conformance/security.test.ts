@@ -71,7 +71,7 @@ describe('conformance: front-channel security and secrets on sqlite', () => {
     const evil = 'https://attacker.example.test/phish';
     const hops = { return_to: evil, next: evil, goto: evil, redirect: evil, redirect_to: evil, continue: evil };
     const afterLogout = 'https://rp.example.test/logged-out';
-    const { client: rp } = await createTestClient(server.gatehouse.store, { postLogoutRedirectUris: [afterLogout] });
+    const { client: rp, clientSecret: rpSecret } = await createTestClient(server.gatehouse.store, { postLogoutRedirectUris: [afterLogout] });
     const jar = new CookieJar();
 
     // The success path of the authorization endpoint, with the hops in the request and in the login form: the code goes to the registered redirect_uri.
@@ -89,14 +89,16 @@ describe('conformance: front-channel security and secrets on sqlite', () => {
 
     // Logout: an unregistered post_logout_redirect_uri is refused, the session lives on; the registered one is where the browser goes.
     await assertErrorPage(await browse(`${server.url}/uas/oauth2/logout?${new URLSearchParams({ ...hops, client_id: rp.clientId, post_logout_redirect_uri: evil })}`, jar), 'invalid_request');
-    assertCodeRedirect(await browse(authorizationUrl(server.url, codeRequest(rp)), jar), { redirectUri: rp.redirectUris[0]!, state: 'conformance-state', issuer: server.issuer });
-    const loggedOut = await browse(`${server.url}/uas/oauth2/logout?${new URLSearchParams({ ...hops, client_id: rp.clientId, post_logout_redirect_uri: afterLogout })}`, jar);
-    assert.equal(loggedOut.status, 302);
-    assert.equal(loggedOut.headers.get('location'), afterLogout);
+    const code = assertCodeRedirect(await browse(authorizationUrl(server.url, codeRequest(rp)), jar), { redirectUri: rp.redirectUris[0]!, state: 'conformance-state', issuer: server.issuer });
+    // A post-logout redirect needs a valid id_token_hint (finding 9: without one the user is asked first).
+    const idToken = assertTokenResponse(await redeem(server, rp, rpSecret, code)).id_token as string;
     // Without a post_logout_redirect_uri the hops lead nowhere: the signed-out page.
-    const signedOut = await browse(`${server.url}/uas/oauth2/logout?${new URLSearchParams({ ...hops, client_id: rp.clientId })}`, jar);
+    const signedOut = await browse(`${server.url}/uas/oauth2/logout?${new URLSearchParams({ ...hops, id_token_hint: idToken })}`, jar);
     assert.equal(signedOut.status, 200);
     assert.equal(signedOut.headers.get('location'), null);
+    const loggedOut = await browse(`${server.url}/uas/oauth2/logout?${new URLSearchParams({ ...hops, id_token_hint: idToken, post_logout_redirect_uri: afterLogout })}`, jar);
+    assert.equal(loggedOut.status, 302);
+    assert.equal(loggedOut.headers.get('location'), afterLogout);
   });
 
   test('codes, access tokens and refresh tokens are 256-bit base64url values, all distinct (SEC-01, AZ-12, AC-07, RT-01)', async () => {

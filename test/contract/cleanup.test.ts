@@ -15,6 +15,7 @@ import { ManualClock } from '../../src/lib/clock.ts';
 import { cleanUp, GRACE_MS, REVOKED_RETENTION_MS, UNREDEEMED_CODE_GRACE_MS } from '../../src/oauth/cleanup.ts';
 import type { CodeCursor, Store } from '../../src/storage/ports.ts';
 import type { SqlStore } from '../../src/storage/sql/store.ts';
+import { storeLineOf } from '../helpers/cli.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { aCode, aStoredSession, aToken, T0, withTestStore } from '../helpers/store.ts';
 
@@ -261,7 +262,7 @@ for (const kind of DATABASES) {
         const live = aToken({ createdAt: Date.now(), expiresAt: Date.now() + HOUR });
         await store.tokens.insert(live);
         const result = await run(['cleanup', '--json'], { GATEHOUSE_DATABASE_URL: harness.database.url });
-        assert.equal(result.stderr, '');
+        assert.equal(result.stderr, storeLineOf({ GATEHOUSE_DATABASE_URL: harness.database.url }));
         assert.equal(result.code, 0);
         const report = JSON.parse(result.stdout) as Record<string, unknown>;
         assert.equal(report.tokens, 3);

@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { cryptoRandom } from '../../src/lib/random.ts';
+import { systemClock } from '../../src/lib/clock.ts';
+import { hashSecret } from '../../src/lib/hash.ts';
+import { rotateClientSecret, setClientActive } from '../../src/oauth/client-registration.ts';
 import { ConflictError, type Store } from '../../src/storage/ports.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { aClient, only, openTestStore, T0, unique, type TestStore } from '../helpers/store.ts';
+import { aClient, only, openTestStore, T0, unique, warmUp, type TestStore } from '../helpers/store.ts';
 
 for (const kind of DATABASES) {
   describe(`client store on ${kind.name}`, () => {
@@ -138,6 +142,27 @@ for (const kind of DATABASES) {
       for (const c of [newest, tiedB, tiedA, oldest]) await store.clients.insert(c);
       const listed = only(await store.clients.list(), (c) => c.clientId, [newest, tiedB, tiedA, oldest].map((c) => c.clientId));
       assert.deepEqual(listed, [oldest, tiedA, tiedB, newest]);
+    });
+
+    test('a secret rotation and a deactivation at once, from two instances: neither change is lost (repeated)', async () => {
+      // Each change reads the client and writes the whole row back; as separate statements the
+      // later write undid the other's change (a deactivated client came back active).
+      const other = await harness.open();
+      await Promise.all([warmUp(store, 2), warmUp(other, 2)]);
+      const TRIALS = 20;
+      const lost: string[] = [];
+      for (let trial = 0; trial < TRIALS; trial++) {
+        const client = aClient();
+        await store.clients.insert(client);
+        const [rotated] = await Promise.all([
+          rotateClientSecret({ clients: store.clients, transaction: store.transaction, clock: systemClock, random: cryptoRandom }, client.clientId),
+          setClientActive({ transaction: other.transaction, clock: systemClock }, client.clientId, false),
+        ]);
+        const stored = (await store.clients.get(client.clientId))!;
+        if (stored.active) lost.push(`trial ${trial}: the deactivation`);
+        if (stored.secretHash !== hashSecret(rotated.clientSecret)) lost.push(`trial ${trial}: the new secret`);
+      }
+      assert.deepEqual(lost, []);
     });
   });
 }

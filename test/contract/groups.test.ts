@@ -109,5 +109,24 @@ for (const kind of DATABASES) {
       assert.equal(await store.groups.isMember(outsider.id, name), false);
       assert.equal(await store.groups.isMember(member.id, unique('other-')), false);
     });
+
+    test('delete removes the group and its memberships, not the users or other groups: true, then false', async () => {
+      const [doomed, kept] = [await stored(), await stored()];
+      const [alice, bob] = [await aStoredUser(store), await aStoredUser(store)];
+      for (const u of [alice, bob]) {
+        await store.groups.addMember(doomed.id, u.id);
+        await store.groups.addMember(kept.id, u.id);
+      }
+      assert.equal(await store.groups.delete(doomed.id), true);
+      assert.equal(await store.groups.delete(doomed.id), false);
+      assert.equal(await store.groups.getByName(doomed.name), undefined);
+      assert.deepEqual(await store.groups.members(doomed.id), []);
+      assert.deepEqual(await store.groups.groupsOf(alice.id), [kept]);
+      assert.deepEqual([...(await store.groups.members(kept.id))].sort(), [alice.id, bob.id].sort());
+      assert.equal((await store.users.get(bob.id))?.id, bob.id);
+      // The name is free again.
+      await stored({ name: doomed.name });
+      await assert.rejects(store.groups.addMember(doomed.id, alice.id), MissingReferenceError);
+    });
   });
 }

@@ -135,5 +135,32 @@ for (const kind of DATABASES) {
         assert.deepEqual(await store.keys.listUnsealed(), []);
       });
     });
+
+    test('insertFirst: of instances starting at once on an empty store exactly one stores its key; none once a key is active', async () => {
+      await withTestStore(kind, async (store, harness) => {
+        // Two instances with pools of their own (on SQLite: two stores on one file take turns).
+        const instances = [store, await harness.open()];
+        await Promise.all(instances.map((s) => warmUp(s, 3)));
+        const first = await Promise.all(Array.from({ length: 6 }, (_, i) => instances[i % 2]!.keys.insertFirst(aSigningKey({ createdAt: T0 + i }))));
+        assert.equal(first.filter(Boolean).length, 1, JSON.stringify(first));
+        assert.equal((await store.keys.list(T0)).length, 1);
+        assert.equal(await store.keys.insertFirst(aSigningKey()), false);
+      });
+    });
+
+    test('two rotations at once from two instances leave exactly one unretired key (repeated)', async () => {
+      await withTestStore(kind, async (store, harness) => {
+        const other = await harness.open();
+        await Promise.all([warmUp(store, 2), warmUp(other, 2)]);
+        await store.keys.insert(aSigningKey({ createdAt: T0 }));
+        const TRIALS = 15;
+        for (let trial = 1; trial <= TRIALS; trial++) {
+          const at = T0 + trial * 10;
+          await Promise.all([store.keys.rotate(aSigningKey({ createdAt: at }), at + 1000), other.keys.rotate(aSigningKey({ createdAt: at + 1 }), at + 1000)]);
+          const active = (await store.keys.list(at)).filter((k) => k.retiredAt === undefined);
+          assert.equal(active.length, 1, `trial ${trial}: ${active.length} unretired keys`);
+        }
+      });
+    });
   });
 }

@@ -150,6 +150,27 @@ for (const kind of DATABASES) {
       }
     });
 
+    test('007 keeps the throttle counters counted before it, with no attempt in flight', async () => {
+      const { url } = await fresh();
+      const early = openDatabase(url);
+      try {
+        await migrateUpTo(early.db, '005-token-families');
+        await sql`insert into throttle_counters (key, failures, first_failure_at, last_failure_at, expires_at) values ('login-user:x', 5, ${T0}, ${T0 + 10}, ${T0 + 3_600_000})`.execute(early.db);
+      } finally {
+        await early.close();
+      }
+      const store = await openSqlStore(url);
+      try {
+        assert.deepEqual(await store.throttling.get(['login-user:x'], T0 + 20), [{ key: 'login-user:x', failures: 5, pending: 0, lastFailureAt: T0 + 10, reservedAt: 0 }]);
+        // Its wait (1 s after the 5th failure) still holds, and then lets one attempt through.
+        const rules = [{ key: 'login-user:x', threshold: 5 }];
+        assert.equal((await store.throttling.reserve(rules, 900, T0 + 1009, T0 + 3_600_000)).granted, false);
+        assert.equal((await store.throttling.reserve(rules, 900, T0 + 1010, T0 + 3_600_000)).granted, true);
+      } finally {
+        await store.close();
+      }
+    });
+
     test('a database beside another migrated one (another PostgreSQL schema) gets its own tables', async () => {
       const [first, second] = [await fresh(), await fresh()];
       const a = await openSqlStore(first.url);

@@ -206,7 +206,7 @@ for (const kind of DATABASES) {
         // in one process would block each other's thread while waiting for the file lock.
         const [one, two] = kind.name === 'postgres' ? [await harness.open(), await harness.open()] : [store, store];
         await Promise.all([warmUp(one, 4), warmUp(two, 4)]);
-        const deps = (s: Store) => ({ organizations: s.organizations, users: s.users, clock: new ManualClock(T0) });
+        const deps = (s: Store) => ({ organizations: s.organizations, users: s.users, transaction: s.transaction, clock: new ManualClock(T0) });
         let cycles = 0;
         for (let trial = 0; trial < TRIALS; trial++) {
           const [a, b] = [await stored(), await stored()];
@@ -280,6 +280,24 @@ for (const kind of DATABASES) {
         }
       }
       assert.equal(orphaned, 0, `${orphaned} of ${TRIALS} trials left a user whose organization was deleted under it`);
+    });
+
+    test('adding a user to an organization while another instance makes it virtual: never a user in a virtual organization', { timeout: 120_000 }, async () => {
+      const TRIALS = 30;
+      const [one, two] = [store, await harness.open()];
+      await Promise.all([warmUp(one, 4), warmUp(two, 4)]);
+      const broken: string[] = [];
+      for (let trial = 0; trial < TRIALS; trial++) {
+        const organization = await stored();
+        await Promise.allSettled([
+          createUser({ users: one.users, organizations: one.organizations, groups: one.groups, transaction: one.transaction, clock: new ManualClock(T0), random: cryptoRandom }, { username: unique('member-'), organizationId: organization.id }),
+          updateOrganization({ organizations: two.organizations, users: two.users, transaction: two.transaction, clock: new ManualClock(T0) }, organization.id, { virtual: true }),
+        ]);
+        const virtual = (await store.organizations.get(organization.id))?.virtual;
+        const members = await store.users.listIds({ organizationIds: [organization.id] });
+        if (virtual && members.length > 0) broken.push(`trial ${trial}`);
+      }
+      assert.deepEqual(broken, [], 'a virtual organization holds no users');
     });
 
     describe('list', () => {

@@ -24,6 +24,18 @@ for (const kind of DATABASES) {
       assert.deepEqual(await store.sessions.findLive(plain.idHash, T0), plain);
     });
 
+    test('countLive counts the sessions live at now by both deadlines, no further than the limit', async () => {
+      // Far past the other tests' sessions, so only these count.
+      const at = T0 + 1000 * 24 * 60 * MINUTE;
+      assert.equal(await store.sessions.countLive(at, 100), 0);
+      for (let i = 0; i < 3; i++) await aStoredSession(store, { expiresAt: at + MINUTE, maxExpiresAt: at + 60 * MINUTE });
+      await aStoredSession(store, { expiresAt: at, maxExpiresAt: at + 60 * MINUTE });
+      await aStoredSession(store, { expiresAt: at + MINUTE, maxExpiresAt: at });
+      assert.equal(await store.sessions.countLive(at, 100), 3);
+      assert.equal(await store.sessions.countLive(at, 2), 2);
+      assert.equal(await store.sessions.countLive(at - 1, 100), 5);
+    });
+
     test('unknown ids and indexes find nothing', async () => {
       assert.equal(await store.sessions.findLive(aHash(), T0), undefined);
       assert.equal(await store.sessions.findLiveByIndex(aSessionIndex(), T0), undefined);

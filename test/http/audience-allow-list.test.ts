@@ -58,7 +58,7 @@ for (const db of DATABASES) {
     });
     after(async () => server.close());
 
-    const registrationDeps = () => ({ clients: server.gatehouse.store.clients, clock: systemClock, random: cryptoRandom });
+    const registrationDeps = () => ({ clients: server.gatehouse.store.clients, transaction: server.gatehouse.store.transaction, clock: systemClock, random: cryptoRandom });
 
     /** A silent authorization request in the member's browser (prompt=none: no page is shown). */
     async function silentAuthorization(client: Client, scope: string, verifierOut?: { verifier?: string }): Promise<Response> {

@@ -18,6 +18,7 @@ import { hashSecret } from '../../src/lib/hash.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { AuditCapture } from '../helpers/audit.ts';
 import { addClient, basic, postForm } from '../helpers/back-channel.ts';
+import { storeLineOf } from '../helpers/cli.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { browse, CookieJar, createTestClient, createTestUser, formFields, loginThroughForm, logoutConfirmed, redirectParams, submit } from '../helpers/fixtures.ts';
 import { freePort, startServer, type RunningServer } from '../helpers/server.ts';
@@ -273,7 +274,7 @@ for (const db of DATABASES) {
   });
 }
 
-/** The real CLI; exits 0 with nothing on stderr, as its own suite requires. */
+/** The real CLI; exits 0 with only the line naming the store on stderr, as its own suite requires. */
 function gatehouse(args: string[], env: Record<string, string>, input = ''): Promise<{ stdout: string }> {
   return new Promise((resolve, reject) => {
     const { NODE_TEST_CONTEXT: _context, ...inherited } = process.env;
@@ -283,7 +284,7 @@ function gatehouse(args: string[], env: Record<string, string>, input = ''): Pro
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 && stderr === '' ? resolve({ stdout }) : reject(new Error(`gatehouse ${args.join(' ')}: exit ${code}: ${stderr}`))));
+    child.on('close', (code) => (code === 0 && stderr === storeLineOf(env) ? resolve({ stdout }) : reject(new Error(`gatehouse ${args.join(' ')}: exit ${code}: ${stderr}`))));
     child.stdin.end(input);
   });
 }

@@ -83,7 +83,7 @@ for (const db of DATABASES) {
     });
 
     test('SQL in the token or the client_id reaches the lookups and finds nothing; the tables are intact after (INT-04)', async () => {
-      const { rs, rsId, tokens } = await setUp();
+      const { rs, rsId, tokens, appAuth } = await setUp();
       const resourceServer = await addClient(server.gatehouse.store, { grantTypes: [] });
       // Authenticated callers, values within every length and character limit: each is looked up by its hash.
       for (const token of HOSTILE) {
@@ -101,7 +101,7 @@ for (const db of DATABASES) {
       }
       // Nothing was dropped or changed: the clients still authenticate and the tokens are still active.
       assert.equal((await introspect({ token: tokens.access_token as string }, rs)).body.active, true);
-      assert.equal((await introspect({ token: tokens.refresh_token as string }, { authorization: basic(resourceServer.client.clientId, resourceServer.secret) })).body.active, true);
+      assert.equal((await introspect({ token: tokens.refresh_token as string }, appAuth)).body.active, true);
       assert.equal((await server.gatehouse.store.clients.get(rsId))?.clientId, rsId);
     });
 

@@ -156,6 +156,34 @@ for (const db of DATABASES) {
       assertCode(server, client, await login(server, client, ip, { username, password: PASSWORD }));
     });
 
+    test('a right password does not count: successes from a waiting address neither add to its failures nor restart its wait', async () => {
+      const ip = address();
+      for (let i = 1; i <= 7; i += 1) await login(server, client, ip, { username: `spray-${i}-${randomUUID()}`, password: 'wrong' });
+      await assertThrottledPage(await login(server, client, ip, { username: `spray-8-${randomUUID()}`, password: 'wrong' }), 1);
+      clock.advance(SECOND);
+      // Each success was reserved as a failure in flight, then taken back: the next one is not held up.
+      for (let i = 0; i < 3; i += 1) assertCode(server, client, await login(server, client, ip, { username: await newUser(), password: PASSWORD }));
+      // The address's 9th failure waits 2 s: its count is 8 failures, not 8 plus the successes.
+      await assertThrottledPage(await login(server, client, ip, { username: `spray-9-${randomUUID()}`, password: 'wrong' }), 2);
+    });
+
+    test('an attempt the store could not check counts nothing', async () => {
+      const username = await newUser();
+      const ip = address();
+      const users = server.gatehouse.store.users;
+      const original = users.getCredentials.bind(users);
+      users.getCredentials = async () => {
+        throw new Error('the store is unavailable');
+      };
+      try {
+        for (let i = 0; i < 6; i += 1) assert.notEqual((await login(server, client, ip, { username, password: PASSWORD })).status, 429);
+      } finally {
+        users.getCredentials = original;
+      }
+      for (let i = 1; i <= 4; i += 1) await assertLoginPage(await login(server, client, ip, { username, password: `wrong-${i}` }), 401);
+      await assertThrottledPage(await login(server, client, ip, { username, password: 'wrong-5' }), 1);
+    });
+
     test('usernames compare case-insensitively in the counters, as at login', async () => {
       const username = await newUser();
       const ip = address();

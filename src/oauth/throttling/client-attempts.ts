@@ -10,6 +10,13 @@
  *
  * A failure that leaves the client_id or the address in its delay is answered 429 `slow_down`
  * with Retry-After instead of 401 `invalid_client`.
+ *
+ * Unlike passwords (password-attempts.ts), client authentication reserves nothing before the
+ * check, on purpose: nothing here reads the counters and then acts. The check is always made (it
+ * is a SHA-256 and a constant-time compare, and a right secret is never refused), and the answer
+ * to a failure is decided by the count its own atomic upsert returns — concurrent failures each
+ * see a distinct count, so exactly the threshold's failure logs `lockout`. A reservation would
+ * only cap guesses at a 256-bit secret (docs/decisions.md H8, H18).
  */
 import type { ClientAuthEndpoint } from '../../observability/audit.ts';
 import { addressGroup, counterKey } from './keys.ts';

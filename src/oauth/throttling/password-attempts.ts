@@ -7,14 +7,25 @@
  * - the client address (`addressGroup`);
  * - the pair of the two: how often this address failed on this username.
  *
- * An attempt is refused before its password is checked (so quickly, and with no argon2 work) when
- * the address is in its own delay, or when the username is in its delay and this address has
- * failed on it. A correct password from an address that has not failed on the username still
- * succeeds while the username waits: an attacker elsewhere cannot lock a user out (peers.md §3
- * item 9, Keycloak's lockout blocking valid logins). A success forgets the username's failures.
+ * An attempt is reserved before its password is checked (`reservePasswordAttempt`): one atomic
+ * step counts it as a failure in flight under all three keys, or refuses it and counts nothing
+ * (ThrottleStore.reserve). So concurrent guesses cannot all pass a check made before any of them
+ * failed: a username and address pair gets at most the threshold's number of verifications per
+ * wait, an address its own, on any number of instances. The reservation then ends as what the
+ * check proved: a failure (`passwordFailed`), or a success that takes it away (`passwordSucceeded`)
+ * — a right password never counts. An attempt refused only by others still in flight waits a
+ * little for them to end (they may be right passwords) before it is answered 429.
+ *
+ * Refused (quickly, and with no argon2 work): when the address is in its own delay, or when the
+ * username is in its delay and this address has failed on it (or has an attempt on it in
+ * flight), or when the pair itself is in its delay. A correct password from an address that has
+ * not failed on the username still succeeds while the username waits: an attacker elsewhere
+ * cannot lock a user out (peers.md §3 item 9, Keycloak's lockout blocking valid logins). A
+ * success forgets the username's failures.
  */
+import { setTimeout } from 'node:timers/promises';
 import { normalizeUsername } from '../../domain/user.ts';
-import type { ThrottleCounter } from '../../storage/ports.ts';
+import type { ThrottleCounter, ThrottleRule } from '../../storage/ports.ts';
 import { isLookupKey } from '../lookup-key.ts';
 import { addressGroup, counterKey } from './keys.ts';
 import { expiresAt, retryAfterSeconds, waitMs, type ThrottleDeps } from './policy.ts';
@@ -29,8 +40,15 @@ export interface PasswordAttempt {
   ip: string | undefined;
 }
 
-/** Whether the attempt may be checked; `counted`: the username had failures a success must clear. */
-export type PasswordGate = { open: true; counted: boolean } | { open: false; by: 'username' | 'ip'; retryAfter: number };
+/** A reserved attempt: its keys and when it was reserved. It must end in `passwordFailed` or `passwordSucceeded` (or `passwordAbandoned`). */
+export interface PasswordReservation {
+  attempt: PasswordAttempt;
+  keys: AttemptKeys;
+  reservedAt: number;
+}
+
+/** Whether the attempt may be checked (it is then reserved), or how long it must wait. */
+export type PasswordGate = { open: true; reservation: PasswordReservation } | { open: false; by: 'username' | 'ip'; retryAfter: number };
 
 /** What `lockout` events say about the account, when the caller knows it matched one. */
 export interface AttemptContext {
@@ -41,13 +59,13 @@ export interface AttemptContext {
 
 const MAX_USERNAME = 256;
 
-interface Keys {
+export interface AttemptKeys {
   user: string | undefined;
   ip: string | undefined;
   pair: string | undefined;
 }
 
-function keysOf(attempt: PasswordAttempt): Keys {
+function keysOf(attempt: PasswordAttempt): AttemptKeys {
   const scope = attempt.kind === 'login' ? 'login' : 'api';
   const user = attempt.username !== '' && isLookupKey(attempt.username, MAX_USERNAME) ? normalizeUsername(attempt.username) : undefined;
   const source = attempt.ip === undefined ? undefined : addressGroup(attempt.ip);
@@ -58,48 +76,88 @@ function keysOf(attempt: PasswordAttempt): Keys {
   };
 }
 
-function present(keys: Keys): string[] {
+function present(keys: AttemptKeys): string[] {
   return [keys.user, keys.ip, keys.pair].filter((k): k is string => k !== undefined);
 }
 
-/** How long this address must wait: for itself, and for the username (when it failed on it). */
-function waits(deps: ThrottleDeps, keys: Keys, counters: ThrottleCounter[], now: number): { ip: number; user: number } {
+/**
+ * What may refuse the attempt. The address and the pair wait on their own; the username's wait
+ * refuses only an address that has failed on it (its pair counts something). An attempt with no
+ * address has no pair to tell addresses apart by, so the username's wait refuses it (fail closed;
+ * over HTTP there always is an address).
+ */
+function rules(deps: ThrottleDeps, keys: AttemptKeys): ThrottleRule[] {
+  const { throttleUserFailures: user, throttleIpFailures: ip } = deps.config;
+  const out: ThrottleRule[] = [];
+  if (keys.ip !== undefined) out.push({ key: keys.ip, threshold: ip });
+  if (keys.pair !== undefined) out.push({ key: keys.pair, threshold: user });
+  if (keys.user !== undefined) out.push(keys.pair === undefined ? { key: keys.user, threshold: user } : { key: keys.user, threshold: user, onlyWhenCounted: keys.pair });
+  return out;
+}
+
+/** How long this address must wait: for itself, and for the username (when it failed on it): `rules` in milliseconds. */
+function waits(deps: ThrottleDeps, keys: AttemptKeys, counters: ThrottleCounter[], now: number): { ip: number; user: number } {
   const { throttleUserFailures: userThreshold, throttleIpFailures: ipThreshold, throttleMaxDelay: max } = deps.config;
   const byKey = new Map(counters.map((c) => [c.key, c]));
   const counter = (key: string | undefined) => (key === undefined ? undefined : byKey.get(key));
   const pair = counter(keys.pair);
+  const pairCounts = pair !== undefined && pair.failures + pair.pending > 0;
   return {
     ip: waitMs(counter(keys.ip), ipThreshold, max, now),
     // The pair alone also delays: a success elsewhere resets the username, not this address's record on it.
-    user: pair === undefined ? 0 : Math.max(waitMs(pair, userThreshold, max, now), waitMs(counter(keys.user), userThreshold, max, now)),
+    user: Math.max(waitMs(pair, userThreshold, max, now), keys.pair === undefined || pairCounts ? waitMs(counter(keys.user), userThreshold, max, now) : 0),
   };
 }
 
-/** Before the password is checked: may it be? One read of at most three counters. */
-export async function checkPasswordAttempt(deps: ThrottleDeps, attempt: PasswordAttempt): Promise<PasswordGate> {
-  if (!deps.config.throttle) return { open: true, counted: false };
+/**
+ * How long an attempt refused only by attempts still in flight waits for them to end, in real
+ * time. Those may be successes, which take their reservations back: concurrent right passwords
+ * (an integration calling the identity API in parallel, one user in two tabs) then go through one
+ * after another instead of getting 429. Failures among them count, and the attempt is then refused.
+ */
+const QUEUE_MS = 2000;
+const FIRST_PAUSE_MS = 10;
+const MAX_PAUSE_MS = 200;
+
+/**
+ * Before the password is checked: reserves the attempt, or refuses it. One atomic step in the
+ * store decides and counts, whatever the concurrency (ThrottleStore.reserve). Refused only
+ * because of attempts in flight, it asks again for a while (QUEUE_MS).
+ */
+export async function reservePasswordAttempt(deps: ThrottleDeps, attempt: PasswordAttempt): Promise<PasswordGate> {
+  if (!deps.config.throttle) return { open: true, reservation: { attempt, keys: { user: undefined, ip: undefined, pair: undefined }, reservedAt: deps.clock.now() } };
   const keys = keysOf(attempt);
-  const now = deps.clock.now();
-  const counters = await deps.store.throttling.get(present(keys), now);
-  const wait = waits(deps, keys, counters, now);
-  if (wait.ip > 0) return { open: false, by: 'ip', retryAfter: retryAfterSeconds(wait.ip) };
-  if (wait.user > 0) return { open: false, by: 'username', retryAfter: retryAfterSeconds(wait.user) };
-  return { open: true, counted: counters.some((c) => c.key === keys.user || c.key === keys.pair) };
+  const list = rules(deps, keys);
+  const started = performance.now();
+  for (let pause = FIRST_PAUSE_MS; ; pause = Math.min(2 * pause, MAX_PAUSE_MS)) {
+    const now = deps.clock.now();
+    const result = await deps.store.throttling.reserve(list, deps.config.throttleMaxDelay, now, expiresAt(deps.config, now));
+    if (result.granted) return { open: true, reservation: { attempt, keys, reservedAt: now } };
+    // The counters were read after the refusal, only to tell which wait refused it and for how
+    // long; should they have moved on since, the answer is still to wait (at least a second).
+    const wait = waits(deps, keys, result.counters, now);
+    const byFailures = waits(deps, keys, result.counters.map((c) => ({ ...c, pending: 0 })), now);
+    if (byFailures.ip > 0 || byFailures.user > 0 || performance.now() - started + pause > QUEUE_MS) {
+      if (wait.ip > 0) return { open: false, by: 'ip', retryAfter: retryAfterSeconds(wait.ip) };
+      return { open: false, by: 'username', retryAfter: Math.max(1, retryAfterSeconds(wait.user)) };
+    }
+    await setTimeout(pause);
+  }
 }
 
 /**
- * After a wrong password: counts it under all three keys in one atomic statement and returns how
- * many seconds this address must now wait before its next attempt on the username (0: none).
- * Emits `lockout` when a counter reaches its threshold.
+ * After a wrong password: the reservation becomes a failure under all three keys in one atomic
+ * statement; returns how many seconds this address must now wait before its next attempt on the
+ * username (0: none). Emits `lockout` when a counter's failures reach its threshold: the count is
+ * atomic, so exactly one failure sees it.
  */
-export async function passwordFailed(deps: ThrottleDeps, attempt: PasswordAttempt, context: AttemptContext = {}): Promise<number> {
+export async function passwordFailed(deps: ThrottleDeps, reservation: PasswordReservation, context: AttemptContext = {}): Promise<number> {
   if (!deps.config.throttle) return 0;
-  const keys = keysOf(attempt);
+  const { keys, reservedAt, attempt } = reservation;
   const now = deps.clock.now();
-  const counters = await deps.store.throttling.recordFailure(present(keys), now, expiresAt(deps.config, now));
+  const counters = await deps.store.throttling.failReservation(present(keys), reservedAt, now, expiresAt(deps.config, now));
   const wait = waits(deps, keys, counters, now);
   const failuresOf = (key: string | undefined) => counters.find((c) => c.key === key)?.failures ?? 0;
-  // Exactly one failure sees a counter reach its threshold: the counts are atomic.
   const { kind, ip } = attempt;
   if (failuresOf(keys.user) === deps.config.throttleUserFailures) {
     deps.audit.emit({ event: 'lockout', kind, by: 'username', failures: failuresOf(keys.user), retryAfter: retryAfterSeconds(wait.user), ip, ...context });
@@ -110,9 +168,21 @@ export async function passwordFailed(deps: ThrottleDeps, attempt: PasswordAttemp
   return retryAfterSeconds(Math.max(wait.ip, wait.user));
 }
 
-/** After a correct password: forgets the username's failures and this address's on it. */
-export async function passwordSucceeded(deps: ThrottleDeps, attempt: PasswordAttempt, gate: PasswordGate): Promise<void> {
-  if (!gate.open || !gate.counted) return;
-  const keys = keysOf(attempt);
-  await deps.store.throttling.clear([keys.user, keys.pair].filter((k): k is string => k !== undefined));
+/**
+ * After a correct password: forgets the username's failures and this address's on it (their
+ * counters, this reservation with them), and takes the reservation off the address's counter,
+ * whose failures stay.
+ */
+export async function passwordSucceeded(deps: ThrottleDeps, reservation: PasswordReservation): Promise<void> {
+  const { keys } = reservation;
+  // Different rows, each written by statements that lock only it: side by side.
+  await Promise.all([
+    deps.store.throttling.clear([keys.user, keys.pair].filter((k): k is string => k !== undefined)),
+    keys.ip === undefined ? undefined : deps.store.throttling.releaseReservation([keys.ip]),
+  ]);
+}
+
+/** When the check could not be made (the store failed): the reservation is taken away, counting nothing. */
+export async function passwordAbandoned(deps: ThrottleDeps, reservation: PasswordReservation): Promise<void> {
+  await deps.store.throttling.releaseReservation(present(reservation.keys));
 }

@@ -12,13 +12,21 @@ test('no delay below the threshold, then 1, 2, 4 … seconds, capped at the maxi
 });
 
 test('the wait runs from the last failure; Retry-After rounds up', () => {
-  const counter = { key: 'k', failures: 7, lastFailureAt: 10_000 };
+  const counter = { key: 'k', failures: 7, pending: 0, lastFailureAt: 10_000, reservedAt: 0 };
   assert.equal(waitMs(counter, 5, 900, 10_000), 4000);
   assert.equal(waitMs(counter, 5, 900, 13_500), 500);
   assert.equal(waitMs(counter, 5, 900, 14_000), 0);
   assert.equal(waitMs(undefined, 5, 900, 0), 0);
   assert.equal(retryAfterSeconds(500), 1);
   assert.equal(retryAfterSeconds(4000), 4);
+});
+
+test('attempts in flight count as failures, and the wait also runs from the latest reservation while one is', () => {
+  // 4 failures and 1 pending reach a threshold of 5: 1 s from the reservation, the later time.
+  assert.equal(waitMs({ key: 'k', failures: 4, pending: 1, lastFailureAt: 10_000, reservedAt: 12_000 }, 5, 900, 12_500), 500);
+  // Once none is pending, the reservation time no longer matters.
+  assert.equal(waitMs({ key: 'k', failures: 5, pending: 0, lastFailureAt: 10_000, reservedAt: 12_000 }, 5, 900, 11_000), 0);
+  assert.equal(waitMs({ key: 'k', failures: 2, pending: 2, lastFailureAt: 10_000, reservedAt: 9_000 }, 5, 900, 10_000), 0);
 });
 
 test('addresses: IPv4 as is, IPv4-mapped IPv6 as IPv4, IPv6 by its /64', () => {

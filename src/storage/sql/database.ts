@@ -1,9 +1,10 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Kysely, PostgresDialect, sql, type DatabaseIntrospector, type SchemaMetadata, type TableMetadata } from 'kysely';
+import { Kysely, PostgresDialect, sql, type DatabaseIntrospector, type LogEvent, type SchemaMetadata, type TableMetadata } from 'kysely';
 import { Migrator, type MigrationResultSet } from 'kysely/migration';
 import pg from 'pg';
 import { migrations } from '../migrations/index.ts';
+import { StoreMissingError } from '../ports.ts';
 import { nodeSqliteDialect } from './node-sqlite-dialect.ts';
 import { statementName } from './prepared.ts';
 import type { Database } from './schema.ts';
@@ -15,6 +16,8 @@ export interface SqlDatabase {
   dialect: DialectName;
   /** Absolute path of the SQLite file, when the store is SQLite. */
   sqlitePath: string | undefined;
+  /** PostgreSQL: the pool's connections now (metrics); undefined on SQLite. */
+  poolStats(): { total: number; idle: number; waiting: number; max: number } | undefined;
   close(): Promise<void>;
 }
 
@@ -36,18 +39,31 @@ export interface OpenOptions {
    * connection pooler in transaction mode that cannot track them.
    */
   namedStatements?: boolean;
+  /** Told of every query and how long it took (metrics); Kysely's `log` hook. */
+  onQuery?: (seconds: number, failed: boolean) => void;
+  /**
+   * false: refuse a store that does not exist yet (StoreMissingError): a missing SQLite file, or a
+   * database without gatehouse's migration table. Default true: create or complete it.
+   */
+  create?: boolean;
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
 
-/** Opens `sqlite:PATH` or `postgres://…`. The SQLite file's folder is created when missing. */
+/**
+ * Opens `sqlite:PATH` or `postgres://…`. The SQLite file and the folders missing on its path are
+ * created private to the account running gatehouse (file 0600, folders 0700): the file holds
+ * password hashes, token hashes and, unless sealed, the private signing keys.
+ */
 export function openDatabase(url: string, options: OpenOptions = {}): SqlDatabase {
   if (url.startsWith('sqlite:')) {
     const raw = url.slice('sqlite:'.length);
     const path = raw === ':memory:' ? raw : resolve(raw);
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    const db = new Kysely<Database>({ dialect: nodeSqliteDialect(path) });
-    return { db, dialect: 'sqlite', sqlitePath: path, close: () => db.destroy() };
+    // Checked before opening: opening a missing file creates it.
+    if (path !== ':memory:' && options.create === false && !existsSync(path)) throw new StoreMissingError(`no SQLite file at ${path}`);
+    if (path !== ':memory:') createPrivately(path);
+    const db = new Kysely<Database>({ dialect: nodeSqliteDialect(path), ...queryLog(options) });
+    return { db, dialect: 'sqlite', sqlitePath: path, poolStats: () => undefined, close: () => db.destroy() };
   }
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const queryTimeoutMs = options.queryTimeoutMs ?? 0;
@@ -68,11 +84,61 @@ export function openDatabase(url: string, options: OpenOptions = {}): SqlDatabas
   pool.on('error', () => {});
   const named = options.namedStatements ?? true;
   pool.on('connect', (client: pg.PoolClient) => guardClient(client, named));
-  const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }), ...queryLog(options) });
   // Ending a connection waits for the server to acknowledge; during a network partition it never
   // does. Give up after the timeout: the process is about to exit or to open a new pool anyway.
   const close = () => settleWithin(db.destroy(), connectTimeoutMs);
-  return { db, dialect: 'postgres', sqlitePath: undefined, close };
+  const max = options.poolSize ?? 10;
+  const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max });
+  return { db, dialect: 'postgres', sqlitePath: undefined, poolStats, close };
+}
+
+/** Kysely's `log` option when someone listens for query durations; none otherwise (no timing cost). */
+function queryLog(options: OpenOptions): { log?: (event: LogEvent) => void } {
+  const onQuery = options.onQuery;
+  return onQuery ? { log: (event) => onQuery(event.queryDurationMillis / 1000, event.level === 'error') } : {};
+}
+
+/**
+ * Creates the folders missing on the way to the SQLite file with mode 0700, and the file itself,
+ * when missing, empty with mode 0600 (both less the umask, which can only take more away). SQLite
+ * gives its -wal and -shm files the mode of the database file (os_unix.c, robust_open), so they
+ * are 0600 too; left to itself it would create all three 0644. A folder or file that exists
+ * already is the operator's: its mode is left alone (a shared or mounted folder may be meant to
+ * be so), and `sqliteAccessWarnings` names it when others may read it.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    // O_EXCL: only a file this call creates gets the mode; a concurrent creator's file is left as is.
+    closeSync(openSync(path, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY, 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
+/**
+ * What the server logs at start about a SQLite store that others than its owner may read or
+ * write: the file's folder, and the file with its -wal and -shm. Empty when all are private.
+ */
+export function sqliteAccessWarnings(path: string): string[] {
+  const warnings: string[] = [];
+  for (const [what, target] of [
+    ['folder', dirname(path)],
+    ['file', path],
+    ['file', `${path}-wal`],
+    ['file', `${path}-shm`],
+  ] as const) {
+    let mode: number;
+    try {
+      mode = statSync(target).mode & 0o777;
+    } catch {
+      continue;
+    }
+    const wanted = what === 'folder' ? '0700' : '0600';
+    if ((mode & 0o077) !== 0) warnings.push(`the SQLite ${what} ${target} has mode 0${mode.toString(8)}: other accounts may reach it (gatehouse creates it ${wanted})`);
+  }
+  return warnings;
 }
 
 /**
@@ -128,16 +194,29 @@ export async function migrateUpTo(db: Kysely<Database>, name: string): Promise<s
   return migrate(db, (migrator) => migrator.migrateTo(name));
 }
 
+const MIGRATION_TABLE = 'gatehouse_migrations';
+
 async function migrate(db: Kysely<Database>, run: (migrator: Migrator) => Promise<MigrationResultSet>): Promise<string[]> {
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
-    migrationTableName: 'gatehouse_migrations',
+    migrationTableName: MIGRATION_TABLE,
     migrationLockTableName: 'gatehouse_migrations_lock',
   });
   const { error, results } = await run(migrator);
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/** Whether the database holds gatehouse's migration table: whether it is a gatehouse store at all. */
+export async function hasSchema(database: SqlDatabase): Promise<boolean> {
+  if (database.dialect === 'sqlite') {
+    const { rows } = await sql<{ name: string }>`select name from sqlite_master where type = 'table' and name = ${MIGRATION_TABLE}`.execute(database.db);
+    return rows.length > 0;
+  }
+  // to_regclass looks the name up along the search_path, where Kysely's migrator creates it.
+  const { rows } = await sql<{ found: string | null }>`select to_regclass(${MIGRATION_TABLE})::text as found`.execute(database.db);
+  return rows[0]?.found != null;
 }
 
 /** A cheap round trip, for readiness. */

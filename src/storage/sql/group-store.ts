@@ -42,6 +42,12 @@ export class SqlGroupStore implements GroupStore {
     return result.numDeletedRows > 0n;
   }
 
+  async delete(groupId: string): Promise<boolean> {
+    // group_members rows go with it: ON DELETE CASCADE (migration 001).
+    const result = await this.#db.deleteFrom('groups').where('id', '=', groupId).executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
   async members(groupId: string): Promise<string[]> {
     const rows = await this.#db.selectFrom('group_members').select('user_id').where('group_id', '=', groupId).orderBy('user_id').execute();
     return rows.map((r) => r.user_id);

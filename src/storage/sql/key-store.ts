@@ -1,13 +1,16 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { SigningKey } from '../../domain/signing-key.ts';
 import type { KeyStore } from '../ports.ts';
+import type { DialectName } from './database.ts';
 import type { Database, SigningKeysTable } from './schema.ts';
 import { atomically } from './unit-of-work.ts';
 
 export class SqlKeyStore implements KeyStore {
   readonly #db: Kysely<Database>;
-  constructor(db: Kysely<Database>) {
+  readonly #dialect: DialectName;
+  constructor(db: Kysely<Database>, dialect: DialectName) {
     this.#db = db;
+    this.#dialect = dialect;
   }
 
   async list(now: number): Promise<SigningKey[]> {
@@ -25,11 +28,32 @@ export class SqlKeyStore implements KeyStore {
     await this.#db.insertInto('signing_keys').values(toRow(key)).execute();
   }
 
+  async insertFirst(key: SigningKey): Promise<boolean> {
+    return atomically(this.#db, async (trx) => {
+      await this.#serialise(trx);
+      const active = await trx.selectFrom('signing_keys').select('kid').where('retired_at', 'is', null).limit(1).executeTakeFirst();
+      if (active) return false;
+      await trx.insertInto('signing_keys').values(toRow(key)).execute();
+      return true;
+    });
+  }
+
   async rotate(key: SigningKey, publishUntil: number): Promise<void> {
     await atomically(this.#db, async (trx) => {
+      await this.#serialise(trx);
       await trx.updateTable('signing_keys').set({ retired_at: key.createdAt, publish_until: publishUntil }).where('retired_at', 'is', null).execute();
       await trx.insertInto('signing_keys').values(toRow(key)).execute();
     });
+  }
+
+  /**
+   * Key changes take turns. PostgreSQL: a transaction-scoped advisory lock, held until commit, so
+   * the next change reads what this one wrote (under READ COMMITTED an UPDATE never sees a row
+   * another transaction inserts meanwhile: two rotations would each leave their key active).
+   * SQLite: the transaction's write lock (BEGIN IMMEDIATE) already does it.
+   */
+  async #serialise(trx: Kysely<Database>): Promise<void> {
+    if (this.#dialect === 'postgres') await sql`select pg_advisory_xact_lock(${sql.lit(KEY_CHANGES_LOCK)})`.execute(trx);
   }
 
   async listUnsealed(): Promise<SigningKey[]> {
@@ -42,6 +66,9 @@ export class SqlKeyStore implements KeyStore {
     return result.numUpdatedRows > 0n;
   }
 }
+
+/** The advisory lock id of signing-key changes (any fixed value, unlike the other locks'; "gatkey" in ASCII). */
+const KEY_CHANGES_LOCK = 0x6761746b6579;
 
 function toRow(k: SigningKey): SigningKeysTable {
   return {

@@ -129,8 +129,12 @@ export interface SigningKeysTable {
 export interface ThrottleCountersTable {
   key: string;
   failures: number;
+  /** Attempts reserved and still being verified (migration 007). */
+  pending: number;
   first_failure_at: number;
   last_failure_at: number;
+  /** When the latest attempt was reserved; 0: none yet (migration 007). */
+  reserved_at: number;
   expires_at: number;
 }
 

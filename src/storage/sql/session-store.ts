@@ -60,6 +60,14 @@ export class SqlSessionStore implements SessionStore {
     return rows.map((r) => r.session_index);
   }
 
+  async countLive(now: number, limit: number): Promise<number> {
+    // Counted over the expires_at index, and no further than `limit` rows: a scrape stays cheap
+    // however many sessions there are.
+    const live = this.#db.selectFrom('sessions').select('id_hash').where('expires_at', '>', now).where('max_expires_at', '>', now).limit(limit).as('live');
+    const row = await this.#db.selectFrom(live).select((eb) => eb.fn.countAll<number | string | bigint>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   async deleteExpired(before: number, limit: number): Promise<number> {
     // The condition is repeated outside the subquery: on PostgreSQL a session touched meanwhile is
     // checked again in its new version, and kept.

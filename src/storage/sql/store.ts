@@ -1,8 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { Store, StoreTransaction } from '../ports.ts';
+import { StoreMissingError, type Store, type StoreTransaction } from '../ports.ts';
 import { SqlClientStore } from './client-store.ts';
 import { SqlCodeStore } from './code-store.ts';
-import { migrateToLatest, openDatabase, ping, type DialectName, type OpenOptions, type SqlDatabase } from './database.ts';
+import { hasSchema, migrateToLatest, openDatabase, ping, type DialectName, type OpenOptions, type SqlDatabase } from './database.ts';
 import { SqlGroupStore } from './group-store.ts';
 import { SqlKeyStore } from './key-store.ts';
 import { SqlOrganizationStore } from './organization-store.ts';
@@ -18,10 +18,14 @@ export interface SqlStore extends Store {
   database: SqlDatabase;
 }
 
-/** Opens the database at `url`, brings its schema up to date, and returns the store over it. */
+/**
+ * Opens the database at `url`, brings its schema up to date, and returns the store over it. With
+ * `create: false`, a store that does not exist yet is refused (StoreMissingError) instead.
+ */
 export async function openSqlStore(url: string, options: OpenOptions = {}): Promise<SqlStore> {
   const database = openDatabase(url, options);
   try {
+    if (options.create === false && !(await hasSchema(database))) throw new StoreMissingError('the database holds no gatehouse tables');
     // Migrations may build indexes on big tables: never under the per-query limit.
     if ((options.queryTimeoutMs ?? 0) > 0 && database.dialect === 'postgres') await migrateUnlimited(url, options);
     else await migrateToLatest(database.db);
@@ -75,8 +79,8 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     sessions: new SqlSessionStore(db, sharing?.sessions),
     codes: new SqlCodeStore(db, sharing?.codes),
     tokens: new SqlTokenStore(db, sharing?.tokens),
-    keys: new SqlKeyStore(db),
-    throttling: new SqlThrottleStore(db),
+    keys: new SqlKeyStore(db, dialect),
+    throttling: new SqlThrottleStore(db, dialect),
     rateLimits: new SqlRateLimitStore(db),
   };
 }
