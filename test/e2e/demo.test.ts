@@ -70,7 +70,18 @@ describe('npm run demo', { skip }, () => {
     });
   });
   after(async () => {
-    for (const run of runs) if (run.child.exitCode === null) run.child.kill('SIGKILL');
+    // SIGTERM first, so that a run a failed test left behind stops its two children too (a
+    // SIGKILLed demo would leave them running); SIGKILL only if it does not exit in time.
+    await Promise.all(
+      runs
+        .filter((run) => run.child.exitCode === null && run.child.signalCode === null)
+        .map(async (run) => {
+          run.child.kill('SIGTERM');
+          const timer = setTimeout(() => run.child.kill('SIGKILL'), 15_000);
+          await run.exited;
+          clearTimeout(timer);
+        }),
+    );
     await browser?.close();
     rmSync(dir, { recursive: true, force: true });
   });
