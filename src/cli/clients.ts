@@ -1,6 +1,7 @@
 /** `gatehouse client …`: register and manage OAuth clients. */
 import { Option, type Command } from 'commander';
 import type { Client } from '../domain/client.ts';
+import { clientWarnings } from '../oauth/client-metadata.ts';
 import {
   clientView,
   deleteClient,
@@ -42,7 +43,7 @@ function withMetadataOptions(command: Command): Command {
   return command
     .option('--metadata-file <file>', 'a JSON client metadata document (snake_case keys); the flags below override it')
     .option('--name <name>', 'client_name, shown on the login page')
-    .option('--redirect-uri <uri>', 'a redirect URI (repeatable): https, http on a loopback host, or com.example.app:/path', collect)
+    .option('--redirect-uri <uri>', 'a redirect URI (repeatable): https, http on a loopback host, or a private-use scheme such as com.example.app:/path', collect)
     .addOption(new Option('--token-endpoint-auth-method <method>', 'how the client authenticates; none: a public client without a secret').choices(['client_secret_basic', 'client_secret_post', 'none']))
     .addOption(new Option('--code-challenge-method <method>', 'require PKCE with this method').choices(['S256', 'plain']))
     .option('--grant-type <grant>', 'authorization_code or refresh_token (repeatable)', collect)
@@ -78,6 +79,14 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   return doc;
 }
 
+/**
+ * What the operator should know about a client just registered or changed, on stderr so that
+ * `--json` still prints one document on stdout.
+ */
+function warn(client: Client): void {
+  for (const warning of clientWarnings(client)) process.stderr.write(`gatehouse: warning: ${warning}\n`);
+}
+
 /** The client as printed: its metadata view, with the secret first when one was just generated. */
 function show(client: Client, clientSecret: string | undefined, json: boolean | undefined): void {
   const { client_id, ...rest } = clientView(client);
@@ -96,6 +105,7 @@ export function registerClientCommands(program: Command): void {
       withStore(async (env) => {
         const { client, clientSecret } = await registerClient(env.deps, await metadataFrom(flags), flags.inactive ? { active: false } : {});
         env.audit.emit({ event: 'client.created', clientId: client.clientId, actor: cliActor() });
+        warn(client);
         show(client, clientSecret, flags.json);
       }),
     );
@@ -128,6 +138,7 @@ export function registerClientCommands(program: Command): void {
       withStore(async (env) => {
         const { client, clientSecret } = await updateClient(env.deps, clientId, await metadataFrom(flags));
         env.audit.emit({ event: 'client.updated', clientId: client.clientId, actor: cliActor() });
+        warn(client);
         show(client, clientSecret, flags.json);
       }),
     );

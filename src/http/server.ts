@@ -11,6 +11,7 @@ import { useSecurityHeaders } from './plugins/security-headers.ts';
 import { timeoutOptions, useBodyTimeout } from './plugins/timeouts.ts';
 import { authorizationRoutes } from './public/authorization.ts';
 import { discoveryRoutes } from './public/discovery.ts';
+import { landingRoutes } from './public/landing.ts';
 import { logoutRoutes } from './public/logout.ts';
 import { statusRoutes } from './public/status.ts';
 import { tokenRoutes } from './public/token.ts';
@@ -63,6 +64,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
 
   await app.register(async (scope) => healthRoutes(scope, deps));
   await app.register(async (scope) => discoveryRoutes(scope, deps));
+  await app.register(async (scope) => landingRoutes(scope, deps));
   await app.register(async (scope) => authorizationRoutes(scope, deps));
   await app.register(async (scope) => interactionRoutes(scope, deps));
   await app.register(async (scope) => logoutRoutes(scope, deps));

@@ -4,7 +4,7 @@
  * two are mapped, both ways.
  */
 import { CLIENT_AUTH_METHODS, GRANT_TYPES, PKCE_METHODS, defaultGrantTypes, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../domain/client.ts';
-import { redirectUriProblem } from './redirect-uri-rules.ts';
+import { redirectUriProblem, redirectUriWarning } from './redirect-uri-rules.ts';
 
 /** A client metadata value that cannot be accepted; `field` is its wire name. */
 export class InvalidClientMetadata extends Error {
@@ -47,7 +47,6 @@ const UNSUPPORTED_KEYS: Record<string, string> = {
   request_object_encryption_alg: 'request objects are not supported',
   request_object_encryption_enc: 'request objects are not supported',
   request_uris: 'request objects are not supported',
-  logo_uri: 'the login page shows no logo',
   client_uri: 'the login page shows no client link',
   policy_uri: 'the login page shows no policy link',
   tos_uri: 'the login page shows no terms-of-service link',
@@ -66,6 +65,7 @@ const UNSUPPORTED_KEYS: Record<string, string> = {
 /** Keys gatehouse acts on; everything else is refused (see UNSUPPORTED_KEYS). */
 const IMPLEMENTED_KEYS = new Set([
   'client_name',
+  'logo_uri',
   'redirect_uris',
   'grant_types',
   'response_types',
@@ -102,7 +102,8 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
  * counts as absent. Every key must be one gatehouse implements: RFC 7591 §2 lets a server ignore
  * the others, but gatehouse refuses them, naming the key, rather than store a promise it does not
  * keep (docs/decisions.md). Keys without a typed column (`aud`, `response_types`,
- * `id_token_signed_response_alg`, `id_token_scope_claims`) are validated and kept in `metadata`.
+ * `id_token_signed_response_alg`, `id_token_scope_claims`, `logo_uri` and `client_name#<language>`,
+ * both shown on the login page) are validated and kept in `metadata`.
  * Whether `aud` names registered clients needs the store: client-registration.ts checks it.
  */
 export function parseClientMetadata(document: unknown): ClientSettings {
@@ -114,7 +115,8 @@ export function parseClientMetadata(document: unknown): ClientSettings {
     if (IMPLEMENTED_KEYS.has(key)) continue;
     // Own keys only, as for grant_types below: "constructor" must not find Object.prototype's.
     if (Object.hasOwn(UNSUPPORTED_KEYS, key)) throw new InvalidClientMetadata(key, `is not supported: ${UNSUPPORTED_KEYS[key]}`);
-    if (key.includes('#')) throw new InvalidClientMetadata(key, 'is not supported: language-tagged metadata (RFC 7591 §2.2) is not shown anywhere; the login page shows client_name');
+    if (key.startsWith(`${LOCALIZED_NAME}#`)) continue;
+    if (key.includes('#')) throw new InvalidClientMetadata(key, `is not supported: of the language-tagged metadata (RFC 7591 §2.2) only ${LOCALIZED_NAME}#<language> is shown`);
     throw new InvalidClientMetadata(key, 'is not a client metadata key gatehouse implements; remove it (in an update, set it to null)');
   }
 
@@ -138,6 +140,12 @@ export function parseClientMetadata(document: unknown): ClientSettings {
   }
   optionalBoolean(doc, 'id_token_scope_claims');
   if (doc.aud !== undefined) doc.aud = audienceList(doc.aud);
+  if (doc.logo_uri !== undefined) logoUri(doc.logo_uri);
+  for (const key of Object.keys(doc)) {
+    if (!key.startsWith(`${LOCALIZED_NAME}#`)) continue;
+    languageTag(key, key.slice(LOCALIZED_NAME.length + 1));
+    doc[key] = clientName(doc[key], key);
+  }
 
   return {
     name: clientName(doc.client_name),
@@ -172,6 +180,15 @@ const TYPED_KEYS = new Set([
 ]);
 
 /**
+ * What is registered but not as the standards recommend, as `field: why` lines for the operator
+ * (the CLI prints them as warnings): a private-use redirect scheme without a dot (RFC 8252 §7.1).
+ */
+export function clientWarnings(client: Pick<Client, 'redirectUris' | 'postLogoutRedirectUris'>): string[] {
+  const warn = (field: string, uris: readonly string[]) => uris.map(redirectUriWarning).filter((w): w is string => w !== undefined).map((w) => `${field}: ${w}`);
+  return [...warn('redirect_uris', client.redirectUris), ...warn('post_logout_redirect_uris', client.postLogoutRedirectUris)];
+}
+
+/**
  * The client as a metadata document: the wire view of `client show` and of registration
  * responses. Never carries the secret or its hash. Absent optional values are left out.
  */
@@ -195,13 +212,70 @@ export function clientView(client: Client): Record<string, unknown> {
   };
 }
 
-function clientName(value: unknown): string {
-  if (value === undefined) throw new InvalidClientMetadata('client_name', 'is required');
-  if (typeof value !== 'string' || value.trim() === '') throw new InvalidClientMetadata('client_name', 'must be a non-empty string');
+function clientName(value: unknown, field = 'client_name'): string {
+  if (value === undefined) throw new InvalidClientMetadata(field, 'is required');
+  if (typeof value !== 'string' || value.trim() === '') throw new InvalidClientMetadata(field, 'must be a non-empty string');
   const name = value.trim();
-  if ([...name].length > 255) throw new InvalidClientMetadata('client_name', 'must be at most 255 characters');
-  if (/\p{Cc}/u.test(name)) throw new InvalidClientMetadata('client_name', 'must not contain control characters');
+  if ([...name].length > 255) throw new InvalidClientMetadata(field, 'must be at most 255 characters');
+  if (/\p{Cc}/u.test(name)) throw new InvalidClientMetadata(field, 'must not contain control characters');
   return name;
+}
+
+/** The one language-tagged key gatehouse shows (on the login page): `client_name#fi`, `client_name#sv-FI`. */
+const LOCALIZED_NAME = 'client_name';
+
+/** BCP 47 (RFC 5646 §2.1) language tag of a `client_name#<tag>` key (RFC 7591 §2.2). */
+function languageTag(field: string, tag: string): void {
+  let valid = /^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/.test(tag);
+  if (valid) {
+    try {
+      Intl.getCanonicalLocales(tag);
+    } catch {
+      valid = false;
+    }
+  }
+  if (!valid) throw new InvalidClientMetadata(field, `${JSON.stringify(tag)} is not a BCP 47 language tag such as fi or sv-FI (RFC 7591 §2.2)`);
+}
+
+/**
+ * `logo_uri` (RFC 7591 §2), shown on the login page. https, or http on a loopback host for
+ * development; no credentials, no fragment; a host the page's Content-Security-Policy can name
+ * (img-src is widened to this origin on the login page only, see imageSource in
+ * src/http/plugins/security-headers.ts), so an IPv6 literal is refused.
+ */
+function logoUri(value: unknown): void {
+  const refuse = (why: string) => new InvalidClientMetadata('logo_uri', why);
+  if (typeof value !== 'string' || value === '') throw refuse('must be a URL string');
+  if (value.length > 2048 || /[^\x21-\x7e]/.test(value)) throw refuse('must be printable ASCII, at most 2048 characters');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw refuse('is not a valid absolute URL');
+  }
+  if (url.username !== '' || url.password !== '') throw refuse('must not contain user information');
+  if (value.includes('#')) throw refuse('must not contain a fragment');
+  if (!/^[a-z0-9.-]+(:[0-9]+)?$/.test(url.host)) throw refuse('must name its host by a DNS name or an IPv4 address');
+  if (url.protocol === 'https:') return;
+  if (url.protocol === 'http:' && (url.hostname === '127.0.0.1' || url.hostname === 'localhost')) return;
+  throw refuse('must be an https URL (http only on a loopback host)');
+}
+
+/**
+ * The client's name in `language` (a locale of the login page, e.g. `fi`): `client_name#<tag>`
+ * whose tag is the language exactly (case-insensitively), else one whose primary subtag is it
+ * (`client_name#fi-FI`), else `client_name` (RFC 7591 §2.2: the untagged value is the default).
+ */
+export function clientNameFor(client: Pick<Client, 'name' | 'metadata'>, language: string): string {
+  const tagged = Object.entries(client.metadata).filter((entry): entry is [string, string] => entry[0].startsWith(`${LOCALIZED_NAME}#`) && typeof entry[1] === 'string');
+  const wanted = language.toLowerCase();
+  const tagOf = (key: string) => key.slice(LOCALIZED_NAME.length + 1).toLowerCase();
+  return (tagged.find(([key]) => tagOf(key) === wanted) ?? tagged.find(([key]) => tagOf(key).split('-')[0] === wanted))?.[1] ?? client.name;
+}
+
+/** The client's registered `logo_uri`, when it is a string (a row stored before it was validated may hold anything). */
+export function logoUriOf(client: Pick<Client, 'metadata'>): string | undefined {
+  return typeof client.metadata.logo_uri === 'string' ? client.metadata.logo_uri : undefined;
 }
 
 function grantTypes(value: unknown): GrantType[] {

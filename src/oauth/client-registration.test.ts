@@ -15,6 +15,7 @@ import {
   setClientActive,
   updateClient,
 } from './client-registration.ts';
+import { clientNameFor, clientWarnings } from './client-metadata.ts';
 
 class MemoryClients implements ClientStore {
   readonly rows = new Map<string, Client>();
@@ -83,14 +84,15 @@ describe('redirect URI rules', () => {
     ['a loopback look-alike host', 'http://localhost.evil.test/cb', /loopback/],
     ['plain http on a public host', 'http://example.com/cb', /loopback/],
     ['an obfuscated loopback address', 'http://127.1/cb', /loopback/],
-    ['a private-use scheme without a dot', 'myapp:/cb', /reverse-domain/],
     ['a relative URI', '/cb', /absolute URI/],
     ['a backslash', 'https://a.example\\@evil.test/cb', /backslash/],
     ['a space', 'https://a.example/c b', /ASCII/],
     ['a leading space', ' https://a.example/cb', /ASCII/],
     ['a newline', 'https://a.example/cb\n', /ASCII/],
     ['an empty string', '', /empty/],
-    ['ftp', 'ftp://a.example/cb', /reverse-domain/],
+    ['ftp', 'ftp://a.example/cb', /^redirect_uris: "ftp:\/\/a.example\/cb" must use https, http with a loopback host, or a private-use scheme such as com.example.app: \(RFC 8252 §7.1\), not "ftp:"$/],
+    ['mailto', 'mailto:someone@a.example', /not "mailto:"$/],
+    ['intent', 'intent://cb#Intent;end', /fragment/],
     // Decision X5: a port is 1-65535 in its one written form.
     ['loopback port 0', 'http://127.0.0.1:0/cb', /port must be a number from 1 to 65535 without leading zeros/],
     ['a loopback port with leading zeros', 'http://127.0.0.1:009/cb', /port must be a number from 1 to 65535 without leading zeros/],
@@ -113,6 +115,8 @@ describe('redirect URI rules', () => {
     ['the highest port', 'http://127.0.0.1:65535/cb'],
     ['port 1', 'http://[::1]:1/cb'],
     ['a reverse-domain private-use scheme', 'com.example.app:/oauth2redirect'],
+    // RFC 8252 §7.1: SHOULD be reverse-domain; the CLI warns (clientWarnings below).
+    ['a private-use scheme without a dot', 'myapp://cb'],
     ['a path that merely contains dots', 'https://a.example/.well-known/cb...x'],
   ];
   for (const [what, uri] of accepted) {
@@ -210,9 +214,39 @@ describe('registerClient', () => {
     await assert.rejects(registerClient(setup(), ['not', 'an', 'object']), InvalidClientMetadata);
   });
 
+  test('warns of a private-use redirect scheme without a dot, and of nothing else', async () => {
+    const { client } = await register({ redirect_uris: ['myapp://cb', 'com.example.app:/cb', 'https://a.example/cb', 'http://127.0.0.1/cb'] });
+    assert.deepEqual(clientWarnings(client), [
+      'redirect_uris: "myapp://cb" uses the private-use scheme "myapp:" without a dot; RFC 8252 §7.1 says it SHOULD be a reverse domain name you control, such as com.example.app:, so that no other app can claim it',
+    ]);
+    assert.deepEqual(clientWarnings((await register({})).client), []);
+  });
+
+  test('logo_uri and client_name#<language>: shown on the login page, so accepted, and validated', async () => {
+    const { client } = await register({ logo_uri: 'https://shop.example/logo.png', 'client_name#fi': ' Verkkokauppa ', 'client_name#sv-FI': 'Webbutik' });
+    assert.equal(client.metadata.logo_uri, 'https://shop.example/logo.png');
+    assert.equal(client.metadata['client_name#fi'], 'Verkkokauppa');
+    assert.equal(clientView(client)['client_name#sv-FI'], 'Webbutik');
+    assert.equal(clientNameFor(client, 'fi'), 'Verkkokauppa');
+    assert.equal(clientNameFor(client, 'sv'), 'Webbutik');
+    assert.equal(clientNameFor(client, 'en'), client.name);
+    assert.equal((await register({ logo_uri: 'http://127.0.0.1:3000/logo.svg' })).client.metadata.logo_uri, 'http://127.0.0.1:3000/logo.svg');
+    await refused({ logo_uri: 'http://shop.example/logo.png' }, 'logo_uri', /^logo_uri: must be an https URL \(http only on a loopback host\)$/);
+    await refused({ logo_uri: 'javascript:alert(1)' }, 'logo_uri', /must name its host|https URL/);
+    await refused({ logo_uri: 'data:image/png;base64,AAAA' }, 'logo_uri');
+    await refused({ logo_uri: 'https://user@shop.example/logo.png' }, 'logo_uri', /user information/);
+    await refused({ logo_uri: 'https://[2001:db8::1]/logo.png' }, 'logo_uri', /DNS name or an IPv4 address/);
+    await refused({ logo_uri: 'logo.png' }, 'logo_uri', /absolute URL/);
+    await refused({ logo_uri: 42 }, 'logo_uri', /URL string/);
+    await refused({ 'client_name#fi': '' }, 'client_name#fi', /non-empty string/);
+    await refused({ 'client_name#fi': 'a\u0007b' }, 'client_name#fi', /control characters/);
+    await refused({ 'client_name#': 'x' }, 'client_name#', /not a BCP 47 language tag/);
+    await refused({ 'client_name#not a tag': 'x' }, 'client_name#not a tag', /not a BCP 47 language tag/);
+    await refused({ 'tos_uri#fi': 'https://shop.example/tos' }, 'tos_uri#fi', /^tos_uri#fi: is not supported: of the language-tagged metadata \(RFC 7591 §2.2\) only client_name#<language> is shown$/);
+  });
+
   test('refuses every key gatehouse does not implement, naming it (RFC 7591 §2 would let it ignore them)', async () => {
-    await refused({ 'client_name#fi': 'Verkkokauppa' }, 'client_name#fi', /^client_name#fi: is not supported: language-tagged metadata/);
-    await refused({ logo_uri: 'https://shop.example/logo.png' }, 'logo_uri', /^logo_uri: is not supported: the login page shows no logo$/);
+    await refused({ policy_uri: 'https://shop.example/policy' }, 'policy_uri', /^policy_uri: is not supported: the login page shows no policy link$/);
     await refused({ token_endpoint_auth_signing_alg: 'RS256' }, 'token_endpoint_auth_signing_alg', /JWT client authentication/);
     await refused({ audience: ['x'] }, 'audience', /the key is aud/);
     await refused({ software_id: 'abc' }, 'software_id', /^software_id: is not a client metadata key gatehouse implements; remove it \(in an update, set it to null\)$/);
@@ -260,9 +294,9 @@ describe('client management', () => {
     const deps = setup();
     const { client } = await registerClient(deps, base);
     // As a row written before keys were checked.
-    await deps.clients.update({ ...client, metadata: { ...client.metadata, logo_uri: 'https://shop.example/logo.png' } });
-    await assert.rejects(updateClient(deps, client.clientId, { client_name: 'Shop' }), (error: unknown) => error instanceof InvalidClientMetadata && error.field === 'logo_uri');
-    const { client: updated } = await updateClient(deps, client.clientId, { client_name: 'Shop', logo_uri: null });
+    await deps.clients.update({ ...client, metadata: { ...client.metadata, tos_uri: 'https://shop.example/tos' } });
+    await assert.rejects(updateClient(deps, client.clientId, { client_name: 'Shop' }), (error: unknown) => error instanceof InvalidClientMetadata && error.field === 'tos_uri');
+    const { client: updated } = await updateClient(deps, client.clientId, { client_name: 'Shop', tos_uri: null });
     assert.deepEqual(updated.metadata, {});
   });
 

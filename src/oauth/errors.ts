@@ -153,13 +153,32 @@ export class InsufficientScope extends OAuthError {
 }
 
 /**
- * The client_id or redirect_uri could not be verified: shown to the user, never redirected
- * (RFC 6749 §4.1.2.1, §3.1.2.4).
+ * The client_id names no active client at the authorization endpoint: shown to the user as a page,
+ * never redirected (RFC 6749 §4.1.2.1). Its code is invalid_client, the code RFC 6749 §5.2 gives
+ * an unknown client, but it is not InvalidClient: no client authentication was tried, so it is a
+ * 400 without a WWW-Authenticate challenge (docs/decisions.md F5).
+ */
+export class UnknownClient extends OAuthError {
+  readonly error = 'invalid_client';
+  readonly status = 400;
+  override readonly redirectable = false;
+}
+
+/**
+ * The redirect_uri could not be verified for a known client: shown to the user, never redirected
+ * (RFC 6749 §4.1.2.1, §3.1.2.4). `applicationUri` is where the page may offer to go back: the
+ * origin of one of the client's registered redirect URIs (check-redirect-uri.ts), never anything
+ * the request sent.
  */
 export class InvalidRedirectUri extends OAuthError {
   readonly error = 'invalid_redirect_uri';
   readonly status = 400;
   override readonly redirectable = false;
+  readonly applicationUri: string | undefined;
+  constructor(description: string, options: OAuthErrorOptions & { applicationUri?: string | undefined } = {}) {
+    super(description, options);
+    this.applicationUri = options.applicationUri;
+  }
 }
 
 export class ServerError extends OAuthError {

@@ -69,9 +69,29 @@ export function redirectUriProblem(uri: string): string | undefined {
     if (LOOPBACK_HOSTS.has(url.hostname) && LOOPBACK_HOSTS.has(rawHost)) return undefined;
     return 'may use http only with a loopback host: 127.0.0.1, [::1] or localhost (RFC 8252 §7.3); use https';
   }
-  // A private-use scheme must be a reverse domain name the app controls (RFC 8252 §7.1).
-  if (scheme.includes('.')) return undefined;
-  return `must use https, http with a loopback host, or a private-use scheme in reverse-domain form such as com.example.app: (RFC 8252 §7.1), not "${scheme}:"`;
+  // Any other scheme is taken as private-use (RFC 8252 §7.1), unless it is a well-known one that
+  // is not an app's: those open something else entirely (a mail client, a dialler, a browser page).
+  if (PUBLIC_SCHEMES.has(scheme)) return `must use https, http with a loopback host, or a private-use scheme such as com.example.app: (RFC 8252 §7.1), not "${scheme}:"`;
+  return undefined;
+}
+
+/** Registered schemes that name no app of the client's: never a private-use redirect scheme. */
+const PUBLIC_SCHEMES = new Set([
+  'ftp', 'sftp', 'ssh', 'telnet', 'ws', 'wss', 'mailto', 'tel', 'sms', 'mms', 'news', 'nntp', 'gopher', 'irc', 'ldap', 'urn', 'geo', 'jar',
+  'intent', 'market', 'itms', 'itms-apps', 'view-source', 'chrome', 'chrome-extension', 'moz-extension', 'resource', 'ms-settings',
+]);
+
+/**
+ * What registration accepts but an operator should hear about, or undefined. A private-use scheme
+ * without a dot (`myapp://cb`): RFC 8252 §7.1 says the scheme SHOULD be a reverse domain name the
+ * app's publisher controls, because any other app may register `myapp:` too and receive the
+ * code. SHOULD, not MUST, and many deployed apps use such schemes (PKCE, required of public
+ * clients, keeps a stolen code useless), so it is allowed with this warning (the CLI prints it).
+ */
+export function redirectUriWarning(uri: string): string | undefined {
+  const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(uri)?.[1]?.toLowerCase();
+  if (scheme === undefined || scheme === 'http' || scheme === 'https' || scheme.includes('.') || redirectUriProblem(uri) !== undefined) return undefined;
+  return `${JSON.stringify(uri)} uses the private-use scheme "${scheme}:" without a dot; RFC 8252 §7.1 says it SHOULD be a reverse domain name you control, such as com.example.app:, so that no other app can claim it`;
 }
 
 /** The authority (when the URI has one) and the path, as written; never normalized. */

@@ -121,10 +121,29 @@ for (const kind of DATABASES) {
       assert.equal(out.active, false);
     });
 
+    test('a private-use redirect scheme without a dot is registered with a warning on stderr (RFC 8252 §7.1: SHOULD); --json stays one document', async () => {
+      const created = await run('client', 'create', '--name', 'Native', '--redirect-uri', 'myapp://cb', '--token-endpoint-auth-method', 'none', '--json');
+      assert.equal(created.code, 0, created.stderr);
+      assert.equal(
+        created.stderr,
+        created.storeLine +
+          'gatehouse: warning: redirect_uris: "myapp://cb" uses the private-use scheme "myapp:" without a dot; RFC 8252 §7.1 says it SHOULD be a reverse domain name you control, such as com.example.app:, so that no other app can claim it\n',
+      );
+      const client = JSON.parse(created.stdout) as Record<string, unknown>;
+      assert.deepEqual(client.redirect_uris, ['myapp://cb']);
+      const updated = await run('client', 'update', client.client_id as string, '--redirect-uri', 'com.example.app:/cb', '--json');
+      assert.equal(updated.stderr, updated.storeLine, 'a reverse-domain scheme draws no warning');
+    });
+
     test('metadata gatehouse does not enforce is refused, naming the key; aud must name other registered clients (--aud, client update)', async () => {
       const file = join(dir, 'with-unknown-keys.json');
-      writeFileSync(file, JSON.stringify({ client_name: 'x', redirect_uris: ['https://x.example/cb'], 'client_name#fi': 'Sovellus' }));
-      failed(await run('client', 'create', '--metadata-file', file), /^gatehouse: client_name#fi: is not supported: language-tagged metadata/);
+      writeFileSync(file, JSON.stringify({ client_name: 'x', redirect_uris: ['https://x.example/cb'], 'tos_uri#fi': 'https://x.example/ehdot' }));
+      failed(await run('client', 'create', '--metadata-file', file), /^gatehouse: tos_uri#fi: is not supported: of the language-tagged metadata/);
+      // Shown on the login page, so accepted (and echoed).
+      writeFileSync(file, JSON.stringify({ client_name: 'x', redirect_uris: ['https://x.example/cb'], 'client_name#fi': 'Sovellus', logo_uri: 'https://x.example/logo.png' }));
+      const shown = json(await run('client', 'create', '--metadata-file', file, '--json'));
+      assert.equal(shown['client_name#fi'], 'Sovellus');
+      assert.equal(shown.logo_uri, 'https://x.example/logo.png');
       writeFileSync(file, JSON.stringify({ client_name: 'x', redirect_uris: ['https://x.example/cb'], software_id: 'abc' }));
       failed(await run('client', 'create', '--metadata-file', file), /^gatehouse: software_id: is not a client metadata key gatehouse implements/);
       failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'https://x.example/cb', '--aud', 'no-such-client'), /^gatehouse: aud: "no-such-client" is not the client_id of a registered client/);

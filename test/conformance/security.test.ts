@@ -59,7 +59,10 @@ describe('conformance: front-channel security and secrets on sqlite', () => {
         assert.match(response.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/, what);
         assert.equal(response.headers.get('x-frame-options'), 'DENY', what);
         const html = await response.text();
-        for (const [, url] of html.matchAll(/\b(?:src|href|action)="([^"]*)"/g)) assert.ok(!/^(https?:)?\/\//i.test(url!), `${what} loads ${url}`);
+        // The one link elsewhere: the error page's way back to the verified client's registered origin (it loads nothing).
+        const back = [...html.matchAll(/<a class="back" href="([^"]*)">/g)].map((m) => m[1]);
+        assert.deepEqual(back, what === 'error page' ? [new URL(client.redirectUris[0]!).origin] : [], what);
+        for (const [, url] of html.replace(/<a class="back" href="[^"]*">/g, '').matchAll(/\b(?:src|href|action)="([^"]*)"/g)) assert.ok(!/^(https?:)?\/\//i.test(url!), `${what} loads ${url}`);
       }
     }
   });

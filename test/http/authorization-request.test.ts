@@ -43,10 +43,10 @@ for (const db of DATABASES) {
     test('missing, unknown, repeated or inactive client_id: the error page, never a redirect (AZ-14)', async () => {
       const { client: inactive } = await createTestClient(server.gatehouse.store, { active: false });
       const { client_id: _, ...noClient } = base();
-      for (const params of [noClient, { ...base(), client_id: '' }, { ...base(), client_id: 'no-such-client' }, { ...base(), client_id: inactive.clientId }]) {
-        await assertErrorPage(await get(params), 'invalid_redirect_uri');
-      }
-      await assertErrorPage(await get([...Object.entries(base()), ['client_id', client.clientId]]), 'invalid_redirect_uri');
+      // Missing or repeated: a malformed request; unknown or inactive: an unknown application (decision F5).
+      for (const params of [noClient, { ...base(), client_id: '' }]) await assertErrorPage(await get(params), 'invalid_request');
+      for (const params of [{ ...base(), client_id: 'no-such-client' }, { ...base(), client_id: inactive.clientId }]) await assertErrorPage(await get(params), 'invalid_client');
+      await assertErrorPage(await get([...Object.entries(base()), ['client_id', client.clientId]]), 'invalid_request');
       const unknown = await (await get({ ...base(), client_id: 'no-such-client' })).text();
       const disabled = await (await get({ ...base(), client_id: inactive.clientId })).text();
       assert.equal(disabled, unknown, 'an inactive client looks exactly like an unknown one');
@@ -60,7 +60,7 @@ for (const db of DATABASES) {
 
     test('client and redirect_uri are checked before anything else (AZ-19)', async () => {
       await assertErrorPage(await get({ ...base(), redirect_uri: 'https://evil.example/cb', response_type: 'token', prompt: 'none login' }), 'invalid_redirect_uri');
-      await assertErrorPage(await get({ ...base(), client_id: 'nope', response_type: 'token' }), 'invalid_redirect_uri');
+      await assertErrorPage(await get({ ...base(), client_id: 'nope', response_type: 'token' }), 'invalid_client');
     });
 
     test('a repeated parameter is invalid_request, and a repeated state is not echoed (AZ-04)', async () => {

@@ -58,7 +58,7 @@ for (const db of DATABASES) {
     });
 
     test('the error page speaks the request’s language too', async () => {
-      const html = await assertErrorPage(await browse(`${server.url}/uas/oauth2/authorization?client_id=unknown&ui_locales=sv`), 'invalid_redirect_uri');
+      const html = await assertErrorPage(await browse(`${server.url}/uas/oauth2/authorization?client_id=unknown&ui_locales=sv`), 'invalid_client');
       assert.match(html, /<html lang="sv">/);
       assert.match(html, /Inloggningsfel/);
     });

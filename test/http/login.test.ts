@@ -113,9 +113,10 @@ for (const db of DATABASES) {
         const html = await assertLoginPage(response, 401);
         assert.equal(jar.cookies.get('gatehouse_session'), undefined);
         assert.ok(html.includes(`value="${attempt.username}"`), 'the username is kept');
-        messages.add(/<p class="message" role="alert">([^<]*)<\/p>/.exec(html)?.[1] ?? '');
+        messages.add(/<p class="message" role="alert"[^>]*>([^<]*)<\/p>/.exec(html)?.[1] ?? '');
       }
       assert.equal(messages.size, 1);
+      assert.notEqual([...messages][0], '', 'the message is found on the page');
       assert.ok(![...messages][0]!.includes('exist'));
     });
 
@@ -143,7 +144,7 @@ for (const db of DATABASES) {
       const { fields, action } = await openForm(jar);
       const login = { username, password: PASSWORD };
       await assertErrorPage(await submit(action, fill(fields, { ...login, redirect_uri: 'https://evil.example/cb' }), jar), 'invalid_redirect_uri');
-      await assertErrorPage(await submit(action, fill(fields, { ...login, client_id: 'someone-else' }), jar), 'invalid_redirect_uri');
+      await assertErrorPage(await submit(action, fill(fields, { ...login, client_id: 'someone-else' }), jar), 'invalid_client');
       const tampered = await submit(action, fill(fields, { ...login, response_type: 'token' }), jar);
       assertErrorRedirect(tampered, { redirectUri: client.redirectUris[0]!, error: 'unsupported_response_type', state: 'st-1', issuer: server.issuer });
       const duplicated = await submit(action, [...fill(fields, login), ['scope', 'openid email']], jar);

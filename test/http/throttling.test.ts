@@ -36,7 +36,7 @@ async function login(server: RunningServer, client: Client, ip: string | undefin
 async function assertThrottledPage(response: Response, retryAfter: number, message: RegExp = /Too many failed sign-in attempts\. Wait \d+ (second|minute)s? and try again\./): Promise<string> {
   const html = await assertLoginPage(response, 429);
   assert.equal(response.headers.get('retry-after'), String(retryAfter));
-  assert.match(/<p class="message" role="alert">([^<]*)<\/p>/.exec(html)?.[1] ?? '', message);
+  assert.match(/<p class="message" role="alert"[^>]*>([^<]*)<\/p>/.exec(html)?.[1] ?? '', message);
   assert.equal(response.headers.getSetCookie().find((c) => c.startsWith('gatehouse_session=')), undefined);
   return html;
 }

@@ -1,14 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawParams } from '../../oauth/params.ts';
 import type { HttpDeps } from '../deps.ts';
-import { htmlErrorHandler } from '../render/authorization.ts';
+import { htmlErrorHandler, type PageContext } from '../render/authorization.ts';
 
 /**
- * Sets up a route group whose answers are pages: errors render as the HTML error page, and a body
+ * Sets up a route group whose answers are pages: errors render as the HTML error page (of signing
+ * in or of signing out, as `context` says), and a body
  * is read only as a form (OIDC Core §3.1.2.1), so JSON or text bodies are refused, not guessed at.
  */
-export function useHtmlScope(app: FastifyInstance, deps: Pick<HttpDeps, 'config'>): void {
-  app.setErrorHandler(htmlErrorHandler(deps.config.issuerPath));
+export function useHtmlScope(app: FastifyInstance, deps: Pick<HttpDeps, 'config'>, context: PageContext = 'signIn'): void {
+  app.setErrorHandler(htmlErrorHandler(deps.config.issuerPath, context));
   app.removeContentTypeParser(['application/json', 'text/plain']);
 }
 

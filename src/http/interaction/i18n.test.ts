@@ -13,10 +13,18 @@ test('ui_locales first, then Accept-Language by weight, then English', () => {
   assert.equal(chooseLocale(undefined, undefined), 'en');
 });
 
-test('every bundle has every text, and none is empty', () => {
+/** Every text of a bundle by its dotted key: `signInErrors.invalid_client`. */
+function flatten(bundle: object, prefix = ''): [string, unknown][] {
+  return Object.entries(bundle).flatMap(([key, value]) => (typeof value === 'object' && value !== null ? flatten(value as object, `${prefix}${key}.`) : [[`${prefix}${key}`, value] as [string, unknown]]));
+}
+
+test('every bundle has every text, error texts included, and none is empty', () => {
+  const keys = flatten(en).map(([key]) => key).sort();
+  assert.ok(keys.includes('signInErrors.invalid_client') && keys.includes('signOutErrors.other'));
   for (const locale of ['en', 'fi', 'sv'] as const) {
-    const bundle = messages(locale);
-    assert.deepEqual(Object.keys(bundle).sort(), Object.keys(en).sort());
-    for (const [key, text] of Object.entries(bundle)) assert.ok(text.trim() !== '', `${locale}.${key}`);
+    const texts = flatten(messages(locale));
+    assert.deepEqual(texts.map(([key]) => key).sort(), keys, locale);
+    for (const [key, text] of texts) assert.ok(typeof text === 'string' && text.trim() !== '', `${locale}.${key}`);
+    if (locale !== 'en') for (const [key, text] of texts) assert.notEqual(text, flatten(en).find(([k]) => k === key)?.[1], `${locale}.${key} is translated`);
   }
 });

@@ -10,6 +10,8 @@ import { sv } from './i18n/sv.ts';
 
 export type Locale = (typeof UI_LOCALES)[number];
 export type { Messages };
+/** The keys of the bundle's single texts (not its groups of error texts). */
+export type MessageKey = { [K in keyof Messages]: Messages[K] extends string ? K : never }[keyof Messages];
 
 const BUNDLES: Record<Locale, Messages> = { en, fi, sv };
 

@@ -2,9 +2,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthorizationRequest } from '../../oauth/authorize/request.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import type { HttpDeps } from '../deps.ts';
-import { formActionSource } from '../plugins/security-headers.ts';
+import { clientNameFor, logoUriOf } from '../../oauth/client-metadata.ts';
+import { formActionSource, imageSource } from '../plugins/security-headers.ts';
 import { csrfToken } from './csrf.ts';
-import { chooseLocale, formatWait, messages, type Messages } from './i18n.ts';
+import { chooseLocale, formatWait, messages, type MessageKey } from './i18n.ts';
 import { renderView, sendPage } from './views.ts';
 
 /** Where the form posts, under the issuer's path; the login route validates the carried request again from scratch. */
@@ -15,7 +16,7 @@ export function loginPath(config: Pick<HttpDeps['config'], 'issuerPath'>): strin
 export interface LoginPageOptions {
   status?: number;
   /** A message to show above the form. */
-  message?: keyof Messages;
+  message?: MessageKey;
   /** The username to keep in the field; login_hint otherwise (OIDC Core §3.1.2.1). */
   username?: string;
   /** Seconds until the next attempt may succeed: the `{wait}` of the message. */
@@ -30,12 +31,19 @@ export interface LoginPageOptions {
 export function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, options: LoginPageOptions = {}): FastifyReply {
   const locale = chooseLocale(authorization.uiLocales, request.headers['accept-language']);
   const t = messages(locale);
+  const logoUri = logoUriOf(authorization.client);
+  const logoSource = logoUri === undefined ? undefined : imageSource(logoUri);
   const html = renderView(`login-${authorization.display}`, {
     lang: locale,
     t,
     title: t.signInTitle,
     display: authorization.display,
-    clientName: authorization.client.name,
+    clientName: clientNameFor(authorization.client, locale),
+    // Shown only when the page's policy can allow it (imageSource); alt="" as the name is beside it.
+    logoUri: logoSource === undefined ? undefined : logoUri,
+    // A wrong username or password is an error of both fields (WCAG 3.3.1): aria-invalid, and the
+    // message is their description (aria-describedby).
+    invalidCredentials: options.message === 'loginFailed',
     base: deps.config.issuerPath,
     action: loginPath(deps.config),
     hidden: Object.entries(authorization.params),
@@ -45,5 +53,5 @@ export function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps
   });
   // The login POST ends in a 303 to the redirect_uri, which Chromium checks against form-action.
   const formAction = formActionSource(authorization.target.redirectUri);
-  return sendPage(reply, options.status ?? 200, html, { formActionSources: formAction === undefined ? [] : [formAction] });
+  return sendPage(reply, options.status ?? 200, html, { formActionSources: formAction === undefined ? [] : [formAction], imgSources: logoSource === undefined ? [] : [logoSource] });
 }

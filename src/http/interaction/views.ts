@@ -13,7 +13,7 @@ const eta = new Eta({ views: join(import.meta.dirname, 'templates'), cache: true
 /** The login stylesheet, read once at start-up. */
 export const LOGIN_CSS = readFileSync(join(import.meta.dirname, 'assets', 'login.css'), 'utf8');
 
-export type View = 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm';
+export type View = 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm' | 'landing';
 
 /** `base` is the issuer's path (config.issuerPath): the layout links the stylesheet under it. */
 export function renderView(view: View, data: Record<string, unknown> & { base: string }): string {
@@ -24,11 +24,12 @@ export function renderView(view: View, data: Record<string, unknown> & { base: s
  * Headers of every page: never cached (they carry per-request state and CSRF tokens). The
  * security headers (CSP, X-Frame-Options, Referrer-Policy, nosniff, HSTS) are added to every
  * response by src/http/plugins/security-headers.ts; a page whose form must be allowed to end up
- * elsewhere passes its `form-action` sources (only the login page does, see formActionSource).
+ * elsewhere passes its `form-action` sources, and a page that shows a client's logo its `img-src`
+ * source (only the login page does either, see formActionSource and imageSource).
  */
-export function sendPage(reply: FastifyReply, status: number, html: string, options: { formActionSources?: readonly string[] } = {}): FastifyReply {
-  if (options.formActionSources !== undefined && options.formActionSources.length > 0) {
-    reply.header('content-security-policy', contentSecurityPolicy(options.formActionSources));
-  }
+export function sendPage(reply: FastifyReply, status: number, html: string, options: { formActionSources?: readonly string[]; imgSources?: readonly string[] } = {}): FastifyReply {
+  const formAction = options.formActionSources ?? [];
+  const img = options.imgSources ?? [];
+  if (formAction.length > 0 || img.length > 0) reply.header('content-security-policy', contentSecurityPolicy(formAction, img));
   return reply.code(status).header('cache-control', 'no-store').header('pragma', 'no-cache').type('text/html; charset=utf-8').send(html);
 }

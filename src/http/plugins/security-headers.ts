@@ -15,12 +15,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config.ts';
 
-/** The policy of every response; `form-action` is widened only by the login page (see below). */
-export function contentSecurityPolicy(formActionSources: readonly string[] = []): string {
+/**
+ * The policy of every response; `form-action` and `img-src` are widened only by the login page
+ * (see formActionSource and imageSource below).
+ */
+export function contentSecurityPolicy(formActionSources: readonly string[] = [], imgSources: readonly string[] = []): string {
   return [
     "default-src 'none'",
     "style-src 'self'",
-    "img-src 'self'",
+    `img-src ${["'self'", ...imgSources].join(' ')}`,
     `form-action ${["'self'", ...formActionSources].join(' ')}`,
     "frame-ancestors 'none'",
     "base-uri 'none'",
@@ -53,6 +56,25 @@ export function formActionSource(redirectUri: string): string | undefined {
   if (scheme !== 'http:' && scheme !== 'https:') return scheme;
   // CSP host-source: DNS labels and an optional port (CSP3 §2.3.1); url.host is already punycode.
   return /^[a-z0-9.-]+(:[0-9]+)?$/.test(url.host) ? `${scheme}//${url.host}` : scheme;
+}
+
+/**
+ * The CSP source that lets the login page show the client's registered `logo_uri`: that URL's
+ * origin, and only on the login page of that client's request. The logo is loaded from the
+ * client's own server (registration allows only https, or http on a loopback host), as the
+ * client's pages would load it; Referrer-Policy: no-referrer keeps the login URL, with its state
+ * and hints, out of that request. Undefined when the URL is not http(s) or its host cannot be
+ * written in CSP: the page then shows no logo.
+ */
+export function imageSource(logoUri: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(logoUri);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
+  return /^[a-z0-9.-]+(:[0-9]+)?$/.test(url.host) ? `${url.protocol}//${url.host}` : undefined;
 }
 
 /** The headers every response carries, for this configuration. */

@@ -6,7 +6,7 @@ import type { HttpDeps } from '../deps.ts';
 import { clearSessionCookie, readSessionCookie } from '../interaction/cookies.ts';
 import { csrfToken, csrfValid } from '../interaction/csrf.ts';
 import { formField, requestParams, useHtmlScope } from '../interaction/html-scope.ts';
-import { chooseLocale, messages, type Messages } from '../interaction/i18n.ts';
+import { chooseLocale, messages, type MessageKey } from '../interaction/i18n.ts';
 import { renderView, sendPage } from '../interaction/views.ts';
 import { sendRedirect, withParams } from '../render/authorization.ts';
 
@@ -18,7 +18,8 @@ import { sendRedirect, withParams } from '../render/authorization.ts';
  * prefetchers send freely.
  */
 export async function logoutRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
-  useHtmlScope(app, deps);
+  // Its error page speaks of signing out, and says the user may still be signed in.
+  useHtmlScope(app, deps, 'signOut');
   const LOGOUT_PATH = logoutPath(deps);
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
     const raw = requestParams(request);
@@ -46,7 +47,7 @@ export async function logoutRoutes(app: FastifyInstance, deps: HttpDeps): Promis
 }
 
 /** The question "sign out?" with a form that posts back here with the CSRF token. */
-function sendConfirmation(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, uiLocales: string | undefined, options: { status?: number; message?: keyof Messages }): FastifyReply {
+function sendConfirmation(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, uiLocales: string | undefined, options: { status?: number; message?: MessageKey }): FastifyReply {
   const locale = chooseLocale(uiLocales, request.headers['accept-language']);
   const t = messages(locale);
   const html = renderView('logout-confirm', {

@@ -5,7 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RedirectTarget } from '../../oauth/authorize/request.ts';
-import type { OAuthError } from '../../oauth/errors.ts';
+import { InvalidRedirectUri, type OAuthError } from '../../oauth/errors.ts';
 import type { HttpDeps } from '../deps.ts';
 import { chooseLocale, messages } from '../interaction/i18n.ts';
 import { renderView, sendPage } from '../interaction/views.ts';
@@ -48,17 +48,37 @@ export function sendAuthorizationError(request: FastifyRequest, reply: FastifyRe
   return sendRedirect(reply, location);
 }
 
-/** The HTML error page, in the language the request or the browser asks for; `base` is the issuer's path. */
-export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, base: string, error: OAuthError): FastifyReply {
+/** What the user was doing when the error page is shown: its title and plain words depend on it. */
+export type PageContext = 'signIn' | 'signOut';
+
+/**
+ * The HTML error page (`base` is the issuer's path), in the language the request or the browser asks for: a plain-language
+ * message for the end user (by error code, in their language), and in small print the error code
+ * and the protocol's error_description, which is for the application's developer (RFC 6749
+ * §4.1.2.1: "used to assist the client developer") and so stays English. A "back to the
+ * application" link only when the error names one (InvalidRedirectUri of a known client).
+ */
+export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, base: string, error: OAuthError, context: PageContext = 'signIn'): FastifyReply {
   const locale = chooseLocale(uiLocalesOf(request), request.headers['accept-language']);
   const t = messages(locale);
-  const html = renderView('error', { base, lang: locale, t, title: t.errorTitle, display: 'page', error: error.error, description: error.description });
+  const texts: Readonly<Record<string, string>> = context === 'signOut' ? t.signOutErrors : t.signInErrors;
+  const html = renderView('error', {
+    base,
+    lang: locale,
+    t,
+    title: context === 'signOut' ? t.signOutErrorTitle : t.errorTitle,
+    display: 'page',
+    message: Object.hasOwn(texts, error.error) ? texts[error.error] : texts.other,
+    error: error.error,
+    description: error.description,
+    applicationUri: error instanceof InvalidRedirectUri ? error.applicationUri : undefined,
+  });
   return sendPage(reply, error.status, html);
 }
 
 /** The error handler of the HTML route groups: everything thrown becomes the error page. */
-export function htmlErrorHandler(base: string): (error: unknown, request: FastifyRequest, reply: FastifyReply) => FastifyReply {
-  return (error, request, reply) => sendErrorPage(request, reply, base, toOAuthError(error, request));
+export function htmlErrorHandler(base: string, context: PageContext = 'signIn') {
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => sendErrorPage(request, reply, base, toOAuthError(error, request), context);
 }
 
 function uiLocalesOf(request: FastifyRequest): string | undefined {

@@ -29,20 +29,45 @@ const PRINTABLE = /^[\x21-\x7e]+$/;
  * and query must still be identical. Failures are shown to the user, never redirected.
  */
 export function checkRedirectUri(client: Client, raw: RawParams): string {
+  // The client is verified by now: the error page may offer a way back to it (never to the request's URI).
+  const refuse = (description: string, detail?: string) => new InvalidRedirectUri(description, { detail, applicationUri: applicationOrigin(client) });
   const requested = raw.redirect_uri;
-  if (Array.isArray(requested)) throw new InvalidRedirectUri('The redirect_uri parameter is repeated.');
-  if (requested === undefined || requested === '') throw new InvalidRedirectUri('The redirect_uri parameter is missing.');
-  if (requested.length > DEFAULT_MAX_LENGTH || !PRINTABLE.test(requested)) throw new InvalidRedirectUri('The redirect_uri is not registered for this client.');
+  if (Array.isArray(requested)) throw refuse('The redirect_uri parameter is repeated.');
+  if (requested === undefined || requested === '') throw refuse('The redirect_uri parameter is missing.');
+  if (requested.length > DEFAULT_MAX_LENGTH || !PRINTABLE.test(requested)) throw refuse('The redirect_uri is not registered for this client.');
   // A fragment is never allowed in a redirection endpoint (RFC 6749 §3.1.2).
-  if (DANGEROUS_SCHEME.test(requested) || requested.includes('#')) throw new InvalidRedirectUri('The redirect_uri is not acceptable.');
+  if (DANGEROUS_SCHEME.test(requested) || requested.includes('#')) throw refuse('The redirect_uri is not acceptable.');
   // Port 0 or 009 on a loopback URI matched any registered port (RFC 8252 §7.3): decision X5. A
   // URI registered before the rule existed is refused all the same.
   const port = AUTHORITY_PORT.exec(requested)?.[1];
-  if (port !== undefined && !isCanonicalPort(port)) throw new InvalidRedirectUri(`The redirect_uri is not acceptable: ${PORT_RULE}.`);
+  if (port !== undefined && !isCanonicalPort(port)) throw refuse(`The redirect_uri is not acceptable: ${PORT_RULE}.`);
   if (!client.redirectUris.some((registered) => redirectUriMatches(registered, requested))) {
-    throw new InvalidRedirectUri('The redirect_uri is not registered for this client.', { detail: `client ${client.clientId} sent an unregistered redirect_uri` });
+    throw refuse('The redirect_uri is not registered for this client.', `client ${client.clientId} sent an unregistered redirect_uri`);
   }
   return requested;
+}
+
+/**
+ * Where the error page's "back to the application" link may point: the origin of the client's
+ * first registered redirect URI that names a web site — https, or http on a loopback host with an
+ * explicit port (a development server; a loopback URI without a port belongs to a native app that
+ * listens only while it waits for a code, RFC 8252 §7.3). Only the origin: the path is a callback
+ * that expects a code. Private-use schemes are never linked (nothing says an app is installed).
+ * Undefined when no registered URI qualifies.
+ */
+export function applicationOrigin(client: Pick<Client, 'redirectUris'>): string | undefined {
+  for (const uri of client.redirectUris) {
+    let url: URL;
+    try {
+      url = new URL(uri);
+    } catch {
+      continue;
+    }
+    if (url.username !== '' || url.password !== '') continue;
+    if (url.protocol === 'https:' && url.hostname !== '') return url.origin;
+    if (url.protocol === 'http:' && LOOPBACK.test(uri) && url.port !== '') return url.origin;
+  }
+  return undefined;
 }
 
 /** Exact match, or an http loopback URI that differs from the registered one only in its port. */

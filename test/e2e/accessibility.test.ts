@@ -1,0 +1,189 @@
+/**
+ * WCAG 2.2 AA of the pages an end user sees, checked with axe-core in Chromium under the pages'
+ * real Content-Security-Policy: no serious or critical violation on the login page (each display
+ * template), the login page with an error, the error page, the logout confirmation, the
+ * signed-out page and the landing page. Plus what axe does not measure: the focus ring's contrast
+ * (WCAG 2.2 1.4.11, 2.4.13: at least 3:1 against what surrounds it), and a client's logo that
+ * loads under the login page's policy.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { after, before, describe, test } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { DATABASES } from '../helpers/databases.ts';
+import { authorizationUrl, createTestClient, createTestUser } from '../helpers/fixtures.ts';
+import { startServer, type RunningServer } from '../helpers/server.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` to run the accessibility checks`;
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
+const PASSWORD = 'accessible password 1';
+const sqlite = DATABASES.find((db) => db.name === 'sqlite')!;
+/** A 1×1 PNG, the client's logo. */
+const LOGO = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYPj/HwADAgH/kNJ3ZQAAAABJRU5ErkJggg==', 'base64');
+
+interface AxeResult {
+  violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[];
+}
+
+/** axe-core's serious and critical violations of the page as it is now, as `rule: targets`. */
+async function seriousViolations(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, which the page's CSP (no script at all) does not govern.
+  await page.evaluate(AXE_SOURCE);
+  const result = await page.evaluate<AxeResult>(`axe.run(document, { runOnly: { type: 'tag', values: ${JSON.stringify(TAGS)} } })`);
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
+}
+
+/** WCAG 2.x contrast ratio of two `rgb(r, g, b)` colours. */
+function contrast(a: string, b: string): number {
+  const luminance = (color: string) => {
+    const [r, g, bl] = (color.match(/\d+(\.\d+)?/g) ?? []).slice(0, 3).map(Number).map((c) => {
+      const s = c / 255;
+      return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r! + 0.7152 * g! + 0.0722 * bl!;
+  };
+  const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p);
+  return (x! + 0.05) / (y! + 0.05);
+}
+
+describe('WCAG 2.2 AA of the pages (axe-core in Chromium)', { skip }, () => {
+  let server: RunningServer;
+  let browser: Browser;
+  let logoServer: Server;
+  let logoUri: string;
+  let loginUrl: (extra?: Record<string, string>) => string;
+  let username: string;
+
+  before(async () => {
+    server = await startServer(sqlite);
+    // The client's own server: its logo, and a callback for the browser to land on.
+    logoServer = createServer((request, response) =>
+      request.url === '/logo.png' ? response.writeHead(200, { 'content-type': 'image/png' }).end(LOGO) : response.writeHead(200, { 'content-type': 'text/plain' }).end('callback reached'),
+    );
+    await new Promise<void>((resolve) => logoServer.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(logoServer.address() as AddressInfo).port}`;
+    logoUri = `${origin}/logo.png`;
+    const { client } = await createTestClient(server.gatehouse.store, { name: 'Library', redirectUris: [`${origin}/callback`], metadata: { 'client_name#fi': 'Kirjasto', logo_uri: logoUri } });
+    username = `a11y-${Date.now()}`;
+    await createTestUser(server.gatehouse.store, { username, password: PASSWORD });
+    loginUrl = (extra = {}) => authorizationUrl(server.url, { client_id: client.clientId, redirect_uri: client.redirectUris[0]!, response_type: 'code', scope: 'openid', state: 's', ...extra });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    logoServer?.close();
+    await server?.close();
+  });
+
+  /** A fresh page that records CSP violations and failed loads. */
+  async function open(): Promise<{ page: Page; problems: string[]; close(): Promise<void> }> {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      // A document's own 4xx is logged as a failed load too; subresources are checked below.
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource: the server responded with a status of 4')) problems.push(message.text());
+    });
+    page.on('response', (response) => {
+      if (response.status() >= 400 && response.request().resourceType() !== 'document') problems.push(`${response.status()} ${response.url()}`);
+    });
+    return { page, problems, close: () => context.close() };
+  }
+
+  test('no serious or critical violation on any page', { timeout: 120_000 }, async () => {
+    const { page, problems, close } = await open();
+    const found: Record<string, string[]> = {};
+    try {
+      for (const display of ['page', 'popup', 'touch']) {
+        await page.goto(loginUrl({ display }));
+        found[`login page, display=${display}`] = await seriousViolations(page);
+      }
+
+      await page.goto(loginUrl({ ui_locales: 'fi' }));
+      await page.getByLabel('Käyttäjätunnus').fill(username);
+      await page.getByLabel('Salasana').fill('wrong password');
+      await page.getByRole('button').click();
+      await page.locator('#login-message').waitFor();
+      assert.equal(await page.getAttribute('#password', 'aria-invalid'), 'true');
+      found['login page with an error'] = await seriousViolations(page);
+      // Signed in, so that logout has a session to end and asks first.
+      await page.getByLabel('Salasana').fill(PASSWORD);
+      await Promise.all([page.waitForURL(/\/callback\?/), page.getByRole('button').click()]);
+
+      await page.goto(`${server.url}/uas/oauth2/authorization?client_id=no-such-client&ui_locales=sv`);
+      found['error page'] = await seriousViolations(page);
+
+      await page.goto(`${server.url}/uas/oauth2/logout`);
+      found['logout confirmation'] = await seriousViolations(page);
+      await page.getByRole('button').click();
+      await page.locator('[role=status]').waitFor();
+      found['signed-out page'] = await seriousViolations(page);
+
+      await page.goto(`${server.url}/uas/oauth2/logout?post_logout_redirect_uri=https%3A%2F%2Fevil.example%2F`);
+      found['logout error page'] = await seriousViolations(page);
+
+      await page.goto(`${server.url}/`);
+      found['landing page'] = await seriousViolations(page);
+    } finally {
+      await close();
+    }
+    assert.deepEqual(found, {
+      'login page, display=page': [],
+      'login page, display=popup': [],
+      'login page, display=touch': [],
+      'login page with an error': [],
+      'error page': [],
+      'logout confirmation': [],
+      'signed-out page': [],
+      'logout error page': [],
+      'landing page': [],
+    });
+    // The error pages answer 400 (documents, not counted); nothing else failed or broke the policy.
+    assert.deepEqual(problems, []);
+  });
+
+  test('the focus ring has at least 3:1 against the card and the page around it', async () => {
+    const { page, close } = await open();
+    try {
+      for (const display of ['page', 'touch', 'popup']) {
+        await page.goto(loginUrl({ display }));
+        for (const selector of ['#username', 'button']) {
+          await page.focus(selector);
+          const [outline, width, card, body] = await page.evaluate<string[]>(`(() => {
+            const element = document.querySelector(${JSON.stringify(selector)});
+            const style = getComputedStyle(element);
+            return [style.outlineColor, style.outlineWidth, getComputedStyle(element.closest('main > div')).backgroundColor, getComputedStyle(document.body).backgroundColor];
+          })()`);
+          assert.ok(Number.parseFloat(width!) >= 2, `${display} ${selector}: outline ${width}`);
+          // The popup's card is borderless, so the ring may also sit on the page's background.
+          for (const around of [card!, body!]) assert.ok(contrast(outline!, around) >= 3, `${display} ${selector}: ring ${outline} on ${around} is ${contrast(outline!, around).toFixed(2)}:1`);
+        }
+      }
+    } finally {
+      await close();
+    }
+  });
+
+  test('the client’s logo and localized name show, the logo loading under the login page’s policy', async () => {
+    const { page, problems, close } = await open();
+    try {
+      await page.goto(loginUrl({ ui_locales: 'fi' }));
+      const logo = page.locator('img.logo');
+      await logo.waitFor();
+      assert.equal(await logo.getAttribute('src'), logoUri);
+      assert.equal(await page.evaluate<number>('document.querySelector("img.logo").complete && document.querySelector("img.logo").naturalWidth'), 1);
+      assert.equal(await page.locator('.client strong').innerText(), 'Kirjasto');
+      assert.deepEqual(problems, [], 'no CSP violation');
+    } finally {
+      await close();
+    }
+  });
+});
