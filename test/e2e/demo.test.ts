@@ -88,7 +88,7 @@ describe('npm run demo', { skip }, () => {
 
   test('package.json runs the script', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-    assert.equal(pkg.scripts.demo, 'node scripts/require-node.js && node scripts/demo.ts');
+    assert.equal(pkg.scripts.demo, 'node bin/require-node.js && node scripts/demo.ts');
   });
 
   test('prints a URL and credentials; Chromium logs in with them and sees the claims; SIGTERM stops both; a second run on the same store does it again', { timeout: 180_000 }, async () => {
