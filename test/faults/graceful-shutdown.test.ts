@@ -34,14 +34,15 @@ for (const kind of DATABASES) {
     let store: SqlStore;
     let server: GatehouseProcess | undefined;
     let client: Client;
-    let username: string;
+    /** One user per login: concurrent logins of one user queue on the throttle's in-flight cap, which is not what this test is about. */
+    let usernames: string[];
 
     before(async () => {
       database = await kind.create();
       store = await openSqlStore(database.url);
       ({ client } = await createTestClient(store));
-      username = `drain-${Date.now()}`;
-      await createTestUser(store, { username, password: PASSWORD });
+      usernames = Array.from({ length: LOGINS }, (_, i) => `drain-${Date.now()}-${i}`);
+      for (const username of usernames) await createTestUser(store, { username, password: PASSWORD });
     });
     after(async () => {
       await server?.kill();
@@ -59,7 +60,7 @@ for (const kind of DATABASES) {
           const page = await browse(authorizationUrl(url, { client_id: client.clientId, redirect_uri: RP_REDIRECT_URI, response_type: 'code', scope: 'openid', state: `s${i}` }), jar);
           assert.equal(page.status, 200);
           const html = await page.text();
-          const fields = formFields(html).map(([name, value]): [string, string] => [name, name === 'username' ? username : name === 'password' ? PASSWORD : value]);
+          const fields = formFields(html).map(([name, value]): [string, string] => [name, name === 'username' ? usernames[i]! : name === 'password' ? PASSWORD : value]);
           return { jar, fields, action: new URL(formAction(html), url).toString() };
         }),
       );
