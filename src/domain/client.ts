@@ -1,9 +1,11 @@
-/** Client authentication methods we accept at the token, introspection and revocation endpoints (RFC 6749 §2.3, OIDC Core §9). */
-export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
-export type ClientAuthMethod = (typeof CLIENT_AUTH_METHODS)[number];
+/**
+ * Client authentication methods a client may register (RFC 6749 §2.3, OIDC Core §9). The runtime
+ * list is the registry src/oauth/client-auth/registry.ts, which must implement exactly these (checked by the compiler there).
+ */
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
 
-export const GRANT_TYPES = ['authorization_code', 'refresh_token'] as const;
-export type GrantType = (typeof GRANT_TYPES)[number];
+/** Grant types a client may register; the runtime list is the registry src/oauth/grants/registry.ts (exactly these, checked there). */
+export type GrantType = 'authorization_code' | 'refresh_token';
 
 export const PKCE_METHODS = ['S256', 'plain'] as const;
 export type PkceMethod = (typeof PKCE_METHODS)[number];

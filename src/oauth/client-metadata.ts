@@ -3,7 +3,9 @@
  * RFC 7591 §2) and the typed client settings it stands for. This module is the one place the
  * two are mapped, both ways.
  */
-import { CLIENT_AUTH_METHODS, GRANT_TYPES, PKCE_METHODS, defaultGrantTypes, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../domain/client.ts';
+import { PKCE_METHODS, defaultGrantTypes, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../domain/client.ts';
+import { CLIENT_AUTH_METHOD_NAMES } from './client-auth/registry.ts';
+import { GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
 import { redirectUriProblem, redirectUriWarning } from './redirect-uri-rules.ts';
 
 /** A client metadata value that cannot be accepted; `field` is its wire name. */
@@ -120,7 +122,7 @@ export function parseClientMetadata(document: unknown): ClientSettings {
     throw new InvalidClientMetadata(key, 'is not a client metadata key gatehouse implements; remove it (in an update, set it to null)');
   }
 
-  const tokenEndpointAuthMethod = oneOf(doc, 'token_endpoint_auth_method', CLIENT_AUTH_METHODS) as ClientAuthMethod | undefined;
+  const tokenEndpointAuthMethod = oneOf(doc, 'token_endpoint_auth_method', CLIENT_AUTH_METHOD_NAMES) as ClientAuthMethod | undefined;
   const explicitGrants = doc.grant_types === undefined ? undefined : grantTypes(doc.grant_types);
   const refreshTokens = optionalBoolean(doc, 'refresh_tokens') ?? explicitGrants?.includes('refresh_token') ?? false;
   let grants = explicitGrants ?? defaultGrantTypes(tokenEndpointAuthMethod);
@@ -283,8 +285,9 @@ function grantTypes(value: unknown): GrantType[] {
   for (const grant of list) {
     // Own keys only: "toString" found Object.prototype's and printed its source as the reason.
     if (Object.hasOwn(REFUSED_GRANTS, grant)) throw new InvalidClientMetadata('grant_types', `"${grant}": ${REFUSED_GRANTS[grant]}`);
-    if (!(GRANT_TYPES as readonly string[]).includes(grant)) {
-      throw new InvalidClientMetadata('grant_types', `"${grant}" is not supported; use ${GRANT_TYPES.join(' and/or ')}`);
+    // Only grants the token endpoint implements (grants/registry.ts): a client may not register a promise nobody keeps.
+    if (!(GRANT_TYPES_SUPPORTED as readonly string[]).includes(grant)) {
+      throw new InvalidClientMetadata('grant_types', `"${grant}" is not supported; use ${GRANT_TYPES_SUPPORTED.join(' and/or ')}`);
     }
   }
   // An empty list is valid and disables every grant (Ubisecure semantics).

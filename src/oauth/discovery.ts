@@ -1,6 +1,11 @@
+import { authMethodsFor } from './client-auth/registry.ts';
+import { GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
+
 /**
  * Authorization server metadata: OpenID Connect Discovery 1.0 §3 and RFC 8414 §2. The same
- * document is served at both well-known paths (as the product we replace does).
+ * document is served at both well-known paths (as the product we replace does). The grant types
+ * and the endpoints' client-auth methods come from the registries (grants/registry.ts,
+ * client-auth/registry.ts): what is listed is what is implemented.
  */
 export const SUPPORTED_SCOPES = ['openid', 'profile', 'email'] as const;
 export const UI_LOCALES = ['en', 'fi', 'sv'] as const;
@@ -45,7 +50,6 @@ export interface DiscoveryOptions {
 
 export function discoveryDocument({ issuer, acrValues = [] }: DiscoveryOptions): Record<string, unknown> {
   const at = (path: string) => `${issuer}${path}`;
-  const clientAuthMethods = ['client_secret_basic', 'client_secret_post'];
   return {
     issuer,
     authorization_endpoint: at(ENDPOINT_PATHS.authorization),
@@ -58,12 +62,12 @@ export function discoveryDocument({ issuer, acrValues = [] }: DiscoveryOptions):
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token'],
+    grant_types_supported: [...GRANT_TYPES_SUPPORTED],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['RS256'],
-    token_endpoint_auth_methods_supported: [...clientAuthMethods, 'none'],
-    introspection_endpoint_auth_methods_supported: clientAuthMethods,
-    revocation_endpoint_auth_methods_supported: [...clientAuthMethods, 'none'],
+    token_endpoint_auth_methods_supported: authMethodsFor('token'),
+    introspection_endpoint_auth_methods_supported: authMethodsFor('introspection'),
+    revocation_endpoint_auth_methods_supported: authMethodsFor('revocation'),
     code_challenge_methods_supported: ['S256', 'plain'],
     claims_supported: [...CLAIMS_SUPPORTED],
     claims_parameter_supported: false,

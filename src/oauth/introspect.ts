@@ -2,10 +2,14 @@ import type { Token } from '../domain/grant.ts';
 import { hashSecret } from '../lib/hash.ts';
 import { userInfoClaims } from './claims.ts';
 import { authenticateClient } from './client-auth.ts';
+import { CLIENT_AUTH_PARAMS } from './client-auth/registry.ts';
 import type { OAuthDeps } from './deps.ts';
 import { requiredParam, rejectRepeated, type RawParams } from './params.ts';
 
 const INACTIVE = Object.freeze({ active: false });
+
+/** The request's own parameters (RFC 7662 §2.1); the client-auth ones come from the auth methods. None may be repeated. */
+export const INTROSPECTION_PARAMS = ['token', 'token_type_hint'] as const;
 
 /**
  * Token introspection (RFC 7662). Any authenticated confidential client may ask about an access
@@ -16,8 +20,8 @@ const INACTIVE = Object.freeze({ active: false });
  * (§2.1): both kinds are looked up by the same hash.
  */
 export async function introspect(deps: OAuthDeps, authorization: string | undefined, body: RawParams, ip?: string): Promise<Record<string, unknown>> {
-  rejectRepeated(body, ['token', 'token_type_hint', 'client_id', 'client_secret']);
-  const { client: caller } = await authenticateClient(deps, { authorization, body, ip }, { allowPublic: false, endpoint: 'introspection' });
+  rejectRepeated(body, [...INTROSPECTION_PARAMS, ...CLIENT_AUTH_PARAMS]);
+  const { client: caller } = await authenticateClient(deps, { authorization, body, ip }, 'introspection');
   const presented = requiredParam(body, 'token');
   if (presented.length > 512) return INACTIVE;
   const found = await deps.store.tokens.findWithUser(hashSecret(presented));

@@ -1,8 +1,12 @@
 import { hashSecret } from '../lib/hash.ts';
 import { familyFingerprint, fingerprint } from '../observability/audit.ts';
 import { authenticateClient } from './client-auth.ts';
+import { CLIENT_AUTH_PARAMS } from './client-auth/registry.ts';
 import type { OAuthDeps } from './deps.ts';
 import { requiredParam, rejectRepeated, type RawParams } from './params.ts';
+
+/** The request's own parameters (RFC 7009 §2.1); the client-auth ones come from the auth methods. None may be repeated. */
+export const REVOCATION_PARAMS = ['token', 'token_type_hint'] as const;
 
 /**
  * Token revocation (RFC 7009 §2.1). The client may revoke only its own tokens; an unknown token,
@@ -11,8 +15,8 @@ import { requiredParam, rejectRepeated, type RawParams } from './params.ts';
  * revokes its family, including the access tokens issued with it.
  */
 export async function revoke(deps: OAuthDeps, authorization: string | undefined, body: RawParams, ip?: string): Promise<void> {
-  rejectRepeated(body, ['token', 'token_type_hint', 'client_id', 'client_secret']);
-  const { client } = await authenticateClient(deps, { authorization, body, ip }, { allowPublic: true, endpoint: 'revocation' });
+  rejectRepeated(body, [...REVOCATION_PARAMS, ...CLIENT_AUTH_PARAMS]);
+  const { client } = await authenticateClient(deps, { authorization, body, ip }, 'revocation');
   const presented = requiredParam(body, 'token');
   if (presented.length > 512) return;
   const tokenHash = hashSecret(presented);

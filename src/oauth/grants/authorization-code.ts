@@ -8,6 +8,7 @@ import { mintTokens, withIdToken, type GrantFacts, type MintedTokens, type Token
 import { param, requiredParam, type RawParams } from '../params.ts';
 import { verifyPkce } from '../pkce.ts';
 import { checkGrantedAudiences } from '../scope.ts';
+import type { Grant } from './grant.ts';
 import { activeUser } from './load-user.ts';
 
 /** What the unit of work that redeems a code decided; answered once it has committed. */
@@ -27,7 +28,13 @@ type Redeemed =
  * wholly after it (and revokes the tokens it stored). A refused redemption still commits: the code
  * stays spent.
  */
-export async function authorizationCodeGrant(deps: OAuthDeps, client: Client, body: RawParams, ip?: string): Promise<TokenResponse> {
+export const authorizationCodeGrant = {
+  type: 'authorization_code',
+  params: ['code', 'redirect_uri', 'code_verifier'],
+  handle: redeemCode,
+} as const satisfies Grant;
+
+async function redeemCode(deps: OAuthDeps, client: Client, body: RawParams, ip?: string): Promise<TokenResponse> {
   const code = requiredParam(body, 'code');
   const redirectUri = requiredParam(body, 'redirect_uri');
   const verifier = param(body, 'code_verifier');

@@ -8,6 +8,7 @@ import { InvalidGrant } from '../errors.ts';
 import { mintTokens, type MintedTokens, type TokenResponse } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
 import { checkGrantedAudiences, narrowScope } from '../scope.ts';
+import type { Grant } from './grant.ts';
 import { activeUser } from './load-user.ts';
 
 /** What the unit of work of a refresh decided; answered once it has committed. */
@@ -26,7 +27,13 @@ type Refreshed =
  * the token rotated and revokes the family — the successors the first stored included. A logout
  * overlapping the refresh likewise revokes the successors, or leaves the refresh nothing to rotate.
  */
-export async function refreshTokenGrant(deps: OAuthDeps, client: Client, body: RawParams, ip?: string): Promise<TokenResponse> {
+export const refreshTokenGrant = {
+  type: 'refresh_token',
+  params: ['refresh_token', 'scope'],
+  handle: refresh,
+} as const satisfies Grant;
+
+async function refresh(deps: OAuthDeps, client: Client, body: RawParams, ip?: string): Promise<TokenResponse> {
   const presented = requiredParam(body, 'refresh_token');
   const requestedScope = param(body, 'scope');
   const now = deps.clock.now();

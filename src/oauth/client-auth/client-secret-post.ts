@@ -1,0 +1,15 @@
+import { param } from '../params.ts';
+import { bodyCredentials } from './body-credentials.ts';
+import type { ClientAuthMethodHandler } from './method.ts';
+import { verifySecret } from './secret.ts';
+
+/** client_secret_post (RFC 6749 §2.3.1): client_id and client_secret in the form body. */
+export const clientSecretPost = {
+  method: 'client_secret_post',
+  params: ['client_id', 'client_secret'],
+  public: false,
+  usedBasic: false,
+  detect: ({ body }) => param(body, 'client_secret') !== undefined,
+  present: ({ body }) => bodyCredentials(body),
+  verify: (client, presented) => verifySecret(client, presented, 'client_secret_post', false),
+} as const satisfies ClientAuthMethodHandler;

@@ -1,0 +1,36 @@
+import type { ClientAuthMethod } from '../../domain/client.ts';
+import type { ClientAuthEndpoint } from '../../observability/audit.ts';
+import { clientSecretBasic } from './client-secret-basic.ts';
+import { clientSecretPost } from './client-secret-post.ts';
+import type { ClientAuthMethodHandler } from './method.ts';
+import { none } from './none.ts';
+
+/**
+ * The client authentication methods gatehouse implements, in the order they are tried on a request
+ * and listed in discovery. Adding one is one file exporting a `ClientAuthMethodHandler` plus its
+ * line here (docs/architecture.md, "How to add a client-authentication method").
+ */
+export const CLIENT_AUTH_METHODS = [clientSecretBasic, clientSecretPost, none] as const satisfies readonly ClientAuthMethodHandler[];
+
+// Every ClientAuthMethod a client row can name is implemented here, and nothing else is.
+type Implemented = (typeof CLIENT_AUTH_METHODS)[number]['method'];
+const _everyMethodImplemented: [Exclude<ClientAuthMethod, Implemented>] extends [never] ? true : never = true;
+
+/** Which endpoints admit public clients (RFC 7662 §2.1: introspection needs an authorized, confidential caller). */
+export const CLIENT_AUTH_ENDPOINTS: Readonly<Record<ClientAuthEndpoint, { allowPublic: boolean }>> = {
+  token: { allowPublic: true },
+  introspection: { allowPublic: false },
+  revocation: { allowPublic: true },
+};
+
+/** The method names `endpoint` accepts, in registry order: its *_auth_methods_supported in discovery. */
+export function authMethodsFor(endpoint: ClientAuthEndpoint): ClientAuthMethod[] {
+  const { allowPublic } = CLIENT_AUTH_ENDPOINTS[endpoint];
+  return CLIENT_AUTH_METHODS.filter((method) => allowPublic || !method.public).map((method) => method.method);
+}
+
+/** Every method name, in registry order: token_endpoint_auth_method values registration accepts. */
+export const CLIENT_AUTH_METHOD_NAMES: readonly ClientAuthMethod[] = CLIENT_AUTH_METHODS.map((method) => method.method);
+
+/** The body parameters any method reads, each once: every endpoint that authenticates clients refuses them repeated (RFC 6749 §3.2). */
+export const CLIENT_AUTH_PARAMS: readonly string[] = [...new Set(CLIENT_AUTH_METHODS.flatMap((method) => method.params))];
