@@ -63,6 +63,7 @@ interface SqlStores extends StoreTransaction {
   sessions: SqlSessionStore;
   codes: SqlCodeStore;
   tokens: SqlTokenStore;
+  throttling: SqlThrottleStore;
 }
 
 /**
@@ -80,7 +81,7 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     codes: new SqlCodeStore(db, sharing?.codes),
     tokens: new SqlTokenStore(db, sharing?.tokens),
     keys: new SqlKeyStore(db, dialect),
-    throttling: new SqlThrottleStore(db, dialect),
+    throttling: new SqlThrottleStore(db, dialect, sharing?.throttling),
     rateLimits: new SqlRateLimitStore(db),
   };
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { ThrottleCounter, ThrottleReservation, ThrottleRule, ThrottleStore } from '../ports.ts';
 import type { DialectName } from './database.ts';
-import { prepared, type Prepared } from './prepared.ts';
+import { prepared } from './prepared.ts';
 import type { Database } from './schema.ts';
 import { atomically } from './unit-of-work.ts';
 
@@ -19,23 +19,13 @@ interface CounterRow {
 export class SqlThrottleStore implements ThrottleStore {
   readonly #db: Kysely<Database>;
   readonly #dialect: DialectName;
-  // Every successful login runs these (passwordSucceeded): prepared, as the hot paths are.
-  readonly #release: Prepared<{ key: string }, { failures: number; pending: number }>;
-  readonly #deleteEmpty: Prepared<{ key: string }, unknown>;
-  readonly #delete: Prepared<{ key: string }, unknown>;
-  constructor(db: Kysely<Database>, dialect: DialectName) {
+  readonly #q: ReturnType<typeof statements>;
+
+  /** `sharing`: a store whose compiled statements to reuse (the same store inside a unit of work). */
+  constructor(db: Kysely<Database>, dialect: DialectName, sharing?: SqlThrottleStore) {
     this.#db = db;
     this.#dialect = dialect;
-    this.#release = prepared(db, (p) =>
-      db
-        .updateTable('throttle_counters')
-        .set((eb) => ({ pending: eb('pending', '-', 1) }))
-        .where('key', '=', p('key'))
-        .where('pending', '>', 0)
-        .returning(['failures', 'pending']),
-    );
-    this.#deleteEmpty = prepared(db, (p) => db.deleteFrom('throttle_counters').where('key', '=', p('key')).where('failures', '=', 0).where('pending', '=', 0));
-    this.#delete = prepared(db, (p) => db.deleteFrom('throttle_counters').where('key', '=', p('key')));
+    this.#q = sharing ? sharing.#q : statements(db);
   }
 
   async get(keys: string[], now: number): Promise<ThrottleCounter[]> {
@@ -98,9 +88,9 @@ export class SqlThrottleStore implements ThrottleStore {
   async releaseReservation(keys: string[]): Promise<void> {
     // One row per statement: no statement here holds one row's lock while waiting for another's.
     for (const key of sortedDistinct(keys)) {
-      const left = await this.#release.first({ key });
+      const left = await this.#q.release.first({ key }, this.#db);
       // Conditional, so a reservation made since the update keeps its row.
-      if (left && Number(left.failures) === 0 && Number(left.pending) === 0) await this.#deleteEmpty.execute({ key });
+      if (left && Number(left.failures) === 0 && Number(left.pending) === 0) await this.#q.deleteEmpty.execute({ key }, this.#db);
     }
   }
 
@@ -131,7 +121,7 @@ export class SqlThrottleStore implements ThrottleStore {
 
   async clear(keys: string[]): Promise<void> {
     // One row per statement (see releaseReservation).
-    for (const key of sortedDistinct(keys)) await this.#delete.execute({ key });
+    for (const key of sortedDistinct(keys)) await this.#q.delete.execute({ key }, this.#db);
   }
 
   async deleteExpired(now: number, limit: number): Promise<number> {
@@ -149,6 +139,22 @@ async function read(db: Kysely<Database>, keys: string[], now: number): Promise<
 
 function sortedDistinct(keys: string[]): string[] {
   return [...new Set(keys)].sort();
+}
+
+/** Every successful login runs these (passwordSucceeded): compiled once, as the hot paths' are (src/storage/sql/prepared.ts). */
+function statements(db: Kysely<Database>) {
+  return {
+    release: prepared<{ key: string }, { failures: number; pending: number }>(db, (p) =>
+      db
+        .updateTable('throttle_counters')
+        .set((eb) => ({ pending: eb('pending', '-', 1) }))
+        .where('key', '=', p('key'))
+        .where('pending', '>', 0)
+        .returning(['failures', 'pending']),
+    ),
+    deleteEmpty: prepared<{ key: string }, unknown>(db, (p) => db.deleteFrom('throttle_counters').where('key', '=', p('key')).where('failures', '=', 0).where('pending', '=', 0)),
+    delete: prepared<{ key: string }, unknown>(db, (p) => db.deleteFrom('throttle_counters').where('key', '=', p('key'))),
+  };
 }
 
 /** A key's advisory lock on PostgreSQL: 64 bits of its SHA-256 (a collision only makes two keys share a lock). */
