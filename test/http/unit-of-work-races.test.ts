@@ -8,6 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { issueCode } from '../../src/oauth/authorize/issue-code.ts';
+import { LoginRequired } from '../../src/oauth/errors.ts';
+import { createSession } from '../../src/oauth/sessions.ts';
+import { hashSecret } from '../../src/lib/hash.ts';
 import { addClient, addUser, basic, mintCode, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { browse, CookieJar, createTestClient, createTestUser, loginThroughForm, redirectParams, RP_REDIRECT_URI } from '../helpers/fixtures.ts';
@@ -85,6 +89,23 @@ for (const db of DATABASES) {
         assert.equal(await userinfoStatus(first.body.access_token as string), 401, `trial ${trial}: the logout revoked the session's first token`);
       }
       assert.deepEqual(live, [], `no token redeemed while its session was logged out stays usable (${redeemed} of ${TRIALS} redemptions answered 200)`);
+    });
+
+    test('a code is not issued for a session a logout ended after single sign-on read it (the unit re-reads the session)', async () => {
+      // The interleaving the unit of work closes, made deterministic: single sign-on has read a live
+      // session, then a logout ends it, then the code would be stored. Without the re-read inside
+      // the unit, a code of the ended session would be redeemable.
+      const deps = server.gatehouse.deps;
+      const store = server.gatehouse.store;
+      const { client } = await addClient(store);
+      const user = await addUser(store);
+      const grant = { clientId: client.clientId, redirectUri: REDIRECT_URI, scope: ['openid'], nonce: undefined, pkce: { codeChallenge: undefined, codeChallengeMethod: undefined } };
+      const live = await createSession(deps, { userId: user.id });
+      const code = await issueCode(deps, grant, live.session);
+      assert.equal((await store.codes.consumeOnce(hashSecret(code), Date.now())).outcome, 'redeemed', 'the control: a live session gets a code');
+      const ended = await createSession(deps, { userId: user.id });
+      await store.sessions.end(ended.session.idHash);
+      await assert.rejects(issueCode(deps, grant, ended.session), (error) => error instanceof LoginRequired);
     });
   });
 }
