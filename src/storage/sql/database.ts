@@ -39,8 +39,8 @@ export interface OpenOptions {
    * connection pooler in transaction mode that cannot track them.
    */
   namedStatements?: boolean;
-  /** Told of every query and how long it took (metrics); Kysely's `log` hook. */
-  onQuery?: (seconds: number, failed: boolean) => void;
+  /** Told of every query, how long it took and its SQL text (metrics, tests); Kysely's `log` hook. */
+  onQuery?: (seconds: number, failed: boolean, sqlText: string) => void;
   /**
    * false: refuse a store that does not exist yet (StoreMissingError): a missing SQLite file, or a
    * database without gatehouse's migration table. Default true: create or complete it.
@@ -96,7 +96,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): SqlDatabas
 /** Kysely's `log` option when someone listens for query durations; none otherwise (no timing cost). */
 function queryLog(options: OpenOptions): { log?: (event: LogEvent) => void } {
   const onQuery = options.onQuery;
-  return onQuery ? { log: (event) => onQuery(event.queryDurationMillis / 1000, event.level === 'error') } : {};
+  return onQuery ? { log: (event) => onQuery(event.queryDurationMillis / 1000, event.level === 'error', event.query.sql) } : {};
 }
 
 /**

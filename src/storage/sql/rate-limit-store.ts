@@ -46,7 +46,7 @@ export class SqlRateLimitStore implements RateLimitStore {
             const ended = eb('throttle_counters.expires_at', '<=', now);
             return {
               failures: eb.case().when(ended).then(1).else(eb('throttle_counters.failures', '+', 1)).end(),
-              first_failure_at: eb.case().when(ended).then(now).else(eb.ref('throttle_counters.first_failure_at')).end(),
+              first_failure_at: eb.case().when(ended).then(eb.val(now)).else(eb.ref('throttle_counters.first_failure_at')).end(),
               last_failure_at: eb.ref('excluded.last_failure_at'),
               // A fixed window: hits inside it do not move its end.
               expires_at: eb.case().when(ended).then(eb.ref('excluded.expires_at')).else(eb.ref('throttle_counters.expires_at')).end(),

@@ -67,16 +67,16 @@ export class SqlThrottleStore implements ThrottleStore {
           return {
             failures: eb.case().when(expired).then(1).else(eb('throttle_counters.failures', '+', 1)).end(),
             pending: eb.case().when(eb.or([expired, eb('throttle_counters.pending', '<=', 0)])).then(0).else(eb('throttle_counters.pending', '-', 1)).end(),
-            first_failure_at: eb.case().when(expired).then(now).else(eb.ref('throttle_counters.first_failure_at')).end(),
+            first_failure_at: eb.case().when(expired).then(eb.val(now)).else(eb.ref('throttle_counters.first_failure_at')).end(),
             // The failure counts from when its attempt was reserved: the count and the time it
             // waits from stay what the reservation made them (ThrottleStore's race rules).
             last_failure_at: eb
               .case()
               .when(eb.or([expired, eb('throttle_counters.last_failure_at', '<', reservedAt)]))
-              .then(reservedAt)
+              .then(eb.val(reservedAt))
               .else(eb.ref('throttle_counters.last_failure_at'))
               .end(),
-            expires_at: eb.case().when(eb('throttle_counters.expires_at', '<', expiresAt)).then(expiresAt).else(eb.ref('throttle_counters.expires_at')).end(),
+            expires_at: eb.case().when(eb('throttle_counters.expires_at', '<', expiresAt)).then(eb.val(expiresAt)).else(eb.ref('throttle_counters.expires_at')).end(),
           };
         }),
       )
@@ -108,7 +108,7 @@ export class SqlThrottleStore implements ThrottleStore {
           return {
             failures: eb.case().when(expired).then(1).else(eb('throttle_counters.failures', '+', 1)).end(),
             pending: eb.case().when(expired).then(0).else(eb.ref('throttle_counters.pending')).end(),
-            first_failure_at: eb.case().when(expired).then(now).else(eb.ref('throttle_counters.first_failure_at')).end(),
+            first_failure_at: eb.case().when(expired).then(eb.val(now)).else(eb.ref('throttle_counters.first_failure_at')).end(),
             last_failure_at: eb.ref('excluded.last_failure_at'),
             expires_at: eb.ref('excluded.expires_at'),
           };
