@@ -64,6 +64,7 @@ interface SqlStores extends StoreTransaction {
   codes: SqlCodeStore;
   tokens: SqlTokenStore;
   throttling: SqlThrottleStore;
+  rateLimits: SqlRateLimitStore;
 }
 
 /**
@@ -82,6 +83,6 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     tokens: new SqlTokenStore(db, sharing?.tokens),
     keys: new SqlKeyStore(db, dialect),
     throttling: new SqlThrottleStore(db, dialect, sharing?.throttling),
-    rateLimits: new SqlRateLimitStore(db),
+    rateLimits: new SqlRateLimitStore(db, sharing?.rateLimits),
   };
 }
