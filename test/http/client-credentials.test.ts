@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import * as oidc from 'openid-client';
 import { systemClock } from '../../src/lib/clock.ts';
+import { hashSecret } from '../../src/lib/hash.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';
 import { registerClient, setClientActive, updateClient } from '../../src/oauth/client-registration.ts';
 import { fingerprint } from '../../src/observability/audit.ts';
@@ -17,6 +18,7 @@ import { AuditCapture } from '../helpers/audit.ts';
 import { addClient, basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+import { aClientToken } from '../helpers/store.ts';
 import { call } from './identity-api/helpers.ts';
 
 /** An audit event without pino's own fields (level, time, pid, hostname, msg). */
@@ -191,6 +193,16 @@ for (const db of DATABASES) {
       assert.equal((await apiWith(token)).status, 401);
       const again = await postForm(tokenUrl(), { grant_type: 'client_credentials' }, { authorization: basic(clientId, secret) });
       assert.deepEqual([again.status, again.body.error], [401, 'invalid_client']);
+    });
+
+    test('a refresh token whose subject is a client (never issued; stored by hand) is refused as invalid_grant, and rotates nothing (CC-04)', async () => {
+      const { client, secret } = await addClient(server.gatehouse.store, { grantTypes: ['client_credentials', 'refresh_token'], redirectUris: [], refreshTokens: true });
+      const value = randomUUID() + randomUUID();
+      const stored = aClientToken({ tokenHash: hashSecret(value), familyId: hashSecret(value), kind: 'refresh_token', clientId: client.clientId, expiresAt: Date.now() + 3_600_000 });
+      await server.gatehouse.store.tokens.insert(stored);
+      const response = await postForm(tokenUrl(), { grant_type: 'refresh_token', refresh_token: value }, { authorization: basic(client.clientId, secret) });
+      assert.deepEqual([response.status, response.body.error, response.body.error_description], [400, 'invalid_grant', 'The refresh token is invalid.']);
+      assert.deepEqual(await server.gatehouse.store.tokens.find(stored.tokenHash), stored);
     });
   });
 }
