@@ -88,7 +88,6 @@ const IMPLEMENTED_KEYS = new Set([
 const MAX_AUDIENCES = 100;
 
 const REFUSED_GRANTS: Record<string, string> = {
-  password: 'the resource owner password grant is not offered (RFC 9700 §2.4)',
   implicit: 'the implicit grant is not offered (RFC 9700 §2.1.2); use authorization_code with PKCE',
   client_credentials: 'the client credentials grant is not offered: gatehouse issues tokens for users only',
 };
@@ -130,6 +129,12 @@ export function parseClientMetadata(document: unknown): ClientSettings {
     // A registered grant_types list is what the client asked for; only the default may be widened.
     if (explicitGrants) throw new InvalidClientMetadata('refresh_tokens', 'is true but grant_types does not include refresh_token');
     grants = [...grants, 'refresh_token'];
+  }
+
+  // RFC 9700 §2.4: the password grant hands the user's password to the client, so only a client
+  // that authenticates (and so is known) may be trusted with it (docs/decisions.md PW2).
+  if (grants.includes('password') && tokenEndpointAuthMethod === 'none') {
+    throw new InvalidClientMetadata('grant_types', '"password" is for confidential clients only: a public client (token_endpoint_auth_method none) cannot register the resource owner password grant (RFC 9700 §2.4)');
   }
 
   const redirectUris = uriList(doc, 'redirect_uris');

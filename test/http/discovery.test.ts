@@ -97,7 +97,7 @@ for (const db of DATABASES) {
         scopes_supported: ['openid', 'profile', 'email'],
         response_types_supported: ['code'],
         response_modes_supported: ['query'],
-        grant_types_supported: ['authorization_code', 'refresh_token'],
+        grant_types_supported: ['authorization_code', 'refresh_token', 'password'],
         subject_types_supported: ['public'],
         id_token_signing_alg_values_supported: ['RS256'],
         token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
