@@ -121,6 +121,24 @@ for (const kind of DATABASES) {
       assert.equal(out.active, false);
     });
 
+    test('the password grant: --grant-type password and grant_types in --metadata-file register it for a confidential client; a public one is refused (PW-REG)', async () => {
+      const api = json(await run('client', 'create', '--name', 'CustomerID API', '--resource-server', '--json'));
+      const script = json(await run('client', 'create', '--name', 'Migration script', '--grant-type', 'password', '--grant-type', 'refresh_token', '--aud', api.client_id as string, '--json'));
+      assert.deepEqual(script.grant_types, ['password', 'refresh_token']);
+      assert.equal(typeof script.client_secret, 'string');
+      assert.deepEqual(script.aud, [api.client_id]);
+      const file = join(dir, 'password-client.json');
+      writeFileSync(file, JSON.stringify({ client_name: 'from file', grant_types: ['password'], token_endpoint_auth_method: 'client_secret_basic' }));
+      const fromFile = json(await run('client', 'create', '--metadata-file', file, '--json'));
+      assert.deepEqual(fromFile.grant_types, ['password']);
+      assert.equal(fromFile.refresh_tokens, false);
+      const refusal = /^gatehouse: grant_types: "password" is for confidential clients only: a public client \(token_endpoint_auth_method none\) cannot register the resource owner password grant \(RFC 9700 §2\.4\)\n$/;
+      failed(await run('client', 'create', '--metadata-file', file, '--token-endpoint-auth-method', 'none'), refusal);
+      failed(await run('client', 'create', '--name', 'SPA', '--redirect-uri', 'https://spa.example/cb', '--token-endpoint-auth-method', 'none', '--grant-type', 'authorization_code', '--grant-type', 'password'), refusal);
+      const help = await run('client', 'create', '--help');
+      assert.match(help.stdout.replace(/\s+/g, ' '), /--grant-type <grant> a grant the client may use \(repeatable\): authorization_code, refresh_token, password; password only for a confidential client migrating from Ubisecure/);
+    });
+
     test('a private-use redirect scheme without a dot is registered with a warning on stderr (RFC 8252 §7.1: SHOULD); --json stays one document', async () => {
       const created = await run('client', 'create', '--name', 'Native', '--redirect-uri', 'myapp://cb', '--token-endpoint-auth-method', 'none', '--json');
       assert.equal(created.code, 0, created.stderr);
