@@ -70,7 +70,7 @@ for (const db of DATABASES) {
       return submit(new URL(formAction(html), server.url).toString(), fields, jar, headers);
     }
 
-    test('openid-client: tokens as the login form gives them: amr pwd, the configured acr, auth_time now, session_index, refresh token, userinfo (PW-01)', async () => {
+    test('openid-client: tokens as the login form gives them: amr pwd, the configured acr, auth_time now, a session_index that names no SSO session, refresh token, userinfo (PW-01)', async () => {
       const user = await newUser({ email: 'pw@example.com' });
       const config = await oidc.discovery(new URL(server.issuer), client.clientId, secret, oidc.ClientSecretBasic(secret), { execute: [oidc.allowInsecureRequests] });
       audit.clear();
@@ -87,6 +87,11 @@ for (const db of DATABASES) {
       assert.equal(claims.auth_time, toNumericDate(clock.now()));
       assert.match(claims.session_index as string, /^_[0-9a-f]{40}$/);
       assert.equal(claims.nonce, undefined);
+
+      // No SSO session was created: the session check knows none by this session_index (decisions PW8).
+      const status = await fetch(`${server.url}/uas/status?${new URLSearchParams({ entityID: client.clientId, sessionIndex: claims.session_index as string })}`);
+      assert.deepEqual(await status.json(), { valid: false, issueInstant: clock.now() });
+      assert.equal(await server.gatehouse.store.sessions.endAllOfUser(user.id).then((ended) => ended.length), 0, 'the user has no SSO session');
 
       const userInfo = await oidc.fetchUserInfo(config, tokens.access_token, user.id);
       assert.equal(userInfo.email, 'pw@example.com');
