@@ -9,17 +9,19 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
+import { hash as argon2Hash, type Algorithm } from '@node-rs/argon2';
 import * as oidc from 'openid-client';
 import type { Client } from '../../src/domain/client.ts';
 import type { User } from '../../src/domain/user.ts';
 import { addMember, createGroup } from '../../src/identity/groups.ts';
+import { verifyPassword } from '../../src/identity/passwords.ts';
 import { setPassword, setStatus } from '../../src/identity/users.ts';
 import { ManualClock, toNumericDate } from '../../src/lib/clock.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';
 import { registerClient } from '../../src/oauth/client-registration.ts';
 import { fingerprint } from '../../src/observability/audit.ts';
 import { AuditCapture } from '../helpers/audit.ts';
-import { basic, postForm } from '../helpers/back-channel.ts';
+import { addUser, basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
 import { assertLoginPage } from '../helpers/front-channel.ts';
@@ -279,6 +281,33 @@ for (const db of DATABASES) {
       } finally {
         users.getCredentials = original;
       }
+    });
+
+    test('a hash upgraded at sign-in does not overwrite a password set meanwhile: the reset stays, and no token (PW-09)', async () => {
+      const store = server.gatehouse.store;
+      const user = await addUser(store);
+      // A hash made with older argon2 parameters: a successful check upgrades it (verify-credentials.ts).
+      await store.users.setPasswordHash(user.id, await argon2Hash(PASSWORD, { algorithm: 2 as Algorithm, memoryCost: 4096, timeCost: 3, parallelism: 1 }), clock.now());
+      const users = store.users;
+      const original = users.getCredentials.bind(users);
+      let changed = false;
+      users.getCredentials = async (name: string) => {
+        const found = await original(name);
+        if (!changed) {
+          changed = true;
+          await setPassword(userDeps(), user.id, 'reset by an administrator');
+        }
+        return found;
+      };
+      try {
+        const answer = await token({ username: user.username, password: PASSWORD }, address());
+        assert.deepEqual(answer.body, GENERIC);
+      } finally {
+        users.getCredentials = original;
+      }
+      const stored = (await store.users.getCredentials(user.username))!.passwordHash;
+      assert.equal(await verifyPassword(stored, 'reset by an administrator'), true, 'the reset password is kept');
+      assert.equal(await verifyPassword(stored, PASSWORD), false);
     });
   });
 }

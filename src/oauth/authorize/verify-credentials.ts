@@ -36,8 +36,16 @@ export async function verifyCredentials(deps: Pick<OAuthDeps, 'store' | 'clock'>
   if (credentials.user.status !== 'enabled') return { ok: false, reason: 'not_enabled', user: credentials.user };
   if (needsRehash(credentials.passwordHash)) {
     const upgraded = await hashPassword(password);
-    await deps.store.users.setPasswordHash(credentials.user.id, upgraded, deps.clock.now());
-    return { ok: true, user: credentials.user, passwordHash: upgraded };
+    const { id } = credentials.user;
+    const verified = credentials.passwordHash;
+    // The upgrade replaces the hash only if it is still the one just verified, in one unit of work:
+    // a new password set meanwhile (an administrator's reset) must not be overwritten by the old one.
+    const replaced = await deps.store.transaction(async (tx) => {
+      const current = await tx.users.getCredentials(username);
+      if (current?.user.id !== id || current.passwordHash !== verified) return false;
+      return tx.users.setPasswordHash(id, upgraded, deps.clock.now());
+    });
+    return { ok: true, user: credentials.user, passwordHash: replaced ? upgraded : verified };
   }
   return { ok: true, user: credentials.user, passwordHash: credentials.passwordHash };
 }
