@@ -162,6 +162,12 @@ for (const db of DATABASES) {
       assert.equal(repeated.status, 400);
       assert.deepEqual(await repeated.json(), { error: 'invalid_request', error_description: 'The password parameter is repeated.' });
       assert.deepEqual((await token({ username: user.username, password: PASSWORD, scope: 'openid "x' }, ip)).body, { error: 'invalid_scope', error_description: 'The scope parameter is malformed.' });
+      // Hostile usernames are no account: the generic failure, never a 5xx (the server fails close() on any).
+      for (const username of ['x'.repeat(5000), `${user.username}\n`, `${user.username}\u0000`, '%00', "' OR 1=1 --"]) {
+        const answer = await token({ username, password: PASSWORD }, address());
+        assert.equal(answer.status, 400, username.slice(0, 20));
+        assert.deepEqual(answer.body, GENERIC);
+      }
 
       const { client: codeOnly, clientSecret } = await createTestClient(server.gatehouse.store, { grantTypes: ['authorization_code', 'refresh_token'] });
       const notRegistered = await token({ username: user.username, password: PASSWORD }, ip, { id: codeOnly.clientId, secret: clientSecret });
