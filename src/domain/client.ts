@@ -5,7 +5,7 @@
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
 
 /** Grant types a client may register; the runtime list is the registry src/oauth/grants/registry.ts (exactly these, checked there). */
-export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
+export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials' | 'password';
 
 export const PKCE_METHODS = ['S256', 'plain'] as const;
 export type PkceMethod = (typeof PKCE_METHODS)[number];
@@ -43,8 +43,8 @@ export function isPublicClient(client: Client): boolean {
 }
 
 /**
- * The default grant types when a client registers none: Ubisecure's defaults less the grants
- * gatehouse does not offer (password grant: RFC 9700 §2.4).
+ * The default grant types when a client registers none: Ubisecure's defaults less the password
+ * grant, which a client gets only by registering it (RFC 9700 §2.4; docs/decisions.md PW1).
  */
 export function defaultGrantTypes(authMethod: ClientAuthMethod | undefined): GrantType[] {
   return authMethod === 'none' ? ['authorization_code'] : ['authorization_code', 'refresh_token'];

@@ -88,7 +88,6 @@ const IMPLEMENTED_KEYS = new Set([
 const MAX_AUDIENCES = 100;
 
 const REFUSED_GRANTS: Record<string, string> = {
-  password: 'the resource owner password grant is not offered (RFC 9700 §2.4)',
   implicit: 'the implicit grant is not offered (RFC 9700 §2.1.2); use authorization_code with PKCE',
 };
 
@@ -132,7 +131,9 @@ export function parseClientMetadata(document: unknown): ClientSettings {
   }
 
   // RFC 6749 §4.4: client_credentials "MUST only be used by confidential clients" — a public
-  // client could not prove it is the client the token is for (Grant.confidential).
+  // client could not prove it is the client the token is for; the password grant hands the
+  // user's password to the client, so only a client that authenticates may hold it (RFC 9700
+  // §2.4, docs/decisions.md PW2). Both declare Grant.confidential.
   const confidentialOnly = grants.find((grant) => CONFIDENTIAL_GRANT_TYPES.includes(grant));
   if (tokenEndpointAuthMethod === 'none' && confidentialOnly !== undefined) {
     throw new InvalidClientMetadata('grant_types', `"${confidentialOnly}" is for confidential clients only; a public client (token_endpoint_auth_method "none") cannot register it`);

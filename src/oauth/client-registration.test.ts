@@ -205,9 +205,28 @@ describe('registerClient', () => {
   });
 
   test('refuses grants gatehouse does not offer, naming them', async () => {
-    await refused({ grant_types: ['password'] }, 'grant_types', /password.*RFC 9700 §2\.4/);
     await refused({ grant_types: ['implicit'] }, 'grant_types', /implicit/);
     await refused({ grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] }, 'grant_types', /not supported/);
+  });
+
+  test('the password grant (PW-REG): only when registered, only for a confidential client; no redirect URI needed without authorization_code', async () => {
+    const { client } = await register({ grant_types: ['password', 'refresh_token'], redirect_uris: [] });
+    assert.deepEqual(client.grantTypes, ['password', 'refresh_token']);
+    assert.equal(client.refreshTokens, true);
+    const basic = await register({ grant_types: ['password'], token_endpoint_auth_method: 'client_secret_basic', redirect_uris: [] });
+    assert.deepEqual(basic.client.grantTypes, ['password']);
+    assert.ok(basic.clientSecret);
+    const message = 'grant_types: "password" is for confidential clients only; a public client (token_endpoint_auth_method "none") cannot register it';
+    await assert.rejects(register({ grant_types: ['authorization_code', 'password'], token_endpoint_auth_method: 'none' }), (error: unknown) => {
+      assert.ok(error instanceof InvalidClientMetadata);
+      assert.equal(error.field, 'grant_types');
+      assert.equal(error.message, message);
+      return true;
+    });
+    // A client that becomes public keeps no password grant.
+    const deps = setup();
+    const { client: confidential } = await registerClient(deps, { ...base, grant_types: ['authorization_code', 'password'] });
+    await assert.rejects(updateClient(deps, confidential.clientId, { ...base, grant_types: ['authorization_code', 'password'], token_endpoint_auth_method: 'none' }), (error: unknown) => error instanceof InvalidClientMetadata && error.message === message);
   });
 
   test('validates every known key, naming the field', async () => {

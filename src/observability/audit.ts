@@ -35,10 +35,16 @@ export type ThrottleKind = 'login' | 'client_auth' | 'identity_api';
 export type LoginFailureReason = 'unknown_user' | 'wrong_password' | 'not_enabled';
 
 export type AuditEvent =
-  | ({ event: 'login.succeeded'; userId: string; username: string; clientId: string; session: string } & From)
-  | ({ event: 'login.failed'; reason: LoginFailureReason; userId?: string; username?: string; clientId: string } & From)
+  /**
+   * The login events are those of every password sign-in: the login form's (no `via`) and the
+   * resource owner password grant's (`via: 'password_grant'`, RFC 6749 §4.3), which share one
+   * check (src/oauth/authorize/verify-credentials.ts). For the grant, `session` is the
+   * fingerprint of the session_index its tokens carry (no SSO session is created).
+   */
+  | ({ event: 'login.succeeded'; userId: string; username: string; clientId: string; session: string; via?: 'password_grant' } & From)
+  | ({ event: 'login.failed'; reason: LoginFailureReason; userId?: string; username?: string; clientId: string; via?: 'password_grant' } & From)
   /** An attempt refused before its credentials were checked. */
-  | ({ event: 'login.throttled'; by: 'username' | 'ip'; retryAfter: number; clientId: string } & From)
+  | ({ event: 'login.throttled'; by: 'username' | 'ip'; retryAfter: number; clientId: string; via?: 'password_grant' } & From)
   /** A failure counter reached its threshold: from now on the subject or address must wait. */
   | ({ event: 'lockout'; kind: ThrottleKind; by: 'username' | 'ip' | 'client'; failures: number; retryAfter: number; userId?: string; username?: string; clientId?: string } & From)
   | ({ event: 'client_auth.failed'; endpoint: ClientAuthEndpoint; clientId?: string; reason: string } & From)
@@ -46,7 +52,7 @@ export type AuditEvent =
   | ({ event: 'identity_api.throttled'; by: 'username' | 'ip'; retryAfter: number } & From)
   | ({
       event: 'token.issued';
-      grantType: 'authorization_code' | 'client_credentials';
+      grantType: 'authorization_code' | 'client_credentials' | 'password';
       clientId: string;
       /** Absent for a token whose subject is its client (client_credentials). */
       userId?: string;

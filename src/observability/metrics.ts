@@ -54,7 +54,7 @@ export class Metrics {
       buckets: HTTP_BUCKETS,
       registers,
     });
-    this.#logins = new Counter({ name: 'gatehouse_logins_total', help: 'Password logins at the login form, by outcome.', labelNames: ['outcome'], registers });
+    this.#logins = new Counter({ name: 'gatehouse_logins_total', help: 'Password logins at the login form and through the password grant, by outcome.', labelNames: ['outcome'], registers });
     this.#grants = new Counter({
       name: 'gatehouse_token_grants_total',
       help: 'Token endpoint grants by grant_type and outcome: issued, or a replayed code / reused refresh token (the family is revoked). Other refusals show as 4xx of the token route.',

@@ -15,6 +15,7 @@ import { sql } from 'kysely';
 import { buildProgram } from '../../src/cli/program.ts';
 import { DEFAULT_HOME } from '../../src/config.ts';
 import { decryptPrivateKey } from '../../src/crypto/key-encryption.ts';
+import { GRANT_TYPES_SUPPORTED } from '../../src/oauth/grants/registry.ts';
 import { openSqlStore } from '../../src/storage/sql/store.ts';
 import { storeLineOf } from '../helpers/cli.ts';
 import { DATABASES, type TestDatabase } from '../helpers/databases.ts';
@@ -134,7 +135,27 @@ for (const kind of DATABASES) {
         await run('client', 'create', '--name', 'Public machine', '--grant-type', 'client_credentials', '--token-endpoint-auth-method', 'none'),
         /^gatehouse: grant_types: "client_credentials" is for confidential clients only; a public client \(token_endpoint_auth_method "none"\) cannot register it\n$/,
       );
-      assert.match((await run('client', 'create', '--help')).stdout, /--grant-type <grant> +a grant the client may use \(repeatable\): authorization_code, refresh_token, client_credentials;/);
+      assert.match((await run('client', 'create', '--help')).stdout, /--grant-type <grant> +a grant the client may use \(repeatable\): authorization_code, refresh_token, client_credentials, password;/);
+    });
+
+    test('the password grant: --grant-type password and grant_types in --metadata-file register it for a confidential client; a public one is refused (PW-REG)', async () => {
+      const api = json(await run('client', 'create', '--name', 'CustomerID API', '--resource-server', '--json'));
+      const script = json(await run('client', 'create', '--name', 'Migration script', '--grant-type', 'password', '--grant-type', 'refresh_token', '--aud', api.client_id as string, '--json'));
+      assert.deepEqual(script.grant_types, ['password', 'refresh_token']);
+      assert.equal(typeof script.client_secret, 'string');
+      assert.deepEqual(script.aud, [api.client_id]);
+      const file = join(dir, 'password-client.json');
+      writeFileSync(file, JSON.stringify({ client_name: 'from file', grant_types: ['password'], token_endpoint_auth_method: 'client_secret_basic' }));
+      const fromFile = json(await run('client', 'create', '--metadata-file', file, '--json'));
+      assert.deepEqual(fromFile.grant_types, ['password']);
+      assert.equal(fromFile.refresh_tokens, false);
+      const refusal = /^gatehouse: grant_types: "password" is for confidential clients only; a public client \(token_endpoint_auth_method "none"\) cannot register it\n$/;
+      failed(await run('client', 'create', '--metadata-file', file, '--token-endpoint-auth-method', 'none'), refusal);
+      failed(await run('client', 'create', '--name', 'SPA', '--redirect-uri', 'https://spa.example/cb', '--token-endpoint-auth-method', 'none', '--grant-type', 'authorization_code', '--grant-type', 'password'), refusal);
+      const help = await run('client', 'create', '--help');
+      // The list is the grant registry's, whatever it holds.
+      assert.ok(help.stdout.replace(/\s+/g, ' ').includes(`--grant-type <grant> a grant the client may use (repeatable): ${GRANT_TYPES_SUPPORTED.join(', ')}; client_credentials needs no redirect URI and a confidential client; password only for a confidential client migrating from Ubisecure`), help.stdout);
+      assert.ok(GRANT_TYPES_SUPPORTED.includes('password'));
     });
 
     test('a private-use redirect scheme without a dot is registered with a warning on stderr (RFC 8252 §7.1: SHOULD); --json stays one document', async () => {

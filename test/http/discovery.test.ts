@@ -97,7 +97,7 @@ for (const db of DATABASES) {
         scopes_supported: ['openid', 'profile', 'email'],
         response_types_supported: ['code'],
         response_modes_supported: ['query'],
-        grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+        grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'password'],
         subject_types_supported: ['public'],
         id_token_signing_alg_values_supported: ['RS256'],
         token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
@@ -152,6 +152,11 @@ for (const db of DATABASES) {
       client_credentials: async (url) => {
         const { client, secret } = await addClient(store(), { grantTypes: ['client_credentials'], redirectUris: [], refreshTokens: false });
         return postForm(url, { grant_type: 'client_credentials' }, { authorization: basic(client.clientId, secret) });
+      },
+      password: async (url) => {
+        const { client, secret } = await addClient(store(), { grantTypes: ['password'], redirectUris: [], refreshTokens: false });
+        const user = await createTestUser(store(), { password: PASSWORD });
+        return postForm(url, { grant_type: 'password', username: user.username, password: PASSWORD }, { authorization: basic(client.clientId, secret) });
       },
     };
 

@@ -102,6 +102,23 @@ for (const kind of DATABASES) {
       assert.equal(moved('gatehouse_token_grants_total{grant_type="client_credentials",outcome="issued"}'), 1);
       assert.equal(moved('gatehouse_token_grants_total{grant_type="authorization_code",outcome="issued"}'), 0);
     });
+
+    test('a password grant counts as a login and as a password grant, and adds no SSO session (PW-01)', async () => {
+      const store = server.gatehouse.store;
+      const { client, clientSecret } = await createTestClient(store, { grantTypes: ['password'], redirectUris: [] });
+      const user = await createTestUser(store, { password: PASSWORD });
+      const before = own((await scrape(metricsUrl, TOKEN)).text);
+      const auth = { authorization: basic(client.clientId, clientSecret) };
+      assert.equal((await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'password', username: user.username, password: 'wrong password' }, auth)).status, 400);
+      assert.equal((await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'password', username: user.username, password: PASSWORD, scope: 'openid' }, auth)).status, 200);
+      const afterwards = own((await scrape(metricsUrl, TOKEN)).text);
+      const moved = (name: string) => (afterwards.get(name) ?? 0) - (before.get(name) ?? 0);
+      assert.equal(moved('gatehouse_logins_total{outcome="succeeded"}'), 1);
+      assert.equal(moved('gatehouse_logins_total{outcome="wrong_password"}'), 1);
+      assert.equal(moved('gatehouse_token_grants_total{grant_type="password",outcome="issued"}'), 1);
+      assert.equal(moved('gatehouse_token_grants_total{grant_type="authorization_code",outcome="issued"}'), 0);
+      assert.equal(moved('gatehouse_sso_sessions'), 0);
+    });
   });
 
   describe(`the Grafana dashboard against a scrape on ${kind.name}`, () => {

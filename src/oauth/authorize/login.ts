@@ -3,10 +3,9 @@ import { fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { LoginRequired } from '../errors.ts';
 import { createSession, findSession } from '../sessions.ts';
-import { passwordAbandoned, passwordFailed, passwordSucceeded, reservePasswordAttempt, type PasswordAttempt } from '../throttling/password-attempts.ts';
 import { issueCode } from './issue-code.ts';
 import type { AuthorizationRequest, RedirectTarget } from './request.ts';
-import { verifyCredentials } from './verify-credentials.ts';
+import { checkPasswordLogin } from './verify-credentials.ts';
 
 export type LoginOutcome =
   | { type: 'code'; target: RedirectTarget; code: string; cookieValue: string }
@@ -17,8 +16,9 @@ export type LoginOutcome =
 
 /**
  * The login form's submission, for a request already validated again from scratch (so a tampered
- * hidden field gains nothing). The throttle (src/oauth/throttling/password-attempts.ts) reserves
- * the attempt before the password is checked, or refuses it. Good credentials start a new SSO session, replacing
+ * hidden field gains nothing). The credentials go through checkPasswordLogin, the step the
+ * password grant shares (the throttle reserves the attempt before the password is checked, or
+ * refuses it). Good credentials start a new SSO session, replacing
  * the browser's previous one, and answer with a code (OIDC Core §3.1.2.5); bad ones answer
  * `failed` (or `throttled`, when this failure makes the address wait) and no code.
  */
@@ -31,26 +31,10 @@ export async function loginWithPassword(
 ): Promise<LoginOutcome> {
   try {
     const clientId = request.client.clientId;
-    const attempt: PasswordAttempt = { kind: 'login', username: credentials.username, ip };
-    // Reserved before the password is checked, so concurrent guesses cannot all pass (the throttle's module comment).
-    const gate = await reservePasswordAttempt(deps, attempt);
-    if (!gate.open) {
-      deps.audit.emit({ event: 'login.throttled', by: gate.by, retryAfter: gate.retryAfter, clientId, ip });
-      return { type: 'throttled', retryAfter: gate.retryAfter };
-    }
-    const { reservation } = gate;
-    const check = await verifyCredentials(deps, credentials.username, credentials.password).catch(async (error: unknown) => {
-      await passwordAbandoned(deps, reservation).catch(() => undefined);
-      throw error;
-    });
-    if (!check.ok) {
-      const account = check.user === undefined ? {} : { userId: check.user.id, username: check.user.username };
-      deps.audit.emit({ event: 'login.failed', reason: check.reason, ...account, clientId, ip });
-      const retryAfter = await passwordFailed(deps, reservation, { ...account, clientId });
-      return retryAfter > 0 ? { type: 'throttled', retryAfter } : { type: 'failed' };
-    }
+    // The one credential check of every password sign-in (throttle, lockout, audit): verify-credentials.ts.
+    const check = await checkPasswordLogin(deps, { username: credentials.username, password: credentials.password, clientId, ip, via: 'login_form' });
+    if (check.type !== 'ok') return check;
     const user = check.user;
-    await passwordSucceeded(deps, reservation);
     // One browser, one session: a new login ends the session it replaces (its tokens stay valid;
     // only logout revokes them).
     // Unless the hint named someone else: then the login changes nothing (OIDC Core §3.1.2.1).

@@ -3,21 +3,27 @@ import { dummyVerify, hashPassword, needsRehash, verifyPassword } from '../../id
 import type { LoginFailureReason } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { isLookupKey } from '../lookup-key.ts';
+import { passwordAbandoned, passwordFailed, passwordSucceeded, reservePasswordAttempt } from '../throttling/password-attempts.ts';
 
 /** Longer input is no username we could have; it is still answered after a verification's time. */
 const MAX_USERNAME = 256;
 
 /**
  * The outcome of a password check. `user` on a failure is the account the typed name matched, if
- * any: for the audit log only, never for the answer.
+ * any: for the audit log only, never for the answer. On success, `passwordHash` is the hash the
+ * password was verified against (or upgraded to): a caller that acts later, in its own unit of
+ * work, can tell whether the password has changed since.
  */
-export type CredentialCheck = { ok: true; user: UserProfile } | { ok: false; reason: LoginFailureReason; user: UserProfile | undefined };
+export type CredentialCheck =
+  | { ok: true; user: UserProfile; passwordHash: string }
+  | { ok: false; reason: LoginFailureReason; user: UserProfile | undefined };
 
 /**
- * The password check of the login form. Every failure (unknown user, wrong password, a user who
- * is pending, disabled or locked) gets the same answer from the caller after the same work, one
- * argon2 verification, so neither the answer nor its timing tells which usernames exist (OWASP
+ * The password check itself. Every failure (unknown user, wrong password, a user who is pending,
+ * disabled or locked) gets the same answer from the caller after the same work, one argon2
+ * verification, so neither the answer nor its timing tells which usernames exist (OWASP
  * Authentication Cheat Sheet). A hash made with older parameters is upgraded on success.
+ * Callers go through `checkPasswordLogin`, which puts it under the throttle.
  */
 export async function verifyCredentials(deps: Pick<OAuthDeps, 'store' | 'clock'>, username: string, password: string): Promise<CredentialCheck> {
   const credentials = isLookupKey(username, MAX_USERNAME) ? await deps.store.users.getCredentials(username) : undefined;
@@ -26,10 +32,68 @@ export async function verifyCredentials(deps: Pick<OAuthDeps, 'store' | 'clock'>
     return { ok: false, reason: 'unknown_user', user: undefined };
   }
   const matches = await verifyPassword(credentials.passwordHash, password);
-  if (!matches) return { ok: false, reason: 'wrong_password', user: credentials.user };
+  if (!matches || credentials.passwordHash === undefined) return { ok: false, reason: 'wrong_password', user: credentials.user };
   if (credentials.user.status !== 'enabled') return { ok: false, reason: 'not_enabled', user: credentials.user };
-  if (credentials.passwordHash !== undefined && needsRehash(credentials.passwordHash)) {
-    await deps.store.users.setPasswordHash(credentials.user.id, await hashPassword(password), deps.clock.now());
+  if (needsRehash(credentials.passwordHash)) {
+    const upgraded = await hashPassword(password);
+    const { id } = credentials.user;
+    const verified = credentials.passwordHash;
+    // The upgrade replaces the hash only if it is still the one just verified, in one unit of work:
+    // a new password set meanwhile (an administrator's reset) must not be overwritten by the old one.
+    const replaced = await deps.store.transaction(async (tx) => {
+      const current = await tx.users.getCredentials(username);
+      if (current?.user.id !== id || current.passwordHash !== verified) return false;
+      return tx.users.setPasswordHash(id, upgraded, deps.clock.now());
+    });
+    return { ok: true, user: credentials.user, passwordHash: replaced ? upgraded : verified };
   }
-  return { ok: true, user: credentials.user };
+  return { ok: true, user: credentials.user, passwordHash: credentials.passwordHash };
+}
+
+/** Where a password was typed: the login form, or a client's resource owner password grant (RFC 6749 §4.3). */
+export type PasswordLoginVia = 'login_form' | 'password_grant';
+
+export interface PasswordLoginAttempt {
+  username: string;
+  password: string;
+  /** The client the user signs in to: the authorization request's, or the grant's authenticated client. */
+  clientId: string;
+  ip: string | undefined;
+  via: PasswordLoginVia;
+}
+
+/** `failed`: the generic failure; `throttled`: refused, or failed and now made to wait `retryAfter` seconds. */
+export type PasswordLogin = { type: 'ok'; user: UserProfile; passwordHash: string } | { type: 'failed' } | { type: 'throttled'; retryAfter: number };
+
+/**
+ * The one credential-verification step of every password sign-in: the login form and the
+ * password grant both call it, so both get exactly the same throttle, lockout and audit. The
+ * attempt is reserved before the password is checked (src/oauth/throttling/password-attempts.ts:
+ * concurrent guesses cannot all pass a check made before any of them failed), under the login
+ * form's counters — a guess through the grant counts against the same username, address and pair
+ * as one through the form. A failure is audited (`login.failed`) and counted; a success clears
+ * the username's failures. The caller emits `login.succeeded` once it has acted on the success.
+ */
+export async function checkPasswordLogin(deps: OAuthDeps, attempt: PasswordLoginAttempt): Promise<PasswordLogin> {
+  const { clientId, ip } = attempt;
+  // The login form's events stay as they were; the grant's say where they came from.
+  const via = attempt.via === 'login_form' ? {} : { via: attempt.via };
+  const gate = await reservePasswordAttempt(deps, { kind: 'login', username: attempt.username, ip });
+  if (!gate.open) {
+    deps.audit.emit({ event: 'login.throttled', by: gate.by, retryAfter: gate.retryAfter, clientId, ...via, ip });
+    return { type: 'throttled', retryAfter: gate.retryAfter };
+  }
+  const { reservation } = gate;
+  const check = await verifyCredentials(deps, attempt.username, attempt.password).catch(async (error: unknown) => {
+    await passwordAbandoned(deps, reservation).catch(() => undefined);
+    throw error;
+  });
+  if (!check.ok) {
+    const account = check.user === undefined ? {} : { userId: check.user.id, username: check.user.username };
+    deps.audit.emit({ event: 'login.failed', reason: check.reason, ...account, clientId, ...via, ip });
+    const retryAfter = await passwordFailed(deps, reservation, { ...account, clientId });
+    return retryAfter > 0 ? { type: 'throttled', retryAfter } : { type: 'failed' };
+  }
+  await passwordSucceeded(deps, reservation);
+  return { type: 'ok', user: check.user, passwordHash: check.passwordHash };
 }

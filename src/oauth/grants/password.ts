@@ -1,0 +1,105 @@
+import type { Client } from '../../domain/client.ts';
+import { fingerprint, familyFingerprint } from '../../observability/audit.ts';
+import { chooseAcr } from '../authorize/choose-acr.ts';
+import { checkPasswordLogin } from '../authorize/verify-credentials.ts';
+import type { OAuthDeps } from '../deps.ts';
+import { InvalidGrant, SlowDown } from '../errors.ts';
+import { mintTokens, withIdToken, type GrantFacts, type TokenResponse } from '../issue-tokens.ts';
+import { param, requiredParam, type RawParams } from '../params.ts';
+import { checkGrantedAudiences, grantedAudiences, grantedScope, parseScope } from '../scope.ts';
+import { issuesRefreshTokens } from './authorization-code.ts';
+import type { Grant } from './grant.ts';
+
+/** One answer for an unknown user, a wrong password and a user who may not sign in: no account enumeration. */
+const GENERIC_FAILURE = 'The username or password is incorrect.';
+
+/**
+ * The resource owner password credentials grant (RFC 6749 §4.3), for clients migrating from
+ * Ubisecure SSO, whose CustomerID scripts get identity-API tokens with
+ * `grant_type=password&username=…&password=…&scope=openid <API client_id>`. RFC 9700 §2.4 says it
+ * MUST NOT be used; gatehouse offers it only to a confidential client that registered `password`
+ * in its grant_types (never by default; docs/decisions.md PW1–PW8).
+ *
+ * The password is checked by the login form's own step (checkPasswordLogin): the same throttle
+ * (reserved before verifying, the same counters), lockout and audit events. Every failure is
+ * invalid_grant with one description (RFC 6749 §5.2); a throttled attempt is 429 `slow_down`
+ * with Retry-After, as client authentication at this endpoint (decisions H7).
+ *
+ * The tokens are the login form's: `amr: ["pwd"]` (RFC 8176 §2), the acr a password login gets,
+ * `auth_time` now, the user as subject, refresh tokens as configured for the client. No SSO
+ * session is created (there is no browser); the tokens carry a session_index of their own, which
+ * names no session. They end as a user's tokens do: revocation, expiry, and every change that
+ * ends a user's access (disable, lock, delete, new password: endUserSessions revokes all of the
+ * user's tokens).
+ */
+export const passwordGrant = {
+  type: 'password',
+  params: ['username', 'password', 'scope'],
+  // RFC 9700 §2.4: a client that cannot keep a secret must not collect users' passwords.
+  // Registration refuses `password` for a public client; the token endpoint answers a row that
+  // holds it anyway unauthorized_client before the password is read.
+  confidential: true,
+  handle: passwordCredentials,
+} as const satisfies Grant;
+
+async function passwordCredentials(deps: OAuthDeps, client: Client, body: RawParams, ip?: string): Promise<TokenResponse> {
+  // RFC 6749 §4.3.2: username and password REQUIRED, scope OPTIONAL.
+  const username = requiredParam(body, 'username');
+  const password = requiredParam(body, 'password');
+  const requested = parseScope(param(body, 'scope'));
+
+  // The scope is decided before the password is checked: a request refused for its scope costs no
+  // throttle attempt and no argon2 work. Same rules as the authorization endpoint (scope.ts):
+  // unknown values dropped, audiences only as the client's `aud` allows (invalid_scope).
+  const scope = grantedScope(requested, client, await grantedAudiences(deps.store.clients, client, requested));
+
+  const check = await checkPasswordLogin(deps, { username, password, clientId: client.clientId, ip, via: 'password_grant' });
+  if (check.type === 'throttled') throw new SlowDown(`Too many failed sign-in attempts; retry in ${check.retryAfter} s.`, check.retryAfter);
+  if (check.type === 'failed') throw new InvalidGrant(GENERIC_FAILURE);
+
+  const now = deps.clock.now();
+  const sessionIndex = `_${deps.random.hex(20)}`;
+  const grant: GrantFacts = {
+    client,
+    user: check.user,
+    scope,
+    sessionIndex,
+    authTime: now,
+    amr: ['pwd'],
+    // The acr a password login gets from the login form when the request names none (choose-acr.ts).
+    acr: chooseAcr(undefined, deps.acrValues),
+    codeHash: undefined,
+    // A family of its own: a reuse of a rotated refresh token revokes this grant's tokens only.
+    familyId: deps.random.token(32),
+  };
+  const minted = await deps.store.transaction(async (tx) => {
+    // The password was checked outside this unit. A change that ends the user's access (disable,
+    // lock, delete, a new password) runs endUserSessions in its own unit: it ran either wholly
+    // before this one — then the user or the hash read here shows it and nothing is issued — or
+    // wholly after, and revokes what is stored here.
+    const current = await tx.users.getCredentials(check.user.username);
+    if (!current || current.user.id !== check.user.id || current.user.status !== 'enabled' || current.passwordHash !== check.passwordHash) {
+      throw new InvalidGrant(GENERIC_FAILURE, { detail: 'the user or the password changed while the password was being checked' });
+    }
+    await checkGrantedAudiences(tx.clients, client, scope);
+    const tokens = mintTokens(deps, { ...grant, user: current.user }, { refreshScope: issuesRefreshTokens(client) ? scope : undefined });
+    await tx.tokens.insertMany(tokens.rows);
+    return tokens;
+  });
+
+  const response = scope.includes('openid') ? await withIdToken(deps, grant, minted.response, undefined) : minted.response;
+  deps.audit.emit({ event: 'login.succeeded', userId: grant.user.id, username: grant.user.username, clientId: client.clientId, session: fingerprint(sessionIndex), via: 'password_grant', ip });
+  deps.audit.emit({
+    event: 'token.issued',
+    grantType: 'password',
+    clientId: client.clientId,
+    userId: grant.user.id,
+    scope: response.scope,
+    family: familyFingerprint(grant.familyId),
+    accessToken: fingerprint(response.access_token),
+    refreshToken: response.refresh_token === undefined ? undefined : fingerprint(response.refresh_token),
+    idToken: response.id_token !== undefined,
+    ip,
+  });
+  return response;
+}
