@@ -15,19 +15,23 @@ import { checkDisplay } from './check-display.ts';
 import { checkIdTokenHint } from './check-id-token-hint.ts';
 import { checkMaxAge, checkPrompt } from './check-prompt.ts';
 import { checkRedirectUri } from './check-redirect-uri.ts';
+import { checkResponseMode } from './check-response-mode.ts';
 import { checkResponseType } from './check-response-type.ts';
 import { chooseAcr } from './choose-acr.ts';
 import { decideInteraction } from './decide-interaction.ts';
 import { issueCode } from './issue-code.ts';
 import { maxLength, parseRequest } from './parse-request.ts';
 import type { AuthorizeOutcome, RedirectTarget, Validation } from './request.ts';
+import { DEFAULT_RESPONSE_MODE } from './response-modes/registry.ts';
 
 /** Validates an authorization request from scratch: the GET/POST endpoint and the login form both call it. */
 export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Promise<Validation> {
   const client = await checkClient(deps, raw); // RFC 6749 §4.1.2.1 (page)
   const redirectUri = checkRedirectUri(client, raw); // RFC 6749 §3.1.2.3, RFC 8252 §7.3 (page)
-  const target: RedirectTarget = { redirectUri, state: echoableState(raw) };
+  let target: RedirectTarget = { redirectUri, state: echoableState(raw), responseMode: DEFAULT_RESPONSE_MODE };
   try {
+    // Before anything else can fail: every later error travels as the client asked (its own failure by query).
+    target = { ...target, responseMode: checkResponseMode(raw, redirectUri) }; // OAuth 2.0 Multiple Response Types §2.1, Form Post Response Mode §2
     const params = parseRequest(raw); // RFC 6749 §3.1; OIDC Core §6
     checkResponseType(params.response_type, client); // RFC 6749 §3.1.1, §4.1.2.1
     const requested = parseScope(params.scope);
