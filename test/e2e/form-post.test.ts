@@ -26,6 +26,7 @@ interface Arrival {
   method: string;
   contentType: string | undefined;
   referer: string | undefined;
+  origin: string | undefined;
   subject?: string;
   error?: string;
 }
@@ -56,7 +57,7 @@ async function startRelyingParty(): Promise<{ url: string; server: Server; pendi
       // The browser also asks the RP's origin for /favicon.ico: only the callback is the RP's business.
       if (!request.url?.startsWith('/callback')) return void response.writeHead(404).end();
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${request.url ?? '/'}`;
-      const arrival: Arrival = { method: request.method ?? '', contentType: request.headers['content-type'], referer: request.headers.referer };
+      const arrival: Arrival = { method: request.method ?? '', contentType: request.headers['content-type'], referer: request.headers.referer, origin: request.headers.origin };
       arrivals.push(arrival);
       try {
         const state = new URLSearchParams(body).get('state') ?? '';
@@ -143,14 +144,15 @@ for (const db of DATABASES) {
         const seen = rp.arrivals.length;
         await Promise.all([page.waitForURL(rp.url, { timeout: 15_000 }), logIn(page, user.username)]);
         assert.equal(await page.textContent('body'), `signed in as ${user.id}`);
-        assert.deepEqual(rp.arrivals.slice(seen), [{ method: 'POST', contentType: 'application/x-www-form-urlencoded', referer: undefined, subject: user.id }]);
+        // Referrer-Policy: no-referrer: no Referer, and Fetch serialises the POST's Origin as "null" (docs/authorization.md, "Response modes").
+        assert.deepEqual(rp.arrivals.slice(seen), [{ method: 'POST', contentType: 'application/x-www-form-urlencoded', referer: undefined, origin: 'null', subject: user.id }]);
 
         const second = await authorizationUrl();
         const response = await page.goto(second.url);
         await page.waitForURL(rp.url, { timeout: 15_000 });
         assert.equal(await page.textContent('body'), `signed in as ${user.id}`);
         assert.equal(rp.arrivals.length, seen + 2);
-        assert.deepEqual(rp.arrivals.at(-1), { method: 'POST', contentType: 'application/x-www-form-urlencoded', referer: undefined, subject: user.id });
+        assert.deepEqual(rp.arrivals.at(-1), { method: 'POST', contentType: 'application/x-www-form-urlencoded', referer: undefined, origin: 'null', subject: user.id });
         assert.equal(response?.url().startsWith(`${server.url}/uas/oauth2/authorization`), true, 'the form_post page came straight from the authorization endpoint');
         assert.deepEqual(problems, [], 'no CSP violations, failed loads or other page errors');
       } finally {
@@ -175,7 +177,7 @@ for (const db of DATABASES) {
         assert.equal(await page.title(), 'Tillbaka till applikationen');
         await Promise.all([page.waitForURL(rp.url, { timeout: 15_000 }), page.getByRole('button', { name: 'Fortsätt' }).click()]);
         assert.equal(await page.textContent('body'), `signed in as ${user.id}`);
-        assert.deepEqual(rp.arrivals.slice(seen), [{ method: 'POST', contentType: 'application/x-www-form-urlencoded', referer: undefined, subject: user.id }]);
+        assert.deepEqual(rp.arrivals.slice(seen), [{ method: 'POST', contentType: 'application/x-www-form-urlencoded', referer: undefined, origin: 'null', subject: user.id }]);
         assert.deepEqual(problems, []);
       } finally {
         await context.close();
