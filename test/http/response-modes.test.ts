@@ -84,7 +84,8 @@ for (const db of DATABASES) {
       });
 
     before(async () => {
-      server = await startServer(db);
+      // Two silent codes per SSO session, so the rate limit's temporarily_unavailable is reachable (RM-02).
+      server = await startServer(db, { env: { GATEHOUSE_SILENT_AUTHORIZATIONS_PER_SESSION: '2' } });
       ({ client, clientSecret } = await createTestClient(server.gatehouse.store, { redirectUris: [REDIRECT, 'com.example.app:/cb'] }));
       username = `modes-${Date.now()}`;
       await createTestUser(server.gatehouse.store, { username, password: PASSWORD });
@@ -108,7 +109,7 @@ for (const db of DATABASES) {
       }
     });
 
-    test('form_post delivers each kind of error after the redirect_uri is verified: request checks, prompt=none, after the login (RM-02)', async () => {
+    test('form_post delivers each kind of error after the redirect_uri is verified: request checks, unauthorized_client, prompt=none, the silent rate limit, after the login (RM-02)', async () => {
       const mode = { response_mode: 'form_post', state: 'e' };
       const cases: [string, Record<string, string> | [string, string][], string][] = [
         ['unsupported_response_type', base({ ...mode, response_type: 'token' }), 'unsupported_response_type'],
@@ -124,6 +125,13 @@ for (const db of DATABASES) {
         assertFormPostError(fields, { error, state: 'e', issuer: server.issuer });
         assert.ok(what);
       }
+      // A client without the authorization_code grant (RFC 6749 §4.1.2.1).
+      const { client: noCodes } = await createTestClient(server.gatehouse.store, { redirectUris: [REDIRECT], grantTypes: ['refresh_token'] });
+      assertFormPostError(await assertFormPost(await get(base({ ...mode, client_id: noCodes.clientId })), REDIRECT), { error: 'unauthorized_client', state: 'e', issuer: server.issuer });
+      // Single sign-on beyond the session's silent-code budget: temporarily_unavailable.
+      const jar = await signedIn();
+      for (let i = 0; i < 2; i++) assertFormPostCode(await assertFormPost(await get(base(mode), jar), REDIRECT), { state: 'e', issuer: server.issuer });
+      assertFormPostError(await assertFormPost(await get(base(mode), jar), REDIRECT), { error: 'temporarily_unavailable', state: 'e', issuer: server.issuer });
       // After the login: the id_token_hint named someone else (OIDC Core §3.1.2.1).
       const other = await createTestUser(server.gatehouse.store, { password: PASSWORD });
       const hint = await signTestIdToken(server.gatehouse.deps, { sub: other.id, aud: client.clientId });
