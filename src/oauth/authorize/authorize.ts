@@ -1,7 +1,8 @@
 /**
  * The authorization endpoint (RFC 6749 §4.1.1, OIDC Core §3.1.2) as a table of steps. The first
  * two verify client_id and redirect_uri and throw InvalidRedirectUri, which is shown to the user
- * and never redirected; every later failure is returned with its redirect target.
+ * and never redirected; the third chooses the response mode (check-response-mode.ts); every later
+ * failure is returned with its redirect target, which carries that mode.
  */
 import type { OAuthDeps } from '../deps.ts';
 import type { RawParams } from '../params.ts';
