@@ -1,3 +1,6 @@
+import { PKCE_METHODS } from '../domain/client.ts';
+import { RESPONSE_TYPES } from './authorize/check-response-type.ts';
+import { RESPONSE_MODES } from './authorize/response-modes/registry.ts';
 import { authMethodsFor } from './client-auth/registry.ts';
 import { GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
 
@@ -5,7 +8,9 @@ import { GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
  * Authorization server metadata: OpenID Connect Discovery 1.0 §3 and RFC 8414 §2. The same
  * document is served at both well-known paths (as the product we replace does). The grant types
  * and the endpoints' client-auth methods come from the registries (grants/registry.ts,
- * client-auth/registry.ts): what is listed is what is implemented.
+ * client-auth/registry.ts), the response modes from theirs (authorize/response-modes/registry.ts),
+ * the response types from the check that serves them and the PKCE methods from the list the PKCE
+ * check accepts: what is listed is what is implemented.
  */
 export const SUPPORTED_SCOPES = ['openid', 'profile', 'email'] as const;
 export const UI_LOCALES = ['en', 'fi', 'sv'] as const;
@@ -60,15 +65,15 @@ export function discoveryDocument({ issuer, acrValues = [] }: DiscoveryOptions):
     end_session_endpoint: at(ENDPOINT_PATHS.endSession),
     jwks_uri: at(ENDPOINT_PATHS.jwks),
     scopes_supported: [...SUPPORTED_SCOPES],
-    response_types_supported: ['code'],
-    response_modes_supported: ['query'],
+    response_types_supported: [...RESPONSE_TYPES],
+    response_modes_supported: RESPONSE_MODES.map((mode) => mode.name),
     grant_types_supported: [...GRANT_TYPES_SUPPORTED],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['RS256'],
     token_endpoint_auth_methods_supported: authMethodsFor('token'),
     introspection_endpoint_auth_methods_supported: authMethodsFor('introspection'),
     revocation_endpoint_auth_methods_supported: authMethodsFor('revocation'),
-    code_challenge_methods_supported: ['S256', 'plain'],
+    code_challenge_methods_supported: [...PKCE_METHODS],
     claims_supported: [...CLAIMS_SUPPORTED],
     claims_parameter_supported: false,
     ...(acrValues.length > 0 ? { acr_values_supported: [...acrValues] } : {}),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Client, PkceMethod } from '../domain/client.ts';
-import { isPublicClient } from '../domain/client.ts';
+import { isPublicClient, PKCE_METHODS } from '../domain/client.ts';
 import { constantTimeEqual } from '../lib/hash.ts';
 import { InvalidGrant, InvalidRequest } from './errors.ts';
 
@@ -19,7 +19,8 @@ export interface PkceBinding {
  * (RFC 7636 §4.3).
  */
 export function checkPkceRequest(client: Client, challenge: string | undefined, method: string | undefined): PkceBinding {
-  if (method !== undefined && method !== 'S256' && method !== 'plain') throw new InvalidRequest('code_challenge_method must be S256 or plain.');
+  // PKCE_METHODS is also discovery's code_challenge_methods_supported: what is accepted is what is advertised.
+  if (method !== undefined && !(PKCE_METHODS as readonly string[]).includes(method)) throw new InvalidRequest(`code_challenge_method must be ${PKCE_METHODS.join(' or ')}.`);
   if (challenge === undefined) {
     if (client.codeChallengeMethod !== undefined || isPublicClient(client)) throw new InvalidRequest('This client must send a code_challenge (PKCE, RFC 7636).');
     if (method !== undefined) throw new InvalidRequest('code_challenge_method was sent without a code_challenge.');

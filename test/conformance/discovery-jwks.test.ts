@@ -57,7 +57,7 @@ describe('conformance: discovery metadata on sqlite', () => {
     assert.equal(m.request_uri_parameter_supported, false);
     assert.equal(m.claims_parameter_supported, false);
     assert.equal(m.authorization_response_iss_parameter_supported, true);
-    assert.deepEqual(m.response_modes_supported, ['query']);
+    assert.deepEqual(m.response_modes_supported, ['query', 'fragment', 'form_post']);
     for (const tag of m.ui_locales_supported as string[]) assert.match(tag, LANGUAGE_TAG);
     assert.equal(m.request_object_signing_alg_values_supported, undefined, 'so the suite runs the request-object modules, which we answer with *_not_supported');
 

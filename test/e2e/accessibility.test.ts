@@ -2,7 +2,7 @@
  * WCAG 2.2 AA of the pages an end user sees, checked with axe-core in Chromium under the pages'
  * real Content-Security-Policy: no serious or critical violation on the login page (each display
  * template), the login page with an error, the error page, the logout confirmation, the
- * signed-out page and the landing page. Plus what axe does not measure: the focus ring's contrast
+ * signed-out page, the landing page and the form_post page. Plus what axe does not measure: the focus ring's contrast
  * (WCAG 2.2 1.4.11, 2.4.13: at least 3:1 against what surrounds it), and a client's logo that
  * loads under the login page's policy.
  */
@@ -148,6 +148,21 @@ describe('WCAG 2.2 AA of the pages (axe-core in Chromium)', { skip }, () => {
     });
     // The error pages answer 400 (documents, not counted); nothing else failed or broke the policy.
     assert.deepEqual(problems, []);
+  });
+
+  test('no serious or critical violation on the form_post page, held on screen (RM-03)', async () => {
+    const { page, problems, close } = await open();
+    try {
+      // Its script would leave the page at once: answered empty here, so axe sees the page the user sees meanwhile.
+      await page.route('**/assets/form-post.js', (route) => route.fulfill({ status: 200, contentType: 'text/javascript', body: '' }));
+      // An error the page delivers without a login: response_type=token is unsupported_response_type.
+      await page.goto(loginUrl({ response_mode: 'form_post', response_type: 'token', ui_locales: 'fi' }));
+      assert.equal(await page.title(), 'Palataan sovellukseen');
+      assert.deepEqual(await seriousViolations(page), []);
+      assert.deepEqual(problems, []);
+    } finally {
+      await close();
+    }
   });
 
   test('the focus ring has at least 3:1 against the card and the page around it', async () => {

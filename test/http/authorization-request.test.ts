@@ -135,10 +135,9 @@ for (const db of DATABASES) {
       await expectError({ ...base(), state: 's'.repeat(2049) }, 'invalid_request');
     });
 
-    test('only response_mode=query is offered', async () => {
-      await expectError({ ...base(), response_mode: 'fragment' }, 'invalid_request');
-      await expectError({ ...base(), response_mode: 'form_post' }, 'invalid_request');
-      await assertLoginPage(await get({ ...base(), response_mode: 'query' }));
+    test('response_mode: query, fragment and form_post are served; any other is invalid_request by query (RM-06; test/http/response-modes.test.ts has the rest)', async () => {
+      for (const mode of ['query', 'fragment', 'form_post']) await assertLoginPage(await get({ ...base(), response_mode: mode }));
+      for (const mode of ['query.jwt', 'form_post.jwt', 'Query']) await expectError({ ...base(), response_mode: mode, state: 'm' }, 'invalid_request', 'm');
     });
 
     test('an id_token_hint we did not sign is invalid_request', async () => {

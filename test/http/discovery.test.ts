@@ -96,7 +96,7 @@ for (const db of DATABASES) {
         jwks_uri: `${base}/metadata.jwks`,
         scopes_supported: ['openid', 'profile', 'email'],
         response_types_supported: ['code'],
-        response_modes_supported: ['query'],
+        response_modes_supported: ['query', 'fragment', 'form_post'],
         grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'password'],
         subject_types_supported: ['public'],
         id_token_signing_alg_values_supported: ['RS256'],

@@ -8,10 +8,10 @@ import { readSessionCookie, setSessionCookie } from './cookies.ts';
 import { csrfValid } from './csrf.ts';
 import { formField, requestParams, useHtmlScope } from './html-scope.ts';
 import { loginPath, sendLoginPage } from './login-page.ts';
-import { LOGIN_CSS } from './views.ts';
+import { FORM_POST_JS, LOGIN_CSS } from './views.ts';
 
 /**
- * The login form's submission and its stylesheet. The carried authorization request is validated
+ * The login form's submission, its stylesheet and the form_post page's script. The carried authorization request is validated
  * again exactly as at the authorization endpoint, then the CSRF token, then the credentials.
  */
 export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
@@ -19,6 +19,10 @@ export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): P
 
   app.get(`${deps.config.issuerPath}/assets/login.css`, async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=3600').header('x-content-type-options', 'nosniff').type('text/css; charset=utf-8').send(LOGIN_CSS),
+  );
+  // The form_post page's script (src/http/render/authorization.ts): the same for everyone, so cacheable like the stylesheet.
+  app.get(`${deps.config.issuerPath}/assets/form-post.js`, async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=3600').header('x-content-type-options', 'nosniff').type('text/javascript; charset=utf-8').send(FORM_POST_JS),
   );
 
   app.post(loginPath(deps.config), async (request, reply) => {
@@ -40,6 +44,7 @@ export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): P
     if (outcome.type === 'error') return sendAuthorizationError(request, reply, deps, outcome.target, outcome.error);
     setSessionCookie(reply, deps.config, outcome.cookieValue);
     // 303: the browser must not repeat the POST, with its password, to the client (RFC 9700 §4.12).
-    return sendCode(reply, deps, outcome.target, outcome.code, 303);
+    // (form_post answers with its page instead: the browser then posts only the response's fields.)
+    return sendCode(request, reply, deps, outcome.target, outcome.code, 303);
   });
 }

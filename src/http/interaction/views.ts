@@ -13,7 +13,10 @@ const eta = new Eta({ views: join(import.meta.dirname, 'templates'), cache: true
 /** The login stylesheet, read once at start-up. */
 export const LOGIN_CSS = readFileSync(join(import.meta.dirname, 'assets', 'login.css'), 'utf8');
 
-export type View = 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm' | 'landing';
+/** The form_post page's one script (it submits the form), read once at start-up: a file, so the page's CSP needs no inline script. */
+export const FORM_POST_JS = readFileSync(join(import.meta.dirname, 'assets', 'form-post.js'), 'utf8');
+
+export type View = 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm' | 'landing' | 'form-post';
 
 /** `base` is the issuer's path (config.issuerPath): the layout links the stylesheet under it. */
 export function renderView(view: View, data: Record<string, unknown> & { base: string }): string {
@@ -25,11 +28,13 @@ export function renderView(view: View, data: Record<string, unknown> & { base: s
  * security headers (CSP, X-Frame-Options, Referrer-Policy, nosniff, HSTS) are added to every
  * response by src/http/plugins/security-headers.ts; a page whose form must be allowed to end up
  * elsewhere passes its `form-action` sources, and a page that shows a client's logo its `img-src`
- * source (only the login page does either, see formActionSource and imageSource).
+ * source (only the login page does either, see formActionSource and imageSource); the form_post
+ * page passes its redirect_uri's origin and `script-src 'self'` for its script file.
  */
-export function sendPage(reply: FastifyReply, status: number, html: string, options: { formActionSources?: readonly string[]; imgSources?: readonly string[] } = {}): FastifyReply {
+export function sendPage(reply: FastifyReply, status: number, html: string, options: { formActionSources?: readonly string[]; imgSources?: readonly string[]; scriptSources?: readonly string[] } = {}): FastifyReply {
   const formAction = options.formActionSources ?? [];
   const img = options.imgSources ?? [];
-  if (formAction.length > 0 || img.length > 0) reply.header('content-security-policy', contentSecurityPolicy(formAction, img));
+  const script = options.scriptSources ?? [];
+  if (formAction.length > 0 || img.length > 0 || script.length > 0) reply.header('content-security-policy', contentSecurityPolicy(formAction, img, script));
   return reply.code(status).header('cache-control', 'no-store').header('pragma', 'no-cache').type('text/html; charset=utf-8').send(html);
 }

@@ -17,11 +17,15 @@ import type { Config } from '../../config.ts';
 
 /**
  * The policy of every response; `form-action` and `img-src` are widened only by the login page
- * (see formActionSource and imageSource below).
+ * (see formActionSource and imageSource below). `script-src` exists only on the form_post page,
+ * and there only as `'self'`: its one script is our static file (never inline, never eval), and
+ * every other answer of our origin is JSON, text or HTML sent with `nosniff`, which a browser
+ * refuses to run as script.
  */
-export function contentSecurityPolicy(formActionSources: readonly string[] = [], imgSources: readonly string[] = []): string {
+export function contentSecurityPolicy(formActionSources: readonly string[] = [], imgSources: readonly string[] = [], scriptSources: readonly string[] = []): string {
   return [
     "default-src 'none'",
+    ...(scriptSources.length > 0 ? [`script-src ${scriptSources.join(' ')}`] : []),
     "style-src 'self'",
     `img-src ${["'self'", ...imgSources].join(' ')}`,
     `form-action ${["'self'", ...formActionSources].join(' ')}`,

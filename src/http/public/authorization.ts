@@ -15,7 +15,7 @@ export async function authorizationRoutes(app: FastifyInstance, deps: HttpDeps):
     const outcome = await authorize(deps, requestParams(request), readSessionCookie(request, deps.config), clientAddress(request));
     switch (outcome.type) {
       case 'code':
-        return sendCode(reply, deps, outcome.target, outcome.code);
+        return sendCode(request, reply, deps, outcome.target, outcome.code);
       case 'login':
         return sendLoginPage(request, reply, deps, outcome.request);
       case 'error':

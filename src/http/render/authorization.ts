@@ -1,51 +1,68 @@
 /**
- * How the authorization endpoint's answers reach the browser: a redirect to the verified
- * redirect_uri carrying either a code or an error (RFC 6749 §4.1.2, §4.1.2.1), always with `iss`
- * (RFC 9207 §2), or an HTML error page when the client or redirect_uri could not be verified.
+ * How the authorization endpoint's answers reach the browser: by the request's response mode
+ * (src/oauth/authorize/response-modes/) — a redirect to the verified redirect_uri carrying the
+ * code or the error in its query or fragment, or the form_post page that posts them there (RFC
+ * 6749 §4.1.2, §4.1.2.1; OAuth 2.0 Form Post Response Mode §2) — always with `iss` (RFC 9207 §2);
+ * or an HTML error page when the client or redirect_uri could not be verified.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RedirectTarget } from '../../oauth/authorize/request.ts';
+import type { Delivery, ResponseParams } from '../../oauth/authorize/response-modes/mode.ts';
 import { InvalidRedirectUri, type OAuthError } from '../../oauth/errors.ts';
 import type { HttpDeps } from '../deps.ts';
 import { chooseLocale, messages } from '../interaction/i18n.ts';
 import { renderView, sendPage } from '../interaction/views.ts';
+import { formActionSource } from '../plugins/security-headers.ts';
 import { toOAuthError } from './errors.ts';
 
-/**
- * Adds response parameters to a redirect URI, keeping any query it already has (RFC 6749 §3.1.2;
- * AZ-10). The URI itself is left byte for byte as registered: re-serialising it through a URL
- * parser could change it. Values are percent-encoded, so `-._~` pass unchanged.
- */
-export function withParams(uri: string, params: Record<string, string | undefined>): string {
-  const query = Object.entries(params)
-    .filter((entry): entry is [string, string] => entry[1] !== undefined)
-    .map(([name, value]) => `${encodeURIComponent(name)}=${encodeURIComponent(value)}`)
-    .join('&');
-  if (query === '') return uri;
-  const separator = !uri.includes('?') ? '?' : uri.endsWith('?') || uri.endsWith('&') ? '' : '&';
-  return uri + separator + query;
-}
+export { withParams } from '../../oauth/authorize/response-modes/query.ts';
 
 /** A redirect that is never cached and leaks no Referer. 303 after a POST that carried a password (RFC 9700 §4.12). */
 export function sendRedirect(reply: FastifyReply, location: string, status: 302 | 303 = 302): FastifyReply {
   return reply.code(status).header('location', location).header('cache-control', 'no-store').header('pragma', 'no-cache').header('referrer-policy', 'no-referrer').send();
 }
 
-/** The success response: code, state when sent, iss (RFC 6749 §4.1.2, RFC 9207 §2). */
-export function sendCode(reply: FastifyReply, deps: Pick<HttpDeps, 'config'>, target: RedirectTarget, code: string, status: 302 | 303 = 302): FastifyReply {
-  return sendRedirect(reply, withParams(target.redirectUri, { code, state: target.state, iss: deps.config.issuer }), status);
+/**
+ * The success response: code, state when sent, iss (RFC 6749 §4.1.2, RFC 9207 §2), by the
+ * request's response mode. `status` is the redirect's: 303 after the login POST (RFC 9700 §4.12).
+ */
+export function sendCode(request: FastifyRequest, reply: FastifyReply, deps: Pick<HttpDeps, 'config'>, target: RedirectTarget, code: string, status: 302 | 303 = 302): FastifyReply {
+  return deliver(request, reply, deps, target, { code, state: target.state, iss: deps.config.issuer }, status);
 }
 
 /**
  * An error after the redirect_uri was verified: error, error_description, state and iss, and
- * nothing else, never a code (OIDC Core §3.1.2.6). An unexpected failure becomes server_error or
+ * nothing else, never a code (OIDC Core §3.1.2.6), by the request's response mode (query when the
+ * mode itself was the error). An unexpected failure becomes server_error or
  * temporarily_unavailable, logged in full, rather than a bare 5xx page (AZ-26).
  */
 export function sendAuthorizationError(request: FastifyRequest, reply: FastifyReply, deps: Pick<HttpDeps, 'config'>, target: RedirectTarget, error: unknown): FastifyReply {
   const oauthError = toOAuthError(error, request);
   if (!oauthError.redirectable) return sendErrorPage(request, reply, deps.config.issuerPath, oauthError);
-  const location = withParams(target.redirectUri, { error: oauthError.error, error_description: oauthError.description, state: target.state, iss: deps.config.issuer });
-  return sendRedirect(reply, location);
+  return deliver(request, reply, deps, target, { error: oauthError.error, error_description: oauthError.description, state: target.state, iss: deps.config.issuer });
+}
+
+function deliver(request: FastifyRequest, reply: FastifyReply, deps: Pick<HttpDeps, 'config'>, target: RedirectTarget, params: ResponseParams, status: 302 | 303 = 302): FastifyReply {
+  const delivery: Delivery = target.responseMode.deliver(target.redirectUri, params);
+  if (delivery.type === 'redirect') return sendRedirect(reply, delivery.location, status);
+  return sendFormPostPage(request, reply, deps.config.issuerPath, delivery);
+}
+
+/**
+ * The form_post page (OAuth 2.0 Form Post Response Mode §2): a form of hidden fields whose action
+ * is the verified redirect_uri, submitted at once by our script file (`/assets/form-post.js`), or
+ * by the user with the <noscript> button. Eta escapes every value and the action for HTML. Its
+ * policy adds only `script-src 'self'` and the redirect_uri's origin as a `form-action`: no inline
+ * script, no framing. Never cached (it carries a code) and, like every answer, Referrer-Policy:
+ * no-referrer, so the POST carries no Referer with the request's parameters. 200: a redirect's
+ * body is never shown.
+ */
+function sendFormPostPage(request: FastifyRequest, reply: FastifyReply, base: string, delivery: Extract<Delivery, { type: 'form_post' }>): FastifyReply {
+  const locale = chooseLocale(uiLocalesOf(request), request.headers['accept-language']);
+  const t = messages(locale);
+  const html = renderView('form-post', { base, lang: locale, t, title: t.formPostTitle, display: 'page', action: delivery.action, fields: delivery.fields });
+  const formAction = formActionSource(delivery.action);
+  return sendPage(reply, 200, html, { formActionSources: formAction === undefined ? [] : [formAction], scriptSources: ["'self'"] });
 }
 
 /** What the user was doing when the error page is shown: its title and plain words depend on it. */

@@ -1,7 +1,8 @@
 /**
  * The authorization endpoint (RFC 6749 §4.1.1, OIDC Core §3.1.2) as a table of steps. The first
  * two verify client_id and redirect_uri and throw InvalidRedirectUri, which is shown to the user
- * and never redirected; every later failure is returned with its redirect target.
+ * and never redirected; the third chooses the response mode (check-response-mode.ts); every later
+ * failure is returned with its redirect target, which carries that mode.
  */
 import type { OAuthDeps } from '../deps.ts';
 import type { RawParams } from '../params.ts';
@@ -15,19 +16,23 @@ import { checkDisplay } from './check-display.ts';
 import { checkIdTokenHint } from './check-id-token-hint.ts';
 import { checkMaxAge, checkPrompt } from './check-prompt.ts';
 import { checkRedirectUri } from './check-redirect-uri.ts';
+import { checkResponseMode } from './check-response-mode.ts';
 import { checkResponseType } from './check-response-type.ts';
 import { chooseAcr } from './choose-acr.ts';
 import { decideInteraction } from './decide-interaction.ts';
 import { issueCode } from './issue-code.ts';
 import { maxLength, parseRequest } from './parse-request.ts';
 import type { AuthorizeOutcome, RedirectTarget, Validation } from './request.ts';
+import { DEFAULT_RESPONSE_MODE } from './response-modes/registry.ts';
 
 /** Validates an authorization request from scratch: the GET/POST endpoint and the login form both call it. */
 export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Promise<Validation> {
   const client = await checkClient(deps, raw); // RFC 6749 §4.1.2.1 (page)
   const redirectUri = checkRedirectUri(client, raw); // RFC 6749 §3.1.2.3, RFC 8252 §7.3 (page)
-  const target: RedirectTarget = { redirectUri, state: echoableState(raw) };
+  let target: RedirectTarget = { redirectUri, state: echoableState(raw), responseMode: DEFAULT_RESPONSE_MODE };
   try {
+    // Before anything else can fail: every later error travels as the client asked (its own failure by query).
+    target = { ...target, responseMode: checkResponseMode(raw, redirectUri) }; // OAuth 2.0 Multiple Response Types §2.1, Form Post Response Mode §2
     const params = parseRequest(raw); // RFC 6749 §3.1; OIDC Core §6
     checkResponseType(params.response_type, client); // RFC 6749 §3.1.1, §4.1.2.1
     const requested = parseScope(params.scope);

@@ -65,8 +65,5 @@ export function parseRequest(raw: RawParams): AuthorizationParams {
     // and some stores cannot even hold them.
     if (CONTROL.test(value)) throw new InvalidRequest(`The ${name} parameter contains control characters.`);
   }
-  // Only the query response mode exists for response_type=code here; delivering elsewhere than
-  // the client asked would lose the response (OAuth 2.0 Multiple Response Types §2).
-  if (params.response_mode !== undefined && params.response_mode !== 'query') throw new InvalidRequest('Only response_mode=query is supported.');
   return params;
 }

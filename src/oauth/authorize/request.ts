@@ -4,6 +4,7 @@
  */
 import type { Client } from '../../domain/client.ts';
 import type { PkceBinding } from '../pkce.ts';
+import type { ResponseMode } from './response-modes/mode.ts';
 
 export const PROMPT_VALUES = ['none', 'login', 'consent', 'select_account'] as const;
 export type Prompt = (typeof PROMPT_VALUES)[number];
@@ -16,6 +17,8 @@ export interface RedirectTarget {
   redirectUri: string;
   /** The request's state, echoed unchanged (RFC 6749 §4.1.2); undefined when not sent or unusable. */
   state: string | undefined;
+  /** How the answer travels (check-response-mode.ts): the default, query, until the request's own mode is known to work. */
+  responseMode: ResponseMode;
 }
 
 /** What an authorization code is bound to (RFC 6749 §4.1.3, RFC 7636 §4.4, OIDC Core §3.1.3.6). */

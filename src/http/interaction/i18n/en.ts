@@ -26,6 +26,11 @@ export const en = {
   landingJwks: 'Signing keys (JWK set)',
   landingHealth: 'Health: is the service ready?',
   landingApiDocs: 'Identity API description (OpenAPI)',
+  /** The form_post page (OAuth 2.0 Form Post Response Mode): the answer travels to the application by a form the page submits. */
+  formPostTitle: 'Returning to the application',
+  formPostReturning: 'Returning you to the application…',
+  formPostNoScript: 'JavaScript is turned off in your browser. Select Continue to return to the application.',
+  formPostContinue: 'Continue',
   /** What went wrong while signing in, in plain words, by the error code shown in small print. */
   signInErrors: {
     invalid_client: 'The application that sent you here is not known to this sign-in service, or it has been switched off. Contact the application’s support.',

@@ -27,6 +27,10 @@ export const fi: Messages = {
   landingJwks: 'Allekirjoitusavaimet (JWK-joukko)',
   landingHealth: 'Tila: onko palvelu valmis?',
   landingApiDocs: 'Identiteettirajapinnan kuvaus (OpenAPI)',
+  formPostTitle: 'Palataan sovellukseen',
+  formPostReturning: 'Sinut palautetaan sovellukseen…',
+  formPostNoScript: 'JavaScript ei ole käytössä selaimessasi. Palaa sovellukseen valitsemalla Jatka.',
+  formPostContinue: 'Jatka',
   signInErrors: {
     invalid_client: 'Sovellus, josta tulit, ei ole tämän kirjautumispalvelun tuntema, tai se on poistettu käytöstä. Ota yhteyttä sovelluksen tukeen.',
     invalid_redirect_uri: 'Sovellus lähetti sinut tänne paluuosoitteella, jota ei ole rekisteröity sille, joten sinua ei voida ohjata turvallisesti takaisin. Ota yhteyttä sovelluksen tukeen.',

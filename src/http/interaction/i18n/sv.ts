@@ -27,6 +27,10 @@ export const sv: Messages = {
   landingJwks: 'Signeringsnycklar (JWK-mängd)',
   landingHealth: 'Status: är tjänsten redo?',
   landingApiDocs: 'Beskrivning av identitets-API:t (OpenAPI)',
+  formPostTitle: 'Tillbaka till applikationen',
+  formPostReturning: 'Du skickas tillbaka till applikationen…',
+  formPostNoScript: 'JavaScript är avstängt i din webbläsare. Välj Fortsätt för att gå tillbaka till applikationen.',
+  formPostContinue: 'Fortsätt',
   signInErrors: {
     invalid_client: 'Tjänsten som skickade hit dig är okänd för den här inloggningstjänsten, eller så har den stängts av. Kontakta tjänstens support.',
     invalid_redirect_uri: 'Tjänsten skickade hit dig med en returadress som inte är registrerad för den, så du kan inte skickas tillbaka på ett säkert sätt. Kontakta tjänstens support.',
