@@ -247,7 +247,7 @@ describe('registerClient', () => {
 
   test('refuses every key gatehouse does not implement, naming it (RFC 7591 §2 would let it ignore them)', async () => {
     await refused({ policy_uri: 'https://shop.example/policy' }, 'policy_uri', /^policy_uri: is not supported: the login page shows no policy link$/);
-    await refused({ token_endpoint_auth_signing_alg: 'RS256' }, 'token_endpoint_auth_signing_alg', /JWT client authentication/);
+    await refused({ request_uris: ['https://shop.example/r'] }, 'request_uris', /request objects are not supported/);
     await refused({ audience: ['x'] }, 'audience', /the key is aud/);
     await refused({ software_id: 'abc' }, 'software_id', /^software_id: is not a client metadata key gatehouse implements; remove it \(in an update, set it to null\)$/);
     await refused({ constructor: 'x' }, 'constructor', /is not a client metadata key gatehouse implements/);
