@@ -21,7 +21,7 @@ export interface SigningKey {
   kid: string;
 }
 
-export async function signingKey(alg = 'ES256', kid = randomUUID()): Promise<SigningKey> {
+export async function signingKey(alg = 'ES256', kid: string = randomUUID()): Promise<SigningKey> {
   const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
   return { privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' }, alg, kid };
 }

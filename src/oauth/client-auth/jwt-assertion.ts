@@ -17,8 +17,8 @@ export const JWT_BEARER_ASSERTION = 'urn:ietf:params:oauth:client-assertion-type
 /** The body parameters an assertion request is read from (RFC 7521 §4.2), plus those refused next to it. */
 export const ASSERTION_PARAMS = ['client_assertion_type', 'client_assertion', 'client_id', 'client_secret'] as const;
 
-/** The longest client_assertion looked at: a signed JWT with a few claims is far shorter. */
-export const MAX_ASSERTION_LENGTH = 8192;
+/** The longest client_assertion looked at: a JWT with the claims RFC 7523 asks for, signed with a 4096-bit RSA key, is under 1 KiB. */
+export const MAX_ASSERTION_LENGTH = 4096;
 
 /** An assertion's exp may be at most this far ahead of now (a short-lived assertion; RFC 7523 §3 item 4 lets the server limit it). */
 export const MAX_ASSERTION_LIFETIME_MS = 60 * 60_000;
