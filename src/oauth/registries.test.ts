@@ -53,7 +53,7 @@ describe('grant and client-auth registries', () => {
     assert.deepEqual(metadata.introspection_endpoint_auth_methods_supported, confidentialOnly);
     // The algorithms are those the JWT methods verify with, and nothing else (RFC 8414 §2).
     const algs = [...CLIENT_AUTH_METHODS.find((method) => method.method === 'client_secret_jwt')!.signingAlgs, ...CLIENT_AUTH_METHODS.find((method) => method.method === 'private_key_jwt')!.signingAlgs];
-    assert.deepEqual(algs, ['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA']);
+    assert.deepEqual(algs, ['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519']);
     for (const endpoint of ['token', 'introspection', 'revocation']) assert.deepEqual(metadata[`${endpoint}_endpoint_auth_signing_alg_values_supported`], algs, endpoint);
   });
 

@@ -81,7 +81,7 @@ for (const db of DATABASES) {
     });
 
     test('every algorithm of the allow-list works; none, and HS256 by a private_key_jwt client, never do (JW-06)', async () => {
-      for (const alg of ['RS256', 'PS256', 'ES256', 'EdDSA']) {
+      for (const alg of ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519']) {
         const algKey = await signingKey(alg);
         const algClient = await addKeyClient(store(), { keys: [algKey] });
         await accepted(assertionFields(await keyAssertion(algKey, algClient.clientId, url('revocation'), { now: nowS() })), alg);

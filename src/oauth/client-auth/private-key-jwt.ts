@@ -3,8 +3,12 @@ import { InvalidClient } from '../errors.ts';
 import { allowedAlgs, assertionAlg, ASSERTION_PARAMS, isAssertionRequest, presentAssertion, requireRegistered, verifyAssertion } from './jwt-assertion.ts';
 import { JwksUnavailable, type ClientAuthMethodHandler } from './method.ts';
 
-/** Asymmetric algorithms accepted (RFC 7518 §3.1, RFC 8037 §3.1); never `none`, never HMAC. */
-const PRIVATE_KEY_JWT_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA'] as const;
+/**
+ * Asymmetric algorithms accepted (RFC 7518 §3.1, RFC 8037 §3.1); never `none`, never HMAC.
+ * Ed25519 is EdDSA over Ed25519 under its fully-specified name (RFC 9864 §2.2), the name
+ * openid-client v6 signs Ed25519 keys with.
+ */
+const PRIVATE_KEY_JWT_ALGS = ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'] as const;
 
 /**
  * private_key_jwt (OIDC Core §9, RFC 7523 §2.2): a JWT signed with the client's private key,
