@@ -23,6 +23,7 @@ const CHECKLIST: [string, number][] = [
   ['UI', 11],
   ['INT', 9],
   ['SEC', 3],
+  ['JW', 11],
 ];
 /** Modules 0 (common set-up) to 38 of the Basic OP plan (research/conformance.md §1). */
 const MODULES = 39;
