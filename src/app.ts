@@ -10,6 +10,8 @@ import { buildHttpServer, type ServerOptions } from './http/server.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { cryptoRandom, type Random } from './lib/random.ts';
 import { scheduleCleanup } from './oauth/cleanup.ts';
+import { RemoteJwks, type RemoteJwksOptions } from './crypto/remote-jwks.ts';
+import type { ClientAuthDeps, JwksFetcher } from './oauth/client-auth/method.ts';
 import { openAuditFile } from './observability/audit-file.ts';
 import { auditLogger, DeferredAuditSink, loggerAuditSink, type AuditSink } from './observability/audit.ts';
 import { migrateToLatest, openDatabase, sqliteAccessWarnings } from './storage/sql/database.ts';
@@ -34,6 +36,8 @@ export interface Runtime {
    * yes). A cluster worker does not: it answers the primary, which serves the sum of the workers.
    */
   metricsListener?: boolean;
+  /** Limits of the jwks_uri fetcher (src/crypto/remote-jwks.ts), for tests; or a whole fetcher. */
+  jwks?: Partial<RemoteJwksOptions> | JwksFetcher;
 }
 
 /**
@@ -110,7 +114,10 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     const sink = runtime.audit ?? auditFile?.sink ?? toServerLog;
     // Logins, grants and throttling are counted from the audit events on their way out.
     const audit = metrics ? metrics.countingSink(sink) : sink;
-    const deps: HttpDeps = { config, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr], audit };
+    // What client-authentication methods verify with (src/oauth/client-auth/method.ts): built here, once.
+    const jwks = runtime.jwks !== undefined && 'get' in runtime.jwks ? runtime.jwks : new RemoteJwks(clock, runtime.jwks as Partial<RemoteJwksOptions> | undefined);
+    const clientAuth: ClientAuthDeps = { clock, issuer: config.issuer, jwks, assertions: store.assertions, keyEncryptionKey: config.keyEncryptionKey };
+    const deps: HttpDeps = { config, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr], audit, clientAuth };
     const app = await buildHttpServer(deps, metrics ? { ...options, observeRequest: metrics.observeRequest.bind(metrics) } : options);
     toServerLog.attach(loggerAuditSink(auditLogger(app.log, config.logLevel)));
     // An existing SQLite file or folder is the operator's: said, not changed (docs/operations.md, "File permissions").

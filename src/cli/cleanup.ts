@@ -6,7 +6,7 @@ import { printFields, printJson } from './output.ts';
 export function registerCleanupCommands(program: Command): void {
   program
     .command('cleanup')
-    .description('delete expired codes, tokens, sessions and throttling counters now (the server also does it every GATEHOUSE_CLEANUP_INTERVAL)')
+    .description('delete expired codes, tokens, sessions, throttling counters and used client-assertion jtis now (the server also does it every GATEHOUSE_CLEANUP_INTERVAL)')
     .option('--max-batches N', 'stop a table after N batches of 1000 rows (default: until it is clean)')
     .option('--json', 'print JSON only')
     .action((flags: { json?: boolean; maxBatches?: string }) =>
@@ -20,6 +20,7 @@ export function registerCleanupCommands(program: Command): void {
           ['codes', report.codes],
           ['tokens', report.tokens],
           ['throttling', report.throttling],
+          ['assertions', report.assertions],
           ['more left', report.more],
           ['took ms', report.ms],
         ]);

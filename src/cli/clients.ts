@@ -1,6 +1,7 @@
 /** `gatehouse client …`: register and manage OAuth clients. */
 import { Option, type Command } from 'commander';
 import type { Client } from '../domain/client.ts';
+import { CLIENT_AUTH_METHOD_NAMES, CLIENT_AUTH_METHODS } from '../oauth/client-auth/registry.ts';
 import { clientWarnings } from '../oauth/client-metadata.ts';
 import { GRANT_TYPES_SUPPORTED } from '../oauth/grants/registry.ts';
 import {
@@ -30,6 +31,9 @@ interface MetadataFlags {
   accessTokenTtl?: string;
   refreshTokens?: boolean;
   rotateRefreshTokens?: boolean;
+  jwksFile?: string;
+  jwksUri?: string;
+  tokenEndpointAuthSigningAlg?: string;
 }
 
 interface JsonFlag {
@@ -45,7 +49,14 @@ function withMetadataOptions(command: Command): Command {
     .option('--metadata-file <file>', 'a JSON client metadata document (snake_case keys); the flags below override it')
     .option('--name <name>', 'client_name, shown on the login page')
     .option('--redirect-uri <uri>', 'a redirect URI (repeatable): https, http on a loopback host, or a private-use scheme such as com.example.app:/path', collect)
-    .addOption(new Option('--token-endpoint-auth-method <method>', 'how the client authenticates; none: a public client without a secret').choices(['client_secret_basic', 'client_secret_post', 'none']))
+    .addOption(
+      new Option('--token-endpoint-auth-method <method>', 'how the client authenticates; none: a public client without a secret; private_key_jwt: a JWT signed with its key (needs --jwks-file or --jwks-uri); client_secret_jwt: a JWT MACed with its secret (needs GATEHOUSE_KEY_ENCRYPTION_KEY)').choices([
+        ...CLIENT_AUTH_METHOD_NAMES,
+      ]),
+    )
+    .option('--jwks-file <file>', "a JSON file holding the client's public keys as a JWK Set (jwks), for private_key_jwt")
+    .option('--jwks-uri <uri>', "where the client publishes its public keys (jwks_uri), for private_key_jwt: https, or http on a loopback host")
+    .addOption(new Option('--token-endpoint-auth-signing-alg <alg>', 'the one algorithm the client signs its assertions with (token_endpoint_auth_signing_alg)').choices([...new Set(CLIENT_AUTH_METHODS.flatMap((method) => method.signingAlgs))]))
     .addOption(new Option('--code-challenge-method <method>', 'require PKCE with this method').choices(['S256', 'plain']))
     .option('--grant-type <grant>', `a grant the client may use (repeatable): ${GRANT_TYPES_SUPPORTED.join(', ')}; client_credentials needs no redirect URI and a confidential client; password only for a confidential client migrating from Ubisecure (RFC 9700 §2.4: never a default)`, collect)
     .addOption(new Option('--resource-server', 'no grants at all (grant_types []): a resource server that only introspects tokens').conflicts('grantType'))
@@ -77,6 +88,9 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   if (flags.accessTokenTtl !== undefined) doc.access_token_ttl = wholeNumber(flags.accessTokenTtl, '--access-token-ttl');
   if (flags.refreshTokens !== undefined) doc.refresh_tokens = flags.refreshTokens;
   if (flags.rotateRefreshTokens !== undefined) doc.rotate_refresh_tokens = flags.rotateRefreshTokens;
+  if (flags.jwksFile !== undefined) doc.jwks = await readJsonFile(flags.jwksFile);
+  if (flags.jwksUri !== undefined) doc.jwks_uri = flags.jwksUri;
+  if (flags.tokenEndpointAuthSigningAlg !== undefined) doc.token_endpoint_auth_signing_alg = flags.tokenEndpointAuthSigningAlg;
   return doc;
 }
 

@@ -79,7 +79,7 @@ export async function withStore<T>(work: (env: CliEnv) => Promise<T>): Promise<T
   const auditFile = config.auditLog === undefined ? undefined : (await import('../observability/audit-file.ts')).openAuditFile(config.auditLog, { sync: true });
   try {
     const { clients, users, organizations, groups, sessions, codes, tokens } = store;
-    const deps = { clients, users, organizations, groups, sessions, codes, tokens, transaction: store.transaction, clock: systemClock, random: cryptoRandom };
+    const deps = { clients, users, organizations, groups, sessions, codes, tokens, transaction: store.transaction, clock: systemClock, random: cryptoRandom, keyEncryptionKey: config.keyEncryptionKey };
     return await work({ config, store, deps, audit: auditFile?.sink ?? noAudit });
   } finally {
     await store.close();

@@ -4,17 +4,17 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
  * Private signing keys at rest: AES-256-GCM under a key derived (HKDF-SHA256) from
  * GATEHOUSE_KEY_ENCRYPTION_KEY. Format: `v1.<iv>.<ciphertext>.<tag>`, base64url parts.
  */
-export function encryptPrivateKey(plaintext: string, secret: string): string {
+export function encryptPrivateKey(plaintext: string, secret: string, purpose: SealPurpose = 'signing-key-encryption'): string {
   const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', deriveKey(secret), iv);
+  const cipher = createCipheriv('aes-256-gcm', deriveKey(secret, purpose), iv);
   const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
   return ['v1', iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
 }
 
-export function decryptPrivateKey(sealed: string, secret: string): string {
+export function decryptPrivateKey(sealed: string, secret: string, purpose: SealPurpose = 'signing-key-encryption'): string {
   const [version, iv, body, tag] = sealed.split('.');
   if (version !== 'v1' || !iv || !body || !tag) throw new Error('unrecognised encrypted key format');
-  const decipher = createDecipheriv('aes-256-gcm', deriveKey(secret), Buffer.from(iv, 'base64url'));
+  const decipher = createDecipheriv('aes-256-gcm', deriveKey(secret, purpose), Buffer.from(iv, 'base64url'));
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   try {
     return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
@@ -23,8 +23,25 @@ export function decryptPrivateKey(sealed: string, secret: string): string {
   }
 }
 
-function deriveKey(secret: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', secret, 'gatehouse', 'signing-key-encryption', 32));
+/**
+ * What a sealed value is, as the HKDF info: each purpose gets its own AES key from the one
+ * GATEHOUSE_KEY_ENCRYPTION_KEY, so a sealed signing key can never be opened as a client secret
+ * or the other way round.
+ */
+export type SealPurpose = 'signing-key-encryption' | 'client-secret-encryption';
+
+function deriveKey(secret: string, purpose: SealPurpose): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, 'gatehouse', purpose, 32));
+}
+
+/** A client_secret_jwt client's secret at rest (docs/decisions.md, "client_secret_jwt secrets are sealed, not hashed"). */
+export function sealClientSecret(secret: string, keyEncryptionKey: string): string {
+  return encryptPrivateKey(secret, keyEncryptionKey, 'client-secret-encryption');
+}
+
+/** The secret sealed by sealClientSecret; throws when `keyEncryptionKey` is not the one it was sealed with. */
+export function openClientSecret(sealed: string, keyEncryptionKey: string): string {
+  return decryptPrivateKey(sealed, keyEncryptionKey, 'client-secret-encryption');
 }
 
 /**

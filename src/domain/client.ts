@@ -2,7 +2,7 @@
  * Client authentication methods a client may register (RFC 6749 §2.3, OIDC Core §9). The runtime
  * list is the registry src/oauth/client-auth/registry.ts, which must implement exactly these (checked by the compiler there).
  */
-export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
+export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'client_secret_jwt' | 'private_key_jwt' | 'none';
 
 /** Grant types a client may register; the runtime list is the registry src/oauth/grants/registry.ts (exactly these, checked there). */
 export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials' | 'password';
@@ -16,6 +16,12 @@ export interface Client {
   name: string;
   /** SHA-256 of the generated secret; undefined for public clients. */
   secretHash: string | undefined;
+  /**
+   * client_secret_jwt only: the secret sealed with GATEHOUSE_KEY_ENCRYPTION_KEY
+   * (src/crypto/key-encryption.ts), because the HMAC of an assertion is keyed by the secret itself
+   * (RFC 7523 §2.2 with OIDC Core §9) and a hash cannot check it. undefined for every other client.
+   */
+  secretSealed?: string | undefined;
   active: boolean;
   redirectUris: string[];
   /** undefined: either secret method is accepted (Ubisecure's detection). */

@@ -43,7 +43,7 @@ export const DEFAULT_BATCH_SIZE = 1000;
 export const DEFAULT_MAX_BATCHES = 100;
 
 export interface CleanupDeps {
-  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling'>>;
+  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions'>>;
   clock: Clock;
 }
 
@@ -60,6 +60,8 @@ export interface CleanupReport {
   codes: number;
   tokens: number;
   throttling: number;
+  /** Client-assertion jtis whose assertion expired (RFC 7523 §3: kept only until exp). */
+  assertions: number;
   /** true when some table hit `maxBatches`: the next pass continues there. */
   more: boolean;
   ms: number;
@@ -115,7 +117,10 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
   // Counters are judged at `now`: an expired counter already counts as absent (ThrottleStore).
   const throttling = store.throttling ? await drain(() => store.throttling!.deleteExpired(now, batchSize)) : 0;
 
-  return { sessions, codes, tokens, throttling, more, ms: Date.now() - started };
+  // A jti is needed only while its assertion could still be accepted: until its exp.
+  const assertions = store.assertions ? await drain(() => store.assertions!.deleteExpired(now, batchSize)) : 0;
+
+  return { sessions, codes, tokens, throttling, assertions, more, ms: Date.now() - started };
 }
 
 function yieldToEventLoop(): Promise<void> {

@@ -4,7 +4,8 @@
  * two are mapped, both ways.
  */
 import { PKCE_METHODS, defaultGrantTypes, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../domain/client.ts';
-import { CLIENT_AUTH_METHOD_NAMES } from './client-auth/registry.ts';
+import { jwksUriProblem, publicKeySet } from '../crypto/remote-jwks.ts';
+import { CLIENT_AUTH_METHOD_NAMES, signingAlgsOf } from './client-auth/registry.ts';
 import { CONFIDENTIAL_GRANT_TYPES, GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
 import { redirectUriProblem, redirectUriWarning } from './redirect-uri-rules.ts';
 
@@ -42,9 +43,6 @@ const UNSUPPORTED_KEYS: Record<string, string> = {
   userinfo_signed_response_alg: 'signed UserInfo responses are not supported',
   userinfo_encrypted_response_alg: 'encrypted UserInfo responses are not supported',
   userinfo_encrypted_response_enc: 'encrypted UserInfo responses are not supported',
-  jwks_uri: 'client keys are not supported',
-  jwks: 'client keys are not supported',
-  token_endpoint_auth_signing_alg: 'JWT client authentication is not supported',
   request_object_signing_alg: 'request objects are not supported',
   request_object_encryption_alg: 'request objects are not supported',
   request_object_encryption_enc: 'request objects are not supported',
@@ -82,6 +80,9 @@ const IMPLEMENTED_KEYS = new Set([
   'id_token_signed_response_alg',
   'id_token_scope_claims',
   'active',
+  'jwks',
+  'jwks_uri',
+  'token_endpoint_auth_signing_alg',
 ]);
 
 /** Most client_ids one client may name in `aud`. */
@@ -149,6 +150,7 @@ export function parseClientMetadata(document: unknown): ClientSettings {
     throw new InvalidClientMetadata('id_token_signed_response_alg', 'only RS256 is supported');
   }
   optionalBoolean(doc, 'id_token_scope_claims');
+  clientKeys(doc, tokenEndpointAuthMethod);
   if (doc.aud !== undefined) doc.aud = audienceList(doc.aud);
   if (doc.logo_uri !== undefined) logoUri(doc.logo_uri);
   for (const key of Object.keys(doc)) {
@@ -300,6 +302,45 @@ function grantTypes(value: unknown): GrantType[] {
   }
   // An empty list is valid and disables every grant (Ubisecure semantics).
   return [...new Set(list)] as GrantType[];
+}
+
+/**
+ * The keys of JWT client authentication (RFC 7591 §2, OIDC Registration §2; RFC 7523): `jwks`
+ * (public keys inline) or `jwks_uri` (where they are published), never both, and one of them
+ * for private_key_jwt — which is also the only method that uses them. `token_endpoint_auth_signing_alg`
+ * narrows a JWT method to one of the algorithms it accepts (src/oauth/client-auth/registry.ts).
+ */
+function clientKeys(doc: Record<string, unknown>, method: ClientAuthMethod | undefined): void {
+  const { jwks, jwks_uri: jwksUri } = doc;
+  if (jwks !== undefined && jwksUri !== undefined) throw new InvalidClientMetadata('jwks', 'and jwks_uri cannot both be registered (RFC 7591 §2): give one');
+  if (method === 'private_key_jwt' && jwks === undefined && jwksUri === undefined) {
+    throw new InvalidClientMetadata('token_endpoint_auth_method', 'private_key_jwt needs the client\'s public keys: register jwks or jwks_uri');
+  }
+  if ((jwks !== undefined || jwksUri !== undefined) && method !== 'private_key_jwt') {
+    throw new InvalidClientMetadata(jwks !== undefined ? 'jwks' : 'jwks_uri', 'is used only by token_endpoint_auth_method private_key_jwt');
+  }
+  if (jwks !== undefined) publicKeySet(jwks, (why) => new InvalidClientMetadata('jwks', why)).keys.forEach(publicJwk);
+  if (jwksUri !== undefined) {
+    if (typeof jwksUri !== 'string') throw new InvalidClientMetadata('jwks_uri', 'must be a URL string');
+    const problem = jwksUriProblem(jwksUri);
+    if (problem) throw new InvalidClientMetadata('jwks_uri', problem);
+  }
+  const alg = doc.token_endpoint_auth_signing_alg;
+  if (alg !== undefined) {
+    const allowed = signingAlgsOf(method);
+    if (allowed.length === 0) throw new InvalidClientMetadata('token_endpoint_auth_signing_alg', 'applies only to token_endpoint_auth_method private_key_jwt or client_secret_jwt');
+    if (typeof alg !== 'string' || !allowed.includes(alg)) throw new InvalidClientMetadata('token_endpoint_auth_signing_alg', `must be one of ${allowed.join(', ')} for ${method}`);
+  }
+}
+
+/** One registered public key, checked for the members its kty needs (RFC 7518 §6.2.1, §6.3.1; RFC 8037 §2); `use`, if given, must be sig. */
+function publicJwk(jwk: Record<string, unknown>): void {
+  const refuse = (why: string) => new InvalidClientMetadata('jwks', `${jwk.kid === undefined ? 'a key' : `key ${JSON.stringify(jwk.kid)}`} ${why}`);
+  const needed = jwk.kty === 'RSA' ? ['n', 'e'] : jwk.kty === 'EC' ? ['crv', 'x', 'y'] : ['crv', 'x'];
+  const missing = needed.find((member) => typeof jwk[member] !== 'string' || jwk[member] === '');
+  if (missing !== undefined) throw refuse(`lacks "${missing}"`);
+  if (jwk.use !== undefined && jwk.use !== 'sig') throw refuse('has a "use" other than sig');
+  if (jwk.kid !== undefined && (typeof jwk.kid !== 'string' || jwk.kid.length > 255)) throw refuse('has a kid that is not a string of at most 255 characters');
 }
 
 function responseTypes(value: unknown): void {

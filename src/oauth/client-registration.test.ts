@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Client } from '../domain/client.ts';
+import { openClientSecret } from '../crypto/key-encryption.ts';
 import { ManualClock } from '../lib/clock.ts';
 import { hashSecret } from '../lib/hash.ts';
 import { cryptoRandom } from '../lib/random.ts';
@@ -285,7 +286,7 @@ describe('registerClient', () => {
 
   test('refuses every key gatehouse does not implement, naming it (RFC 7591 §2 would let it ignore them)', async () => {
     await refused({ policy_uri: 'https://shop.example/policy' }, 'policy_uri', /^policy_uri: is not supported: the login page shows no policy link$/);
-    await refused({ token_endpoint_auth_signing_alg: 'RS256' }, 'token_endpoint_auth_signing_alg', /JWT client authentication/);
+    await refused({ request_uris: ['https://shop.example/r'] }, 'request_uris', /request objects are not supported/);
     await refused({ audience: ['x'] }, 'audience', /the key is aud/);
     await refused({ software_id: 'abc' }, 'software_id', /^software_id: is not a client metadata key gatehouse implements; remove it \(in an update, set it to null\)$/);
     await refused({ constructor: 'x' }, 'constructor', /is not a client metadata key gatehouse implements/);
@@ -401,5 +402,68 @@ describe('client management', () => {
     await assert.rejects(deleteClient(deps, client.clientId), ClientNotFound);
     await assert.rejects(setClientActive(deps, 'nope', true), ClientNotFound);
     await assert.rejects(updateClient(deps, 'nope', {}), ClientNotFound);
+  });
+});
+
+describe('JWT client authentication metadata (RFC 7591 §2, RFC 7523)', () => {
+  const EC_KEY = { kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0', kid: 'k1', use: 'sig' };
+  const KEK = 'a key-encryption key of forty characters.';
+
+  test('private_key_jwt with jwks or jwks_uri: registered without a secret; the keys are echoed (JW-10)', async () => {
+    const inline = await register({ token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [EC_KEY] }, token_endpoint_auth_signing_alg: 'ES256' });
+    assert.equal(inline.clientSecret, undefined);
+    assert.equal(inline.client.secretHash, undefined);
+    assert.deepEqual(clientView(inline.client).jwks, { keys: [EC_KEY] });
+    assert.equal(clientView(inline.client).token_endpoint_auth_signing_alg, 'ES256');
+    const remote = await register({ token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'https://shop.example/jwks.json' });
+    assert.equal(clientView(remote.client).jwks_uri, 'https://shop.example/jwks.json');
+    assert.equal((await register({ token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'http://127.0.0.1:8080/jwks' })).clientSecret, undefined, 'http on loopback');
+  });
+
+  test('refused combinations, each with a clear error (JW-10)', async () => {
+    await refused({ token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [EC_KEY] }, jwks_uri: 'https://shop.example/jwks' }, 'jwks', /cannot both be registered/);
+    await refused({ token_endpoint_auth_method: 'private_key_jwt' }, 'token_endpoint_auth_method', /register jwks or jwks_uri/);
+    await refused({ token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...EC_KEY, d: 'jpsQnnGQmL-YBIffH1136cspYG6-0iY7X1fCE9-E9LI' }] } }, 'jwks', /private or symmetric key material/);
+    await refused({ token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ kty: 'oct', k: 'c2VjcmV0' }] } }, 'jwks', /private or symmetric key material/);
+    await refused({ token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [] } }, 'jwks', /has no keys/);
+    await refused({ token_endpoint_auth_method: 'private_key_jwt', jwks: [EC_KEY] }, 'jwks', /not a JWK Set/);
+    await refused({ token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ kty: 'EC', crv: 'P-256', x: 'abc' }] } }, 'jwks', /lacks "y"/);
+    await refused({ token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [{ ...EC_KEY, use: 'enc' }] } }, 'jwks', /"use" other than sig/);
+    await refused({ token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'http://shop.example/jwks' }, 'jwks_uri', /https URL \(http only on a loopback host\)/);
+    await refused({ token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'https://u:p@shop.example/jwks' }, 'jwks_uri', /user information/);
+    await refused({ jwks: { keys: [EC_KEY] } }, 'jwks', /used only by token_endpoint_auth_method private_key_jwt/);
+    await refused({ token_endpoint_auth_method: 'client_secret_basic', jwks_uri: 'https://shop.example/jwks' }, 'jwks_uri', /used only by/);
+    await refused({ token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [EC_KEY] }, token_endpoint_auth_signing_alg: 'HS256' }, 'token_endpoint_auth_signing_alg', /must be one of RS256, PS256, ES256, EdDSA, Ed25519 for private_key_jwt/);
+    await refused({ token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [EC_KEY] }, token_endpoint_auth_signing_alg: 'none' }, 'token_endpoint_auth_signing_alg', /must be one of/);
+    await refused({ token_endpoint_auth_method: 'client_secret_jwt', token_endpoint_auth_signing_alg: 'RS256' }, 'token_endpoint_auth_signing_alg', /must be one of HS256 for client_secret_jwt/);
+    await refused({ token_endpoint_auth_method: 'client_secret_basic', token_endpoint_auth_signing_alg: 'RS256' }, 'token_endpoint_auth_signing_alg', /applies only to token_endpoint_auth_method private_key_jwt or client_secret_jwt/);
+  });
+
+  test('client_secret_jwt: the secret is shown once, hashed and sealed with the key-encryption key; without one it is refused (JW-11)', async () => {
+    await refused({ token_endpoint_auth_method: 'client_secret_jwt' }, 'token_endpoint_auth_method', /needs GATEHOUSE_KEY_ENCRYPTION_KEY/);
+    const deps = { ...setup(), keyEncryptionKey: KEK };
+    const { client, clientSecret } = await registerClient(deps, { ...base, token_endpoint_auth_method: 'client_secret_jwt' });
+    assert.ok(clientSecret);
+    assert.equal(client.secretHash, hashSecret(clientSecret));
+    assert.equal(openClientSecret(client.secretSealed!, KEK), clientSecret);
+    assert.throws(() => openClientSecret(client.secretSealed!, `${KEK}x`), 'only with the key it was sealed with');
+    assert.equal(JSON.stringify(clientView(client)).includes(client.secretSealed!), false, 'never shown');
+    // Rotation seals the new secret.
+    const rotated = await rotateClientSecret(deps, client.clientId);
+    assert.equal(openClientSecret(rotated.client.secretSealed!, KEK), rotated.clientSecret);
+    // A secret client turned client_secret_jwt gets a new secret (the old one was kept as a hash only).
+    const basic = await registerClient(deps, base);
+    const turned = await updateClient({ ...deps, clients: deps.clients }, basic.client.clientId, { token_endpoint_auth_method: 'client_secret_jwt' });
+    assert.ok(turned.clientSecret && turned.clientSecret !== basic.clientSecret);
+    assert.equal(openClientSecret(turned.client.secretSealed!, KEK), turned.clientSecret);
+    // ...and back: the sealed copy goes, the hash stays.
+    const back = await updateClient(deps, basic.client.clientId, { token_endpoint_auth_method: 'client_secret_basic' });
+    assert.equal(back.clientSecret, undefined);
+    assert.equal(back.client.secretSealed, undefined);
+    assert.equal(back.client.secretHash, hashSecret(turned.clientSecret));
+    // Turned private_key_jwt: no shared secret at all.
+    const keyed = await updateClient(deps, basic.client.clientId, { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [EC_KEY] } });
+    assert.equal(keyed.client.secretHash, undefined);
+    await assert.rejects(rotateClientSecret(deps, basic.client.clientId), /uses private_key_jwt and has no secret/);
   });
 });

@@ -5,6 +5,7 @@
  */
 import type { Client } from '../domain/client.ts';
 import type { Clock } from '../lib/clock.ts';
+import { sealClientSecret } from '../crypto/key-encryption.ts';
 import { hashSecret } from '../lib/hash.ts';
 import type { Random } from '../lib/random.ts';
 import type { ClientStore, Store, StoreTransaction } from '../storage/ports.ts';
@@ -18,6 +19,11 @@ export interface ClientRegistrationDeps {
   transaction: Store['transaction'];
   clock: Clock;
   random: Random;
+  /**
+   * GATEHOUSE_KEY_ENCRYPTION_KEY: a client_secret_jwt client's secret is sealed with it (the HMAC
+   * of its assertions is keyed by the secret itself). Without it such a client cannot be registered.
+   */
+  keyEncryptionKey?: string | undefined;
 }
 
 /** No client has this client_id. */
@@ -44,17 +50,17 @@ const SECRET_BYTES = 32;
  * `active`; a client is active unless one of them says otherwise. Public clients
  * (`token_endpoint_auth_method: none`) get no secret.
  */
-export async function registerClient(deps: Pick<ClientRegistrationDeps, 'clients' | 'clock' | 'random'>, metadata: unknown, options: { active?: boolean } = {}): Promise<ClientWithSecret> {
+export async function registerClient(deps: Pick<ClientRegistrationDeps, 'clients' | 'clock' | 'random' | 'keyEncryptionKey'>, metadata: unknown, options: { active?: boolean } = {}): Promise<ClientWithSecret> {
   const settings = parseClientMetadata(metadata);
   const clientId = deps.random.uuid();
   await checkAudiences(deps.clients, clientId, settings, new Set());
   const now = deps.clock.now();
-  const clientSecret = settings.tokenEndpointAuthMethod === 'none' ? undefined : deps.random.token(SECRET_BYTES);
+  const clientSecret = hasSecret(settings.tokenEndpointAuthMethod) ? deps.random.token(SECRET_BYTES) : undefined;
   const { active, ...typed } = settings;
   const client: Client = {
     ...typed,
     clientId,
-    secretHash: clientSecret === undefined ? undefined : hashSecret(clientSecret),
+    ...secretFields(settings.tokenEndpointAuthMethod, clientSecret, deps.keyEncryptionKey),
     active: options.active ?? active ?? true,
     createdAt: now,
     updatedAt: now,
@@ -74,14 +80,21 @@ export async function updateClient(deps: ClientRegistrationDeps, clientId: strin
     const { client_id: _id, created_at: _created, ...registered } = clientView(current);
     const settings = parseClientMetadata({ ...registered, ...withoutEchoedKeys(current, patch) });
     await checkAudiences(tx.clients, clientId, settings, allowedAudiences(current));
-    const wasPublic = current.tokenEndpointAuthMethod === 'none';
-    const isPublic = settings.tokenEndpointAuthMethod === 'none';
-    const clientSecret = wasPublic && !isPublic ? deps.random.token(SECRET_BYTES) : undefined;
+    const method = settings.tokenEndpointAuthMethod;
+    const hadSecret = hasSecret(current.tokenEndpointAuthMethod) && current.secretHash !== undefined;
+    // A client gets a new secret when it starts needing one, or when it turns to client_secret_jwt
+    // (only a sealed secret can check an HMAC, and the old one was kept as a hash only).
+    const newSecret = hasSecret(method) && (!hadSecret || (method === 'client_secret_jwt' && current.secretSealed === undefined));
+    const clientSecret = newSecret ? deps.random.token(SECRET_BYTES) : undefined;
     const client: Client = {
       ...current,
       ...typedPart(settings),
       active: settings.active ?? current.active,
-      secretHash: isPublic ? undefined : clientSecret === undefined ? current.secretHash : hashSecret(clientSecret),
+      ...(newSecret
+        ? secretFields(method, clientSecret, deps.keyEncryptionKey)
+        : hasSecret(method)
+          ? { secretHash: current.secretHash, secretSealed: method === 'client_secret_jwt' ? current.secretSealed : undefined }
+          : { secretHash: undefined, secretSealed: undefined }),
       updatedAt: deps.clock.now(),
     };
     await replace(tx, client);
@@ -93,9 +106,9 @@ export async function updateClient(deps: ClientRegistrationDeps, clientId: strin
 export async function rotateClientSecret(deps: ClientRegistrationDeps, clientId: string): Promise<{ client: Client; clientSecret: string }> {
   return deps.transaction(async (tx) => {
     const current = await getClient(tx, clientId);
-    if (current.tokenEndpointAuthMethod === 'none') throw new InvalidClientMetadata('token_endpoint_auth_method', 'the client is public ("none") and has no secret');
+    if (!hasSecret(current.tokenEndpointAuthMethod)) throw new InvalidClientMetadata('token_endpoint_auth_method', `the client uses ${current.tokenEndpointAuthMethod} and has no secret`);
     const clientSecret = deps.random.token(SECRET_BYTES);
-    const client: Client = { ...current, secretHash: hashSecret(clientSecret), updatedAt: deps.clock.now() };
+    const client: Client = { ...current, ...secretFields(current.tokenEndpointAuthMethod, clientSecret, deps.keyEncryptionKey), updatedAt: deps.clock.now() };
     await replace(tx, client);
     return { client, clientSecret };
   });
@@ -108,6 +121,25 @@ export async function setClientActive(deps: Pick<ClientRegistrationDeps, 'transa
     await replace(tx, client);
     return client;
   });
+}
+
+/** Whether a client of this method holds a shared secret: not a public client, not one proving itself with its private key. */
+function hasSecret(method: Client['tokenEndpointAuthMethod']): boolean {
+  return method !== 'none' && method !== 'private_key_jwt';
+}
+
+/**
+ * How a new secret is kept: its SHA-256 always (the secret methods compare against it); sealed
+ * with GATEHOUSE_KEY_ENCRYPTION_KEY as well for client_secret_jwt, whose assertions are HMACs keyed
+ * by the secret itself (docs/decisions.md, "client_secret_jwt secrets are sealed, not hashed").
+ */
+function secretFields(method: Client['tokenEndpointAuthMethod'], clientSecret: string | undefined, keyEncryptionKey: string | undefined): Pick<Client, 'secretHash' | 'secretSealed'> {
+  if (clientSecret === undefined) return { secretHash: undefined, secretSealed: undefined };
+  if (method !== 'client_secret_jwt') return { secretHash: hashSecret(clientSecret), secretSealed: undefined };
+  if (keyEncryptionKey === undefined) {
+    throw new InvalidClientMetadata('token_endpoint_auth_method', 'client_secret_jwt needs GATEHOUSE_KEY_ENCRYPTION_KEY set: its secret is kept encrypted with it, since an HMAC cannot be checked against a hash of its key');
+  }
+  return { secretHash: hashSecret(clientSecret), secretSealed: sealClientSecret(clientSecret, keyEncryptionKey) };
 }
 
 /** Writes back a client read in the same unit of work. */

@@ -4,6 +4,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import type { AuditSink } from '../observability/audit.ts';
 import type { Store } from '../storage/ports.ts';
+import type { ClientAuthDeps } from './client-auth/method.ts';
 
 /** What the protocol core is given by the composition root. */
 export interface OAuthDeps {
@@ -16,4 +17,6 @@ export interface OAuthDeps {
   acrValues: readonly string[];
   /** Where audit events go (src/observability/audit.ts). */
   audit: AuditSink;
+  /** What client-authentication methods verify with (client-auth/method.ts), built once in app.ts. */
+  clientAuth: ClientAuthDeps;
 }

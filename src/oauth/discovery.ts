@@ -1,7 +1,7 @@
 import { PKCE_METHODS } from '../domain/client.ts';
 import { RESPONSE_TYPES } from './authorize/check-response-type.ts';
 import { RESPONSE_MODES } from './authorize/response-modes/registry.ts';
-import { authMethodsFor } from './client-auth/registry.ts';
+import { authMethodsFor, authSigningAlgsFor } from './client-auth/registry.ts';
 import { GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
 
 /**
@@ -73,6 +73,10 @@ export function discoveryDocument({ issuer, acrValues = [] }: DiscoveryOptions):
     token_endpoint_auth_methods_supported: authMethodsFor('token'),
     introspection_endpoint_auth_methods_supported: authMethodsFor('introspection'),
     revocation_endpoint_auth_methods_supported: authMethodsFor('revocation'),
+    // The algorithms of the JWT client-auth methods each endpoint accepts (RFC 8414 §2, OIDC Discovery §3).
+    token_endpoint_auth_signing_alg_values_supported: authSigningAlgsFor('token'),
+    introspection_endpoint_auth_signing_alg_values_supported: authSigningAlgsFor('introspection'),
+    revocation_endpoint_auth_signing_alg_values_supported: authSigningAlgsFor('revocation'),
     code_challenge_methods_supported: [...PKCE_METHODS],
     claims_supported: [...CLAIMS_SUPPORTED],
     claims_parameter_supported: false,

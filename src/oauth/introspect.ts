@@ -4,6 +4,7 @@ import { clientTokenClaims, userInfoClaims } from './claims.ts';
 import { authenticateClient } from './client-auth.ts';
 import { CLIENT_AUTH_PARAMS } from './client-auth/registry.ts';
 import type { OAuthDeps } from './deps.ts';
+import { ENDPOINT_PATHS } from './discovery.ts';
 import { requiredParam, rejectRepeated, type RawParams } from './params.ts';
 
 const INACTIVE = Object.freeze({ active: false });
@@ -22,7 +23,7 @@ export const INTROSPECTION_PARAMS = ['token', 'token_type_hint'] as const;
  */
 export async function introspect(deps: OAuthDeps, authorization: string | undefined, body: RawParams, ip?: string): Promise<Record<string, unknown>> {
   rejectRepeated(body, [...INTROSPECTION_PARAMS, ...CLIENT_AUTH_PARAMS]);
-  const { client: caller } = await authenticateClient(deps, { authorization, body, ip }, 'introspection');
+  const { client: caller } = await authenticateClient(deps, { authorization, body, ip }, { name: 'introspection', url: `${deps.config.issuer}${ENDPOINT_PATHS.introspection}` });
   const presented = requiredParam(body, 'token');
   if (presented.length > 512) return INACTIVE;
   const found = await deps.store.tokens.findWithUser(hashSecret(presented));

@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import type { Client } from '../domain/client.ts';
 import { CLIENT_AUTH_METHODS, CLIENT_AUTH_PARAMS } from './client-auth/registry.ts';
 import type { ClientAuthRequest } from './client-auth/method.ts';
+import { JWT_BEARER_ASSERTION } from './client-auth/jwt-assertion.ts';
 import { parseClientMetadata, InvalidClientMetadata } from './client-metadata.ts';
 import type { OAuthDeps } from './deps.ts';
 import { discoveryDocument } from './discovery.ts';
@@ -31,6 +32,9 @@ function recordingBody(values: Record<string, string>, read: Set<string>): RawPa
   }) as RawParams;
 }
 
+/** A JWT with iss = sub = 'c' and a made-up signature: enough to be recognised and read, never verified here. */
+const unsignedJwt = (alg: string) => [{ alg, typ: 'JWT' }, { iss: 'c', sub: 'c' }].map((part) => Buffer.from(JSON.stringify(part)).toString('base64url')).join('.') + '.sig';
+
 /** A body in which `name` is sent twice and nothing else is. */
 const repeated = (name: string): RawParams => ({ [name]: ['a', 'b'] });
 const sorted = (list: Iterable<string>) => [...list].sort();
@@ -47,6 +51,10 @@ describe('grant and client-auth registries', () => {
     assert.deepEqual(metadata.revocation_endpoint_auth_methods_supported, all);
     // RFC 7662 §2.1: introspection needs a confidential caller, so `none` is not offered there.
     assert.deepEqual(metadata.introspection_endpoint_auth_methods_supported, confidentialOnly);
+    // The algorithms are those the JWT methods verify with, and nothing else (RFC 8414 §2).
+    const algs = [...CLIENT_AUTH_METHODS.find((method) => method.method === 'client_secret_jwt')!.signingAlgs, ...CLIENT_AUTH_METHODS.find((method) => method.method === 'private_key_jwt')!.signingAlgs];
+    assert.deepEqual(algs, ['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519']);
+    for (const endpoint of ['token', 'introspection', 'revocation']) assert.deepEqual(metadata[`${endpoint}_endpoint_auth_signing_alg_values_supported`], algs, endpoint);
   });
 
   test('each grant declares exactly the body parameters its handler reads', async () => {
@@ -72,6 +80,8 @@ describe('grant and client-auth registries', () => {
       client_secret_basic: { authorization: `Basic ${Buffer.from('c:s').toString('base64')}`, body: {} },
       client_secret_post: { authorization: undefined, body: { client_id: 'c', client_secret: 's' } },
       none: { authorization: undefined, body: { client_id: 'c' } },
+      private_key_jwt: { authorization: undefined, body: { client_assertion_type: JWT_BEARER_ASSERTION, client_assertion: unsignedJwt('RS256') } },
+      client_secret_jwt: { authorization: undefined, body: { client_assertion_type: JWT_BEARER_ASSERTION, client_assertion: unsignedJwt('HS256') } },
     };
     assert.deepEqual(sorted(Object.keys(requests)), sorted(CLIENT_AUTH_METHODS.map((method) => method.method)));
     for (const method of CLIENT_AUTH_METHODS) {
@@ -122,7 +132,9 @@ describe('grant and client-auth registries', () => {
       }
     };
     assert.deepEqual(KNOWN_GRANT_TYPES.filter((type) => accepts({ grant_types: [type] })), GRANTS.map((grant) => grant.type));
-    assert.deepEqual(KNOWN_AUTH_METHODS.filter((method) => accepts({ token_endpoint_auth_method: method })), CLIENT_AUTH_METHODS.map((method) => method.method));
+    // private_key_jwt is registered with the keys it needs (a jwks_uri).
+    const withKeys = (method: string) => (method === 'private_key_jwt' ? { jwks_uri: 'https://rp.example/jwks.json' } : {});
+    assert.deepEqual(sorted(KNOWN_AUTH_METHODS.filter((method) => accepts({ token_endpoint_auth_method: method, ...withKeys(method) }))), sorted(CLIENT_AUTH_METHODS.map((method) => method.method)));
   });
 });
 

@@ -3,6 +3,7 @@ import { familyFingerprint, fingerprint } from '../observability/audit.ts';
 import { authenticateClient } from './client-auth.ts';
 import { CLIENT_AUTH_PARAMS } from './client-auth/registry.ts';
 import type { OAuthDeps } from './deps.ts';
+import { ENDPOINT_PATHS } from './discovery.ts';
 import { requiredParam, rejectRepeated, type RawParams } from './params.ts';
 
 /** The request's own parameters (RFC 7009 §2.1); the client-auth ones come from the auth methods. None may be repeated. */
@@ -16,7 +17,7 @@ export const REVOCATION_PARAMS = ['token', 'token_type_hint'] as const;
  */
 export async function revoke(deps: OAuthDeps, authorization: string | undefined, body: RawParams, ip?: string): Promise<void> {
   rejectRepeated(body, [...REVOCATION_PARAMS, ...CLIENT_AUTH_PARAMS]);
-  const { client } = await authenticateClient(deps, { authorization, body, ip }, 'revocation');
+  const { client } = await authenticateClient(deps, { authorization, body, ip }, { name: 'revocation', url: `${deps.config.issuer}${ENDPOINT_PATHS.revocation}` });
   const presented = requiredParam(body, 'token');
   if (presented.length > 512) return;
   const tokenHash = hashSecret(presented);

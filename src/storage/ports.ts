@@ -416,6 +416,25 @@ export interface RateLimitStore {
   take(budgets: RateBudget[], now: number, windowEndsAt: number): Promise<{ key: string; hits: number }[]>;
 }
 
+/**
+ * The `jti`s of client assertions already accepted (RFC 7523 §3 item 7, OIDC Core §9: a JWT
+ * client assertion is used once), shared by every instance. `key` is fixed-length (the SHA-256 of
+ * the client_id and the jti, src/oauth/client-auth/jwt-assertion.ts).
+ *
+ * Race rule: `useOnce` decides and records in ONE atomic statement (an insert-if-absent on the
+ * primary key): of any number of concurrent calls with one key, on one instance or several,
+ * exactly one gets true. Never look a key up first and insert after.
+ */
+export interface AssertionStore {
+  /**
+   * Records `key` as used until `expiresAt` (the assertion's exp) and returns true, unless it is
+   * already recorded and not expired at `now`: then false and nothing changes.
+   */
+  useOnce(key: string, expiresAt: number, now: number): Promise<boolean>;
+  /** Deletes up to `limit` keys expired at `now`; how many it deleted (for the cleanup job). */
+  deleteExpired(now: number, limit: number): Promise<number>;
+}
+
 /** The store as one unit of work sees it: every use case, all committed together or not at all. */
 export interface StoreTransaction {
   clients: ClientStore;
@@ -428,6 +447,7 @@ export interface StoreTransaction {
   keys: KeyStore;
   throttling: ThrottleStore;
   rateLimits: RateLimitStore;
+  assertions: AssertionStore;
 }
 
 export interface Store extends StoreTransaction {

@@ -158,6 +158,32 @@ for (const kind of DATABASES) {
       assert.ok(GRANT_TYPES_SUPPORTED.includes('password'));
     });
 
+    test('JWT client authentication: --jwks-file, --jwks-uri, --token-endpoint-auth-signing-alg and the metadata document; refused combinations (JW-10, JW-11)', async () => {
+      const jwks = { keys: [{ kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0', kid: 'k1' }] };
+      const jwksFile = join(dir, 'client-keys.json');
+      writeFileSync(jwksFile, JSON.stringify(jwks));
+      const inline = json(await run('client', 'create', '--name', 'Keyed', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'private_key_jwt', '--jwks-file', jwksFile, '--token-endpoint-auth-signing-alg', 'ES256', '--json'));
+      assert.equal('client_secret' in inline, false, 'a private_key_jwt client holds no secret');
+      assert.deepEqual(inline.jwks, jwks);
+      assert.equal(inline.token_endpoint_auth_signing_alg, 'ES256');
+      const remote = json(await run('client', 'create', '--name', 'Keyed remotely', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'private_key_jwt', '--jwks-uri', 'https://k.example/jwks.json', '--json'));
+      assert.equal(remote.jwks_uri, 'https://k.example/jwks.json');
+      const document = join(dir, 'keyed-client.json');
+      writeFileSync(document, JSON.stringify({ client_name: 'From file', redirect_uris: ['https://k.example/cb'], token_endpoint_auth_method: 'private_key_jwt', jwks, token_endpoint_auth_signing_alg: 'ES256' }));
+      assert.deepEqual(json(await run('client', 'create', '--metadata-file', document, '--json')).jwks, jwks);
+      failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'private_key_jwt'), /^gatehouse: token_endpoint_auth_method: private_key_jwt needs the client's public keys: register jwks or jwks_uri\n$/);
+      failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'private_key_jwt', '--jwks-file', jwksFile, '--jwks-uri', 'https://k.example/jwks'), /^gatehouse: jwks: and jwks_uri cannot both be registered/);
+      failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'private_key_jwt', '--jwks-uri', 'http://k.example/jwks'), /^gatehouse: jwks_uri: must be an https URL/);
+      failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'private_key_jwt', '--jwks-file', jwksFile, '--token-endpoint-auth-signing-alg', 'HS256'), /^gatehouse: token_endpoint_auth_signing_alg: must be one of RS256, PS256, ES256, EdDSA, Ed25519 for private_key_jwt/);
+      writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...jwks.keys[0], d: 'jpsQnnGQmL-YBIffH1136cspYG6-0iY7X1fCE9-E9LI' }] }));
+      failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'private_key_jwt', '--jwks-file', jwksFile), /^gatehouse: jwks: holds private or symmetric key material/);
+      // client_secret_jwt: only with a key-encryption key to seal the secret with.
+      failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'client_secret_jwt'), /^gatehouse: token_endpoint_auth_method: client_secret_jwt needs GATEHOUSE_KEY_ENCRYPTION_KEY set/);
+      const sealed = json(await gatehouse(['client', 'create', '--name', 'HMAC', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'client_secret_jwt', '--json'], { ...env, GATEHOUSE_KEY_ENCRYPTION_KEY: 'a key-encryption key of forty characters.' }));
+      assert.match(sealed.client_secret as string, /^[A-Za-z0-9_-]{43}$/);
+      assert.equal(sealed.token_endpoint_auth_method, 'client_secret_jwt');
+    });
+
     test('a private-use redirect scheme without a dot is registered with a warning on stderr (RFC 8252 §7.1: SHOULD); --json stays one document', async () => {
       const created = await run('client', 'create', '--name', 'Native', '--redirect-uri', 'myapp://cb', '--token-endpoint-auth-method', 'none', '--json');
       assert.equal(created.code, 0, created.stderr);

@@ -23,6 +23,10 @@ const CHECKLIST: [string, number][] = [
   ['UI', 11],
   ['INT', 9],
   ['SEC', 3],
+  ['CC', 14],
+  ['PW', 10],
+  ['RM', 10],
+  ['JW', 11],
 ];
 /** Modules 0 (common set-up) to 38 of the Basic OP plan (research/conformance.md §1). */
 const MODULES = 39;

@@ -229,6 +229,17 @@ for (const kind of DATABASES) {
         );
       }));
 
+    test('used client-assertion jtis are deleted once their assertion expired, live ones kept (JW-04)', () =>
+      withTestStore(kind, async (store) => {
+        const clock = new ManualClock(T0 + HOUR);
+        assert.equal(await store.assertions.useOnce('jti-expired-1', T0 + HOUR, T0), true);
+        assert.equal(await store.assertions.useOnce('jti-expired-2', T0 + HOUR - 1, T0), true);
+        assert.equal(await store.assertions.useOnce('jti-live', T0 + HOUR + 1, T0), true);
+        assert.equal((await cleanUp({ store, clock })).assertions, 2);
+        assert.equal(await store.assertions.useOnce('jti-live', T0 + 2 * HOUR, T0 + HOUR), false, 'the live one is still used');
+        assert.equal((await cleanUp({ store, clock })).assertions, 0);
+      }));
+
     test('three instances sweeping at once delete every spent row exactly once, without errors', () =>
       withTestStore(
         kind,

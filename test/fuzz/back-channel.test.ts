@@ -18,10 +18,10 @@ installProcessHandlers();
 
 const TOKEN_NAMES = ['grant_type', 'code', 'redirect_uri', 'client_id', 'client_secret', 'code_verifier', 'refresh_token', 'scope', 'resource', 'audience'];
 
-type Credentials = 'basic' | 'basic-wrong' | 'basic-hostile' | 'post' | 'none' | 'garbage' | 'both';
+type Credentials = 'basic' | 'basic-wrong' | 'basic-hostile' | 'post' | 'none' | 'garbage' | 'both' | 'assertion' | 'assertion-hostile';
 
 const credentials: fc.Arbitrary<{ kind: Credentials; id: string; secret: string; header: string }> = fc.record({
-  kind: fc.oneof({ weight: 5, arbitrary: fc.constant<Credentials>('basic') }, { weight: 1, arbitrary: fc.constantFrom<Credentials>('basic-wrong', 'basic-hostile', 'post', 'none', 'garbage', 'both') }),
+  kind: fc.oneof({ weight: 5, arbitrary: fc.constant<Credentials>('basic') }, { weight: 1, arbitrary: fc.constantFrom<Credentials>('basic-wrong', 'basic-hostile', 'post', 'none', 'garbage', 'both') }, { weight: 2, arbitrary: fc.constantFrom<Credentials>('assertion', 'assertion-hostile') }),
   id: hostileString(),
   secret: hostileString(),
   header: fc.oneof(hostileString(), fc.constantFrom('Basic', 'Basic ', 'Basic !!!', 'Basic Og==', 'Basic =', 'Bearer x', 'basic   ', `Basic ${'A'.repeat(9000)}`, 'Basic %00', 'Basic w7/Dvw==')),
@@ -45,7 +45,20 @@ function withCredentials(c: { kind: Credentials; id: string; secret: string; hea
       return { headers: [['authorization', latin1(c.header)]], pairs };
     case 'both':
       return { headers: [['authorization', basic(clientId, secret)]], pairs: [['client_id', clientId], ['client_secret', secret], ...pairs] };
+    case 'assertion':
+      // A JWT client assertion (RFC 7523) naming the client, its header alg and signature hostile: never verifies.
+      return { headers: [], pairs: [['client_assertion_type', JWT_BEARER], ['client_assertion', unsignedJwt({ alg: c.header, typ: 'JWT' }, { iss: clientId, sub: clientId, aud: c.id, jti: c.secret, exp: 9e9 })], ...pairs] };
+    case 'assertion-hostile':
+      // Anything as the assertion, under the right type (and, through the mutations, any type).
+      return { headers: [], pairs: [['client_assertion_type', JWT_BEARER], ['client_assertion', c.secret], ...pairs] };
   }
+}
+
+const JWT_BEARER = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
+
+/** A JWT of these parts with a made-up signature. */
+function unsignedJwt(header: Record<string, unknown>, claims: Record<string, unknown>): string {
+  return `${[header, claims].map((part) => Buffer.from(JSON.stringify(part)).toString('base64url')).join('.')}.c2ln`;
 }
 
 /** A header value goes on the wire as bytes: text outside latin1 is sent as its UTF-8 bytes. */

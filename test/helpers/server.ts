@@ -3,7 +3,7 @@
  * speak HTTP to it. The clock can be injected to move time instead of sleeping.
  */
 import { createServer } from 'node:net';
-import { createGatehouse, type Gatehouse } from '../../src/app.ts';
+import { createGatehouse, type Gatehouse, type Runtime } from '../../src/app.ts';
 import { loadConfig, type Config, type Env } from '../../src/config.ts';
 import type { Clock } from '../../src/lib/clock.ts';
 import type { AuditSink } from '../../src/observability/audit.ts';
@@ -45,6 +45,8 @@ export interface StartOptions {
    * the server's life fails close(): no request in any suite may get a server error.
    */
   allow503?: boolean;
+  /** Limits of the jwks_uri fetcher (short timeouts for the tests of a slow jwks_uri). */
+  jwks?: Runtime['jwks'];
 }
 
 export async function startServer(kind: TestDatabaseKind, options: StartOptions = {}): Promise<RunningServer> {
@@ -76,7 +78,7 @@ async function listening(database: TestDatabase, options: StartOptions, serverEr
     const port = await freePort();
     // No background cleanup unless a test asks: it would delete rows a test moved its clock past.
     const config = loadConfig({ GATEHOUSE_PORT: String(port), GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_LOG_LEVEL: 'silent', GATEHOUSE_CLEANUP_INTERVAL: '0', ...options.env });
-    const gatehouse = await createGatehouse(config, { clock: options.clock, audit: options.audit }, { logger: false });
+    const gatehouse = await createGatehouse(config, { clock: options.clock, audit: options.audit, ...(options.jwks ? { jwks: options.jwks } : {}) }, { logger: false });
     gatehouse.app.addHook('onResponse', async (request, reply) => {
       if (reply.statusCode >= 500 && !(options.allow503 && reply.statusCode === 503)) serverErrors.push(`${reply.statusCode} ${request.method} ${request.url.split('?')[0]}`);
     });

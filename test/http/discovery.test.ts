@@ -5,6 +5,7 @@ import { addClient, addUser, basic, mintCode, postForm, REDIRECT_URI } from '../
 import { DATABASES } from '../helpers/databases.ts';
 import { authorizationUrl, browse, CookieJar, createTestUser, loginThroughForm, redirectParams } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+import { addKeyClient, addSecretJwtClient, assertionFields, keyAssertion, secretAssertion, signingKey, TEST_KEK } from '../helpers/client-assertions.ts';
 
 const PASSWORD = 'discovery password 1';
 /** Registered values a client might ask for (IANA OAuth Parameters, OIDC Core), whether or not gatehouse serves them. */
@@ -39,7 +40,8 @@ for (const db of DATABASES) {
     let server: RunningServer;
     before(async () => {
       // No throttling: the auth-method probes fail on purpose more often than a client may.
-      server = await startServer(db, { env: { GATEHOUSE_THROTTLE: 'false' } });
+      // A key-encryption key: client_secret_jwt clients keep their secret sealed with it.
+      server = await startServer(db, { env: { GATEHOUSE_THROTTLE: 'false', GATEHOUSE_KEY_ENCRYPTION_KEY: TEST_KEK } });
     });
     after(async () => server.close());
     const store = () => server.gatehouse.store;
@@ -60,8 +62,19 @@ for (const db of DATABASES) {
             ? await postForm(url, { ...form, client_id: clientId, client_secret: confidential.secret })
             : method === 'none'
               ? await postForm(url, { ...form, client_id: publicClient.clientId })
-              : // client_secret_jwt done right (RFC 7523 §2.2, HS256 with the secret); for any other method the nearest a client of ours can come.
-                await postForm(url, { ...form, client_id: clientId, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: hs256Assertion(clientId, confidential.secret, url) });
+              : method === 'client_secret_jwt'
+                ? await (async () => {
+                    const jwtClient = await addSecretJwtClient(store());
+                    return postForm(url, { ...form, ...assertionFields(await secretAssertion(jwtClient.secret, jwtClient.client.clientId, url)) });
+                  })()
+                : method === 'private_key_jwt'
+                  ? await (async () => {
+                      const key = await signingKey();
+                      const keyClient = await addKeyClient(store(), { keys: [key] });
+                      return postForm(url, { ...form, ...assertionFields(await keyAssertion(key, keyClient.clientId, url)) });
+                    })()
+                  : // Any other method: the nearest a client of ours can come (an HS256 assertion by a client registered for the secret methods).
+                    await postForm(url, { ...form, client_id: clientId, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: hs256Assertion(clientId, confidential.secret, url) });
       if (response.status === 401) {
         assert.equal(response.body.error, 'invalid_client', `${endpoint} ${method}`);
         return false;
@@ -100,9 +113,12 @@ for (const db of DATABASES) {
         grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'password'],
         subject_types_supported: ['public'],
         id_token_signing_alg_values_supported: ['RS256'],
-        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-        introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
-        revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none'],
+        introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt'],
+        revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none'],
+        token_endpoint_auth_signing_alg_values_supported: ['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
+        introspection_endpoint_auth_signing_alg_values_supported: ['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
+        revocation_endpoint_auth_signing_alg_values_supported: ['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
         code_challenge_methods_supported: ['S256', 'plain'],
         claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'at_hash', 'session_index', 'name', 'given_name', 'family_name', 'preferred_username', 'updated_at', 'email'],
         claims_parameter_supported: false,

@@ -12,6 +12,7 @@ import { cryptoRandom } from '../../src/lib/random.ts';
 import { registerClient } from '../../src/oauth/client-registration.ts';
 import type { SqlStore } from '../../src/storage/sql/store.ts';
 import { basic, postForm } from '../helpers/back-channel.ts';
+import { assertionFields, secretAssertion } from '../helpers/client-assertions.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { CookieJar, loginThroughForm, redirectParams } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
@@ -38,9 +39,15 @@ for (const db of DATABASES) {
       const tokens = await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'authorization_code', code, redirect_uri: 'https://rp.example.test/cb' }, auth);
       const refreshed = await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token as string }, auth);
       assert.equal(refreshed.status, 200);
+      // A client_secret_jwt client keeps its secret sealed (docs/decisions.md J1), and it authenticates with it.
+      const hmacClient = await registerClient({ ...deps, keyEncryptionKey: 'k'.repeat(40) }, { client_name: 'dump jwt', redirect_uris: ['https://rp.example.test/cb'], token_endpoint_auth_method: 'client_secret_jwt' });
+      const revocation = `${server.url}/uas/oauth2/revocation`;
+      const revoked = await postForm(revocation, { token: 'x', ...assertionFields(await secretAssertion(hmacClient.clientSecret!, hmacClient.client.clientId, revocation)) });
+      assert.equal(revoked.status, 200, JSON.stringify(revoked.body));
 
       const secrets: Record<string, string> = {
         client_secret: clientSecret!,
+        client_secret_jwt_secret: hmacClient.clientSecret!,
         password: PASSWORD,
         code,
         access_token: tokens.body.access_token as string,
@@ -48,7 +55,7 @@ for (const db of DATABASES) {
         refreshed_access_token: refreshed.body.access_token as string,
         ...Object.fromEntries([...jar.cookies].map(([name, value]) => [`cookie ${name}`, value])),
       };
-      const tables = ['clients', 'users', 'user_attributes', 'sessions', 'authorization_codes', 'tokens', 'signing_keys', 'throttle_counters', 'groups', 'organizations'];
+      const tables = ['clients', 'users', 'user_attributes', 'sessions', 'authorization_codes', 'tokens', 'signing_keys', 'throttle_counters', 'groups', 'organizations', 'client_assertions'];
       let dump = '';
       for (const table of tables) {
         const { rows } = await sql`select * from ${sql.table(table)}`.execute(store.database.db);

@@ -1,5 +1,6 @@
 import { InvalidClient, InvalidRequest } from '../errors.ts';
 import { param } from '../params.ts';
+import { refuseAssertionBeside } from './jwt-assertion.ts';
 import { MAX_CREDENTIAL_LENGTH, type ClientAuthMethodHandler } from './method.ts';
 import { verifySecret } from './secret.ts';
 
@@ -10,13 +11,15 @@ import { verifySecret } from './secret.ts';
  */
 export const clientSecretBasic = {
   method: 'client_secret_basic',
-  params: ['client_id', 'client_secret'],
+  params: ['client_id', 'client_secret', 'client_assertion', 'client_assertion_type'],
   public: false,
   usedBasic: true,
+  signingAlgs: [],
   detect: ({ authorization }) => authorization !== undefined && /^basic(\s|$)/i.test(authorization),
   present({ authorization, body }) {
     const bodyId = param(body, 'client_id');
     if (param(body, 'client_secret') !== undefined) throw new InvalidRequest('Use one client authentication method, not both Basic and client_secret.');
+    refuseAssertionBeside(body, 'Basic');
     const { clientId, secret } = parseBasic(authorization ?? '');
     // Another client's id next to these credentials: the caller is not who it claims (RFC 6749
     // §3.2.1; the OIDF suite accepts only invalid_client or invalid_grant here, conformance AC-11).

@@ -1,4 +1,6 @@
 import type { Client, ClientAuthMethod } from '../../domain/client.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { AssertionStore } from '../../storage/ports.ts';
 import type { RawParams } from '../params.ts';
 
 /** What a request presents for client authentication, and where it comes from. */
@@ -9,32 +11,97 @@ export interface ClientAuthRequest {
   ip?: string | undefined;
 }
 
-/** The credentials a method read from the request. */
+/**
+ * The credentials a method read from the request: the client_id it names and what proves it —
+ * a shared secret (client_secret_basic, client_secret_post) or a client assertion, a JWT
+ * (private_key_jwt, client_secret_jwt; RFC 7523 §2.2). `none` presents neither.
+ */
 export interface Presented {
   clientId: string;
-  secret: string | undefined;
+  secret?: string | undefined;
+  assertion?: string | undefined;
 }
 
 /**
- * A client authentication method (RFC 6749 §2.3, OIDC Core §9): how a request using it is
- * recognised, what it reads, and how the client it names is verified. The endpoints, their
- * repeated-parameter checks and discovery's *_auth_methods_supported come from the list in
- * registry.ts, so a method exists in one place.
+ * The endpoint being called, as its handler passes it: whether it admits public clients and its
+ * own URL, which a client assertion may name as its `aud` (RFC 7523 §3 item 3). A new endpoint
+ * that authenticates clients (the device authorization endpoint, RFC 8628 §3.1) passes its own.
+ */
+export interface ClientAuthEndpointContext {
+  allowPublic: boolean;
+  url: string;
+}
+
+/**
+ * A JSON Web Key Set at a client's `jwks_uri` (RFC 7591 §2), fetched and cached by the
+ * implementation src/crypto/remote-jwks.ts, built in app.ts. Throws JwksUnavailable when the set
+ * cannot be had (not https, unreachable, too slow, too large, not a key set).
+ */
+export interface JwksFetcher {
+  /**
+   * The key set at `uri`, from the cache while it is fresh. `refresh`: the caller met a `kid` the
+   * cached set lacks (the client rotated its keys): fetch again, unless the set was fetched too
+   * recently — refetches are rate-limited per URI, so an attacker sending unknown kids cannot make
+   * gatehouse fetch once per request.
+   */
+  get(uri: string, options?: { refresh?: boolean }): Promise<JwksDocument>;
+}
+
+/** A JWK Set as fetched: public keys only (src/crypto/remote-jwks.ts drops anything else). */
+export interface JwksDocument {
+  keys: Record<string, unknown>[];
+}
+
+/** The key set at a jwks_uri cannot be used; the client is then refused with invalid_client. */
+export class JwksUnavailable extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'JwksUnavailable';
+  }
+}
+
+/**
+ * What a method may need to verify, and nothing more: built once in app.ts (the composition
+ * root) and handed in, never imported from the storage or HTTP layers.
+ */
+export interface ClientAuthDeps {
+  clock: Clock;
+  /** The issuer identifier: an assertion's `aud` may name it (RFC 7523 §3 item 3). */
+  issuer: string;
+  /** Fetches clients' jwks_uri (private_key_jwt). */
+  jwks: JwksFetcher;
+  /** Records each assertion's jti, once across every instance (RFC 7523 §3 item 7). */
+  assertions: Pick<AssertionStore, 'useOnce'>;
+  /** GATEHOUSE_KEY_ENCRYPTION_KEY: opens client_secret_jwt secrets; undefined when not configured. */
+  keyEncryptionKey: string | undefined;
+}
+
+/**
+ * A client authentication method (RFC 6749 §2.3, OIDC Core §9, RFC 7523 §2.2): how a request
+ * using it is recognised, what it reads, and how the client it names is verified. The endpoints,
+ * their repeated-parameter checks and discovery's *_auth_methods_supported and
+ * *_auth_signing_alg_values_supported come from the list in registry.ts, so a method exists in
+ * one place.
  */
 export interface ClientAuthMethodHandler {
   method: ClientAuthMethod;
-  /** Every body parameter `detect` and `present` read; test/oauth/registries.test.ts checks it. */
+  /** Every body parameter `detect` and `present` read; src/oauth/registries.test.ts checks it. */
   params: readonly string[];
   /** A public client's method (RFC 6749 §2.1): not accepted where an endpoint needs a confidential client. */
   public: boolean;
   /** The credentials came in the Authorization header: a 401 then carries WWW-Authenticate (RFC 6749 §5.2). */
   usedBasic: boolean;
+  /** The JWS algorithms of the client assertions this method accepts (RFC 8414 §2, *_auth_signing_alg_values_supported); empty for methods without one. */
+  signingAlgs: readonly string[];
   /** Whether the request uses this method. Methods are tried in registry order; the first that matches reads the request. */
   detect(request: ClientAuthRequest): boolean;
-  /** Reads the credentials; throws InvalidClient / InvalidRequest when they are malformed. */
+  /** Reads the credentials, without checking them; throws InvalidClient / InvalidRequest when they are malformed. */
   present(request: ClientAuthRequest): Presented;
-  /** Checks the presented credentials against the registered (active) client; throws InvalidClient. */
-  verify(client: Client, presented: Presented, options: { allowPublic: boolean }): void;
+  /**
+   * Checks the presented credentials against the registered (active) client; throws InvalidClient.
+   * May be asynchronous (a jwks_uri fetch, the jti store); `deps` is all it may use.
+   */
+  verify(client: Client, presented: Presented, endpoint: ClientAuthEndpointContext, deps: ClientAuthDeps): void | Promise<void>;
 }
 
 /** The longest client_id or secret looked at: longer ones are refused before any lookup. */

@@ -1,16 +1,18 @@
 import type { ClientAuthMethod } from '../../domain/client.ts';
 import type { ClientAuthEndpoint } from '../../observability/audit.ts';
 import { clientSecretBasic } from './client-secret-basic.ts';
+import { clientSecretJwt } from './client-secret-jwt.ts';
 import { clientSecretPost } from './client-secret-post.ts';
 import type { ClientAuthMethodHandler } from './method.ts';
 import { none } from './none.ts';
+import { privateKeyJwt } from './private-key-jwt.ts';
 
 /**
  * The client authentication methods gatehouse implements, in the order they are tried on a request
  * and listed in discovery. Adding one is one file exporting a `ClientAuthMethodHandler` plus its
  * line here (docs/architecture.md, "How to add a client-authentication method").
  */
-export const CLIENT_AUTH_METHODS = [clientSecretBasic, clientSecretPost, none] as const satisfies readonly ClientAuthMethodHandler[];
+export const CLIENT_AUTH_METHODS = [clientSecretBasic, clientSecretPost, clientSecretJwt, privateKeyJwt, none] as const satisfies readonly ClientAuthMethodHandler[];
 
 // Every ClientAuthMethod a client row can name is implemented here, and nothing else is.
 type Implemented = (typeof CLIENT_AUTH_METHODS)[number]['method'];
@@ -27,6 +29,20 @@ export const CLIENT_AUTH_ENDPOINTS: Readonly<Record<ClientAuthEndpoint, { allowP
 export function authMethodsFor(endpoint: ClientAuthEndpoint): ClientAuthMethod[] {
   const { allowPublic } = CLIENT_AUTH_ENDPOINTS[endpoint];
   return CLIENT_AUTH_METHODS.filter((method) => allowPublic || !method.public).map((method) => method.method);
+}
+
+/**
+ * The JWS algorithms `endpoint` accepts for client assertions, in registry order, each once: its
+ * *_auth_signing_alg_values_supported in discovery (OIDC Discovery §3, RFC 8414 §2).
+ */
+export function authSigningAlgsFor(endpoint: ClientAuthEndpoint): string[] {
+  const { allowPublic } = CLIENT_AUTH_ENDPOINTS[endpoint];
+  return [...new Set(CLIENT_AUTH_METHODS.filter((method) => allowPublic || !method.public).flatMap((method) => method.signingAlgs))];
+}
+
+/** The algorithms `method` accepts for its client assertions (empty: the method has none). */
+export function signingAlgsOf(method: ClientAuthMethod | undefined): readonly string[] {
+  return CLIENT_AUTH_METHODS.find((candidate) => candidate.method === method)?.signingAlgs ?? [];
 }
 
 /** Every method name, in registry order: token_endpoint_auth_method values registration accepts. */

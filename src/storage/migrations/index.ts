@@ -6,6 +6,7 @@ import * as tokenUserIndex from './004-token-user-index.ts';
 import * as tokenFamilies from './005-token-families.ts';
 import * as throttleReservations from './007-throttle-reservations.ts';
 import * as clientSubjectTokens from './008-client-subject-tokens.ts';
+import * as clientAssertions from './009-client-assertions.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '005-token-families': tokenFamilies,
   '007-throttle-reservations': throttleReservations,
   '008-client-subject-tokens': clientSubjectTokens,
+  '009-client-assertions': clientAssertions,
 };

@@ -82,6 +82,7 @@ function toRow(c: Client): ClientsTable {
     client_id: c.clientId,
     name: c.name,
     secret_hash: c.secretHash ?? null,
+    secret_sealed: c.secretSealed ?? null,
     active: c.active ? 1 : 0,
     redirect_uris: JSON.stringify(c.redirectUris),
     token_endpoint_auth_method: c.tokenEndpointAuthMethod ?? null,
@@ -103,6 +104,8 @@ function fromRow(r: Selectable<ClientsTable>): Client {
     clientId: r.client_id,
     name: r.name,
     secretHash: r.secret_hash ?? undefined,
+    // Only client_secret_jwt clients have one; the others' objects stay as they were before migration 009.
+    ...(r.secret_sealed === null ? {} : { secretSealed: r.secret_sealed }),
     active: r.active === 1,
     redirectUris: JSON.parse(r.redirect_uris) as string[],
     tokenEndpointAuthMethod: (r.token_endpoint_auth_method ?? undefined) as ClientAuthMethod | undefined,

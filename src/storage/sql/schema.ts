@@ -51,6 +51,8 @@ export interface ClientsTable {
   client_id: string;
   name: string;
   secret_hash: string | null;
+  /** client_secret_jwt only: the secret sealed with GATEHOUSE_KEY_ENCRYPTION_KEY (migration 009). */
+  secret_sealed: string | null;
   active: number;
   redirect_uris: string;
   token_endpoint_auth_method: string | null;
@@ -152,4 +154,11 @@ export interface Database {
   tokens: TokensTable;
   signing_keys: SigningKeysTable;
   throttle_counters: ThrottleCountersTable;
+  client_assertions: ClientAssertionsTable;
+}
+
+/** Client assertion jtis used once (migration 009): SHA-256 of client_id and jti, kept until the assertion's exp. */
+export interface ClientAssertionsTable {
+  key: string;
+  expires_at: number;
 }

@@ -7,6 +7,7 @@ import { SqlGroupStore } from './group-store.ts';
 import { SqlKeyStore } from './key-store.ts';
 import { SqlOrganizationStore } from './organization-store.ts';
 import { SqlRateLimitStore } from './rate-limit-store.ts';
+import { SqlAssertionStore } from './assertion-store.ts';
 import { SqlSessionStore } from './session-store.ts';
 import { SqlThrottleStore } from './throttle-store.ts';
 import { SqlTokenStore } from './token-store.ts';
@@ -84,5 +85,6 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     keys: new SqlKeyStore(db, dialect),
     throttling: new SqlThrottleStore(db, dialect, sharing?.throttling),
     rateLimits: new SqlRateLimitStore(db, sharing?.rateLimits),
+    assertions: new SqlAssertionStore(db),
   };
 }
