@@ -1,8 +1,8 @@
 /**
  * CORS for browser single-page apps (src/http/plugins/cors.ts): per-client origins on the token,
  * revocation and UserInfo endpoints, `*` on discovery and the JWK Set, and nothing anywhere else.
- * Each rule on SQLite and PostgreSQL, under the default issuer path (/uas, Ubisecure's) and under
- * a bare-host issuer.
+ * Each rule on SQLite and PostgreSQL, under the default issuer path (/uas, Ubisecure's), under a
+ * bare-host issuer and under /auth: the routes are mounted under the issuer's path.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -33,6 +33,7 @@ async function preflight(url: string, origin: string, method: string, requestHea
 const ISSUERS = [
   { name: 'the default issuer (/uas)', env: {} as Record<string, string>, base: '/uas' },
   { name: 'a bare-host issuer', env: { GATEHOUSE_ISSUER: 'https://sso.example.com' } as Record<string, string>, base: '' },
+  { name: 'an issuer at /auth', env: { GATEHOUSE_ISSUER: 'https://sso.example.com/auth' } as Record<string, string>, base: '/auth' },
 ];
 
 for (const db of DATABASES) {

@@ -43,7 +43,8 @@ export const CORS_ORIGIN_SET_TTL_MS = 30_000;
 
 /**
  * The origins of every active client, read from the store at most once per CORS_ORIGIN_SET_TTL_MS
- * (concurrent readers share one read). `invalidate()` drops it, for a change made in this process.
+ * (concurrent readers share one read). Nothing in the server process changes clients (the CLI
+ * does), so there is no change event to listen for: the TTL is the invalidation.
  */
 export class CorsOriginSet {
   private origins: ReadonlySet<string> | undefined;
@@ -61,10 +62,6 @@ export class CorsOriginSet {
 
   async has(origin: string): Promise<boolean> {
     return (await this.current()).has(origin);
-  }
-
-  invalidate(): void {
-    this.origins = undefined;
   }
 
   private async current(): Promise<ReadonlySet<string>> {
@@ -131,15 +128,18 @@ export function useClientCors(app: FastifyInstance, originSet: CorsOriginSet, ru
   });
 }
 
+/**
+ * Whether `origin` may read this answer. Fails closed: a request whose credentials cannot be read
+ * names no client, and a store that cannot be read (the answer is then a 503 anyway) allows nothing.
+ */
 async function readableBy(rule: ClientCorsRule, request: FastifyRequest, reply: FastifyReply, origin: string, originSet: CorsOriginSet): Promise<boolean> {
-  let client: Client | undefined;
   try {
-    client = await rule.clientOf(request);
+    const client = await rule.clientOf(request).catch(() => undefined);
+    if (client) return client.active && corsOriginsOf(client).includes(origin);
+    return reply.statusCode >= 400 && (await originSet.has(origin));
   } catch {
-    client = undefined;
+    return false;
   }
-  if (client) return client.active && corsOriginsOf(client).includes(origin);
-  return reply.statusCode >= 400 && (await originSet.has(origin));
 }
 
 /** The request's Origin, when it is a serialized origin (not `null`, RFC 6454 §7.3). */
