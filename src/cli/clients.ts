@@ -28,6 +28,7 @@ interface MetadataFlags {
   codeChallengeMethod?: string;
   scope?: string;
   aud?: string[];
+  allowedCorsOrigin?: string[];
   accessTokenTtl?: string;
   refreshTokens?: boolean;
   rotateRefreshTokens?: boolean;
@@ -62,6 +63,7 @@ function withMetadataOptions(command: Command): Command {
     .addOption(new Option('--resource-server', 'no grants at all (grant_types []): a resource server that only introspects tokens').conflicts('grantType'))
     .option('--scope <scope>', 'space-separated scope values the client may request')
     .option('--aud <client_id>', "another client's client_id this client may request as its tokens' audience (repeatable), e.g. GATEHOUSE_API_CLIENT_ID to call the identity API", collect)
+    .option('--allowed-cors-origin <origin>', 'a browser origin (scheme://host[:port]) whose single-page app may call the token, revocation and UserInfo endpoints (repeatable); without it, the origins of the redirect URIs', collect)
     .option('--access-token-ttl <seconds>', 'access token lifetime for this client')
     .option('--refresh-tokens', 'issue refresh tokens to this client')
     .option('--no-refresh-tokens', 'issue no refresh tokens')
@@ -85,6 +87,7 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   if (flags.codeChallengeMethod !== undefined) doc.code_challenge_method = flags.codeChallengeMethod;
   if (flags.scope !== undefined) doc.scope = flags.scope;
   if (flags.aud) doc.aud = flags.aud;
+  if (flags.allowedCorsOrigin) doc.allowed_cors_origins = flags.allowedCorsOrigin;
   if (flags.accessTokenTtl !== undefined) doc.access_token_ttl = wholeNumber(flags.accessTokenTtl, '--access-token-ttl');
   if (flags.refreshTokens !== undefined) doc.refresh_tokens = flags.refreshTokens;
   if (flags.rotateRefreshTokens !== undefined) doc.rotate_refresh_tokens = flags.rotateRefreshTokens;

@@ -7,6 +7,7 @@ import { identityApiRoutes } from './identity-api/plugin.ts';
 import { interactionRoutes } from './interaction/login-route.ts';
 import { parseParams } from './params.ts';
 import { BODY_LIMIT, clientErrorHandler, frameworkErrorHandler, MAX_HEADER_SIZE, useRequestLimits } from './plugins/limits.ts';
+import { CorsOriginSet } from './plugins/cors.ts';
 import { useSecurityHeaders } from './plugins/security-headers.ts';
 import { timeoutOptions, useBodyTimeout } from './plugins/timeouts.ts';
 import { authorizationRoutes } from './public/authorization.ts';
@@ -69,8 +70,10 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   await app.register(async (scope) => interactionRoutes(scope, deps));
   await app.register(async (scope) => logoutRoutes(scope, deps));
   await app.register(async (scope) => statusRoutes(scope, deps));
-  await app.register(async (scope) => tokenRoutes(scope, deps));
-  await app.register(async (scope) => userInfoRoutes(scope, deps));
+  // One cached set of the active clients' browser origins for every CORS preflight (plugins/cors.ts).
+  const corsOrigins = new CorsOriginSet(deps.store.clients, deps.clock);
+  await app.register(async (scope) => tokenRoutes(scope, deps, corsOrigins));
+  await app.register(async (scope) => userInfoRoutes(scope, deps, corsOrigins));
   await app.register(async (scope) => identityApiRoutes(scope, deps));
   return app;
 }

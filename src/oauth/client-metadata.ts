@@ -79,6 +79,7 @@ const IMPLEMENTED_KEYS = new Set([
   'post_logout_redirect_uris',
   'id_token_signed_response_alg',
   'id_token_scope_claims',
+  'allowed_cors_origins',
   'active',
   'jwks',
   'jwks_uri',
@@ -153,6 +154,7 @@ export function parseClientMetadata(document: unknown): ClientSettings {
   clientKeys(doc, tokenEndpointAuthMethod);
   if (doc.aud !== undefined) doc.aud = audienceList(doc.aud);
   if (doc.logo_uri !== undefined) logoUri(doc.logo_uri);
+  if (doc.allowed_cors_origins !== undefined) doc.allowed_cors_origins = corsOriginList(doc.allowed_cors_origins);
   for (const key of Object.keys(doc)) {
     if (!key.startsWith(`${LOCALIZED_NAME}#`)) continue;
     languageTag(key, key.slice(LOCALIZED_NAME.length + 1));
@@ -380,6 +382,65 @@ export function allowedAudiences(client: Client): ReadonlySet<string> {
   const aud = client.metadata.aud;
   if (!Array.isArray(aud)) return new Set();
   return new Set(aud.filter((id): id is string => typeof id === 'string'));
+}
+
+/** Most origins one client may list in `allowed_cors_origins`. */
+const MAX_CORS_ORIGINS = 100;
+
+/**
+ * `allowed_cors_origins`: the browser origins (RFC 6454 §6.2 serialization, `scheme://host[:port]`)
+ * whose pages may read this client's answers from the token, revocation and UserInfo endpoints
+ * (src/http/plugins/cors.ts). https, or http on a loopback host for development; no path, query,
+ * fragment or user information; the default port is left out (browsers send `https://a.example`,
+ * never `https://a.example:443`). Stored lower-case, without duplicates, in the order given.
+ */
+function corsOriginList(value: unknown): string[] {
+  const list = stringList(value, 'allowed_cors_origins');
+  if (list.length > MAX_CORS_ORIGINS) throw new InvalidClientMetadata('allowed_cors_origins', `may list at most ${MAX_CORS_ORIGINS} origins`);
+  return [...new Set(list.map(corsOrigin))];
+}
+
+function corsOrigin(value: string): string {
+  const refuse = (why: string) => new InvalidClientMetadata('allowed_cors_origins', `${JSON.stringify(value)} ${why}`);
+  if (value.length > 2048 || /[^\x21-\x7e]/.test(value)) throw refuse('must be printable ASCII, at most 2048 characters');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw refuse('is not an origin such as https://app.example.com');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refuse('must be an https origin (http only on a loopback host)');
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) throw refuse('must be an https origin (http only on a loopback host)');
+  // An origin is scheme, host and port only (RFC 6454 §6.2): what a browser sends in Origin.
+  if (url.origin.toLowerCase() !== value.toLowerCase()) {
+    throw refuse(`is not an origin: write it as ${url.origin} (scheme://host[:port], no path, no trailing slash, no default port)`);
+  }
+  return url.origin;
+}
+
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+/**
+ * The origins whose browser pages may read this client's answers (src/http/plugins/cors.ts): its
+ * `allowed_cors_origins` when registered (an empty list: none), otherwise the origins of its https
+ * and http redirect URIs (a private-use scheme is no web origin). Read from the stored client at
+ * each use; a malformed stored value allows nothing (fails closed).
+ */
+export function corsOriginsOf(client: Pick<Client, 'redirectUris' | 'metadata'>): string[] {
+  const listed = client.metadata.allowed_cors_origins;
+  if (listed !== undefined) return Array.isArray(listed) ? listed.filter((origin): origin is string => typeof origin === 'string') : [];
+  const origins = new Set<string>();
+  for (const uri of client.redirectUris) {
+    try {
+      const url = new URL(uri);
+      if (url.protocol === 'https:' || url.protocol === 'http:') origins.add(url.origin);
+    } catch {
+      // A stored redirect URI that no longer parses names no origin.
+    }
+  }
+  return [...origins];
 }
 
 function scope(value: unknown): string {

@@ -16,7 +16,7 @@ import {
   setClientActive,
   updateClient,
 } from './client-registration.ts';
-import { clientNameFor, clientWarnings } from './client-metadata.ts';
+import { clientNameFor, clientWarnings, corsOriginsOf } from './client-metadata.ts';
 
 class MemoryClients implements ClientStore {
   readonly rows = new Map<string, Client>();
@@ -282,6 +282,26 @@ describe('registerClient', () => {
     await refused({ 'client_name#': 'x' }, 'client_name#', /not a BCP 47 language tag/);
     await refused({ 'client_name#not a tag': 'x' }, 'client_name#not a tag', /not a BCP 47 language tag/);
     await refused({ 'tos_uri#fi': 'https://shop.example/tos' }, 'tos_uri#fi', /^tos_uri#fi: is not supported: of the language-tagged metadata \(RFC 7591 §2.2\) only client_name#<language> is shown$/);
+  });
+
+  test('allowed_cors_origins: origins only (scheme://host[:port]), https or loopback http, stored as browsers send them (SP-11)', async () => {
+    const { client } = await register({ allowed_cors_origins: ['https://App.Example', 'http://127.0.0.1:5173', 'http://localhost:8081', 'https://app.example', 'https://app.example:8443'] });
+    assert.deepEqual(client.metadata.allowed_cors_origins, ['https://app.example', 'http://127.0.0.1:5173', 'http://localhost:8081', 'https://app.example:8443']);
+    assert.deepEqual(corsOriginsOf(client), ['https://app.example', 'http://127.0.0.1:5173', 'http://localhost:8081', 'https://app.example:8443']);
+    assert.deepEqual(corsOriginsOf((await register({ allowed_cors_origins: [] })).client), [], 'an empty list: no origin at all');
+    const derived = (await register({ redirect_uris: ['https://spa.example/cb', 'https://spa.example/other', 'http://127.0.0.1:4000/cb', 'com.example.app:/cb'] })).client;
+    assert.deepEqual(corsOriginsOf(derived), ['https://spa.example', 'http://127.0.0.1:4000'], 'without the key: the web redirect URIs\' origins');
+    await refused({ allowed_cors_origins: ['https://app.example/'] }, 'allowed_cors_origins', /^allowed_cors_origins: "https:\/\/app.example\/" is not an origin: write it as https:\/\/app.example \(scheme:\/\/host\[:port\], no path, no trailing slash, no default port\)$/);
+    await refused({ allowed_cors_origins: ['https://app.example/spa'] }, 'allowed_cors_origins', /is not an origin: write it as https:\/\/app.example/);
+    await refused({ allowed_cors_origins: ['https://app.example:443'] }, 'allowed_cors_origins', /write it as https:\/\/app.example /);
+    await refused({ allowed_cors_origins: ['https://app.example?x=1'] }, 'allowed_cors_origins', /is not an origin/);
+    await refused({ allowed_cors_origins: ['https://user@app.example'] }, 'allowed_cors_origins', /is not an origin/);
+    await refused({ allowed_cors_origins: ['http://app.example'] }, 'allowed_cors_origins', /must be an https origin \(http only on a loopback host\)$/);
+    await refused({ allowed_cors_origins: ['null'] }, 'allowed_cors_origins', /"null" is not an origin such as https:\/\/app.example.com$/);
+    await refused({ allowed_cors_origins: ['*'] }, 'allowed_cors_origins', /is not an origin such as/);
+    await refused({ allowed_cors_origins: ['file:///tmp/x'] }, 'allowed_cors_origins', /must be an https origin/);
+    await refused({ allowed_cors_origins: 'https://app.example' }, 'allowed_cors_origins', /must be an array of strings/);
+    await refused({ allowed_cors_origins: Array.from({ length: 101 }, (_, i) => `https://a${i}.example`) }, 'allowed_cors_origins', /at most 100 origins/);
   });
 
   test('refuses every key gatehouse does not implement, naming it (RFC 7591 §2 would let it ignore them)', async () => {

@@ -217,6 +217,18 @@ for (const kind of DATABASES) {
       assert.deepEqual(updated.aud, [api.client_id]);
     });
 
+    test('allowed_cors_origins from --metadata-file or --allowed-cors-origin (repeatable, overrides the file); a malformed origin is one line, exit 2 (SP-11)', async () => {
+      const file = join(dir, 'spa.json');
+      writeFileSync(file, JSON.stringify({ client_name: 'SPA', redirect_uris: ['https://spa.example/cb'], token_endpoint_auth_method: 'none', allowed_cors_origins: ['https://spa.example'] }));
+      const fromFile = json(await run('client', 'create', '--metadata-file', file, '--json'));
+      assert.deepEqual(fromFile.allowed_cors_origins, ['https://spa.example']);
+      const fromFlags = json(await run('client', 'create', '--metadata-file', file, '--allowed-cors-origin', 'https://a.example', '--allowed-cors-origin', 'http://127.0.0.1:5173', '--json'));
+      assert.deepEqual(fromFlags.allowed_cors_origins, ['https://a.example', 'http://127.0.0.1:5173']);
+      failed(await run('client', 'create', '--metadata-file', file, '--allowed-cors-origin', 'https://a.example/app'), /^gatehouse: allowed_cors_origins: "https:\/\/a.example\/app" is not an origin: write it as https:\/\/a.example \(scheme:\/\/host\[:port\], no path, no trailing slash, no default port\)\n/);
+      writeFileSync(file, JSON.stringify({ client_name: 'SPA', redirect_uris: ['https://spa.example/cb'], allowed_cors_origins: ['http://spa.example'] }));
+      failed(await run('client', 'create', '--metadata-file', file), /^gatehouse: allowed_cors_origins: "http:\/\/spa.example" must be an https origin \(http only on a loopback host\)\n/);
+    });
+
     test('an invalid redirect URI is one line on stderr and exit 2', async () => {
       failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'javascript:alert(1)', '--json'), /redirect_uris: .*javascript: scheme/);
     });

@@ -27,6 +27,7 @@ const CHECKLIST: [string, number][] = [
   ['PW', 10],
   ['RM', 10],
   ['JW', 11],
+  ['SP', 12],
 ];
 /** Modules 0 (common set-up) to 38 of the Basic OP plan (research/conformance.md §1). */
 const MODULES = 39;

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { discoveryDocument, ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import type { HttpDeps } from '../deps.ts';
+import { usePublicCors } from '../plugins/cors.ts';
 
 /** Discovery (OIDC Discovery §4, RFC 8414 §3) and the JWK Set (RFC 7517 §5). */
 export async function discoveryRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
@@ -21,4 +22,6 @@ export async function discoveryRoutes(app: FastifyInstance, deps: HttpDeps): Pro
       .type('application/jwk-set+json')
       .send(await deps.keyRing.jwks()),
   );
+  // Public documents: any page may read them (Access-Control-Allow-Origin: *, above) and have its preflight answered.
+  usePublicCors(app, [`${base}/.well-known/openid-configuration`, `${base}/.well-known/oauth-authorization-server`, `${base}${ENDPOINT_PATHS.jwks}`]);
 }

@@ -4,25 +4,38 @@ import { InvalidRequest } from '../../oauth/errors.ts';
 import { param } from '../../oauth/params.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { userInfo } from '../../oauth/userinfo.ts';
+import type { Client } from '../../domain/client.ts';
+import { hashSecret } from '../../lib/hash.ts';
 import type { HttpDeps } from '../deps.ts';
+import { useClientCors, type CorsOriginSet } from '../plugins/cors.ts';
 import type { RawParams } from '../params.ts';
 import { bearerChallenge, toOAuthError } from '../render/errors.ts';
 
 /** UserInfo (OIDC Core §5.3) with the bearer token in the header, or in a form body on POST (RFC 6750 §2.2). */
-export async function userInfoRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
+export async function userInfoRoutes(app: FastifyInstance, deps: HttpDeps, corsOrigins: CorsOriginSet): Promise<void> {
   app.setErrorHandler((error, request, reply) => sendBearerError(reply, toOAuthError(error, request)));
   app.addHook('onSend', async (_request, reply) => {
-    reply.header('cache-control', 'no-store').header('pragma', 'no-cache').header('access-control-allow-origin', '*');
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
   });
+  const path = `${deps.config.issuerPath}${ENDPOINT_PATHS.userinfo}`;
+  // Readable by the origins of the client the access token was issued to (plugins/cors.ts; docs/decisions.md).
+  useClientCors(app, corsOrigins, [{ url: path, methods: ['GET', 'POST'], headers: ['Authorization'], clientOf: async (request) => tokenClient(deps, request) }]);
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const token = bearerToken(request);
     if (token === undefined) return reply.code(401).header('www-authenticate', bearerChallenge(undefined)).send({ error: 'invalid_token', error_description: 'An access token is required.' });
     return userInfo(deps, token);
   };
-  const path = `${deps.config.issuerPath}${ENDPOINT_PATHS.userinfo}`;
   app.get(path, handler);
   app.post(path, handler);
+}
+
+/** The registered client the request's access token was issued to, if the token is known (any state: the answer says whether it is live). */
+async function tokenClient(deps: HttpDeps, request: FastifyRequest): Promise<Client | undefined> {
+  const token = bearerToken(request);
+  if (token === undefined || token.length > 512) return undefined;
+  const found = await deps.store.tokens.find(hashSecret(token));
+  return found ? deps.store.clients.get(found.clientId) : undefined;
 }
 
 /** The bearer token from `Authorization: Bearer` (scheme case-insensitive) or the POST body; both at once is invalid_request (RFC 6750 §2). */
