@@ -1,6 +1,7 @@
 /** `gatehouse client …`: register and manage OAuth clients. */
 import { Option, type Command } from 'commander';
 import type { Client } from '../domain/client.ts';
+import { SIGNING_ALGS } from '../crypto/algorithms.ts';
 import { clientWarnings } from '../oauth/client-metadata.ts';
 import {
   clientView,
@@ -29,6 +30,8 @@ interface MetadataFlags {
   accessTokenTtl?: string;
   refreshTokens?: boolean;
   rotateRefreshTokens?: boolean;
+  idTokenSignedResponseAlg?: string;
+  userinfoSignedResponseAlg?: string;
 }
 
 interface JsonFlag {
@@ -56,6 +59,9 @@ function withMetadataOptions(command: Command): Command {
     .option('--rotate-refresh-tokens', 'replace the refresh token on each use (the default)')
     .option('--no-rotate-refresh-tokens', 'keep the refresh token on use (confidential clients only)')
     .option('--post-logout-redirect-uri <uri>', 'where to return after logout (repeatable)', collect)
+    // Not .choices(): registration refuses an unknown algorithm, and `none`, with its reason.
+    .option('--id-token-signed-response-alg <alg>', `what its ID tokens are signed with: ${SIGNING_ALGS.join(', ')} (default RS256)`)
+    .option('--userinfo-signed-response-alg <alg>', `answer its UserInfo requests with a JWT signed with this: ${SIGNING_ALGS.join(', ')} (default: plain JSON)`)
     .option('--json', 'print JSON only');
 }
 
@@ -76,6 +82,8 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   if (flags.accessTokenTtl !== undefined) doc.access_token_ttl = wholeNumber(flags.accessTokenTtl, '--access-token-ttl');
   if (flags.refreshTokens !== undefined) doc.refresh_tokens = flags.refreshTokens;
   if (flags.rotateRefreshTokens !== undefined) doc.rotate_refresh_tokens = flags.rotateRefreshTokens;
+  if (flags.idTokenSignedResponseAlg !== undefined) doc.id_token_signed_response_alg = flags.idTokenSignedResponseAlg;
+  if (flags.userinfoSignedResponseAlg !== undefined) doc.userinfo_signed_response_alg = flags.userinfoSignedResponseAlg;
   return doc;
 }
 
