@@ -1,6 +1,6 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { SigningKey } from '../domain/signing-key.ts';
-import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, signingAlgorithm, type SigningAlg } from './algorithms.ts';
+import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, isSigningAlg, signingAlgorithm, type SigningAlg } from './algorithms.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { KeyStore } from '../storage/ports.ts';
 import { decryptPrivateKey, encryptPrivateKey, KeyEncryptionError } from './key-encryption.ts';
@@ -146,6 +146,7 @@ export class KeyRing {
    * instances (KeyStore.insertFirst). RS256's absence is an error (readiness reports it).
    */
   async activeKey(alg: SigningAlg = DEFAULT_SIGNING_ALG): Promise<ActiveKey> {
+    requireSigningAlg(alg);
     const active = (await this.#load()).active.get(alg);
     if (active) return active;
     if (alg === DEFAULT_SIGNING_ALG) throw new Error('no active signing key in the store');
@@ -205,6 +206,7 @@ export class KeyRing {
   }
 
   async #generate(alg: SigningAlg): Promise<SigningKey> {
+    requireSigningAlg(alg);
     const algorithm = signingAlgorithm(alg);
     const { publicKey, privateKey } = await generateKeyPair(alg, algorithm.generate);
     const publicJwk = await exportJWK(publicKey);
@@ -236,4 +238,9 @@ function pick(keys: SigningKey[], which: 'newest' | 'oldest'): SigningKey | unde
   const age = (k: SigningKey) => k.createdAt * 2 + (k.retiredAt === undefined ? 1 : 0);
   const sorted = [...keys].sort((a, b) => age(a) - age(b));
   return which === 'oldest' ? sorted[0] : sorted.at(-1);
+}
+
+/** A caller passing an algorithm from outside the table (a bad cast, a stored name) is a bug: said so, not signed with. */
+function requireSigningAlg(alg: string): void {
+  if (!isSigningAlg(alg)) throw new Error(`${alg} is not an algorithm gatehouse signs with (${SIGNING_ALGS.join(', ')})`);
 }
