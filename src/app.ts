@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
+import { SIGNING_ALGS } from './crypto/algorithms.ts';
 import { KeyRing } from './crypto/key-ring.ts';
 import type { HttpDeps } from './http/deps.ts';
 import { buildHttpServer, type ServerOptions } from './http/server.ts';
@@ -107,7 +108,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
         // SQLite has no pool: no pool metrics.
         ...(store.database.dialect === 'postgres' ? { pool: () => store.database.poolStats() } : {}),
         liveSessions: () => store.sessions.countLive(clock.now(), SESSION_COUNT_LIMIT),
-        activeKeyCreatedAt: async () => (await keyRing.activeKey()).createdAt,
+        activeKeysCreatedAt: () => Promise.all(SIGNING_ALGS.map(async (alg) => ({ alg, createdAt: (await keyRing.activeKey(alg).catch(() => undefined))?.createdAt }))),
         now: () => clock.now(),
       });
     }

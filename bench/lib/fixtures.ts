@@ -58,6 +58,8 @@ async function addClient(store: Store, name: string, overrides: Partial<Client>)
     scope: undefined,
     refreshTokens: true,
     rotateRefreshTokens: false,
+    idTokenSignedResponseAlg: 'RS256',
+    userinfoSignedResponseAlg: undefined,
     accessTokenTtl: undefined,
     postLogoutRedirectUris: [],
     metadata: { client_name: name, redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'client_secret_basic' },

@@ -2,6 +2,7 @@
 import { Option, type Command } from 'commander';
 import type { Client } from '../domain/client.ts';
 import { CLIENT_AUTH_METHOD_NAMES, CLIENT_AUTH_METHODS } from '../oauth/client-auth/registry.ts';
+import { SIGNING_ALGS } from '../crypto/algorithms.ts';
 import { clientWarnings } from '../oauth/client-metadata.ts';
 import { GRANT_TYPES_SUPPORTED } from '../oauth/grants/registry.ts';
 import {
@@ -35,6 +36,8 @@ interface MetadataFlags {
   jwksFile?: string;
   jwksUri?: string;
   tokenEndpointAuthSigningAlg?: string;
+  idTokenSignedResponseAlg?: string;
+  userinfoSignedResponseAlg?: string;
 }
 
 interface JsonFlag {
@@ -70,6 +73,9 @@ function withMetadataOptions(command: Command): Command {
     .option('--rotate-refresh-tokens', 'replace the refresh token on each use (the default)')
     .option('--no-rotate-refresh-tokens', 'keep the refresh token on use (confidential clients only)')
     .option('--post-logout-redirect-uri <uri>', 'where to return after logout (repeatable)', collect)
+    // Not .choices(): registration refuses an unknown algorithm, and `none`, with its reason.
+    .option('--id-token-signed-response-alg <alg>', `what its ID tokens are signed with: ${SIGNING_ALGS.join(', ')} (default RS256)`)
+    .option('--userinfo-signed-response-alg <alg>', `answer its UserInfo requests with a JWT signed with this: ${SIGNING_ALGS.join(', ')} (default: plain JSON)`)
     .option('--json', 'print JSON only');
 }
 
@@ -94,6 +100,8 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   if (flags.jwksFile !== undefined) doc.jwks = await readJsonFile(flags.jwksFile);
   if (flags.jwksUri !== undefined) doc.jwks_uri = flags.jwksUri;
   if (flags.tokenEndpointAuthSigningAlg !== undefined) doc.token_endpoint_auth_signing_alg = flags.tokenEndpointAuthSigningAlg;
+  if (flags.idTokenSignedResponseAlg !== undefined) doc.id_token_signed_response_alg = flags.idTokenSignedResponseAlg;
+  if (flags.userinfoSignedResponseAlg !== undefined) doc.userinfo_signed_response_alg = flags.userinfoSignedResponseAlg;
   return doc;
 }
 

@@ -1,5 +1,6 @@
 /** `gatehouse keys …`: the ID token signing keys every instance reads from the store. */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, type SigningAlg } from '../crypto/algorithms.ts';
 import type { SigningKey } from '../domain/signing-key.ts';
 import { UsageError, withStore } from './context.ts';
 import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';
@@ -26,7 +27,7 @@ export function registerKeyCommands(program: Command): void {
 
   keys
     .command('list')
-    .description('list the active key and the retired keys still published in the JWKS')
+    .description("list each algorithm's active key and the retired keys still published in the JWKS")
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag) =>
       withStore(async ({ store, deps }) => {
@@ -35,20 +36,23 @@ export function registerKeyCommands(program: Command): void {
         printTable(
           ['', 'KID', 'ALG', 'CREATED', 'RETIRED', 'PUBLISHED_UNTIL'],
           list.map((k) => [k.retiredAt === undefined ? '*' : ' ', k.kid, k.alg, isoTime(k.createdAt), isoTime(k.retiredAt), isoTime(k.publishUntil)]),
-          'No signing keys yet: the server creates the first one when it starts (or run `gatehouse keys rotate`).',
+          'No signing keys yet: the server creates the first key of each algorithm when it starts (or run `gatehouse keys rotate --alg <alg>`).',
         );
       }),
     );
 
   keys
     .command('rotate')
-    .description('publish a new key, which signs once every instance and cached JWKS can know it; the previous one signs until then and stays published until what it signed has expired')
+    .description(
+      "publish a new key of one algorithm, which signs once every instance and cached JWKS can know it; that algorithm's previous key signs until then and stays published until what it signed has expired; other algorithms' keys are untouched",
+    )
+    .addOption(new Option('--alg <alg>', 'the algorithm whose key to rotate').choices(SIGNING_ALGS).default(DEFAULT_SIGNING_ALG))
     .option('--json', 'print JSON only')
-    .action((flags: JsonFlag) =>
+    .action((flags: JsonFlag & { alg: SigningAlg }) =>
       withStore(async ({ config, store, deps }) => {
         const { keyRingFor } = await import('../app.ts');
         const keyRing = keyRingFor(config, store, deps.clock);
-        const key = await keyRing.rotate();
+        const key = await keyRing.rotate(flags.alg);
         const signsFrom = isoTime(keyRing.signsFrom(key));
         if (flags.json) return printJson({ ...keyView(key), signs_from: signsFrom });
         printFields([

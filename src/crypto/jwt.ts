@@ -1,7 +1,8 @@
 import { createLocalJWKSet, jwtVerify, SignJWT, type JWK, type JWTPayload } from 'jose';
+import { SIGNING_ALGS } from './algorithms.ts';
 import type { ActiveKey } from './key-ring.ts';
 
-/** Signs a JWT with the active key; the header carries `kid` (OIDC Core §10.1) and `typ: JWT`. */
+/** Signs a JWT with an active key, in its algorithm; the header carries `kid` (OIDC Core §10.1) and `typ: JWT`. */
 export async function signJwt(payload: JWTPayload, key: ActiveKey): Promise<string> {
   return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' }).sign(key.privateKey);
 }
@@ -14,10 +15,14 @@ export interface VerifyOptions {
   now: number;
 }
 
-/** Verifies a JWT we signed ourselves: RS256 only, against our published keys. */
+/**
+ * Verifies a JWT we signed ourselves, against our published keys: any algorithm we sign with
+ * (src/crypto/algorithms.ts), and only with a key published for that algorithm (jose matches the
+ * header's alg to the JWK's `alg`), never `none` or an HMAC.
+ */
 export async function verifyOwnJwt(token: string, jwks: { keys: JWK[] }, options: VerifyOptions): Promise<JWTPayload> {
   const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), {
-    algorithms: ['RS256'],
+    algorithms: [...SIGNING_ALGS],
     issuer: options.issuer,
     ...(options.audience ? { audience: options.audience } : {}),
     currentDate: new Date(options.now),

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import type { SigningKey } from '../domain/signing-key.ts';
 import { ManualClock } from '../lib/clock.ts';
 import type { KeyStore } from '../storage/ports.ts';
+import { SIGNING_ALGS, type SigningAlg } from './algorithms.ts';
 import { signJwt, verifyOwnJwt } from './jwt.ts';
 import { KeyRing, type KeyRingOptions } from './key-ring.ts';
 
@@ -30,14 +31,14 @@ class MemoryKeyStore implements KeyStore {
   }
 
   async insertFirst(key: SigningKey): Promise<boolean> {
-    if (this.keys.some((k) => k.retiredAt === undefined)) return false;
+    if (this.keys.some((k) => k.alg === key.alg && k.retiredAt === undefined)) return false;
     await this.insert(key);
     return true;
   }
 
   async rotate(key: SigningKey, publishUntil: number): Promise<void> {
     await this.insert(key);
-    for (const k of this.keys) if (k.kid !== key.kid && k.retiredAt === undefined) Object.assign(k, { retiredAt: key.createdAt, publishUntil });
+    for (const k of this.keys) if (k.kid !== key.kid && k.alg === key.alg && k.retiredAt === undefined) Object.assign(k, { retiredAt: key.createdAt, publishUntil });
   }
 
   async listUnsealed(): Promise<SigningKey[]> {
@@ -74,6 +75,57 @@ async function signsVerifiably(keyRing: KeyRing, clock: ManualClock): Promise<st
 }
 
 describe('KeyRing', () => {
+  test('prepare creates one key of every algorithm of the table, each signing verifiably in its own algorithm with the right key type (AL-01, AL-02)', async () => {
+    const store = new MemoryKeyStore();
+    const clock = new ManualClock();
+    const keyRing = ring(store, clock);
+    await keyRing.prepare();
+    assert.deepEqual(store.keys.map((k) => k.alg).sort(), [...SIGNING_ALGS].sort());
+    const types: Record<SigningAlg, [string, string | undefined]> = { RS256: ['rsa', undefined], PS256: ['rsa', undefined], ES256: ['ec', 'prime256v1'], EdDSA: ['ed25519', undefined] };
+    for (const alg of SIGNING_ALGS) {
+      const key = await keyRing.activeKey(alg);
+      assert.equal(key.alg, alg);
+      const stored = store.keys.find((k) => k.kid === key.kid)!;
+      assert.equal(stored.alg, alg);
+      assert.equal(stored.publicJwk.alg, alg);
+      assert.equal(stored.publicJwk.use, 'sig');
+      const publicKey = createPublicKey({ key: stored.publicJwk as never, format: 'jwk' });
+      assert.deepEqual([publicKey.asymmetricKeyType, publicKey.asymmetricKeyDetails?.namedCurve], types[alg]);
+      const now = Math.floor(clock.now() / 1000);
+      const jwt = await signJwt({ iss: ISSUER, sub: 'user-1', aud: 'client-1', iat: now, exp: now + 300 }, key);
+      assert.deepEqual(JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()), { alg, kid: key.kid, typ: 'JWT' });
+      assert.equal((await verifyOwnJwt(jwt, await keyRing.jwks(), { issuer: ISSUER, audience: 'client-1', now: clock.now() })).sub, 'user-1');
+    }
+    await keyRing.prepare();
+    assert.equal(store.keys.length, SIGNING_ALGS.length, 'a second start creates nothing');
+  });
+
+  test('rotate(alg) changes only that algorithm\'s signing key, after the activation delay (AL-03)', async () => {
+    const store = new MemoryKeyStore();
+    const clock = new ManualClock();
+    const keyRing = ring(store, clock, { cacheMs: 1000 });
+    await keyRing.prepare();
+    const before = new Map(await Promise.all(SIGNING_ALGS.map(async (alg) => [alg, (await keyRing.activeKey(alg)).kid] as const)));
+    const rotated = await keyRing.rotate('ES256');
+    assert.equal(rotated.alg, 'ES256');
+    clock.advance(2000);
+    for (const alg of SIGNING_ALGS) assert.equal((await keyRing.activeKey(alg)).kid, alg === 'ES256' ? rotated.kid : before.get(alg), alg);
+    assert.equal(store.keys.filter((k) => k.retiredAt === undefined).length, SIGNING_ALGS.length);
+  });
+
+  test('an algorithm without a key gets its first one on first use; an algorithm outside the table is refused (AL-01)', async () => {
+    const store = new MemoryKeyStore();
+    const clock = new ManualClock();
+    const keyRing = ring(store, clock);
+    await keyRing.ensureActiveKey();
+    assert.deepEqual(store.keys.map((k) => k.alg), ['RS256']);
+    const [a, b] = await Promise.all([keyRing.activeKey('EdDSA'), keyRing.activeKey('EdDSA')]);
+    assert.equal(a.kid, b.kid);
+    assert.deepEqual(store.keys.map((k) => k.alg).sort(), ['EdDSA', 'RS256']);
+    await assert.rejects(keyRing.activeKey('HS256' as SigningAlg), /HS256 is not an algorithm gatehouse signs with/);
+    await assert.rejects(keyRing.rotate('none' as SigningAlg), /none is not an algorithm gatehouse signs with/);
+  });
+
   test('ensureActiveKey creates one RS256 key of at least 2048 bits whose kid is its RFC 7638 thumbprint', async () => {
     const store = new MemoryKeyStore();
     const clock = new ManualClock();

@@ -1,5 +1,6 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { SigningKey } from '../domain/signing-key.ts';
+import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, isSigningAlg, signingAlgorithm, type SigningAlg } from './algorithms.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { KeyStore } from '../storage/ports.ts';
 import { decryptPrivateKey, encryptPrivateKey, KeyEncryptionError } from './key-encryption.ts';
@@ -21,7 +22,7 @@ export interface KeyRingOptions {
 
 export interface ActiveKey {
   kid: string;
-  alg: 'RS256';
+  alg: SigningAlg;
   privateKey: CryptoKey;
   /** When the key was generated (ms): its age is a metric. */
   createdAt: number;
@@ -30,17 +31,22 @@ export interface ActiveKey {
 interface Loaded {
   /** Until when this read may be trusted: the cache period, or sooner when a newer key activates. */
   until: number;
-  active: ActiveKey | undefined;
+  /** The key each algorithm signs with; an algorithm without a key yet is absent. */
+  active: Map<SigningAlg, ActiveKey>;
   jwks: { keys: JWK[] };
 }
-
-const MODULUS_BITS = 2048;
 
 /**
  * The signing keys, read from the store so every instance agrees. Rotation publishes first and
  * signs later (OIDC Core §10.1.1): the newest key older than the activation delay signs, so no
  * instance signs with a key that another instance, or a relying party's cached JWKS, does not
  * show yet. Retired keys stay published until `publishUntil`. Reads are cached for `cacheMs`.
+ *
+ * Each algorithm of src/crypto/algorithms.ts has keys of its own, rotated on their own; all are
+ * published in one JWKS. Every algorithm gets its first key at the first start (generated in
+ * parallel: about one RSA key generation long), so what discovery advertises is in the JWKS before
+ * any token is signed with it. A key made later, on one instance only, would sign tokens that
+ * relying parties fetching the JWKS from another instance (cached for `cacheMs`) cannot verify.
  */
 export class KeyRing {
   readonly #store: KeyStore;
@@ -48,6 +54,8 @@ export class KeyRing {
   readonly #options: Required<KeyRingOptions>;
   #loaded: Loaded | undefined;
   #loading: Promise<Loaded> | undefined;
+  /** First keys being created on this instance, per algorithm: concurrent requests share one. */
+  readonly #creating = new Map<SigningAlg, Promise<void>>();
 
   constructor(store: KeyStore, clock: Clock, options: KeyRingOptions) {
     this.#store = store;
@@ -60,12 +68,12 @@ export class KeyRing {
    * What a server does at start, before it serves: checks that every published sealed key opens
    * with the configured key-encryption key (else KeyEncryptionError, and nothing changes), seals
    * the keys still in the clear when a key-encryption key is configured, and creates the first
-   * key on a new store. Several instances may start at once: each key is sealed once. Returns how
+   * key of each algorithm on a new store (or the first of an algorithm a new version adds). Several instances may start at once: each key is sealed once. Returns how
    * many keys this call sealed.
    */
   async prepare(): Promise<number> {
     const sealed = this.#options.encryptionSecret === undefined ? (await this.#checkSealed(), 0) : await this.sealStoredKeys();
-    await this.ensureActiveKey();
+    await this.ensureActiveKey(SIGNING_ALGS);
     return sealed;
   }
 
@@ -102,20 +110,26 @@ export class KeyRing {
     }
   }
 
-  /** Makes sure a signing key exists, generating the first one on first start. */
-  async ensureActiveKey(): Promise<void> {
+  /**
+   * Makes sure each of `algs` has a signing key (RS256 by default), generating the first one of
+   * each that has none. Returns the algorithms whose first key this call stored.
+   */
+  async ensureActiveKey(algs: readonly SigningAlg[] = [DEFAULT_SIGNING_ALG]): Promise<SigningAlg[]> {
     const keys = await this.#store.list(this.#clock.now());
-    // One atomic step: instances starting at once on an empty store store one first key between them.
-    if (!keys.some((k) => k.retiredAt === undefined)) await this.#store.insertFirst(await this.#generate());
+    const missing = algs.filter((alg) => !keys.some((k) => k.alg === alg && k.retiredAt === undefined));
+    // One atomic step per algorithm: instances creating it at once store one first key between them.
+    const stored = await Promise.all(missing.map(async (alg) => ((await this.#store.insertFirst(await this.#generate(alg))) ? alg : undefined)));
     this.#loaded = undefined;
+    return stored.filter((alg) => alg !== undefined);
   }
 
   /**
-   * Generates a new key and retires the current ones: they keep signing for the activation delay
-   * and stay published for the grace period after it.
+   * Generates a new key of `alg` and retires that algorithm's current ones: they keep signing for
+   * the activation delay and stay published for the grace period after it. Other algorithms' keys
+   * are untouched.
    */
-  async rotate(): Promise<SigningKey> {
-    const key = await this.#generate();
+  async rotate(alg: SigningAlg = DEFAULT_SIGNING_ALG): Promise<SigningKey> {
+    const key = await this.#generate(alg);
     await this.#store.rotate(key, key.createdAt + this.#options.activationDelayMs + this.#options.retiredKeyGraceMs);
     this.#loaded = undefined;
     return key;
@@ -126,10 +140,27 @@ export class KeyRing {
     return key.createdAt + this.#options.activationDelayMs;
   }
 
-  async activeKey(): Promise<ActiveKey> {
-    const loaded = await this.#load();
-    if (!loaded.active) throw new Error('no active signing key in the store');
-    return loaded.active;
+  /**
+   * The key `alg` signs with now. Every algorithm's first key is made at start; one that has none
+   * all the same (a ring used without `prepare`, as the CLI does) gets it here, race-free across
+   * instances (KeyStore.insertFirst). RS256's absence is an error (readiness reports it).
+   */
+  async activeKey(alg: SigningAlg = DEFAULT_SIGNING_ALG): Promise<ActiveKey> {
+    requireSigningAlg(alg);
+    const active = (await this.#load()).active.get(alg);
+    if (active) return active;
+    if (alg === DEFAULT_SIGNING_ALG) throw new Error('no active signing key in the store');
+    let creating = this.#creating.get(alg);
+    if (!creating) {
+      creating = this.ensureActiveKey([alg])
+        .then(() => undefined)
+        .finally(() => this.#creating.delete(alg));
+      this.#creating.set(alg, creating);
+    }
+    await creating;
+    const created = (await this.#load()).active.get(alg);
+    if (!created) throw new Error(`no active ${alg} signing key in the store`);
+    return created;
   }
 
   /** The public JWK Set (RFC 7517 §5): kid, use and alg on every key, no private members. */
@@ -149,20 +180,23 @@ export class KeyRing {
     const keys = await this.#store.list(now);
     // The newest key past its activation delay signs; while none is (a fresh store, or a rotation
     // soon after the first start), the oldest published one, which every reader already knows.
+    // Per algorithm: each has its own keys and its own rotation.
     const delay = this.#options.activationDelayMs;
-    const ready = keys.filter((k) => k.createdAt + delay <= now);
-    const current = ready.length > 0 ? pick(ready, 'newest') : pick(keys, 'oldest');
-    let active: ActiveKey | undefined;
-    if (current) {
+    const active = new Map<SigningAlg, ActiveKey>();
+    for (const alg of SIGNING_ALGS) {
+      const own = keys.filter((k) => k.alg === alg);
+      const ready = own.filter((k) => k.createdAt + delay <= now);
+      const current = ready.length > 0 ? pick(ready, 'newest') : pick(own, 'oldest');
+      if (!current) continue;
       const json = current.encrypted ? decryptPrivateKey(current.privateJwk, this.#requireSecret()) : current.privateJwk;
       const privateKey = (await importJWK(JSON.parse(json) as JWK, current.alg)) as CryptoKey;
-      active = { kid: current.kid, alg: current.alg, privateKey, createdAt: current.createdAt };
+      active.set(alg, { kid: current.kid, alg: current.alg, privateKey, createdAt: current.createdAt });
     }
     // A key that activates within the cache period ends this read's trust when it does.
     const activations = keys.filter((k) => k.createdAt + delay > now).map((k) => k.createdAt + delay);
-    // A read that found no key to sign with is not trusted: the next use reads again (readiness
-    // turns back to ready as soon as a key is there).
-    const until = active ? Math.min(now + this.#options.cacheMs, ...activations) : now;
+    // A read that found no RS256 key to sign with is not trusted: the next use reads again
+    // (readiness turns back to ready as soon as a key is there).
+    const until = active.has(DEFAULT_SIGNING_ALG) ? Math.min(now + this.#options.cacheMs, ...activations) : now;
     return { until, active, jwks: { keys: keys.map((k) => k.publicJwk as JWK) } };
   }
 
@@ -171,17 +205,22 @@ export class KeyRing {
     return this.#options.encryptionSecret;
   }
 
-  async #generate(): Promise<SigningKey> {
-    const { publicKey, privateKey } = await generateKeyPair('RS256', { modulusLength: MODULUS_BITS, extractable: true });
+  async #generate(alg: SigningAlg): Promise<SigningKey> {
+    requireSigningAlg(alg);
+    const algorithm = signingAlgorithm(alg);
+    const { publicKey, privateKey } = await generateKeyPair(alg, algorithm.generate);
     const publicJwk = await exportJWK(publicKey);
     // RFC 7638 thumbprint: a stable, collision-free kid derived from the key itself.
     const kid = await calculateJwkThumbprint(publicJwk, 'sha256');
-    const privateJson = JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg: 'RS256' });
+    const privateJson = JSON.stringify({ ...(await exportJWK(privateKey)), kid, alg });
     const secret = this.#options.encryptionSecret;
+    // The public members only (RFC 7517 §4, RFC 7518 §6, RFC 8037 §2), with kid, use and alg:
+    // a relying party picks the key by kid and checks it against the token's alg.
+    const publicMembers = Object.fromEntries(algorithm.publicMembers.map((name) => [name, publicJwk[name]]));
     return {
       kid,
-      alg: 'RS256',
-      publicJwk: { kty: publicJwk.kty, n: publicJwk.n, e: publicJwk.e, kid, use: 'sig', alg: 'RS256' },
+      alg,
+      publicJwk: { ...publicMembers, kid, use: 'sig', alg },
       privateJwk: secret ? encryptPrivateKey(privateJson, secret) : privateJson,
       encrypted: secret !== undefined,
       createdAt: this.#clock.now(),
@@ -199,4 +238,9 @@ function pick(keys: SigningKey[], which: 'newest' | 'oldest'): SigningKey | unde
   const age = (k: SigningKey) => k.createdAt * 2 + (k.retiredAt === undefined ? 1 : 0);
   const sorted = [...keys].sort((a, b) => age(a) - age(b));
   return which === 'oldest' ? sorted[0] : sorted.at(-1);
+}
+
+/** A caller passing an algorithm from outside the table (a bad cast, a stored name) is a bug: said so, not signed with. */
+function requireSigningAlg(alg: string): void {
+  if (!isSigningAlg(alg)) throw new Error(`${alg} is not an algorithm gatehouse signs with (${SIGNING_ALGS.join(', ')})`);
 }

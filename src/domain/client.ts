@@ -1,3 +1,5 @@
+import type { SigningAlg } from '../crypto/algorithms.ts';
+
 /**
  * Client authentication methods a client may register (RFC 6749 §2.3, OIDC Core §9). The runtime
  * list is the registry src/oauth/client-auth/registry.ts, which must implement exactly these (checked by the compiler there).
@@ -38,6 +40,10 @@ export interface Client {
   /** Client-specific access token lifetime in seconds (min with the global one). */
   accessTokenTtl: number | undefined;
   postLogoutRedirectUris: string[];
+  /** What its ID tokens are signed with (OIDC Registration §2; RS256 unless it registered another). */
+  idTokenSignedResponseAlg: SigningAlg;
+  /** When set, UserInfo answers it a JWT signed with this (OIDC Core §5.3.2); else plain JSON. */
+  userinfoSignedResponseAlg: SigningAlg | undefined;
   /** The client metadata document as registered (snake_case wire names), without secrets. */
   metadata: Record<string, unknown>;
   createdAt: number;

@@ -1,6 +1,9 @@
+import type { SigningAlg } from '../crypto/algorithms.ts';
+
 export interface SigningKey {
   kid: string;
-  alg: 'RS256';
+  /** The one algorithm this key signs with; each algorithm has its own active key. */
+  alg: SigningAlg;
   publicJwk: Record<string, unknown>;
   /** The private JWK as JSON, or its AES-GCM ciphertext when `encrypted`. */
   privateJwk: string;

@@ -3,6 +3,7 @@
  * RFC 7591 §2) and the typed client settings it stands for. This module is the one place the
  * two are mapped, both ways.
  */
+import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, isSigningAlg, type SigningAlg } from '../crypto/algorithms.ts';
 import { PKCE_METHODS, defaultGrantTypes, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../domain/client.ts';
 import { jwksUriProblem, publicKeySet } from '../crypto/remote-jwks.ts';
 import { CLIENT_AUTH_METHOD_NAMES, signingAlgsOf } from './client-auth/registry.ts';
@@ -22,7 +23,19 @@ export class InvalidClientMetadata extends Error {
 /** What a metadata document decides about a client: everything but identity, secret and times. */
 export type ClientSettings = Pick<
   Client,
-  'name' | 'redirectUris' | 'tokenEndpointAuthMethod' | 'grantTypes' | 'codeChallengeMethod' | 'scope' | 'refreshTokens' | 'rotateRefreshTokens' | 'accessTokenTtl' | 'postLogoutRedirectUris' | 'metadata'
+  | 'name'
+  | 'redirectUris'
+  | 'tokenEndpointAuthMethod'
+  | 'grantTypes'
+  | 'codeChallengeMethod'
+  | 'scope'
+  | 'refreshTokens'
+  | 'rotateRefreshTokens'
+  | 'accessTokenTtl'
+  | 'postLogoutRedirectUris'
+  | 'idTokenSignedResponseAlg'
+  | 'userinfoSignedResponseAlg'
+  | 'metadata'
 > & {
   /** undefined when the document does not say. */
   active: boolean | undefined;
@@ -40,7 +53,6 @@ export const GENERATED_KEYS = ['client_id', 'client_secret', 'client_id_issued_a
 const UNSUPPORTED_KEYS: Record<string, string> = {
   id_token_encrypted_response_alg: 'encrypted ID tokens are not supported',
   id_token_encrypted_response_enc: 'encrypted ID tokens are not supported',
-  userinfo_signed_response_alg: 'signed UserInfo responses are not supported',
   userinfo_encrypted_response_alg: 'encrypted UserInfo responses are not supported',
   userinfo_encrypted_response_enc: 'encrypted UserInfo responses are not supported',
   request_object_signing_alg: 'request objects are not supported',
@@ -78,6 +90,7 @@ const IMPLEMENTED_KEYS = new Set([
   'access_token_ttl',
   'post_logout_redirect_uris',
   'id_token_signed_response_alg',
+  'userinfo_signed_response_alg',
   'id_token_scope_claims',
   'allowed_cors_origins',
   'active',
@@ -104,7 +117,7 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
  * counts as absent. Every key must be one gatehouse implements: RFC 7591 §2 lets a server ignore
  * the others, but gatehouse refuses them, naming the key, rather than store a promise it does not
  * keep (docs/decisions.md). Keys without a typed column (`aud`, `response_types`,
- * `id_token_signed_response_alg`, `id_token_scope_claims`, `logo_uri` and `client_name#<language>`,
+ * `id_token_scope_claims`, `logo_uri` and `client_name#<language>`,
  * both shown on the login page) are validated and kept in `metadata`.
  * Whether `aud` names registered clients needs the store: client-registration.ts checks it.
  */
@@ -147,9 +160,6 @@ export function parseClientMetadata(document: unknown): ClientSettings {
     throw new InvalidClientMetadata('redirect_uris', 'at least one redirect URI is required for the authorization_code grant');
   }
   if (doc.response_types !== undefined) responseTypes(doc.response_types);
-  if (doc.id_token_signed_response_alg !== undefined && doc.id_token_signed_response_alg !== 'RS256') {
-    throw new InvalidClientMetadata('id_token_signed_response_alg', 'only RS256 is supported');
-  }
   optionalBoolean(doc, 'id_token_scope_claims');
   clientKeys(doc, tokenEndpointAuthMethod);
   if (doc.aud !== undefined) doc.aud = audienceList(doc.aud);
@@ -173,6 +183,9 @@ export function parseClientMetadata(document: unknown): ClientSettings {
     rotateRefreshTokens: optionalBoolean(doc, 'rotate_refresh_tokens') ?? true,
     accessTokenTtl: doc.access_token_ttl === undefined ? undefined : accessTokenTtl(doc.access_token_ttl),
     postLogoutRedirectUris: uriList(doc, 'post_logout_redirect_uris'),
+    // OIDC Registration §2: RS256 unless the client registers another.
+    idTokenSignedResponseAlg: signingAlg(doc, 'id_token_signed_response_alg') ?? DEFAULT_SIGNING_ALG,
+    userinfoSignedResponseAlg: signingAlg(doc, 'userinfo_signed_response_alg'),
     metadata: Object.fromEntries(Object.entries(doc).filter(([key]) => !TYPED_KEYS.has(key))),
     active: optionalBoolean(doc, 'active'),
   };
@@ -190,6 +203,8 @@ const TYPED_KEYS = new Set([
   'rotate_refresh_tokens',
   'access_token_ttl',
   'post_logout_redirect_uris',
+  'id_token_signed_response_alg',
+  'userinfo_signed_response_alg',
   'active',
 ]);
 
@@ -220,6 +235,8 @@ export function clientView(client: Client): Record<string, unknown> {
     rotate_refresh_tokens: client.rotateRefreshTokens,
     access_token_ttl: client.accessTokenTtl,
     post_logout_redirect_uris: client.postLogoutRedirectUris,
+    id_token_signed_response_alg: client.idTokenSignedResponseAlg,
+    userinfo_signed_response_alg: client.userinfoSignedResponseAlg,
     active: client.active,
     created_at: new Date(client.createdAt).toISOString(),
     ...extras,
@@ -456,6 +473,20 @@ function accessTokenTtl(value: unknown): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_ACCESS_TOKEN_TTL) {
     throw new InvalidClientMetadata('access_token_ttl', `must be a whole number of seconds from 0 to ${MAX_ACCESS_TOKEN_TTL}`);
   }
+  return value;
+}
+
+/**
+ * `id_token_signed_response_alg` / `userinfo_signed_response_alg` (OIDC Registration §2): one of
+ * the algorithms we sign with (src/crypto/algorithms.ts). `none` is refused by name: an unsigned
+ * ID token would let anyone who can reach the client forge a login (OIDC Core §2 allows it only
+ * when no token travels through the front channel, which is not a promise gatehouse can keep).
+ */
+function signingAlg(doc: Record<string, unknown>, field: string): SigningAlg | undefined {
+  const value = doc[field];
+  if (value === undefined) return undefined;
+  if (value === 'none') throw new InvalidClientMetadata(field, `"none" is refused: gatehouse signs every token; use one of ${SIGNING_ALGS.join(', ')}`);
+  if (!isSigningAlg(value)) throw new InvalidClientMetadata(field, `${JSON.stringify(value)} is not an algorithm gatehouse signs with; use one of ${SIGNING_ALGS.join(', ')}`);
   return value;
 }
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { SIGNING_ALGS } from '../crypto/algorithms.ts';
 import type { Client } from '../domain/client.ts';
 import { openClientSecret } from '../crypto/key-encryption.ts';
 import { ManualClock } from '../lib/clock.ts';
@@ -239,7 +240,7 @@ describe('registerClient', () => {
     await refused({ code_challenge_method: 's256' }, 'code_challenge_method');
     await refused({ scope: 'openid "bad' }, 'scope');
     await refused({ scope: 42 }, 'scope');
-    await refused({ id_token_signed_response_alg: 'HS256' }, 'id_token_signed_response_alg', /RS256/);
+    await refused({ id_token_signed_response_alg: 'HS256' }, 'id_token_signed_response_alg', /RS256, PS256, ES256, EdDSA/);
     await refused({ id_token_signed_response_alg: 'none' }, 'id_token_signed_response_alg');
     await refused({ id_token_encrypted_response_alg: 'RSA-OAEP' }, 'id_token_encrypted_response_alg');
     await refused({ response_types: ['token'] }, 'response_types');
@@ -324,6 +325,37 @@ describe('registerClient', () => {
     assert.equal(view.created_at, '2026-01-01T00:00:00.000Z');
     const json = JSON.stringify(view);
     assert.ok(!json.includes(clientSecret!) && !json.includes(client.secretHash!) && !json.includes('secret'));
+  });
+
+  test('id_token_signed_response_alg and userinfo_signed_response_alg: each algorithm we sign with, RS256 and plain UserInfo by default, in the view and through an update (AL-05)', async () => {
+    const plain = await register({});
+    assert.equal(plain.client.idTokenSignedResponseAlg, 'RS256', 'OIDC Registration §2 default');
+    assert.equal(plain.client.userinfoSignedResponseAlg, undefined);
+    assert.equal(clientView(plain.client).id_token_signed_response_alg, 'RS256');
+    assert.equal(clientView(plain.client).userinfo_signed_response_alg, undefined);
+    for (const alg of SIGNING_ALGS) {
+      const { client } = await register({ id_token_signed_response_alg: alg, userinfo_signed_response_alg: alg });
+      assert.equal(client.idTokenSignedResponseAlg, alg);
+      assert.equal(client.userinfoSignedResponseAlg, alg);
+      assert.equal(clientView(client).id_token_signed_response_alg, alg);
+      assert.equal(clientView(client).userinfo_signed_response_alg, alg);
+      assert.equal(client.metadata.id_token_signed_response_alg, undefined, 'a typed column, not metadata');
+    }
+    const deps = setup();
+    const { client } = await registerClient(deps, { ...base, userinfo_signed_response_alg: 'ES256' });
+    const updated = await updateClient(deps, client.clientId, { id_token_signed_response_alg: 'EdDSA', userinfo_signed_response_alg: null });
+    assert.equal(updated.client.idTokenSignedResponseAlg, 'EdDSA');
+    assert.equal(updated.client.userinfoSignedResponseAlg, undefined, 'null restores plain JSON');
+  });
+
+  test('refuses none and every algorithm we do not sign with, naming the field and listing the ones we do (AL-05)', async () => {
+    const list = SIGNING_ALGS.join(', ');
+    for (const field of ['id_token_signed_response_alg', 'userinfo_signed_response_alg']) {
+      await refused({ [field]: 'none' }, field, new RegExp(`^${field}: "none" is refused: gatehouse signs every token; use one of ${list}$`));
+      for (const alg of ['HS256', 'RS512', 'ES384', 'Ed25519', 'rs256', '', 256]) {
+        await refused({ [field]: alg }, field, new RegExp(`is not an algorithm gatehouse signs with; use one of ${list}$`));
+      }
+    }
   });
 
   test('active comes from the options, then the document, then defaults to true', async () => {

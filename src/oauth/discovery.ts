@@ -1,3 +1,4 @@
+import { SIGNING_ALGS } from '../crypto/algorithms.ts';
 import { PKCE_METHODS } from '../domain/client.ts';
 import { RESPONSE_TYPES } from './authorize/check-response-type.ts';
 import { RESPONSE_MODES } from './authorize/response-modes/registry.ts';
@@ -69,7 +70,9 @@ export function discoveryDocument({ issuer, acrValues = [] }: DiscoveryOptions):
     response_modes_supported: RESPONSE_MODES.map((mode) => mode.name),
     grant_types_supported: [...GRANT_TYPES_SUPPORTED],
     subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: ['RS256'],
+    // One table (src/crypto/algorithms.ts) for both: every algorithm there has an active key.
+    id_token_signing_alg_values_supported: [...SIGNING_ALGS],
+    userinfo_signing_alg_values_supported: [...SIGNING_ALGS],
     token_endpoint_auth_methods_supported: authMethodsFor('token'),
     introspection_endpoint_auth_methods_supported: authMethodsFor('introspection'),
     revocation_endpoint_auth_methods_supported: authMethodsFor('revocation'),

@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
 import type { Client } from '../domain/client.ts';
 import type { ClientToken, Token } from '../domain/grant.ts';
 import type { UserProfile } from '../domain/user.ts';
+import { leftHalfHash, type SigningAlg } from '../crypto/algorithms.ts';
 import { signJwt } from '../crypto/jwt.ts';
 import { toNumericDate } from '../lib/clock.ts';
 import { hashSecret } from '../lib/hash.ts';
@@ -127,9 +127,10 @@ export async function withIdToken(deps: OAuthDeps, grant: GrantFacts, response: 
   return { ...response, id_token: await signIdToken(deps, grant, response.access_token, nonce, deps.clock.now()) };
 }
 
-/** OIDC Core §2 and §3.1.3.6, plus Ubisecure's session_index. */
+/** OIDC Core §2 and §3.1.3.6, plus Ubisecure's session_index; signed with the client's id_token_signed_response_alg. */
 async function signIdToken(deps: OAuthDeps, grant: GrantFacts, accessToken: string, nonce: string | undefined, now: number): Promise<string> {
   const iat = toNumericDate(now);
+  const alg = grant.client.idTokenSignedResponseAlg;
   const claims: Record<string, unknown> = {
     iss: deps.config.issuer,
     sub: grant.user.id,
@@ -140,15 +141,15 @@ async function signIdToken(deps: OAuthDeps, grant: GrantFacts, accessToken: stri
     amr: grant.amr,
     session_index: grant.sessionIndex,
     azp: grant.client.clientId,
-    at_hash: atHash(accessToken),
+    at_hash: atHash(accessToken, alg),
     ...(nonce === undefined ? {} : { nonce }),
     ...(grant.acr === undefined ? {} : { acr: grant.acr }),
     ...(wantsScopeClaimsInIdToken(grant.client) ? scopeClaims(grant.user, grant.scope) : {}),
   };
-  return signJwt(claims, await deps.keyRing.activeKey());
+  return signJwt(claims, await deps.keyRing.activeKey(alg));
 }
 
-/** Left half of SHA-256 of the access token's ASCII octets, base64url (OIDC Core §3.1.3.6, RS256). */
-export function atHash(accessToken: string): string {
-  return createHash('sha256').update(accessToken, 'ascii').digest().subarray(0, 16).toString('base64url');
+/** OIDC Core §3.1.3.6: the left half of the access token's hash under the ID token's alg, base64url. */
+export function atHash(accessToken: string, alg: SigningAlg): string {
+  return leftHalfHash(accessToken, alg);
 }

@@ -1,5 +1,6 @@
-import { isClientToken, type Token } from '../domain/grant.ts';
-import type { UserProfile } from '../domain/user.ts';
+import { signJwt } from '../crypto/jwt.ts';
+import { isClientToken } from '../domain/grant.ts';
+import type { TokenWithUser } from '../storage/ports.ts';
 import { hashSecret } from '../lib/hash.ts';
 import { userInfoClaims } from './claims.ts';
 import type { OAuthDeps } from './deps.ts';
@@ -11,7 +12,7 @@ import { InsufficientScope, InvalidToken } from './errors.ts';
  * gone). A deactivated or deleted client is refused at every endpoint (docs/cli.md), so its
  * tokens die with it rather than live on until they expire.
  */
-export async function findLiveAccessToken(deps: Pick<OAuthDeps, 'store'>, accessToken: string, now: number): Promise<{ token: Token; user: UserProfile | undefined; clientActive: boolean } | undefined> {
+export async function findLiveAccessToken(deps: Pick<OAuthDeps, 'store'>, accessToken: string, now: number): Promise<TokenWithUser | undefined> {
   if (accessToken.length > 512) return undefined;
   const found = await deps.store.tokens.findWithUser(hashSecret(accessToken));
   if (!found) return undefined;
@@ -22,11 +23,15 @@ export async function findLiveAccessToken(deps: Pick<OAuthDeps, 'store'>, access
   return found;
 }
 
-/** The UserInfo endpoint (OIDC Core §5.3): the claims of the token's user that its scope releases. */
-export async function userInfo(deps: OAuthDeps, accessToken: string): Promise<Record<string, unknown>> {
+/**
+ * The UserInfo endpoint (OIDC Core §5.3): the claims of the token's user that its scope releases,
+ * as JSON, or — for a client that registered `userinfo_signed_response_alg` — as a JWT signed
+ * with that algorithm, carrying `iss` and `aud` (OIDC Core §5.3.2), served as application/jwt.
+ */
+export async function userInfo(deps: OAuthDeps, accessToken: string): Promise<{ claims: Record<string, unknown> } | { jwt: string }> {
   const found = await findLiveAccessToken(deps, accessToken, deps.clock.now());
   if (!found) throw new InvalidToken('The access token is invalid or has expired.');
-  const { token, user } = found;
+  const { token, user, clientUserinfoAlg } = found;
   // A token whose subject is its client (client_credentials) has no user to describe: UserInfo
   // returns claims about the authenticated End-User (OIDC Core §5.3), so such a token is not a
   // credential for it, and RFC 6750 §3.1's invalid_token is the answer for a token that cannot be
@@ -34,5 +39,8 @@ export async function userInfo(deps: OAuthDeps, accessToken: string): Promise<Re
   if (isClientToken(token)) throw new InvalidToken('The access token has no user: it was issued to a client for itself.');
   if (!token.scope.split(' ').includes('openid')) throw new InsufficientScope('The access token was not issued for openid.', 'openid');
   if (!user || user.status !== 'enabled') throw new InvalidToken('The access token is invalid or has expired.');
-  return userInfoClaims(deps.config.issuer, token, user);
+  // The claims carry iss and aud (the client_id) either way.
+  const claims = userInfoClaims(deps.config.issuer, token, user);
+  if (clientUserinfoAlg === undefined) return { claims };
+  return { jwt: await signJwt(claims, await deps.keyRing.activeKey(clientUserinfoAlg)) };
 }

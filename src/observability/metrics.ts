@@ -20,8 +20,8 @@ export interface MetricSources {
   pool?: () => { total: number; idle: number; waiting: number; max: number } | undefined;
   /** Live SSO sessions, counted up to SESSION_COUNT_LIMIT. */
   liveSessions?: () => Promise<number>;
-  /** When the active signing key was generated (ms), and the clock's now. */
-  activeKeyCreatedAt?: () => Promise<number>;
+  /** When each algorithm's active signing key was generated (ms; undefined: it cannot be loaded), and the clock's now. */
+  activeKeysCreatedAt?: () => Promise<{ alg: string; createdAt: number | undefined }[]>;
   now?: () => number;
 }
 
@@ -105,18 +105,18 @@ export class Metrics {
         },
       });
     }
-    const keyCreatedAt = sources.activeKeyCreatedAt;
+    const keysCreatedAt = sources.activeKeysCreatedAt;
     const now = sources.now ?? Date.now;
-    if (keyCreatedAt) {
+    if (keysCreatedAt) {
       new Gauge({
         name: 'gatehouse_signing_key_age_seconds',
-        help: 'Age of the signing key that signs now; absent when it cannot be loaded.',
+        help: 'Age of the signing key that signs now, per algorithm (each rotates on its own); absent when it cannot be loaded.',
+        labelNames: ['alg'],
         registers,
         aggregator: 'max',
         async collect() {
           this.reset();
-          const createdAt = await keyCreatedAt().catch(() => undefined);
-          if (createdAt !== undefined) this.set((now() - createdAt) / 1000);
+          for (const { alg, createdAt } of await keysCreatedAt().catch(() => [])) if (createdAt !== undefined) this.set({ alg }, (now() - createdAt) / 1000);
         },
       });
     }

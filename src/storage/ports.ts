@@ -8,6 +8,7 @@ import type { Group } from '../domain/group.ts';
 import type { Organization } from '../domain/organization.ts';
 import type { SsoSession } from '../domain/session.ts';
 import type { SigningKey } from '../domain/signing-key.ts';
+import type { SigningAlg } from '../crypto/algorithms.ts';
 import type { User, UserCredentials, UserProfile } from '../domain/user.ts';
 
 /** A uniqueness rule of the store was broken (duplicate username, client_id, …). */
@@ -236,6 +237,16 @@ export interface CodeStore {
   deleteSpent(page: CodeCleanupPage): Promise<{ deleted: number; next: CodeCursor | undefined }>;
 }
 
+/** A token with its user's profile and what its client's current row says about it. */
+export interface TokenWithUser {
+  token: Token;
+  /** undefined when the user is gone. */
+  user: UserProfile | undefined;
+  clientActive: boolean;
+  /** The client's `userinfo_signed_response_alg` (OIDC Core §5.3.2): UserInfo answers it a signed JWT. */
+  clientUserinfoAlg: SigningAlg | undefined;
+}
+
 export interface TokenStore {
   insert(token: Token): Promise<void>;
   /** Stores the tokens of one grant in one statement. */
@@ -249,7 +260,7 @@ export interface TokenStore {
    * time of the read (no cache), so deactivating or deleting a client cuts its tokens off at once
    * on every instance.
    */
-  findWithUser(tokenHash: string): Promise<{ token: Token; user: UserProfile | undefined; clientActive: boolean } | undefined>;
+  findWithUser(tokenHash: string): Promise<TokenWithUser | undefined>;
   /**
    * Marks a live refresh token rotated in one atomic step; false when it was already rotated or
    * revoked (a concurrent or replayed use).
@@ -276,15 +287,17 @@ export interface KeyStore {
   list(now: number): Promise<SigningKey[]>;
   insert(key: SigningKey): Promise<void>;
   /**
-   * Stores `key` as the first signing key unless an unretired key exists; whether it was stored.
-   * Race rule: key changes (this and `rotate`) are serialised on every database and across
-   * instances, so of instances starting at once on an empty store exactly one stores its key.
+   * Stores `key` as the first signing key of its algorithm unless an unretired key of that
+   * algorithm exists; whether it was stored. Race rule: key changes (this and `rotate`) are
+   * serialised on every database and across instances, so of instances starting at once on an
+   * empty store exactly one stores its key of each algorithm.
    */
   insertFirst(key: SigningKey): Promise<boolean>;
   /**
-   * Makes `key` the active key and retires the previous active ones (kept published until
-   * `publishUntil`), in one transaction. Race rule: serialised with every other key change, so
-   * two rotations at once leave exactly one unretired key, the later one's.
+   * Makes `key` the active key of its algorithm and retires the previous active ones of that
+   * algorithm (kept published until `publishUntil`), in one transaction; other algorithms' keys
+   * are untouched. Race rule: serialised with every other key change, so two rotations of one
+   * algorithm at once leave exactly one unretired key of it, the later one's.
    */
   rotate(key: SigningKey, publishUntil: number): Promise<void>;
   /** Every key whose private JWK is stored in the clear, published or not, oldest first. */

@@ -341,6 +341,35 @@ for (const kind of DATABASES) {
       );
       assert.ok(keys[1]!.published_until, 'a retired key stays published for a while');
       assert.equal(JSON.stringify(keys).includes('"d"'), false, 'no private key material');
+
+      // Per algorithm (AL-03): an EdDSA rotation leaves the RS256 key active.
+      const eddsa = json(await run('keys', 'rotate', '--alg', 'EdDSA', '--json'));
+      assert.equal(eddsa.alg, 'EdDSA');
+      const after = json(await run('keys', 'list', '--json'));
+      assert.deepEqual(
+        after.filter((k) => k.active).map((k) => [k.kid, k.alg]).sort(),
+        [
+          [second.kid, 'RS256'],
+          [eddsa.kid, 'EdDSA'],
+        ].sort(),
+      );
+      failed(await run('keys', 'rotate', '--alg', 'none'), /^gatehouse: .*none.* Allowed choices are RS256, PS256, ES256, EdDSA/, 'none');
+    });
+
+    test('client create --id-token-signed-response-alg / --userinfo-signed-response-alg, and in the metadata file; none and unknown algorithms refused (AL-05)', async () => {
+      const out = json(await run('client', 'create', '--name', 'EC app', '--redirect-uri', 'https://ec.example/cb', '--id-token-signed-response-alg', 'ES256', '--userinfo-signed-response-alg', 'EdDSA', '--json'));
+      assert.equal(out.id_token_signed_response_alg, 'ES256');
+      assert.equal(out.userinfo_signed_response_alg, 'EdDSA');
+      const file = join(dir, 'ps256.json');
+      writeFileSync(file, JSON.stringify({ client_name: 'PS app', redirect_uris: ['https://ps.example/cb'], id_token_signed_response_alg: 'PS256' }));
+      const fromFile = json(await run('client', 'create', '--metadata-file', file, '--json'));
+      assert.equal(fromFile.id_token_signed_response_alg, 'PS256');
+      assert.equal(fromFile.userinfo_signed_response_alg, undefined);
+      failed(await run('client', 'create', '--metadata-file', file, '--id-token-signed-response-alg', 'none'), /^gatehouse: id_token_signed_response_alg: "none" is refused: gatehouse signs every token; use one of RS256, PS256, ES256, EdDSA\n$/);
+      failed(await run('client', 'create', '--metadata-file', file, '--userinfo-signed-response-alg', 'HS256'), /^gatehouse: userinfo_signed_response_alg: "HS256" is not an algorithm gatehouse signs with; use one of RS256, PS256, ES256, EdDSA\n$/);
+      const updated = json(await run('client', 'update', out.client_id as string, '--id-token-signed-response-alg', 'RS256', '--json'));
+      assert.equal(updated.id_token_signed_response_alg, 'RS256');
+      assert.equal(updated.userinfo_signed_response_alg, 'EdDSA');
     });
   });
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { SIGNING_ALGS } from '../../src/crypto/algorithms.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { hashSecret } from '../../src/lib/hash.ts';
@@ -20,10 +21,20 @@ for (const kind of DATABASES) {
 
     test('a client with every optional set round-trips field for field', async () => {
       const client = aClient({
+        idTokenSignedResponseAlg: 'EdDSA',
+        userinfoSignedResponseAlg: 'PS256',
         metadata: { client_name: 'Åsa’s app ✓', redirect_uris: ['https://rp.example/cb'], default_max_age: 3600, require_auth_time: true, nested: { list: [1, 'two', null], empty: {} } },
       });
       await store.clients.insert(client);
       assert.deepEqual(await store.clients.get(client.clientId), client);
+    });
+
+    test('each signing algorithm round-trips as id_token_signed_response_alg and userinfo_signed_response_alg (AL-05)', async () => {
+      for (const alg of SIGNING_ALGS) {
+        const client = aClient({ idTokenSignedResponseAlg: alg, userinfoSignedResponseAlg: alg });
+        await store.clients.insert(client);
+        assert.deepEqual(await store.clients.get(client.clientId), client);
+      }
     });
 
     test('a public client with every optional unset round-trips with undefined, false and empty lists', async () => {
@@ -39,6 +50,8 @@ for (const kind of DATABASES) {
         rotateRefreshTokens: true,
         accessTokenTtl: undefined,
         postLogoutRedirectUris: [],
+        idTokenSignedResponseAlg: 'RS256',
+        userinfoSignedResponseAlg: undefined,
         metadata: {},
       });
       await store.clients.insert(client);

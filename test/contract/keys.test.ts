@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { SIGNING_ALGS } from '../../src/crypto/algorithms.ts';
 import { KeyRing } from '../../src/crypto/key-ring.ts';
 import type { SigningKey } from '../../src/domain/signing-key.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
@@ -159,6 +160,67 @@ for (const kind of DATABASES) {
           await Promise.all([store.keys.rotate(aSigningKey({ createdAt: at }), at + 1000), other.keys.rotate(aSigningKey({ createdAt: at + 1 }), at + 1000)]);
           const active = (await store.keys.list(at)).filter((k) => k.retiredAt === undefined);
           assert.equal(active.length, 1, `trial ${trial}: ${active.length} unretired keys`);
+        }
+      });
+    });
+
+    test('insertFirst is per algorithm: of instances creating every algorithm\'s first key at once, exactly one key of each is stored (AL-01)', async () => {
+      await withTestStore(kind, async (store, harness) => {
+        // PostgreSQL: three instances with pools of their own; SQLite: two stores on one file take turns.
+        const instances = kind.name === 'postgres' ? [store, await harness.open(), await harness.open()] : [store, await harness.open()];
+        await Promise.all(instances.map((s) => warmUp(s, 3)));
+        const attempts = instances.flatMap((s, i) => SIGNING_ALGS.flatMap((alg) => [0, 1].map((n) => () => s.keys.insertFirst(aSigningKey({ alg, createdAt: T0 + i * 10 + n })))));
+        const stored = await Promise.all(attempts.map((attempt) => attempt()));
+        assert.equal(stored.filter(Boolean).length, SIGNING_ALGS.length, JSON.stringify(stored));
+        const listed = await store.keys.list(T0);
+        assert.deepEqual(listed.map((k) => k.alg).sort(), [...SIGNING_ALGS].sort(), 'one key of each algorithm');
+        for (const alg of SIGNING_ALGS) assert.equal(await store.keys.insertFirst(aSigningKey({ alg })), false, `${alg} has its key`);
+      });
+    });
+
+    test('rotate retires only the keys of its own algorithm (AL-03)', async () => {
+      await withTestStore(kind, async (store) => {
+        const firsts = SIGNING_ALGS.map((alg) => aSigningKey({ alg, createdAt: T0 }));
+        for (const k of firsts) assert.equal(await store.keys.insertFirst(k), true);
+        const es256 = aSigningKey({ alg: 'ES256', createdAt: T0 + 1000 });
+        await store.keys.rotate(es256, T0 + 5000);
+        const listed = await store.keys.list(T0 + 1000);
+        const unretired = listed.filter((k) => k.retiredAt === undefined);
+        assert.deepEqual(kids(unretired).sort(), kids([...firsts.filter((k) => k.alg !== 'ES256'), es256]).sort());
+        assert.deepEqual(listed.find((k) => k.kid === firsts.find((f) => f.alg === 'ES256')!.kid), { ...firsts.find((f) => f.alg === 'ES256')!, retiredAt: T0 + 1000, publishUntil: T0 + 5000 });
+      });
+    });
+
+    test('rotations of two algorithms at once from two instances leave exactly one unretired key of each (repeated, AL-03)', async () => {
+      await withTestStore(kind, async (store, harness) => {
+        const other = await harness.open();
+        await Promise.all([warmUp(store, 2), warmUp(other, 2)]);
+        for (const alg of SIGNING_ALGS) await store.keys.insert(aSigningKey({ alg, createdAt: T0 }));
+        const TRIALS = 8;
+        for (let trial = 1; trial <= TRIALS; trial++) {
+          const at = T0 + trial * 10;
+          await Promise.all(
+            SIGNING_ALGS.flatMap((alg) => [store.keys.rotate(aSigningKey({ alg, createdAt: at }), at + 1000), other.keys.rotate(aSigningKey({ alg, createdAt: at + 1 }), at + 1000)]),
+          );
+          const active = (await store.keys.list(at)).filter((k) => k.retiredAt === undefined);
+          assert.deepEqual(active.map((k) => k.alg).sort(), [...SIGNING_ALGS].sort(), `trial ${trial}`);
+        }
+      });
+    });
+
+    test('KeyRing.prepare on instances starting at once creates one first key of every algorithm, and they sign with the same keys (AL-01)', async () => {
+      await withTestStore(kind, async (store, harness) => {
+        const clock = new ManualClock(T0);
+        const options = { encryptionSecret: undefined, retiredKeyGraceMs: 3_600_000, cacheMs: 30_000 };
+        const rings = [new KeyRing(store.keys, clock, options), new KeyRing((await harness.open()).keys, clock, options)];
+        await Promise.all(rings.map((ring) => ring.prepare()));
+        const listed = await store.keys.list(T0);
+        assert.deepEqual(listed.map((k) => k.alg).sort(), [...SIGNING_ALGS].sort());
+        for (const alg of SIGNING_ALGS) {
+          const [a, b] = await Promise.all(rings.map((ring) => ring.activeKey(alg)));
+          assert.equal(a!.alg, alg);
+          assert.equal(a!.kid, b!.kid, `${alg}: both instances sign with one key`);
+          assert.equal(a!.kid, listed.find((k) => k.alg === alg)!.kid);
         }
       });
     });

@@ -29,6 +29,8 @@ export async function createTestClient(store: Store, overrides: Partial<Client> 
     scope: undefined,
     refreshTokens: false,
     rotateRefreshTokens: false,
+    idTokenSignedResponseAlg: 'RS256',
+    userinfoSignedResponseAlg: undefined,
     accessTokenTtl: undefined,
     postLogoutRedirectUris: [],
     metadata: {},

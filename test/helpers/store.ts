@@ -100,6 +100,8 @@ export function aClient(overrides: Partial<Client> = {}): Client {
     scope: 'openid profile email',
     refreshTokens: true,
     rotateRefreshTokens: false,
+    idTokenSignedResponseAlg: 'RS256',
+    userinfoSignedResponseAlg: undefined,
     accessTokenTtl: 600,
     postLogoutRedirectUris: ['https://rp.example/bye'],
     metadata: { client_name: 'Test client', contacts: ['ops@rp.example'], nested: { n: 1, flag: true, none: null } },

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createHmac, randomUUID } from 'node:crypto';
+import type { Client } from '../../src/domain/client.ts';
 import { addClient, addUser, basic, mintCode, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { authorizationUrl, browse, CookieJar, createTestUser, loginThroughForm, redirectParams } from '../helpers/fixtures.ts';
@@ -112,7 +113,8 @@ for (const db of DATABASES) {
         response_modes_supported: ['query', 'fragment', 'form_post'],
         grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'password'],
         subject_types_supported: ['public'],
-        id_token_signing_alg_values_supported: ['RS256'],
+        id_token_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+        userinfo_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA'],
         token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none'],
         introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt'],
         revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none'],
@@ -231,7 +233,12 @@ for (const db of DATABASES) {
       const seen = new Set<string>();
       const algs = new Set<string>();
       const subjects = new Set<string>();
-      for (const rp of [await addClient(store(), { metadata: { id_token_scope_claims: true } }), await addClient(store())]) {
+      // One client per advertised algorithm: the ID tokens come signed in exactly those.
+      const rps = [];
+      for (const [i, alg] of (await advertised('id_token_signing_alg_values_supported')).entries()) {
+        rps.push(await addClient(store(), { idTokenSignedResponseAlg: alg as Client['idTokenSignedResponseAlg'], ...(i === 0 ? { metadata: { id_token_scope_claims: true } } : {}) }));
+      }
+      for (const rp of rps) {
         const { code } = await mintCode(store(), rp.client, user, { scope: (await advertised('scopes_supported')).join(' '), nonce: 'n-1', acr: 'urn:example:acr' });
         const tokens = await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: basic(rp.client.clientId, rp.secret) });
         assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
@@ -257,18 +264,22 @@ for (const db of DATABASES) {
       assert.deepEqual(served, await advertised('ui_locales_supported'));
     });
 
-    test('JWKS has one public RS256 key of 2048 bits or more with kid, use and alg (JWKS-01..05)', async () => {
+    test('JWKS has one public key per advertised algorithm, with kid, use and alg: RSA of 2048 bits or more, P-256, Ed25519 (JWKS-01..05, AL-02)', async () => {
       const response = await fetch(`${server.url}/uas/oauth2/metadata.jwks`);
       assert.equal(response.status, 200);
       const { keys } = (await response.json()) as { keys: Record<string, string>[] };
-      assert.equal(keys.length, 1);
-      const [key] = keys;
-      assert.equal(key!.kty, 'RSA');
-      assert.equal(key!.alg, 'RS256');
-      assert.equal(key!.use, 'sig');
-      assert.ok(key!.kid);
-      assert.ok(Buffer.from(key!.n!, 'base64url').length >= 256);
-      for (const member of ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k']) assert.equal(key![member], undefined, member);
+      assert.deepEqual(keys.map((k) => k.alg).sort(), [...(await advertised('id_token_signing_alg_values_supported'))].sort());
+      // Exactly the public members of each key type (RFC 7518 §6.2.1, §6.3.1; RFC 8037 §2), plus kid, use and alg.
+      const members: Record<string, string[]> = { RS256: ['kty', 'n', 'e'], PS256: ['kty', 'n', 'e'], ES256: ['kty', 'crv', 'x', 'y'], EdDSA: ['kty', 'crv', 'x'] };
+      const types: Record<string, Record<string, string>> = { RS256: { kty: 'RSA' }, PS256: { kty: 'RSA' }, ES256: { kty: 'EC', crv: 'P-256' }, EdDSA: { kty: 'OKP', crv: 'Ed25519' } };
+      for (const key of keys) {
+        assert.deepEqual(Object.keys(key).sort(), [...members[key.alg!]!, 'kid', 'use', 'alg'].sort(), key.alg);
+        for (const [name, value] of Object.entries(types[key.alg!]!)) assert.equal(key[name], value, `${key.alg} ${name}`);
+        assert.equal(key.use, 'sig');
+        assert.ok(key.kid);
+        if (key.kty === 'RSA') assert.ok(Buffer.from(key.n!, 'base64url').length >= 256);
+      }
+      assert.equal(new Set(keys.map((k) => k.kid)).size, keys.length, 'kids are distinct');
     });
 
     test('liveness and readiness answer 200 while the store is up', async () => {

@@ -44,7 +44,7 @@ for (const db of DATABASES) {
       assert.equal(payload.auth_time, Math.floor(row.authTime / 1000));
       assert.deepEqual(payload.amr, ['pwd']);
       assert.equal(payload.session_index, row.sessionIndex);
-      assert.equal(payload.at_hash, atHash(body.access_token as string));
+      assert.equal(payload.at_hash, atHash(body.access_token as string, 'RS256'));
       assert.equal(payload.acr, undefined, 'no acr unless one is configured');
       assert.equal(payload.email, undefined, 'scope claims belong in UserInfo (IDT-12)');
       assert.ok((payload.exp as number) > (payload.iat as number));

@@ -24,7 +24,10 @@ export async function userInfoRoutes(app: FastifyInstance, deps: HttpDeps, corsO
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const token = bearerToken(request);
     if (token === undefined) return reply.code(401).header('www-authenticate', bearerChallenge(undefined)).send({ error: 'invalid_token', error_description: 'An access token is required.' });
-    return userInfo(deps, token);
+    const answer = await userInfo(deps, token);
+    // OIDC Core §5.3.2: a signed response is the JWT itself, as application/jwt.
+    if ('jwt' in answer) return reply.type('application/jwt').send(answer.jwt);
+    return answer.claims;
   };
   app.get(path, handler);
   app.post(path, handler);

@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import { DEFAULT_SIGNING_ALG, isSigningAlg, type SigningAlg } from '../../crypto/algorithms.ts';
 import type { Client, ClientAuthMethod, GrantType, PkceMethod } from '../../domain/client.ts';
 import type { ClientStore } from '../ports.ts';
 import { translated } from './errors.ts';
@@ -93,6 +94,9 @@ function toRow(c: Client): ClientsTable {
     rotate_refresh_tokens: c.rotateRefreshTokens ? 1 : 0,
     access_token_ttl: c.accessTokenTtl ?? null,
     post_logout_redirect_uris: JSON.stringify(c.postLogoutRedirectUris),
+    // Null is the registered default, RS256 (OIDC Registration §2).
+    id_token_signed_response_alg: c.idTokenSignedResponseAlg === DEFAULT_SIGNING_ALG ? null : c.idTokenSignedResponseAlg,
+    userinfo_signed_response_alg: c.userinfoSignedResponseAlg ?? null,
     metadata: JSON.stringify(c.metadata),
     created_at: c.createdAt,
     updated_at: c.updatedAt,
@@ -116,8 +120,21 @@ function fromRow(r: Selectable<ClientsTable>): Client {
     rotateRefreshTokens: r.rotate_refresh_tokens === 1,
     accessTokenTtl: r.access_token_ttl ?? undefined,
     postLogoutRedirectUris: JSON.parse(r.post_logout_redirect_uris) as string[],
+    idTokenSignedResponseAlg: signingAlgOf(r.id_token_signed_response_alg) ?? DEFAULT_SIGNING_ALG,
+    userinfoSignedResponseAlg: signingAlgOf(r.userinfo_signed_response_alg),
     metadata: JSON.parse(r.metadata) as Record<string, unknown>,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
+}
+
+/**
+ * A stored algorithm name; registration accepts only algorithms we sign with, so anything else is
+ * a row from a newer version: refused loudly rather than signed with something the client did
+ * not ask for.
+ */
+function signingAlgOf(value: string | null): SigningAlg | undefined {
+  if (value === null) return undefined;
+  if (!isSigningAlg(value)) throw new Error(`a client's signing algorithm ${JSON.stringify(value)} is not one gatehouse signs with`);
+  return value;
 }

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
+import type { SigningAlg } from '../../crypto/algorithms.ts';
 import type { SigningKey } from '../../domain/signing-key.ts';
 import type { KeyStore } from '../ports.ts';
 import type { DialectName } from './database.ts';
@@ -31,7 +32,7 @@ export class SqlKeyStore implements KeyStore {
   async insertFirst(key: SigningKey): Promise<boolean> {
     return atomically(this.#db, async (trx) => {
       await this.#serialise(trx);
-      const active = await trx.selectFrom('signing_keys').select('kid').where('retired_at', 'is', null).limit(1).executeTakeFirst();
+      const active = await trx.selectFrom('signing_keys').select('kid').where('alg', '=', key.alg).where('retired_at', 'is', null).limit(1).executeTakeFirst();
       if (active) return false;
       await trx.insertInto('signing_keys').values(toRow(key)).execute();
       return true;
@@ -41,7 +42,7 @@ export class SqlKeyStore implements KeyStore {
   async rotate(key: SigningKey, publishUntil: number): Promise<void> {
     await atomically(this.#db, async (trx) => {
       await this.#serialise(trx);
-      await trx.updateTable('signing_keys').set({ retired_at: key.createdAt, publish_until: publishUntil }).where('retired_at', 'is', null).execute();
+      await trx.updateTable('signing_keys').set({ retired_at: key.createdAt, publish_until: publishUntil }).where('alg', '=', key.alg).where('retired_at', 'is', null).execute();
       await trx.insertInto('signing_keys').values(toRow(key)).execute();
     });
   }
@@ -86,7 +87,7 @@ function toRow(k: SigningKey): SigningKeysTable {
 function fromRow(r: Selectable<SigningKeysTable>): SigningKey {
   return {
     kid: r.kid,
-    alg: r.alg as 'RS256',
+    alg: r.alg as SigningAlg,
     publicJwk: JSON.parse(r.public_jwk) as Record<string, unknown>,
     privateJwk: r.private_jwk,
     encrypted: r.encrypted === 1,

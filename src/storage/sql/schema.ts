@@ -63,6 +63,8 @@ export interface ClientsTable {
   rotate_refresh_tokens: number;
   access_token_ttl: number | null;
   post_logout_redirect_uris: string;
+  id_token_signed_response_alg: string | null;
+  userinfo_signed_response_alg: string | null;
   metadata: string;
   created_at: number;
   updated_at: number;

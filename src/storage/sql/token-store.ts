@@ -1,7 +1,7 @@
 import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
 import type { Token, TokenKind } from '../../domain/grant.ts';
-import type { UserProfile } from '../../domain/user.ts';
-import type { TokenStore } from '../ports.ts';
+import { isSigningAlg } from '../../crypto/algorithms.ts';
+import type { TokenStore, TokenWithUser } from '../ports.ts';
 import { prepared, type Prepared } from './prepared.ts';
 import type { Database, TokensTable, UsersTable } from './schema.ts';
 import { PROFILE_COLUMNS, profileFromRow, type ProfileColumn } from './user-store.ts';
@@ -43,13 +43,13 @@ export class SqlTokenStore implements TokenStore {
     return row && fromRow(row);
   }
 
-  async findWithUser(tokenHash: string): Promise<{ token: Token; user: UserProfile | undefined; clientActive: boolean } | undefined> {
+  async findWithUser(tokenHash: string): Promise<TokenWithUser | undefined> {
     const row = await this.#q.findWithUser.first({ tokenHash }, this.#db);
     if (!row) return undefined;
     // A left join: no user row leaves every user__ column null; no client row, client__active.
-    const { client__active: clientActive, ...tokenRow } = row;
+    const { client__active: clientActive, client__userinfo_alg: userinfoAlg, ...tokenRow } = row;
     const user = row.user__id === null ? undefined : profileFromRow(Object.fromEntries(PROFILE_COLUMNS.map((column) => [column, row[`user__${column}`]])) as Pick<UsersTable, ProfileColumn>);
-    return { token: fromRow(tokenRow), user, clientActive: Number(clientActive) === 1 };
+    return { token: fromRow(tokenRow), user, clientActive: Number(clientActive) === 1, clientUserinfoAlg: isSigningAlg(userinfoAlg) ? userinfoAlg : undefined };
   }
 
   async markRotated(tokenHash: string, now: number): Promise<boolean> {
@@ -123,9 +123,9 @@ function statements(db: Kysely<Database>) {
         .leftJoin('clients', 'clients.client_id', 'tokens.client_id')
         .selectAll('tokens')
         .select(PROFILE_COLUMNS.map((column) => `users.${column} as user__${column}` as const))
-        .select('clients.active as client__active')
+        .select(['clients.active as client__active', 'clients.userinfo_signed_response_alg as client__userinfo_alg'])
         .where('tokens.token_hash', '=', p('tokenHash')),
-    ) as Prepared<{ tokenHash: string }, Selectable<TokensTable> & UserColumns & { client__active: number | null }>,
+    ) as Prepared<{ tokenHash: string }, Selectable<TokensTable> & UserColumns & { client__active: number | null; client__userinfo_alg: string | null }>,
     markRotated: prepared<{ tokenHash: string; now: number }, unknown>(db, (p) =>
       db.updateTable('tokens').set({ rotated_at: p('now') }).where('token_hash', '=', p('tokenHash')).where('rotated_at', 'is', null).where('revoked_at', 'is', null),
     ),
