@@ -115,6 +115,26 @@ export interface TokensTable {
   rotated_at: number | null;
 }
 
+export interface DeviceAuthorizationsTable {
+  device_code_hash: string;
+  user_code: string;
+  client_id: string;
+  scope: string;
+  status: string;
+  created_at: number;
+  expires_at: number;
+  interval_seconds: number;
+  last_polled_at: number | null;
+  too_fast: number;
+  user_id: string | null;
+  session_index: string | null;
+  auth_time: number | null;
+  amr: string | null;
+  acr: string | null;
+  decided_at: number | null;
+  consumed_at: number | null;
+}
+
 export interface SigningKeysTable {
   kid: string;
   alg: string;
@@ -151,4 +171,5 @@ export interface Database {
   tokens: TokensTable;
   signing_keys: SigningKeysTable;
   throttle_counters: ThrottleCountersTable;
+  device_authorizations: DeviceAuthorizationsTable;
 }

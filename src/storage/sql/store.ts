@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { StoreMissingError, type Store, type StoreTransaction } from '../ports.ts';
 import { SqlClientStore } from './client-store.ts';
 import { SqlCodeStore } from './code-store.ts';
+import { SqlDeviceAuthorizationStore } from './device-authorization-store.ts';
 import { hasSchema, migrateToLatest, openDatabase, ping, type DialectName, type OpenOptions, type SqlDatabase } from './database.ts';
 import { SqlGroupStore } from './group-store.ts';
 import { SqlKeyStore } from './key-store.ts';
@@ -83,5 +84,6 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     keys: new SqlKeyStore(db, dialect),
     throttling: new SqlThrottleStore(db, dialect, sharing?.throttling),
     rateLimits: new SqlRateLimitStore(db),
+    deviceAuthorizations: new SqlDeviceAuthorizationStore(db),
   };
 }
