@@ -45,7 +45,7 @@ export type AuditEvent =
   | ({ event: 'identity_api.throttled'; by: 'username' | 'ip'; retryAfter: number } & From)
   | ({
       event: 'token.issued';
-      grantType: 'authorization_code';
+      grantType: 'authorization_code' | 'urn:ietf:params:oauth:grant-type:device_code';
       clientId: string;
       userId: string;
       scope: string;
@@ -71,7 +71,7 @@ export type AuditEvent =
   | { event: 'client.created' | 'client.updated' | 'client.deleted' | 'client.secret_rotated'; clientId: string; actor: Actor }
   | { event: 'client.status_changed'; clientId: string; active: boolean; actor: Actor };
 
-export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation';
+export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 
 export interface AuditSink {
   emit(event: AuditEvent): void;

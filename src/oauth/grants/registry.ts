@@ -1,5 +1,6 @@
 import type { GrantType } from '../../domain/client.ts';
 import { authorizationCodeGrant } from './authorization-code.ts';
+import { deviceCodeGrant } from './device-code.ts';
 import type { Grant } from './grant.ts';
 import { refreshTokenGrant } from './refresh-token.ts';
 
@@ -7,7 +8,7 @@ import { refreshTokenGrant } from './refresh-token.ts';
  * The grants gatehouse implements, in the order discovery lists them. Adding a grant is one file
  * exporting a `Grant` plus its line here (docs/architecture.md, "How to add a grant").
  */
-export const GRANTS = [authorizationCodeGrant, refreshTokenGrant] as const satisfies readonly Grant[];
+export const GRANTS = [authorizationCodeGrant, refreshTokenGrant, deviceCodeGrant] as const satisfies readonly Grant[];
 
 // Every GrantType the domain can store has a handler here, and no handler serves another type:
 // a client row naming a grant nobody implements would be a promise nobody keeps.
