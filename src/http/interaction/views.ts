@@ -13,7 +13,7 @@ const eta = new Eta({ views: join(import.meta.dirname, 'templates'), cache: true
 /** The login stylesheet, read once at start-up. */
 export const LOGIN_CSS = readFileSync(join(import.meta.dirname, 'assets', 'login.css'), 'utf8');
 
-export type View = 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm' | 'landing';
+export type View = 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm' | 'landing' | 'device-code' | 'device-login' | 'device-confirm' | 'device-done';
 
 /** `base` is the issuer's path (config.issuerPath): the layout links the stylesheet under it. */
 export function renderView(view: View, data: Record<string, unknown> & { base: string }): string {
