@@ -20,6 +20,7 @@ export function registerCleanupCommands(program: Command): void {
           ['codes', report.codes],
           ['tokens', report.tokens],
           ['throttling', report.throttling],
+          ['device authorizations', report.deviceAuthorizations],
           ['more left', report.more],
           ['took ms', report.ms],
         ]);

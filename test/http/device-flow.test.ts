@@ -10,7 +10,9 @@ import { decodeJwt } from 'jose';
 import type { Client } from '../../src/domain/client.ts';
 import type { User } from '../../src/domain/user.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
+import { hashSecret } from '../../src/lib/hash.ts';
 import { USER_CODE_ALPHABET } from '../../src/oauth/device/user-code.ts';
+import type { SqlStore } from '../../src/storage/sql/store.ts';
 import { AuditCapture } from '../helpers/audit.ts';
 import { basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
@@ -154,6 +156,20 @@ for (const db of DATABASES) {
       assert.deepEqual([again.status, again.body.error], [400, 'invalid_grant']);
       const approved = audit.of('device.approved').at(-1)!;
       assert.deepEqual([approved.clientId, approved.userId], [device.clientId, user.id]);
+    });
+
+    test('ten concurrent polls after approval: exactly one gets tokens, the others invalid_grant, and one set of tokens is stored', async () => {
+      const issued = await issue();
+      await decide(issued.user_code, 'approve');
+      const polls = await Promise.all(Array.from({ length: 10 }, () => poll(issued)));
+      assert.deepEqual(polls.map((p) => p.status).sort(), [200, ...Array<number>(9).fill(400)]);
+      assert.deepEqual([...new Set(polls.filter((p) => p.status === 400).map((p) => p.body.error))], ['invalid_grant']);
+      const stored = await (server.gatehouse.store as SqlStore).database.db
+        .selectFrom('tokens')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('family_id', '=', hashSecret(issued.device_code))
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(stored.n), 2, 'one access token and one refresh token');
     });
 
     test('without openid in scope there is no ID token; a client without refresh tokens gets none', async () => {
