@@ -121,6 +121,18 @@ for (const kind of DATABASES) {
       assert.equal(out.active, false);
     });
 
+    test('a device-flow client (RFC 8628): the device_code grant from --grant-type or --metadata-file, no redirect URI needed', async () => {
+      const flags = json(await run('client', 'create', '--name', 'TV', '--token-endpoint-auth-method', 'none', '--grant-type', 'urn:ietf:params:oauth:grant-type:device_code', '--json'));
+      assert.deepEqual(flags.grant_types, ['urn:ietf:params:oauth:grant-type:device_code']);
+      assert.deepEqual(flags.redirect_uris, []);
+      const file = join(dir, 'cli-tool.json');
+      writeFileSync(file, JSON.stringify({ client_name: 'CLI tool', grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'] }));
+      const fromFile = json(await run('client', 'create', '--metadata-file', file, '--json'));
+      assert.deepEqual(fromFile.grant_types, ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token']);
+      assert.match(fromFile.client_secret as string, /^[A-Za-z0-9_-]{43}$/);
+      failed(await run('client', 'create', '--name', 'x', '--grant-type', 'urn:ietf:params:oauth:grant-type:device-code'), /^gatehouse: grant_types: /);
+    });
+
     test('a private-use redirect scheme without a dot is registered with a warning on stderr (RFC 8252 §7.1: SHOULD); --json stays one document', async () => {
       const created = await run('client', 'create', '--name', 'Native', '--redirect-uri', 'myapp://cb', '--token-endpoint-auth-method', 'none', '--json');
       assert.equal(created.code, 0, created.stderr);
