@@ -188,7 +188,13 @@ describe('registerClient', () => {
     await refused({ grant_types: ['password'] }, 'grant_types', /password.*RFC 9700 §2\.4/);
     await refused({ grant_types: ['implicit'] }, 'grant_types', /implicit/);
     await refused({ grant_types: ['client_credentials'] }, 'grant_types', /client_credentials/);
-    await refused({ grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] }, 'grant_types', /not supported/);
+  });
+
+  test('the device_code grant (RFC 8628) alone needs no redirect URI; with authorization_code it does', async () => {
+    const { client } = await register({ grant_types: ['urn:ietf:params:oauth:grant-type:device_code'], redirect_uris: undefined, token_endpoint_auth_method: 'none' });
+    assert.deepEqual(client.grantTypes, ['urn:ietf:params:oauth:grant-type:device_code']);
+    assert.deepEqual(client.redirectUris, []);
+    await refused({ grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'authorization_code'], redirect_uris: undefined }, 'redirect_uris', /at least one/);
   });
 
   test('validates every known key, naming the field', async () => {
