@@ -16,7 +16,7 @@ import type { SqlStore } from '../../src/storage/sql/store.ts';
 import { AuditCapture } from '../helpers/audit.ts';
 import { basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { browse, CookieJar, createTestClient, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
+import { browse, CookieJar, createTestClient, createTestUser, formAction, formFields, logoutConfirmed, submit } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -170,6 +170,22 @@ for (const db of DATABASES) {
         .where('family_id', '=', hashSecret(issued.device_code))
         .executeTakeFirstOrThrow();
       assert.equal(Number(stored.n), 2, 'one access token and one refresh token');
+    });
+
+    test('a logout of the session that approved, before the poll: invalid_grant and no token', async () => {
+      const issued = await issue();
+      const { jar, html } = await confirmationFor(issued.user_code);
+      const approved = await submit(`${server.url}${formAction(html)}`, { ...Object.fromEntries(formFields(html)), decision: 'approve' }, jar);
+      assert.equal(approved.status, 200);
+      assert.equal((await logoutConfirmed(server.url, jar)).status, 200);
+      const polled = await poll(issued);
+      assert.deepEqual([polled.status, polled.body.error], [400, 'invalid_grant']);
+      const stored = await (server.gatehouse.store as SqlStore).database.db
+        .selectFrom('tokens')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('family_id', '=', hashSecret(issued.device_code))
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(stored.n), 0);
     });
 
     test('without openid in scope there is no ID token; a client without refresh tokens gets none', async () => {

@@ -44,6 +44,10 @@ async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: strin
     const authorization = result.authorization;
     const approval = authorization.approval!;
     try {
+      // The tokens belong to the SSO session the user approved in. A logout that ended it meanwhile
+      // must leave no token behind: in this unit of work the logout (sessions.endSession) runs
+      // wholly before (the session is gone here) or wholly after (it revokes what is stored here).
+      if (!(await tx.sessions.findLiveByIndex(approval.sessionIndex, now))) throw new InvalidGrant('The sign-in that approved this device has ended.', { detail: 'approving session ended' });
       const user = activeUser(await tx.users.getProfile(approval.userId));
       const scope = authorization.scope === '' ? [] : authorization.scope.split(' ');
       // The endpoint checked the audiences when it issued the code; the client may have changed since.
