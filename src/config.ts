@@ -244,6 +244,20 @@ export const settings = {
     doc: 'The least time a device waits between polls of the token endpoint (RFC 8628 `interval`); a faster poll is answered `slow_down` and adds 5 seconds to that device\'s interval.',
     parse: integer(1, 60),
   }),
+  deviceAuthorizationsPerAddress: setting({
+    env: 'GATEHOUSE_DEVICE_AUTHORIZATIONS_PER_ADDRESS',
+    type: 'integer',
+    default: '30',
+    doc: 'Most device authorizations (RFC 8628 §3.1) one client address (IPv6: per /64) may start per GATEHOUSE_DEVICE_AUTHORIZATIONS_WINDOW; further requests are answered 429 `slow_down` with Retry-After. Each one stores a row until cleanup, so this bounds what one address can make the store keep. Behind a proxy, set GATEHOUSE_TRUSTED_PROXIES. 0: no limit.',
+    parse: integer(0, 1_000_000),
+  }),
+  deviceAuthorizationsWindow: setting({
+    env: 'GATEHOUSE_DEVICE_AUTHORIZATIONS_WINDOW',
+    type: 'seconds',
+    default: '60',
+    doc: 'The fixed window of the limit above.',
+    parse: integer(1, DAY),
+  }),
   deviceUserCodeAttemptsPerAddress: setting({
     env: 'GATEHOUSE_DEVICE_USER_CODE_ATTEMPTS_PER_ADDRESS',
     type: 'integer',

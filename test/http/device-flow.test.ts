@@ -48,7 +48,7 @@ for (const db of DATABASES) {
 
     before(async () => {
       // Entry limits out of the way here; they have their own suite below.
-      const env = { GATEHOUSE_DEVICE_CODE_TTL: String(TTL_S), GATEHOUSE_DEVICE_CODE_INTERVAL: String(INTERVAL_S), GATEHOUSE_DEVICE_USER_CODE_ATTEMPTS_PER_ADDRESS: '100000', GATEHOUSE_DEVICE_USER_CODE_ATTEMPTS_GLOBAL: '100000' };
+      const env = { GATEHOUSE_DEVICE_CODE_TTL: String(TTL_S), GATEHOUSE_DEVICE_CODE_INTERVAL: String(INTERVAL_S), GATEHOUSE_DEVICE_USER_CODE_ATTEMPTS_PER_ADDRESS: '100000', GATEHOUSE_DEVICE_USER_CODE_ATTEMPTS_GLOBAL: '100000', GATEHOUSE_DEVICE_AUTHORIZATIONS_PER_ADDRESS: '0' };
       server = await startServer(db, { clock, audit, env });
       const { store } = server.gatehouse;
       ({ client: device } = await createTestClient(store, { name: 'Living-room TV', tokenEndpointAuthMethod: 'none', redirectUris: [], grantTypes: [DEVICE_GRANT, 'refresh_token'], refreshTokens: true }));
@@ -304,10 +304,10 @@ for (const db of DATABASES) {
   describe(`user-code entry limits on ${db.name}`, () => {
     const audit = new AuditCapture();
     const servers: RunningServer[] = [];
-    const limits = (perAddress: number, global: number) =>
+    const limits = (perAddress: number, global: number, more: Record<string, string> = {}) =>
       startServer(db, {
         audit,
-        env: { GATEHOUSE_TRUSTED_PROXIES: '127.0.0.1', GATEHOUSE_DEVICE_USER_CODE_ATTEMPTS_PER_ADDRESS: String(perAddress), GATEHOUSE_DEVICE_USER_CODE_ATTEMPTS_GLOBAL: String(global), GATEHOUSE_DEVICE_USER_CODE_ATTEMPTS_WINDOW: '900' },
+        env: { GATEHOUSE_TRUSTED_PROXIES: '127.0.0.1', GATEHOUSE_DEVICE_USER_CODE_ATTEMPTS_PER_ADDRESS: String(perAddress), GATEHOUSE_DEVICE_USER_CODE_ATTEMPTS_GLOBAL: String(global), GATEHOUSE_DEVICE_USER_CODE_ATTEMPTS_WINDOW: '900', ...more },
       }).then((server) => (servers.push(server), server));
     after(async () => Promise.all(servers.map((server) => server.close())));
 
@@ -334,6 +334,18 @@ for (const db of DATABASES) {
       assert.match(await refused.text(), /Too many codes have been entered\. Wait 15 minutes and try again\./);
       // Another address has its own budget.
       assert.deepEqual(statuses(await guess(server, '198.51.100.1', 1)), [400]);
+    });
+
+    test('device authorizations per address: beyond the budget 429 slow_down with Retry-After; another address is not affected', async () => {
+      const server = await limits(3, 5, { GATEHOUSE_DEVICE_AUTHORIZATIONS_PER_ADDRESS: '2', GATEHOUSE_DEVICE_AUTHORIZATIONS_WINDOW: '60' });
+      const { client } = await createTestClient(server.gatehouse.store, { tokenEndpointAuthMethod: 'none', redirectUris: [], grantTypes: [DEVICE_GRANT] });
+      const start = (address: string) => postForm(`${server.url}${server.config.issuerPath}/oauth2/device_authorization`, { client_id: client.clientId }, { 'x-forwarded-for': address });
+      const answers = await Promise.all(Array.from({ length: 5 }, () => start('203.0.113.50')));
+      assert.deepEqual(answers.map((a) => a.status).sort(), [200, 200, 429, 429, 429]);
+      const refused = answers.find((a) => a.status === 429)!;
+      assert.equal(refused.body.error, 'slow_down');
+      assert.equal(refused.headers.get('retry-after'), '60');
+      assert.equal((await start('198.51.100.50')).status, 200);
     });
 
     test('globally: once all addresses together used the global budget, every address is refused', async () => {

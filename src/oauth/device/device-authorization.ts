@@ -4,10 +4,11 @@ import { authenticateClient } from '../client-auth.ts';
 import { CLIENT_AUTH_PARAMS } from '../client-auth/registry.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { ENDPOINT_PATHS } from '../discovery.ts';
-import { UnauthorizedClient } from '../errors.ts';
+import { SlowDown, UnauthorizedClient } from '../errors.ts';
 import { deviceCodeGrant } from '../grants/device-code.ts';
 import { param, rejectRepeated, type RawParams } from '../params.ts';
 import { formatScope, grantedAudiences, grantedScope, parseScope } from '../scope.ts';
+import { addressGroup, counterKey } from '../throttling/keys.ts';
 import { formatUserCode, generateUserCode } from './user-code.ts';
 
 /** The device authorization response (RFC 8628 §3.2). */
@@ -46,6 +47,7 @@ export async function deviceAuthorizationEndpoint(deps: OAuthDeps, authorization
   const scope = grantedScope(requested, client, await grantedAudiences(deps.store.clients, client, requested));
 
   const now = deps.clock.now();
+  await takeDeviceAuthorization(deps, ip, now);
   const { deviceCodeTtl: ttl, deviceCodeInterval: interval } = deps.config;
   const deviceCode = deps.random.token(32);
   for (let attempt = 1; ; attempt++) {
@@ -78,4 +80,17 @@ export async function deviceAuthorizationEndpoint(deps: OAuthDeps, authorization
     }
     if (attempt >= USER_CODE_TRIES) throw new Error('no free user code after several draws');
   }
+}
+
+/**
+ * Each device authorization stores a row until cleanup, and public clients need no secret to ask
+ * for one: a fixed-window budget per client address (RateLimitStore.take, one atomic statement)
+ * bounds the rows one address can create, as the silent authorizations' limit does for codes.
+ * Refused: 429 slow_down with Retry-After, as the client-authentication throttle answers.
+ */
+async function takeDeviceAuthorization(deps: OAuthDeps, ip: string | undefined, now: number): Promise<void> {
+  const { deviceAuthorizationsPerAddress: limit, deviceAuthorizationsWindow: window } = deps.config;
+  if (limit === 0 || ip === undefined) return;
+  const counted = await deps.store.rateLimits.take([{ key: counterKey('device-start-ip', addressGroup(ip)), limit }], now, now + window * 1000);
+  if (counted.length === 0) throw new SlowDown(`Too many device authorizations from this address; retry in ${window} s.`, window);
 }
