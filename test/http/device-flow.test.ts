@@ -358,4 +358,27 @@ for (const db of DATABASES) {
       assert.deepEqual(audit.of('device.user_code_rate_limited').slice(earlier).map((e) => e.by).sort(), ['global', 'ip']);
     });
   });
+
+  describe(`device flow under the issuer's path on ${db.name}`, () => {
+    const servers: RunningServer[] = [];
+    after(async () => Promise.all(servers.map((server) => server.close())));
+
+    for (const [issuer, path] of [['https://sso.example.com/auth', '/auth'], ['https://sso.example.com', '']] as const) {
+      test(`an issuer ${issuer}: the endpoint, verification_uri and the page are under "${path}", nothing under /uas`, async () => {
+        const server = await startServer(db, { env: { GATEHOUSE_ISSUER: issuer } });
+        servers.push(server);
+        const { client } = await createTestClient(server.gatehouse.store, { tokenEndpointAuthMethod: 'none', redirectUris: [], grantTypes: [DEVICE_GRANT] });
+        const metadata = (await (await fetch(`${server.url}${path}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+        assert.equal(metadata.device_authorization_endpoint, `${issuer}/oauth2/device_authorization`);
+        const issued = await postForm(`${server.url}${path}/oauth2/device_authorization`, { client_id: client.clientId });
+        assert.equal(issued.status, 200);
+        assert.equal(issued.body.verification_uri, `${issuer}/oauth2/device`);
+        const page = await browse(`${server.url}${path}/oauth2/device`);
+        assert.equal(page.status, 200);
+        assert.equal(formAction(await page.text()), `${path}/oauth2/device`);
+        assert.equal((await postForm(`${server.url}/uas/oauth2/device_authorization`, { client_id: client.clientId })).status, 404);
+        assert.equal((await browse(`${server.url}/uas/oauth2/device`)).status, 404);
+      });
+    }
+  });
 }
