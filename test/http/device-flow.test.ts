@@ -112,6 +112,8 @@ for (const db of DATABASES) {
       assert.deepEqual([refused.status, refused.body.error], [400, 'unauthorized_client']);
       const get = await fetch(endpoint());
       assert.equal(get.status, 405);
+      assert.equal(get.headers.get('allow'), 'POST');
+      assert.deepEqual(await get.json(), { error: 'invalid_request', error_description: 'The device authorization endpoint accepts only POST.' });
     });
 
     test('discovery advertises the endpoint and the grant', async () => {

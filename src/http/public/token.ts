@@ -29,11 +29,12 @@ export async function tokenRoutes(app: FastifyInstance, deps: HttpDeps): Promise
   // These endpoints exist but take only POST (RFC 6749 §3.2, RFC 7662 §2.1, RFC 7009 §2.1, RFC 8628 §3.1): any
   // other method is 405 with Allow (RFC 9110 §15.5.6), not the 404 of an unknown path
   // (conformance TOK-01, INT-01; test/conformance/token.test.ts).
-  for (const endpoint of ['token', 'introspection', 'revocation', 'deviceAuthorization'] as const) {
+  const postOnly = { token: 'token', introspection: 'introspection', revocation: 'revocation', deviceAuthorization: 'device authorization' } as const;
+  for (const [endpoint, name] of Object.entries(postOnly) as [keyof typeof postOnly, string][]) {
     app.route({
       method: ['GET', 'PUT', 'DELETE', 'PATCH'],
       url: `${base}${ENDPOINT_PATHS[endpoint]}`,
-      handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send({ error: 'invalid_request', error_description: `The ${endpoint} endpoint accepts only POST.` }),
+      handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send({ error: 'invalid_request', error_description: `The ${name} endpoint accepts only POST.` }),
     });
   }
 }
