@@ -222,6 +222,19 @@ for (const db of DATABASES) {
       assert.equal((await poll(issued)).status, 200);
     });
 
+    test('ten concurrent confirmations, allow and deny mixed, from one signed-in browser: exactly one decides', async () => {
+      const issued = await issue();
+      const { jar, html } = await confirmationFor(issued.user_code);
+      const fields = Object.fromEntries(formFields(html));
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => submit(`${server.url}${formAction(html)}`, { ...fields, decision: i % 2 === 0 ? 'approve' : 'deny' }, jar)));
+      const winners = answers.filter((a) => a.status === 200);
+      assert.deepEqual(answers.map((a) => a.status).sort(), [200, ...Array<number>(9).fill(400)]);
+      const approved = /Device connected/.test(await winners[0]!.text());
+      const polled = await poll(issued);
+      assert.equal(polled.status, approved ? 200 : 400);
+      if (!approved) assert.equal(polled.body.error, 'access_denied');
+    });
+
     test('expiry: after expires_in polls get expired_token and the page no longer knows the code', async () => {
       const issued = await issue();
       clock.advance(TTL_S * 1000);
