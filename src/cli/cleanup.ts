@@ -21,6 +21,7 @@ export function registerCleanupCommands(program: Command): void {
           ['tokens', report.tokens],
           ['throttling', report.throttling],
           ['assertions', report.assertions],
+          ['device authorizations', report.deviceAuthorizations],
           ['more left', report.more],
           ['took ms', report.ms],
         ]);

@@ -7,7 +7,7 @@ import type { SigningAlg } from '../crypto/algorithms.ts';
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'client_secret_jwt' | 'private_key_jwt' | 'none';
 
 /** Grant types a client may register; the runtime list is the registry src/oauth/grants/registry.ts (exactly these, checked there). */
-export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials' | 'password';
+export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials' | 'password' | 'urn:ietf:params:oauth:grant-type:device_code';
 
 export const PKCE_METHODS = ['S256', 'plain'] as const;
 export type PkceMethod = (typeof PKCE_METHODS)[number];

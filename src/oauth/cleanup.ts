@@ -25,6 +25,9 @@
  * - A token without an expiry (GATEHOUSE_REFRESH_TOKEN_TTL=0) goes only REVOKED_RETENTION_MS after
  *   it was revoked; one never revoked is never deleted.
  * - A throttling counter goes once expired (its window has passed).
+ * - A device authorization (RFC 8628) goes GRACE_MS after it expired, whatever its state: its
+ *   tokens live in the tokens table and do not need it, and a late poll is expired_token or
+ *   invalid_grant either way.
  */
 import type { Clock } from '../lib/clock.ts';
 import type { CodeCursor, Store } from '../storage/ports.ts';
@@ -43,7 +46,7 @@ export const DEFAULT_BATCH_SIZE = 1000;
 export const DEFAULT_MAX_BATCHES = 100;
 
 export interface CleanupDeps {
-  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions'>>;
+  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations'>>;
   clock: Clock;
 }
 
@@ -62,6 +65,7 @@ export interface CleanupReport {
   throttling: number;
   /** Client-assertion jtis whose assertion expired (RFC 7523 §3: kept only until exp). */
   assertions: number;
+  deviceAuthorizations: number;
   /** true when some table hit `maxBatches`: the next pass continues there. */
   more: boolean;
   ms: number;
@@ -119,8 +123,9 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
 
   // A jti is needed only while its assertion could still be accepted: until its exp.
   const assertions = store.assertions ? await drain(() => store.assertions!.deleteExpired(now, batchSize)) : 0;
+  const deviceAuthorizations = store.deviceAuthorizations ? await drain(() => store.deviceAuthorizations!.deleteExpired(before, batchSize)) : 0;
 
-  return { sessions, codes, tokens, throttling, assertions, more, ms: Date.now() - started };
+  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, more, ms: Date.now() - started };
 }
 
 function yieldToEventLoop(): Promise<void> {

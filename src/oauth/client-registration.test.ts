@@ -208,7 +208,14 @@ describe('registerClient', () => {
 
   test('refuses grants gatehouse does not offer, naming them', async () => {
     await refused({ grant_types: ['implicit'] }, 'grant_types', /implicit/);
-    await refused({ grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] }, 'grant_types', /not supported/);
+    await refused({ grant_types: ['urn:ietf:params:oauth:grant-type:saml2-bearer'] }, 'grant_types', /not supported/);
+  });
+
+  test('the device_code grant (RFC 8628) alone needs no redirect URI; with authorization_code it does', async () => {
+    const { client } = await register({ grant_types: ['urn:ietf:params:oauth:grant-type:device_code'], redirect_uris: undefined, token_endpoint_auth_method: 'none' });
+    assert.deepEqual(client.grantTypes, ['urn:ietf:params:oauth:grant-type:device_code']);
+    assert.deepEqual(client.redirectUris, []);
+    await refused({ grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'authorization_code'], redirect_uris: undefined }, 'redirect_uris', /at least one/);
   });
 
   test('the password grant (PW-REG): only when registered, only for a confidential client; no redirect URI needed without authorization_code', async () => {

@@ -46,6 +46,10 @@ export const ENDPOINT_PATHS = {
   revocation: '/oauth2/revocation',
   jwks: '/oauth2/metadata.jwks',
   endSession: '/oauth2/logout',
+  /** RFC 8628 §3.1. */
+  deviceAuthorization: '/oauth2/device_authorization',
+  /** The user-code page, RFC 8628 §3.2 verification_uri. */
+  deviceVerification: '/oauth2/device',
 } as const;
 
 export interface DiscoveryOptions {
@@ -65,6 +69,7 @@ export function discoveryDocument({ issuer, acrValues = [] }: DiscoveryOptions):
     revocation_endpoint: at(ENDPOINT_PATHS.revocation),
     end_session_endpoint: at(ENDPOINT_PATHS.endSession),
     jwks_uri: at(ENDPOINT_PATHS.jwks),
+    device_authorization_endpoint: at(ENDPOINT_PATHS.deviceAuthorization),
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: [...RESPONSE_TYPES],
     response_modes_supported: RESPONSE_MODES.map((mode) => mode.name),

@@ -22,7 +22,9 @@ export type OAuthErrorCode =
   | 'invalid_redirect_uri'
   | 'server_error'
   | 'temporarily_unavailable'
-  | 'slow_down';
+  | 'slow_down'
+  | 'authorization_pending'
+  | 'expired_token';
 
 export interface OAuthErrorOptions {
   /** Logged, never sent. */
@@ -105,7 +107,26 @@ export class InvalidScope extends OAuthError {
 
 export class AccessDenied extends OAuthError {
   readonly error = 'access_denied';
-  readonly status = 403;
+  readonly status: number = 403;
+}
+
+/** RFC 8628 §3.5: the user denied the device authorization; a token error, so 400 (RFC 6749 §5.2). */
+export class DeviceAccessDenied extends AccessDenied {
+  override readonly status: number = 400;
+}
+
+/** RFC 8628 §3.5: the user has not yet approved or denied; the client keeps polling at its interval. */
+export class AuthorizationPending extends OAuthError {
+  readonly error = 'authorization_pending';
+  readonly status = 400;
+  override readonly redirectable = false;
+}
+
+/** RFC 8628 §3.5: the device_code has expired; the client may start a new device authorization. */
+export class ExpiredToken extends OAuthError {
+  readonly error = 'expired_token';
+  readonly status = 400;
+  override readonly redirectable = false;
 }
 
 /** OIDC Core §3.1.2.6. */
@@ -195,10 +216,20 @@ export class TemporarilyUnavailable extends OAuthError {
 /** Too many attempts; `retryAfter` seconds until the next may succeed. */
 export class SlowDown extends OAuthError {
   readonly error = 'slow_down';
-  readonly status = 429;
+  readonly status: number = 429;
   readonly retryAfter: number;
   constructor(description: string, retryAfter: number, options: OAuthErrorOptions = {}) {
     super(description, options);
     this.retryAfter = retryAfter;
   }
+}
+
+/**
+ * RFC 8628 §3.5: a device polled sooner than its interval. The same code as the throttle's
+ * SlowDown, but a token-endpoint error of the polling rules, so 400 (RFC 6749 §5.2); `retryAfter`
+ * is the new interval (the old one plus 5 seconds).
+ */
+export class PollingSlowDown extends SlowDown {
+  override readonly status: number = 400;
+  override readonly redirectable = false;
 }

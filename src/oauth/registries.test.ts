@@ -5,13 +5,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Client } from '../domain/client.ts';
-import { CLIENT_AUTH_METHODS, CLIENT_AUTH_PARAMS } from './client-auth/registry.ts';
+import { CLIENT_AUTH_METHODS, CLIENT_AUTH_PARAMS, authMethodsFor } from './client-auth/registry.ts';
 import type { ClientAuthRequest } from './client-auth/method.ts';
 import { JWT_BEARER_ASSERTION } from './client-auth/jwt-assertion.ts';
 import { parseClientMetadata, InvalidClientMetadata } from './client-metadata.ts';
 import type { OAuthDeps } from './deps.ts';
 import { discoveryDocument } from './discovery.ts';
 import { InvalidRequest } from './errors.ts';
+import { DEVICE_AUTHORIZATION_PARAMS, deviceAuthorizationEndpoint } from './device/device-authorization.ts';
 import { INTROSPECTION_PARAMS, introspect } from './introspect.ts';
 import { GRANTS } from './grants/registry.ts';
 import type { RawParams } from './params.ts';
@@ -55,6 +56,9 @@ describe('grant and client-auth registries', () => {
     const algs = [...CLIENT_AUTH_METHODS.find((method) => method.method === 'client_secret_jwt')!.signingAlgs, ...CLIENT_AUTH_METHODS.find((method) => method.method === 'private_key_jwt')!.signingAlgs];
     assert.deepEqual(algs, ['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519']);
     for (const endpoint of ['token', 'introspection', 'revocation']) assert.deepEqual(metadata[`${endpoint}_endpoint_auth_signing_alg_values_supported`], algs, endpoint);
+    // RFC 8628 §4: the device authorization endpoint is advertised, where the routes mount it; public clients may use it.
+    assert.equal(metadata.device_authorization_endpoint, 'https://sso.example/oauth2/device_authorization');
+    assert.deepEqual(authMethodsFor('device_authorization'), all);
   });
 
   test('each grant declares exactly the body parameters its handler reads', async () => {
@@ -108,8 +112,8 @@ describe('grant and client-auth registries', () => {
     }
   });
 
-  test('introspection and revocation refuse repeated exactly their own parameters and the client-auth ones', async () => {
-    for (const [endpoint, own] of [[introspect, INTROSPECTION_PARAMS], [revoke, REVOCATION_PARAMS]] as const) {
+  test('introspection, revocation and device authorization refuse repeated exactly their own parameters and the client-auth ones', async () => {
+    for (const [endpoint, own] of [[introspect, INTROSPECTION_PARAMS], [revoke, REVOCATION_PARAMS], [deviceAuthorizationEndpoint, DEVICE_AUTHORIZATION_PARAMS]] as const) {
       const expected = new Set([...own, ...CLIENT_AUTH_PARAMS]);
       for (const name of KNOWN_PARAMS) {
         const refused = await (endpoint as (deps: OAuthDeps, authorization: string | undefined, body: RawParams) => Promise<unknown>)(untouchedDeps, undefined, repeated(name)).then(

@@ -52,7 +52,7 @@ export type AuditEvent =
   | ({ event: 'identity_api.throttled'; by: 'username' | 'ip'; retryAfter: number } & From)
   | ({
       event: 'token.issued';
-      grantType: 'authorization_code' | 'client_credentials' | 'password';
+      grantType: 'authorization_code' | 'client_credentials' | 'password' | 'urn:ietf:params:oauth:grant-type:device_code';
       clientId: string;
       /** Absent for a token whose subject is its client (client_credentials). */
       userId?: string;
@@ -71,6 +71,11 @@ export type AuditEvent =
   | ({ event: 'authorization.rate_limited'; by: 'session' | 'ip'; limit: number; window: number; clientId: string; userId: string; session: string } & From)
   /** A correct login refused because the id_token_hint named another user (OIDC Core §3.1.2.1): no session, no code. */
   | ({ event: 'login.hint_mismatch'; userId: string; username: string; clientId: string } & From)
+  /** The user approved or denied a device authorization on the user-code page (RFC 8628 §3.3). */
+  | ({ event: 'device.approved'; clientId: string; userId: string; session: string; userCode: string } & From)
+  | ({ event: 'device.denied'; clientId: string; userId: string; session: string; userCode: string } & From)
+  /** User-code entry filled its address's or the global budget: further codes are refused until the window ends (RFC 8628 §5.1). */
+  | ({ event: 'device.user_code_rate_limited'; by: 'ip' | 'global'; limit: number; window: number } & From)
   | { event: 'user.created' | 'user.deleted' | 'user.password_changed'; userId: string; username: string; actor: Actor }
   /** `fields`: the names of what changed (never the values); `status` when it was set. */
   | { event: 'user.updated'; userId: string; username: string; fields: string[]; status?: string; actor: Actor }
@@ -79,7 +84,7 @@ export type AuditEvent =
   | { event: 'client.created' | 'client.updated' | 'client.deleted' | 'client.secret_rotated'; clientId: string; actor: Actor }
   | { event: 'client.status_changed'; clientId: string; active: boolean; actor: Actor };
 
-export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation';
+export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 
 export interface AuditSink {
   emit(event: AuditEvent): void;

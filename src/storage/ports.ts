@@ -3,6 +3,7 @@
  * SQL implementation (`storage/sql`); the contract suite in test/contract runs it on every database.
  */
 import type { Client } from '../domain/client.ts';
+import type { DeviceApproval, DeviceAuthorization } from '../domain/device-authorization.ts';
 import type { AuthorizationCode, Token } from '../domain/grant.ts';
 import type { Group } from '../domain/group.ts';
 import type { Organization } from '../domain/organization.ts';
@@ -448,6 +449,50 @@ export interface AssertionStore {
   deleteExpired(now: number, limit: number): Promise<number>;
 }
 
+/**
+ * What one poll of the token endpoint found (RFC 8628 §3.4–3.5), as DeviceAuthorizationStore.poll
+ * left it. `redeemed`: this poll turned the approval into `consumed` and is the only one that ever
+ * will. `pending`: the authorization is still undecided and this poll was recorded; `tooFast` when
+ * it came sooner than the interval after the previous one (the interval has then grown by 5 s).
+ * `other`: the row as it is (denied, consumed, expired, or issued to another client): the caller
+ * answers from it and nothing was changed.
+ */
+export type DevicePoll =
+  | { outcome: 'redeemed'; authorization: DeviceAuthorization }
+  | { outcome: 'pending'; authorization: DeviceAuthorization; tooFast: boolean }
+  | { outcome: 'other'; authorization: DeviceAuthorization }
+  | { outcome: 'unknown' };
+
+/** The user's decision on the user-code page. */
+export type DeviceDecision = { approve: DeviceApproval } | 'deny';
+
+/**
+ * Device authorizations (RFC 8628). Race rules: every state change is one conditional UPDATE whose
+ * WHERE names the state it leaves, so whatever the concurrency, on any number of instances:
+ * - `decide` moves a pending, unexpired authorization to approved or denied; of concurrent or
+ *   repeated decisions exactly one changes it, the others get undefined. An authorization that
+ *   expires at `now` can no longer be decided (approve racing expiry: the statement's own `now`
+ *   decides, and an expired row is never approved).
+ * - `poll` redeems an approved, unexpired authorization of that client in one UPDATE to
+ *   `consumed`: of concurrent polls exactly one gets `redeemed`; the rest see it consumed. A poll
+ *   of a pending one moves `last_polled_at` and, when it came too soon, the interval in the same
+ *   UPDATE, computed from the row's previous values, so two concurrent polls cannot both pass as
+ *   on time. Run it inside Store.transaction with the token insert so tokens exist exactly when
+ *   the authorization is consumed.
+ */
+export interface DeviceAuthorizationStore {
+  /** Stores a new authorization; false (nothing stored) when its user code is already taken. */
+  insert(authorization: DeviceAuthorization): Promise<boolean>;
+  /** The authorization with this normalised user code if it is pending and unexpired at `now`. */
+  findPending(userCode: string, now: number): Promise<DeviceAuthorization | undefined>;
+  /** Approves or denies a pending, unexpired authorization; the row as changed, or undefined when none was. */
+  decide(userCode: string, decision: DeviceDecision, now: number): Promise<DeviceAuthorization | undefined>;
+  /** One poll by `clientId` at `now` (see DevicePoll). */
+  poll(deviceCodeHash: string, clientId: string, now: number): Promise<DevicePoll>;
+  /** Cleanup: deletes up to `limit` authorizations that expired before `before`; how many. Idempotent. */
+  deleteExpired(before: number, limit: number): Promise<number>;
+}
+
 /** The store as one unit of work sees it: every use case, all committed together or not at all. */
 export interface StoreTransaction {
   clients: ClientStore;
@@ -461,6 +506,7 @@ export interface StoreTransaction {
   throttling: ThrottleStore;
   rateLimits: RateLimitStore;
   assertions: AssertionStore;
+  deviceAuthorizations: DeviceAuthorizationStore;
 }
 
 export interface Store extends StoreTransaction {

@@ -135,7 +135,7 @@ for (const kind of DATABASES) {
         await run('client', 'create', '--name', 'Public machine', '--grant-type', 'client_credentials', '--token-endpoint-auth-method', 'none'),
         /^gatehouse: grant_types: "client_credentials" is for confidential clients only; a public client \(token_endpoint_auth_method "none"\) cannot register it\n$/,
       );
-      assert.match((await run('client', 'create', '--help')).stdout, /--grant-type <grant> +a grant the client may use \(repeatable\): authorization_code, refresh_token, client_credentials, password;/);
+      assert.match((await run('client', 'create', '--help')).stdout, /--grant-type <grant> +a grant the client may use \(repeatable\): authorization_code, refresh_token, client_credentials, password, urn:ietf:params:oauth:grant-type:device_code;/);
     });
 
     test('the password grant: --grant-type password and grant_types in --metadata-file register it for a confidential client; a public one is refused (PW-REG)', async () => {
@@ -182,6 +182,18 @@ for (const kind of DATABASES) {
       const sealed = json(await gatehouse(['client', 'create', '--name', 'HMAC', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'client_secret_jwt', '--json'], { ...env, GATEHOUSE_KEY_ENCRYPTION_KEY: 'a key-encryption key of forty characters.' }));
       assert.match(sealed.client_secret as string, /^[A-Za-z0-9_-]{43}$/);
       assert.equal(sealed.token_endpoint_auth_method, 'client_secret_jwt');
+    });
+
+    test('a device-flow client (RFC 8628): the device_code grant from --grant-type or --metadata-file, no redirect URI needed', async () => {
+      const flags = json(await run('client', 'create', '--name', 'TV', '--token-endpoint-auth-method', 'none', '--grant-type', 'urn:ietf:params:oauth:grant-type:device_code', '--json'));
+      assert.deepEqual(flags.grant_types, ['urn:ietf:params:oauth:grant-type:device_code']);
+      assert.deepEqual(flags.redirect_uris, []);
+      const file = join(dir, 'cli-tool.json');
+      writeFileSync(file, JSON.stringify({ client_name: 'CLI tool', grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'] }));
+      const fromFile = json(await run('client', 'create', '--metadata-file', file, '--json'));
+      assert.deepEqual(fromFile.grant_types, ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token']);
+      assert.match(fromFile.client_secret as string, /^[A-Za-z0-9_-]{43}$/);
+      failed(await run('client', 'create', '--name', 'x', '--grant-type', 'urn:ietf:params:oauth:grant-type:device-code'), /^gatehouse: grant_types: /);
     });
 
     test('a private-use redirect scheme without a dot is registered with a warning on stderr (RFC 8252 §7.1: SHOULD); --json stays one document', async () => {

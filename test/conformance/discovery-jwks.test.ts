@@ -13,7 +13,7 @@ import { authorizationUrl, browse, createTestClient } from '../helpers/fixtures.
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { assertTokenResponse, verifyIdToken } from './helpers.ts';
 
-/** Every metadata name registered by OIDC Discovery §3, RFC 8414 §2, RFC 9207 §3 and the OIDC logout specifications. */
+/** Every metadata name registered by OIDC Discovery §3, RFC 8414 §2, RFC 9207 §3, RFC 8628 §4 and the OIDC logout specifications. */
 const REGISTERED_METADATA = new Set([
   'issuer', 'authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'jwks_uri', 'registration_endpoint', 'scopes_supported',
   'response_types_supported', 'response_modes_supported', 'grant_types_supported', 'acr_values_supported', 'subject_types_supported',
@@ -27,6 +27,7 @@ const REGISTERED_METADATA = new Set([
   'introspection_endpoint', 'introspection_endpoint_auth_methods_supported', 'introspection_endpoint_auth_signing_alg_values_supported',
   'code_challenge_methods_supported', 'authorization_response_iss_parameter_supported', 'end_session_endpoint', 'check_session_iframe',
   'frontchannel_logout_supported', 'frontchannel_logout_session_supported', 'backchannel_logout_supported', 'backchannel_logout_session_supported',
+  'device_authorization_endpoint',
 ]);
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k'];
 /** A BCP 47 language tag, in the shape the suite checks (language, optional script/region/variants). */
@@ -87,7 +88,7 @@ describe('conformance: an https issuer (production behind a TLS-terminating prox
     assert.equal(url.search, '');
     assert.equal(url.hash, '');
     const endpoints = Object.entries(metadata).filter(([name]) => name.endsWith('_endpoint') || name === 'jwks_uri');
-    assert.deepEqual(endpoints.map(([name]) => name).sort(), ['authorization_endpoint', 'end_session_endpoint', 'introspection_endpoint', 'jwks_uri', 'revocation_endpoint', 'token_endpoint', 'userinfo_endpoint']);
+    assert.deepEqual(endpoints.map(([name]) => name).sort(), ['authorization_endpoint', 'device_authorization_endpoint', 'end_session_endpoint', 'introspection_endpoint', 'jwks_uri', 'revocation_endpoint', 'token_endpoint', 'userinfo_endpoint']);
     for (const [name, value] of endpoints) assert.ok((value as string).startsWith(`${issuer}/`), `${name} ${String(value)}`);
     assert.match(response.headers.get('strict-transport-security') ?? '', /max-age=\d+/);
 

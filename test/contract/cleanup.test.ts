@@ -240,6 +240,25 @@ for (const kind of DATABASES) {
         assert.equal((await cleanUp({ store, clock })).assertions, 0);
       }));
 
+    test('device authorizations go GRACE_MS after they expired, whatever their state', () =>
+      withTestStore(kind, async (store) => {
+        const row = (userCode: string, expiresAt: number) => ({
+          deviceCodeHash: randomUUID(), userCode, clientId: 'tv', scope: 'openid', status: 'pending' as const, createdAt: T0, expiresAt,
+          interval: 5, lastPolledAt: undefined, approval: undefined, decidedAt: undefined, consumedAt: undefined,
+        });
+        const old = row('BBBBBBBB', T0 + 10 * MINUTE);
+        const live = row('CCCCCCCC', T0 + 2 * HOUR);
+        await store.deviceAuthorizations.insert(old);
+        await store.deviceAuthorizations.insert(live);
+        await store.deviceAuthorizations.decide(old.userCode, 'deny', T0 + MINUTE);
+        const clock = new ManualClock(T0 + 10 * MINUTE + GRACE_MS);
+        assert.equal((await cleanUp({ store, clock })).deviceAuthorizations, 0);
+        clock.advance(1);
+        assert.equal((await cleanUp({ store, clock })).deviceAuthorizations, 1);
+        assert.deepEqual(await store.deviceAuthorizations.poll(old.deviceCodeHash, 'tv', T0), { outcome: 'unknown' });
+        assert.equal((await store.deviceAuthorizations.poll(live.deviceCodeHash, 'tv', T0)).outcome, 'pending');
+      }));
+
     test('three instances sweeping at once delete every spent row exactly once, without errors', () =>
       withTestStore(
         kind,

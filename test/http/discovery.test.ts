@@ -108,10 +108,11 @@ for (const db of DATABASES) {
         revocation_endpoint: `${base}/revocation`,
         end_session_endpoint: `${base}/logout`,
         jwks_uri: `${base}/metadata.jwks`,
+        device_authorization_endpoint: `${base}/device_authorization`,
         scopes_supported: ['openid', 'profile', 'email'],
         response_types_supported: ['code'],
         response_modes_supported: ['query', 'fragment', 'form_post'],
-        grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'password'],
+        grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'password', 'urn:ietf:params:oauth:grant-type:device_code'],
         subject_types_supported: ['public'],
         id_token_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA'],
         userinfo_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA'],
@@ -175,6 +176,23 @@ for (const db of DATABASES) {
         const { client, secret } = await addClient(store(), { grantTypes: ['password'], redirectUris: [], refreshTokens: false });
         const user = await createTestUser(store(), { password: PASSWORD });
         return postForm(url, { grant_type: 'password', username: user.username, password: PASSWORD }, { authorization: basic(client.clientId, secret) });
+      },
+      'urn:ietf:params:oauth:grant-type:device_code': async (url) => {
+        // The device authorization endpoint starts it; the user's approval (the page, tested in
+        // device-flow.test.ts) is written through the store, with the live session it names.
+        const grantType = 'urn:ietf:params:oauth:grant-type:device_code';
+        const { client, secret } = await addClient(store(), { grantTypes: [grantType], redirectUris: [], refreshTokens: false });
+        const auth = { authorization: basic(client.clientId, secret) };
+        const started = await postForm(`${server.url}/uas/oauth2/device_authorization`, { scope: 'openid' }, auth);
+        assert.equal(started.status, 200, JSON.stringify(started.body));
+        const user = await addUser(store());
+        const now = Date.now();
+        const session = { idHash: randomUUID(), sessionIndex: `_${randomUUID()}`, userId: user.id, authTime: now, amr: ['pwd'], acr: undefined, createdAt: now, expiresAt: now + 600_000, maxExpiresAt: now + 3_600_000 };
+        await store().sessions.insert(session);
+        const userCode = String(started.body.user_code).replace('-', '');
+        const approval = { userId: user.id, sessionIndex: session.sessionIndex, authTime: now, amr: ['pwd'], acr: undefined };
+        assert.ok(await store().deviceAuthorizations.decide(userCode, { approve: approval }, now), 'approved');
+        return postForm(url, { grant_type: grantType, device_code: String(started.body.device_code) }, auth);
       },
     };
 

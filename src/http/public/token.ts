@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Client } from '../../domain/client.ts';
 import { CLIENT_AUTH_METHODS } from '../../oauth/client-auth/registry.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
+import { deviceAuthorizationEndpoint } from '../../oauth/device/device-authorization.ts';
 import { introspect } from '../../oauth/introspect.ts';
 import { revoke } from '../../oauth/revoke.ts';
 import { tokenEndpoint } from '../../oauth/token-endpoint.ts';
@@ -12,7 +13,7 @@ import { formBody, requireFormBody } from '../plugins/form-only.ts';
 import { isLookupKey } from '../../oauth/lookup-key.ts';
 import { jsonErrorHandler } from '../render/errors.ts';
 
-/** Token (RFC 6749 §3.2), introspection (RFC 7662) and revocation (RFC 7009): form in, JSON out. */
+/** Token (RFC 6749 §3.2), introspection (RFC 7662), revocation (RFC 7009) and device authorization (RFC 8628 §3.1): form in, JSON out. */
 export async function tokenRoutes(app: FastifyInstance, deps: HttpDeps, corsOrigins: CorsOriginSet): Promise<void> {
   app.setErrorHandler(jsonErrorHandler);
   app.addHook('preValidation', requireFormBody);
@@ -34,15 +35,17 @@ export async function tokenRoutes(app: FastifyInstance, deps: HttpDeps, corsOrig
     await revoke(deps, request.headers.authorization, formBody(request), clientAddress(request));
     return reply.code(200).send();
   });
+  app.post(`${base}${ENDPOINT_PATHS.deviceAuthorization}`, async (request) => deviceAuthorizationEndpoint(deps, request.headers.authorization, formBody(request), clientAddress(request)));
 
-  // These endpoints exist but take only POST (RFC 6749 §3.2, RFC 7662 §2.1, RFC 7009 §2.1): any
+  // These endpoints exist but take only POST (RFC 6749 §3.2, RFC 7662 §2.1, RFC 7009 §2.1, RFC 8628 §3.1): any
   // other method is 405 with Allow (RFC 9110 §15.5.6), not the 404 of an unknown path
   // (conformance TOK-01, INT-01; test/conformance/token.test.ts).
-  for (const endpoint of ['token', 'introspection', 'revocation'] as const) {
+  const postOnly = { token: 'token', introspection: 'introspection', revocation: 'revocation', deviceAuthorization: 'device authorization' } as const;
+  for (const [endpoint, name] of Object.entries(postOnly) as [keyof typeof postOnly, string][]) {
     app.route({
       method: ['GET', 'PUT', 'DELETE', 'PATCH'],
       url: `${base}${ENDPOINT_PATHS[endpoint]}`,
-      handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send({ error: 'invalid_request', error_description: `The ${endpoint} endpoint accepts only POST.` }),
+      handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send({ error: 'invalid_request', error_description: `The ${name} endpoint accepts only POST.` }),
     });
   }
 }

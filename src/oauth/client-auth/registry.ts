@@ -23,6 +23,8 @@ export const CLIENT_AUTH_ENDPOINTS: Readonly<Record<ClientAuthEndpoint, { allowP
   token: { allowPublic: true },
   introspection: { allowPublic: false },
   revocation: { allowPublic: true },
+  // RFC 8628 §3.1: device clients (CLI, TV apps) are usually public; confidential ones authenticate as at the token endpoint.
+  device_authorization: { allowPublic: true },
 };
 
 /** The method names `endpoint` accepts, in registry order: its *_auth_methods_supported in discovery. */

@@ -1,6 +1,7 @@
 import type { GrantType } from '../../domain/client.ts';
 import { authorizationCodeGrant } from './authorization-code.ts';
 import { clientCredentialsGrant } from './client-credentials.ts';
+import { deviceCodeGrant } from './device-code.ts';
 import type { Grant } from './grant.ts';
 import { passwordGrant } from './password.ts';
 import { refreshTokenGrant } from './refresh-token.ts';
@@ -9,7 +10,7 @@ import { refreshTokenGrant } from './refresh-token.ts';
  * The grants gatehouse implements, in the order discovery lists them. Adding a grant is one file
  * exporting a `Grant` plus its line here (docs/architecture.md, "How to add a grant").
  */
-export const GRANTS = [authorizationCodeGrant, refreshTokenGrant, clientCredentialsGrant, passwordGrant] as const satisfies readonly Grant[];
+export const GRANTS = [authorizationCodeGrant, refreshTokenGrant, clientCredentialsGrant, passwordGrant, deviceCodeGrant] as const satisfies readonly Grant[];
 
 // Every GrantType the domain can store has a handler here, and no handler serves another type:
 // a client row naming a grant nobody implements would be a promise nobody keeps.

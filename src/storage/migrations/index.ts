@@ -7,6 +7,7 @@ import * as tokenFamilies from './005-token-families.ts';
 import * as throttleReservations from './007-throttle-reservations.ts';
 import * as clientSubjectTokens from './008-client-subject-tokens.ts';
 import * as clientAssertions from './009-client-assertions.ts';
+import * as deviceAuthorizations from './010-device-authorizations.ts';
 import * as clientSigningAlgs from './011-client-signing-algs.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
@@ -19,5 +20,6 @@ export const migrations: Record<string, Migration> = {
   '007-throttle-reservations': throttleReservations,
   '008-client-subject-tokens': clientSubjectTokens,
   '009-client-assertions': clientAssertions,
+  '010-device-authorizations': deviceAuthorizations,
   '011-client-signing-algs': clientSigningAlgs,
 };

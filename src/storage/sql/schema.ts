@@ -120,6 +120,26 @@ export interface TokensTable {
   rotated_at: number | null;
 }
 
+export interface DeviceAuthorizationsTable {
+  device_code_hash: string;
+  user_code: string;
+  client_id: string;
+  scope: string;
+  status: string;
+  created_at: number;
+  expires_at: number;
+  interval_seconds: number;
+  last_polled_at: number | null;
+  too_fast: number;
+  user_id: string | null;
+  session_index: string | null;
+  auth_time: number | null;
+  amr: string | null;
+  acr: string | null;
+  decided_at: number | null;
+  consumed_at: number | null;
+}
+
 export interface SigningKeysTable {
   kid: string;
   alg: string;
@@ -157,6 +177,7 @@ export interface Database {
   signing_keys: SigningKeysTable;
   throttle_counters: ThrottleCountersTable;
   client_assertions: ClientAssertionsTable;
+  device_authorizations: DeviceAuthorizationsTable;
 }
 
 /** Client assertion jtis used once (migration 009): SHA-256 of client_id and jti, kept until the assertion's exp. */

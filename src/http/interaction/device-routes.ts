@@ -1,0 +1,178 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { clientNameFor } from '../../oauth/client-metadata.ts';
+import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
+import { formatUserCode } from '../../oauth/device/user-code.ts';
+import { decideDevice, lookUpUserCode, signInForDevice, type PendingDevice } from '../../oauth/device/verification.ts';
+import { findUsableSession } from '../../oauth/sessions.ts';
+import type { RawParams } from '../../oauth/params.ts';
+import { clientAddress } from '../client-address.ts';
+import type { HttpDeps } from '../deps.ts';
+import { readSessionCookie, setSessionCookie } from './cookies.ts';
+import { csrfToken, csrfValid } from './csrf.ts';
+import { formField, requestParams, useHtmlScope } from './html-scope.ts';
+import { chooseLocale, formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
+import { renderView, sendPage } from './views.ts';
+
+/**
+ * The user-code page of the device flow (RFC 8628 §3.3), under the issuer at
+ * `<issuer>/oauth2/device`: GET shows the form (`?user_code=` prefilled, from
+ * verification_uri_complete, §3.3.1 — looked up only once the user submits it, so a link or a
+ * prefetch does nothing). The form posts the code; a code that names a pending authorization
+ * leads to the sign-in form (unless the browser's SSO session is usable), then to the
+ * confirmation with the client's name and the requested scopes, where the user allows or denies.
+ * Every form carries the double-submit CSRF token (csrf.ts); every step that looks a code up
+ * takes a hit from the entry limits first (src/oauth/device/verification.ts). No script: the
+ * pages live under the default strict CSP.
+ */
+export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
+  useHtmlScope(app, deps);
+  const page = `${deps.config.issuerPath}${ENDPOINT_PATHS.deviceVerification}`;
+  const paths = { code: page, login: `${page}/login`, confirm: `${page}/confirm` };
+
+  app.get(paths.code, async (request, reply) => sendCodePage(request, reply, deps, paths.code, { userCode: formField(requestParams(request), 'user_code').slice(0, 64) }));
+
+  app.post(paths.code, async (request, reply) => {
+    const raw = requestParams(request);
+    const typed = formField(raw, 'user_code');
+    if (!csrfValid(request, deps, formField(raw, 'csrf_token'))) return sendCodePage(request, reply, deps, paths.code, { status: 403, message: 'deviceFormExpired', userCode: typed });
+    const device = await lookUp(request, reply, deps, paths.code, typed);
+    if (!device) return reply;
+    const session = await findUsableSession(deps, readSessionCookie(request, deps.config));
+    if (!session) return sendLoginPage(request, reply, deps, paths.login, device);
+    return sendConfirmPage(request, reply, deps, paths.confirm, device, session.userId);
+  });
+
+  app.post(paths.login, async (request, reply) => {
+    const raw = requestParams(request);
+    const typed = formField(raw, 'user_code');
+    const username = formField(raw, 'username');
+    if (!csrfValid(request, deps, formField(raw, 'csrf_token'))) return sendCodePage(request, reply, deps, paths.code, { status: 403, message: 'deviceFormExpired', userCode: typed });
+    const device = await lookUp(request, reply, deps, paths.code, typed);
+    if (!device) return reply;
+    const credentials = { username, password: formField(raw, 'password') };
+    const outcome = await signInForDevice(deps, device, credentials, readSessionCookie(request, deps.config), clientAddress(request));
+    if (outcome.type === 'failed') return sendLoginPage(request, reply, deps, paths.login, device, { status: 401, message: 'loginFailed', username });
+    if (outcome.type === 'throttled') {
+      reply.header('retry-after', String(outcome.retryAfter));
+      return sendLoginPage(request, reply, deps, paths.login, device, { status: 429, message: 'tooManyAttempts', username, retryAfter: outcome.retryAfter });
+    }
+    setSessionCookie(reply, deps.config, outcome.cookieValue);
+    return sendConfirmPage(request, reply, deps, paths.confirm, device, outcome.session.userId);
+  });
+
+  app.post(paths.confirm, async (request, reply) => {
+    const raw = requestParams(request);
+    const typed = formField(raw, 'user_code');
+    const decision = formField(raw, 'decision');
+    if (!csrfValid(request, deps, formField(raw, 'csrf_token'))) return sendCodePage(request, reply, deps, paths.code, { status: 403, message: 'deviceFormExpired', userCode: typed });
+    if (decision !== 'approve' && decision !== 'deny') return sendCodePage(request, reply, deps, paths.code, { status: 400, message: 'deviceFormExpired', userCode: typed });
+    const device = await lookUp(request, reply, deps, paths.code, typed, 'deviceNoLongerValid');
+    if (!device) return reply;
+    const session = await findUsableSession(deps, readSessionCookie(request, deps.config));
+    if (!session) return sendLoginPage(request, reply, deps, paths.login, device);
+    const decided = await decideDevice(deps, device, session, decision === 'approve', clientAddress(request));
+    if (!decided) return sendCodePage(request, reply, deps, paths.code, { status: 400, message: 'deviceNoLongerValid', userCode: '' });
+    const { t, locale } = texts(request);
+    const approved = decided.status === 'approved';
+    const html = renderView('device-done', {
+      base: deps.config.issuerPath,
+      lang: locale,
+      t,
+      display: 'page',
+      title: approved ? t.deviceApprovedTitle : t.deviceDeniedTitle,
+      message: approved ? t.deviceApproved : t.deviceDenied,
+    });
+    return sendPage(reply, 200, html);
+  });
+}
+
+/** The page's language: `ui_locales` when sent (OIDC Core §3.1.2.1), else the browser's. */
+function texts(request: FastifyRequest): { locale: Locale; t: ReturnType<typeof messages> } {
+  const raw: RawParams = requestParams(request);
+  const uiLocales = typeof raw.ui_locales === 'string' && raw.ui_locales.length <= 256 ? raw.ui_locales : undefined;
+  const locale = chooseLocale(uiLocales, request.headers['accept-language']);
+  return { locale, t: messages(locale) };
+}
+
+/**
+ * Looks the typed code up under the entry limits; when it names nothing pending, answers the code
+ * page (400, or 429 with Retry-After once a budget is full) and returns undefined.
+ */
+async function lookUp(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, action: string, typed: string, notFound: MessageKey = 'deviceCodeNotFound'): Promise<PendingDevice | undefined> {
+  const found = await lookUpUserCode(deps, typed, clientAddress(request));
+  if (found.type === 'found') return found.device;
+  if (found.type === 'throttled') {
+    reply.header('retry-after', String(found.retryAfter));
+    sendCodePage(request, reply, deps, action, { status: 429, message: 'deviceTooManyCodes', userCode: typed, retryAfter: found.retryAfter });
+  } else {
+    sendCodePage(request, reply, deps, action, { status: 400, message: notFound, userCode: typed, invalid: true });
+  }
+  return undefined;
+}
+
+interface PageOptions {
+  status?: number;
+  message?: MessageKey;
+  retryAfter?: number;
+}
+
+function messageText(locale: Locale, t: ReturnType<typeof messages>, options: PageOptions): string | undefined {
+  return options.message === undefined ? undefined : t[options.message].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0));
+}
+
+function sendCodePage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, action: string, options: PageOptions & { userCode: string; invalid?: boolean }): FastifyReply {
+  const { locale, t } = texts(request);
+  const html = renderView('device-code', {
+    base: deps.config.issuerPath,
+    lang: locale,
+    t,
+    title: t.deviceTitle,
+    display: 'page',
+    action,
+    csrfToken: csrfToken(request, reply, deps),
+    userCode: options.userCode.slice(0, 64),
+    invalid: options.invalid === true,
+    message: messageText(locale, t, options),
+  });
+  return sendPage(reply, options.status ?? 200, html);
+}
+
+function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, action: string, device: PendingDevice, options: PageOptions & { username?: string } = {}): FastifyReply {
+  const { locale, t } = texts(request);
+  const html = renderView('device-login', {
+    base: deps.config.issuerPath,
+    lang: locale,
+    t,
+    title: t.signInTitle,
+    display: 'page',
+    clientName: clientNameFor(device.client, locale),
+    invalidCredentials: options.message === 'loginFailed',
+    action,
+    hidden: [['user_code', formatUserCode(device.authorization.userCode)]],
+    csrfToken: csrfToken(request, reply, deps),
+    username: options.username ?? '',
+    message: messageText(locale, t, options),
+  });
+  return sendPage(reply, options.status ?? 200, html);
+}
+
+async function sendConfirmPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, action: string, device: PendingDevice, userId: string): Promise<FastifyReply> {
+  const { locale, t } = texts(request);
+  const user = await deps.store.users.getProfile(userId);
+  const names: Readonly<Record<string, string>> = t.scopeNames;
+  const scopes = device.authorization.scope === '' ? [] : device.authorization.scope.split(' ');
+  const html = renderView('device-confirm', {
+    base: deps.config.issuerPath,
+    lang: locale,
+    t,
+    title: t.deviceConfirmTitle,
+    display: 'page',
+    clientName: clientNameFor(device.client, locale),
+    scopes: scopes.map((scope) => (Object.hasOwn(names, scope) ? names[scope] : scope)),
+    userCode: formatUserCode(device.authorization.userCode),
+    username: user?.username ?? '',
+    action,
+    csrfToken: csrfToken(request, reply, deps),
+  });
+  return sendPage(reply, 200, html);
+}

@@ -1,0 +1,112 @@
+/**
+ * The user-code page's use cases (RFC 8628 §3.3): look a typed user code up under the entry
+ * limits, sign in for it, and approve or deny it. The HTTP layer (src/http/interaction/device-routes.ts)
+ * only renders what these decide.
+ *
+ * Brute force (RFC 8628 §5.1): every submission that looks a user code up takes one hit from two
+ * fixed-window budgets in one atomic statement (RateLimitStore.take): the client address's and a
+ * global one, so many addresses together cannot guess faster than the global limit. A submission
+ * is refused when either budget is full, before any lookup. docs/security.md has the arithmetic.
+ */
+import type { Client } from '../../domain/client.ts';
+import type { DeviceAuthorization } from '../../domain/device-authorization.ts';
+import type { SsoSession } from '../../domain/session.ts';
+import { fingerprint } from '../../observability/audit.ts';
+import type { RateBudget } from '../../storage/ports.ts';
+import type { OAuthDeps } from '../deps.ts';
+import { createSession, findSession } from '../sessions.ts';
+import { addressGroup, counterKey } from '../throttling/keys.ts';
+import { passwordAbandoned, passwordFailed, passwordSucceeded, reservePasswordAttempt } from '../throttling/password-attempts.ts';
+import { verifyCredentials } from '../authorize/verify-credentials.ts';
+import { normaliseUserCode } from './user-code.ts';
+
+/** A pending device authorization and the client that asked for it: what the confirmation page shows. */
+export interface PendingDevice {
+  authorization: DeviceAuthorization;
+  client: Client;
+}
+
+export type LookUp = { type: 'found'; device: PendingDevice } | { type: 'not_found' } | { type: 'throttled'; retryAfter: number };
+
+/** The global budget's key: one counter for every address. */
+const GLOBAL_KEY = counterKey('device-all', 'all');
+
+/** Takes one user-code entry from the address's and the global budget; false: refuse this entry. */
+export async function takeUserCodeEntry(deps: OAuthDeps, ip: string | undefined): Promise<boolean> {
+  const { deviceUserCodeAttemptsPerAddress: perAddress, deviceUserCodeAttemptsGlobal: global, deviceUserCodeAttemptsWindow: window } = deps.config;
+  const addressKey = ip === undefined ? undefined : counterKey('device-ip', addressGroup(ip));
+  const budgets: RateBudget[] = [{ key: GLOBAL_KEY, limit: global }];
+  if (addressKey !== undefined) budgets.push({ key: addressKey, limit: perAddress });
+  const now = deps.clock.now();
+  const counted = await deps.store.rateLimits.take(budgets, now, now + window * 1000);
+  // Exactly one entry fills each counter (the counts are atomic): it reports the limit once per window.
+  for (const { key, limit } of budgets) {
+    if (counted.find((c) => c.key === key)?.hits === limit) deps.audit.emit({ event: 'device.user_code_rate_limited', by: key === GLOBAL_KEY ? 'global' : 'ip', limit, window, ip });
+  }
+  return counted.length === budgets.length;
+}
+
+/**
+ * A typed user code, under the entry limits: the pending, unexpired authorization it names and its
+ * (active) client, or not_found; throttled when a budget is full (then nothing is looked up).
+ */
+export async function lookUpUserCode(deps: OAuthDeps, typed: string, ip: string | undefined): Promise<LookUp> {
+  if (!(await takeUserCodeEntry(deps, ip))) return { type: 'throttled', retryAfter: deps.config.deviceUserCodeAttemptsWindow };
+  const userCode = normaliseUserCode(typed);
+  if (userCode === undefined) return { type: 'not_found' };
+  const authorization = await deps.store.deviceAuthorizations.findPending(userCode, deps.clock.now());
+  if (!authorization) return { type: 'not_found' };
+  const client = await deps.store.clients.get(authorization.clientId);
+  if (!client?.active) return { type: 'not_found' };
+  return { type: 'found', device: { authorization, client } };
+}
+
+export type DeviceSignIn = { type: 'signed_in'; session: SsoSession; cookieValue: string } | { type: 'failed' } | { type: 'throttled'; retryAfter: number };
+
+/**
+ * The user-code page's sign-in: the login form's rules exactly (src/oauth/authorize/login.ts):
+ * the password throttle reserves the attempt before the password is checked, the same audit
+ * events name the device's client, and a success starts a new SSO session replacing the browser's.
+ */
+export async function signInForDevice(deps: OAuthDeps, device: PendingDevice, credentials: { username: string; password: string }, previousCookie: string | undefined, ip?: string): Promise<DeviceSignIn> {
+  const clientId = device.client.clientId;
+  const gate = await reservePasswordAttempt(deps, { kind: 'login', username: credentials.username, ip });
+  if (!gate.open) {
+    deps.audit.emit({ event: 'login.throttled', by: gate.by, retryAfter: gate.retryAfter, clientId, ip });
+    return { type: 'throttled', retryAfter: gate.retryAfter };
+  }
+  const { reservation } = gate;
+  const check = await verifyCredentials(deps, credentials.username, credentials.password).catch(async (error: unknown) => {
+    await passwordAbandoned(deps, reservation).catch(() => undefined);
+    throw error;
+  });
+  if (!check.ok) {
+    const account = check.user === undefined ? {} : { userId: check.user.id, username: check.user.username };
+    deps.audit.emit({ event: 'login.failed', reason: check.reason, ...account, clientId, ip });
+    const retryAfter = await passwordFailed(deps, reservation, { ...account, clientId });
+    return retryAfter > 0 ? { type: 'throttled', retryAfter } : { type: 'failed' };
+  }
+  await passwordSucceeded(deps, reservation);
+  const previous = await findSession(deps, previousCookie);
+  if (previous) await deps.store.sessions.end(previous.idHash);
+  const { cookieValue, session } = await createSession(deps, { userId: check.user.id, amr: ['pwd'] });
+  deps.audit.emit({ event: 'login.succeeded', userId: check.user.id, username: check.user.username, clientId, session: fingerprint(session.sessionIndex), ip });
+  return { type: 'signed_in', session, cookieValue };
+}
+
+/**
+ * The user's decision (RFC 8628 §3.3), one conditional write (DeviceAuthorizationStore.decide):
+ * approving binds the authorization to the signed-in user and their SSO session (the tokens then
+ * carry its session index, auth time and `amr`). undefined when the code is no longer pending
+ * (already decided, expired, or unknown): approving or denying twice changes nothing.
+ */
+export async function decideDevice(deps: OAuthDeps, device: PendingDevice, session: SsoSession, approve: boolean, ip?: string): Promise<DeviceAuthorization | undefined> {
+  const now = deps.clock.now();
+  const approval = { userId: session.userId, sessionIndex: session.sessionIndex, authTime: session.authTime, amr: session.amr, acr: session.acr };
+  const decided = await deps.store.deviceAuthorizations.decide(device.authorization.userCode, approve ? { approve: approval } : 'deny', now);
+  if (decided) {
+    const facts = { clientId: decided.clientId, userId: session.userId, session: fingerprint(session.sessionIndex), userCode: fingerprint(decided.userCode), ip };
+    deps.audit.emit(approve ? { event: 'device.approved', ...facts } : { event: 'device.denied', ...facts });
+  }
+  return decided;
+}
