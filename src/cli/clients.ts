@@ -2,6 +2,7 @@
 import { Option, type Command } from 'commander';
 import type { Client } from '../domain/client.ts';
 import { clientWarnings } from '../oauth/client-metadata.ts';
+import { GRANT_TYPES_SUPPORTED } from '../oauth/grants/registry.ts';
 import {
   clientView,
   deleteClient,
@@ -46,7 +47,7 @@ function withMetadataOptions(command: Command): Command {
     .option('--redirect-uri <uri>', 'a redirect URI (repeatable): https, http on a loopback host, or a private-use scheme such as com.example.app:/path', collect)
     .addOption(new Option('--token-endpoint-auth-method <method>', 'how the client authenticates; none: a public client without a secret').choices(['client_secret_basic', 'client_secret_post', 'none']))
     .addOption(new Option('--code-challenge-method <method>', 'require PKCE with this method').choices(['S256', 'plain']))
-    .option('--grant-type <grant>', 'authorization_code or refresh_token (repeatable)', collect)
+    .option('--grant-type <grant>', `a grant the client may use (repeatable): ${GRANT_TYPES_SUPPORTED.join(', ')}; client_credentials needs no redirect URI and a confidential client`, collect)
     .addOption(new Option('--resource-server', 'no grants at all (grant_types []): a resource server that only introspects tokens').conflicts('grantType'))
     .option('--scope <scope>', 'space-separated scope values the client may request')
     .option('--aud <client_id>', "another client's client_id this client may request as its tokens' audience (repeatable), e.g. GATEHOUSE_API_CLIENT_ID to call the identity API", collect)

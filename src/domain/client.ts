@@ -5,7 +5,7 @@
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
 
 /** Grant types a client may register; the runtime list is the registry src/oauth/grants/registry.ts (exactly these, checked there). */
-export type GrantType = 'authorization_code' | 'refresh_token';
+export type GrantType = 'authorization_code' | 'refresh_token' | 'client_credentials';
 
 export const PKCE_METHODS = ['S256', 'plain'] as const;
 export type PkceMethod = (typeof PKCE_METHODS)[number];

@@ -22,22 +22,19 @@ export interface AuthorizationCode {
 
 export type TokenKind = 'access_token' | 'refresh_token';
 
-export interface Token {
+/** What every stored token carries, whoever its subject is. */
+interface TokenCommon {
   tokenHash: string;
   kind: TokenKind;
   clientId: string;
-  userId: string;
   scope: string;
-  sessionIndex: string;
-  authTime: number;
-  amr: string[];
-  acr: string | undefined;
   /** Hash of the code the token descends from. */
   codeHash: string | undefined;
   /**
    * The tokens descending from one code exchange, refreshed and rotated ones included, form a
    * family, named by that code's hash: a replay of the code (RFC 9700 §4.2.4) or the reuse of a
-   * rotated refresh token (§4.14.2) revokes the whole family.
+   * rotated refresh token (§4.14.2) revokes the whole family. A token of no code is a family of
+   * its own.
    */
   familyId: string;
   createdAt: number;
@@ -45,4 +42,34 @@ export interface Token {
   revokedAt: number | undefined;
   /** For refresh tokens: when it was exchanged for a successor. */
   rotatedAt: number | undefined;
+}
+
+/** A token whose subject is a user: issued on the user's authentication in an SSO session. */
+export interface UserToken extends TokenCommon {
+  userId: string;
+  sessionIndex: string;
+  authTime: number;
+  amr: string[];
+  acr: string | undefined;
+}
+
+/**
+ * A token whose subject is the client itself (client_credentials, RFC 6749 §4.4): no user, no
+ * session, no authentication of anyone but the client. The user fields are there, undefined, so
+ * that `token.userId === undefined` tells the two apart and narrows the type.
+ */
+export interface ClientToken extends TokenCommon {
+  userId: undefined;
+  sessionIndex: undefined;
+  authTime: undefined;
+  amr: undefined;
+  acr: undefined;
+}
+
+/** A stored access or refresh token: its subject is a user or a client. */
+export type Token = UserToken | ClientToken;
+
+/** Whether the token's subject is its client (no user). */
+export function isClientToken(token: Token): token is ClientToken {
+  return token.userId === undefined;
 }

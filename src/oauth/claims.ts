@@ -1,5 +1,5 @@
 import type { Client } from '../domain/client.ts';
-import type { Token } from '../domain/grant.ts';
+import type { ClientToken, UserToken } from '../domain/grant.ts';
 import type { UserProfile } from '../domain/user.ts';
 import { toNumericDate } from '../lib/clock.ts';
 
@@ -25,7 +25,7 @@ export function scopeClaims(user: UserProfile, scope: readonly string[]): Record
  * The UserInfo claim set of the spec: sub, iss, aud, exp, iat, auth_time, amr, session_index, acr
  * when configured, plus the claims the scope releases. No nonce (spec: "nonce is not listed").
  */
-export function userInfoClaims(issuer: string, token: Token, user: UserProfile): Record<string, unknown> {
+export function userInfoClaims(issuer: string, token: UserToken, user: UserProfile): Record<string, unknown> {
   const scope = token.scope.split(' ');
   return {
     sub: user.id,
@@ -38,6 +38,21 @@ export function userInfoClaims(issuer: string, token: Token, user: UserProfile):
     session_index: token.sessionIndex,
     ...(token.acr === undefined ? {} : { acr: token.acr }),
     ...scopeClaims(user, scope),
+  };
+}
+
+/**
+ * What introspection says of a token whose subject is its client (client_credentials): `sub` is
+ * the client's id, as RFC 9068 §2.2 asks of tokens "where no resource owner is involved", and no
+ * user claim at all (no auth_time, amr, session_index: nobody signed in). client_ids and user ids
+ * are both random UUIDs of the server's own making, so a client's `sub` names no user (RFC 9068 §5).
+ */
+export function clientTokenClaims(issuer: string, token: ClientToken): Record<string, unknown> {
+  return {
+    sub: token.clientId,
+    iss: issuer,
+    ...(token.expiresAt === undefined ? {} : { exp: toNumericDate(token.expiresAt) }),
+    iat: toNumericDate(token.createdAt),
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import { PKCE_METHODS, defaultGrantTypes, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../domain/client.ts';
 import { CLIENT_AUTH_METHOD_NAMES } from './client-auth/registry.ts';
-import { GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
+import { CONFIDENTIAL_GRANT_TYPES, GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
 import { redirectUriProblem, redirectUriWarning } from './redirect-uri-rules.ts';
 
 /** A client metadata value that cannot be accepted; `field` is its wire name. */
@@ -90,7 +90,6 @@ const MAX_AUDIENCES = 100;
 const REFUSED_GRANTS: Record<string, string> = {
   password: 'the resource owner password grant is not offered (RFC 9700 §2.4)',
   implicit: 'the implicit grant is not offered (RFC 9700 §2.1.2); use authorization_code with PKCE',
-  client_credentials: 'the client credentials grant is not offered: gatehouse issues tokens for users only',
 };
 
 /** Longest access token lifetime a client may ask for: one year. */
@@ -132,6 +131,14 @@ export function parseClientMetadata(document: unknown): ClientSettings {
     grants = [...grants, 'refresh_token'];
   }
 
+  // RFC 6749 §4.4: client_credentials "MUST only be used by confidential clients" — a public
+  // client could not prove it is the client the token is for (Grant.confidential).
+  const confidentialOnly = grants.find((grant) => CONFIDENTIAL_GRANT_TYPES.includes(grant));
+  if (tokenEndpointAuthMethod === 'none' && confidentialOnly !== undefined) {
+    throw new InvalidClientMetadata('grant_types', `"${confidentialOnly}" is for confidential clients only; a public client (token_endpoint_auth_method "none") cannot register it`);
+  }
+
+  // Redirect URIs belong to the authorization endpoint: a client of client_credentials only needs none.
   const redirectUris = uriList(doc, 'redirect_uris');
   if (grants.includes('authorization_code') && redirectUris.length === 0) {
     throw new InvalidClientMetadata('redirect_uris', 'at least one redirect URI is required for the authorization_code grant');

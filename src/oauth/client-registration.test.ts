@@ -184,10 +184,29 @@ describe('registerClient', () => {
     assert.deepEqual(client.grantTypes, []);
   });
 
+  test('client_credentials alone: a confidential client with no redirect URI (CC-14)', async () => {
+    const { client, clientSecret } = await registerClient(setup(), { client_name: 'Nightly sync', grant_types: ['client_credentials'] });
+    assert.deepEqual(client.grantTypes, ['client_credentials']);
+    assert.deepEqual(client.redirectUris, []);
+    assert.equal(client.refreshTokens, false);
+    assert.match(clientSecret!, /^[A-Za-z0-9_-]{43}$/);
+    // Beside the code grant, the redirect URI is still required for the code grant's sake.
+    await assert.rejects(registerClient(setup(), { client_name: 'x', grant_types: ['authorization_code', 'client_credentials'] }), (error: unknown) => error instanceof InvalidClientMetadata && error.field === 'redirect_uris');
+  });
+
+  test('a public client cannot register client_credentials, at creation or by turning public later (CC-14)', async () => {
+    const message = /^grant_types: "client_credentials" is for confidential clients only; a public client \(token_endpoint_auth_method "none"\) cannot register it$/;
+    await refused({ grant_types: ['client_credentials'], token_endpoint_auth_method: 'none', redirect_uris: [] }, 'grant_types', message);
+    await refused({ grant_types: ['authorization_code', 'client_credentials'], token_endpoint_auth_method: 'none' }, 'grant_types', message);
+    const deps = setup();
+    const { client } = await registerClient(deps, { client_name: 'Nightly sync', grant_types: ['client_credentials'] });
+    await assert.rejects(updateClient(deps, client.clientId, { token_endpoint_auth_method: 'none' }), (error: unknown) => error instanceof InvalidClientMetadata && message.test(error.message));
+    assert.equal((await deps.clients.get(client.clientId))?.tokenEndpointAuthMethod, undefined, 'the refused update changed nothing');
+  });
+
   test('refuses grants gatehouse does not offer, naming them', async () => {
     await refused({ grant_types: ['password'] }, 'grant_types', /password.*RFC 9700 §2\.4/);
     await refused({ grant_types: ['implicit'] }, 'grant_types', /implicit/);
-    await refused({ grant_types: ['client_credentials'] }, 'grant_types', /client_credentials/);
     await refused({ grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] }, 'grant_types', /not supported/);
   });
 

@@ -1,6 +1,6 @@
-import type { Token } from '../domain/grant.ts';
+import { isClientToken, type Token } from '../domain/grant.ts';
 import { hashSecret } from '../lib/hash.ts';
-import { userInfoClaims } from './claims.ts';
+import { clientTokenClaims, userInfoClaims } from './claims.ts';
 import { authenticateClient } from './client-auth.ts';
 import { CLIENT_AUTH_PARAMS } from './client-auth/registry.ts';
 import type { OAuthDeps } from './deps.ts';
@@ -16,7 +16,8 @@ export const INTROSPECTION_PARAMS = ['token', 'token_type_hint'] as const;
  * token — in the spec's use case 2 the resource server introspects tokens issued to the native
  * app — but about a refresh token only the client it was issued to. An active token
  * answers with the UserInfo claims plus active, aud (the asking client), scope, client_id and
- * token_type; anything else with exactly `{"active":false}` (§2.2). token_type_hint is only a hint
+ * token_type; anything else with exactly `{"active":false}` (§2.2). A token whose subject is its
+ * client (client_credentials) answers `sub` = its client_id (RFC 9068 §2.2) and no user claim. token_type_hint is only a hint
  * (§2.1): both kinds are looked up by the same hash.
  */
 export async function introspect(deps: OAuthDeps, authorization: string | undefined, body: RawParams, ip?: string): Promise<Record<string, unknown>> {
@@ -32,6 +33,9 @@ export async function introspect(deps: OAuthDeps, authorization: string | undefi
   // §6, §10.4), so to any other caller it is a token we do not want to tell about (RFC 7662 §4:
   // answer active=false). Access tokens stay introspectable by resource servers (§1).
   if (token.kind === 'refresh_token' && token.clientId !== caller.clientId) return INACTIVE;
+  if (isClientToken(token)) {
+    return { active: true, ...clientTokenClaims(deps.config.issuer, token), aud: caller.clientId, scope: token.scope, client_id: token.clientId, token_type: token.kind };
+  }
   if (!user || user.status !== 'enabled') return INACTIVE;
   return {
     active: true,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Client } from '../domain/client.ts';
-import type { Token } from '../domain/grant.ts';
+import type { ClientToken, Token } from '../domain/grant.ts';
 import type { UserProfile } from '../domain/user.ts';
 import { signJwt } from '../crypto/jwt.ts';
 import { toNumericDate } from '../lib/clock.ts';
@@ -84,6 +84,42 @@ export function mintTokens(deps: Pick<OAuthDeps, 'config' | 'clock' | 'random'>,
     response.refresh_token = options.keepRefreshToken;
   }
   return { rows, response };
+}
+
+/** A grant whose token's subject is the client itself (client_credentials): no user, no session. */
+export interface ClientGrantFacts {
+  client: Client;
+  scope: string[];
+}
+
+/**
+ * Mints the one access token of a client's own grant without storing it: no refresh token (RFC
+ * 6749 §4.4.3), no user fields (ClientToken). No code: the token is a family of its own, named by
+ * its hash, so revoking it (RFC 7009) touches nothing else.
+ */
+export function mintClientToken(deps: Pick<OAuthDeps, 'config' | 'clock' | 'random'>, grant: ClientGrantFacts): MintedTokens {
+  const now = deps.clock.now();
+  const lifetime = accessTokenLifetime(deps, grant.client);
+  const accessToken = deps.random.token(32);
+  const tokenHash = hashSecret(accessToken);
+  const row: ClientToken = {
+    tokenHash,
+    kind: 'access_token',
+    clientId: grant.client.clientId,
+    userId: undefined,
+    sessionIndex: undefined,
+    authTime: undefined,
+    amr: undefined,
+    acr: undefined,
+    scope: formatScope(grant.scope),
+    codeHash: undefined,
+    familyId: tokenHash,
+    createdAt: now,
+    expiresAt: now + lifetime * 1000,
+    revokedAt: undefined,
+    rotatedAt: undefined,
+  };
+  return { rows: [row], response: { access_token: accessToken, token_type: 'Bearer', expires_in: lifetime, scope: row.scope } };
 }
 
 /** Adds the ID token to a response whose tokens are stored (code grant with the openid scope). */

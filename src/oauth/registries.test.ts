@@ -51,12 +51,13 @@ describe('grant and client-auth registries', () => {
 
   test('each grant declares exactly the body parameters its handler reads', async () => {
     const stop = new Error('stop at the store');
-    const deps = { clock: { now: () => 0 }, store: { transaction: () => Promise.reject(stop) } } as unknown as OAuthDeps;
+    // Whatever a grant first asks of the store stops it: a unit of work, a client (an audience) or a token.
+    const deps = { clock: { now: () => 0 }, store: { transaction: () => Promise.reject(stop), clients: { get: () => Promise.reject(stop) }, tokens: { insertMany: () => Promise.reject(stop) } } } as unknown as OAuthDeps;
     for (const grant of GRANTS) {
       const read = new Set<string>();
       // Every parameter present, so the handler reads all of them before it reaches the store.
       const body = recordingBody(Object.fromEntries(KNOWN_PARAMS.map((name) => [name, 'x'])), read);
-      await assert.rejects(grant.handle(deps, {} as Client, body), (error) => error === stop, grant.type);
+      await assert.rejects(grant.handle(deps, { metadata: {} } as Client, body), (error) => error === stop, grant.type);
       assert.deepEqual(sorted(read), sorted(grant.params), grant.type);
     }
   });

@@ -24,5 +24,5 @@ export async function revoke(deps: OAuthDeps, authorization: string | undefined,
   if (!token || token.clientId !== client.clientId) return;
   const now = deps.clock.now();
   const revoked = token.kind === 'refresh_token' ? await deps.store.tokens.revokeFamily(token.familyId, now) : Number(await deps.store.tokens.revoke(tokenHash, now));
-  deps.audit.emit({ event: 'token.revoked', clientId: client.clientId, userId: token.userId, kind: token.kind, token: fingerprint(presented), family: familyFingerprint(token.familyId), revoked, ip });
+  deps.audit.emit({ event: 'token.revoked', clientId: client.clientId, ...(token.userId === undefined ? {} : { userId: token.userId }), kind: token.kind, token: fingerprint(presented), family: familyFingerprint(token.familyId), revoked, ip });
 }

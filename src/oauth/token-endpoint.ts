@@ -1,6 +1,7 @@
 import { authenticateClient } from './client-auth.ts';
 import { CLIENT_AUTH_PARAMS } from './client-auth/registry.ts';
 import type { OAuthDeps } from './deps.ts';
+import { isPublicClient } from '../domain/client.ts';
 import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from './errors.ts';
 import { GRANT_PARAMS, grantFor } from './grants/registry.ts';
 import type { TokenResponse } from './issue-tokens.ts';
@@ -21,5 +22,7 @@ export async function tokenEndpoint(deps: OAuthDeps, authorization: string | und
   if (!grant) throw new UnsupportedGrantType(`The grant_type ${grantType} is not supported.`);
   const { client } = await authenticateClient(deps, { authorization, body, ip }, 'token');
   if (!client.grantTypes.includes(grant.type)) throw new UnauthorizedClient(`This client may not use the ${grant.type} grant.`);
+  // Registration refuses the combination; a row stored otherwise is refused here all the same.
+  if (grant.confidential === true && isPublicClient(client)) throw new UnauthorizedClient(`The ${grant.type} grant is for confidential clients only.`);
   return grant.handle(deps, client, body, ip);
 }

@@ -1,4 +1,4 @@
-import type { Token } from '../domain/grant.ts';
+import { isClientToken, type Token } from '../domain/grant.ts';
 import type { UserProfile } from '../domain/user.ts';
 import { hashSecret } from '../lib/hash.ts';
 import { userInfoClaims } from './claims.ts';
@@ -27,6 +27,11 @@ export async function userInfo(deps: OAuthDeps, accessToken: string): Promise<Re
   const found = await findLiveAccessToken(deps, accessToken, deps.clock.now());
   if (!found) throw new InvalidToken('The access token is invalid or has expired.');
   const { token, user } = found;
+  // A token whose subject is its client (client_credentials) has no user to describe: UserInfo
+  // returns claims about the authenticated End-User (OIDC Core §5.3), so such a token is not a
+  // credential for it, and RFC 6750 §3.1's invalid_token is the answer for a token that cannot be
+  // used here. Checked before the scope, which such a token can never satisfy anyway.
+  if (isClientToken(token)) throw new InvalidToken('The access token has no user: it was issued to a client for itself.');
   if (!token.scope.split(' ').includes('openid')) throw new InsufficientScope('The access token was not issued for openid.', 'openid');
   if (!user || user.status !== 'enabled') throw new InvalidToken('The access token is invalid or has expired.');
   return userInfoClaims(deps.config.issuer, token, user);

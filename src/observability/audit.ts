@@ -18,12 +18,13 @@ interface From {
 
 /**
  * Who made an administrative change: the CLI (with the operating-system account that ran it), or
- * the identity API with the method its caller used, and for a bearer token its user and client.
+ * the identity API with the method its caller used, and for a bearer token its user and client
+ * (only the client when the token's subject is the client itself: client_credentials).
  * Never the API account's name, which the logs treat as half a credential.
  */
 export interface Actor {
   via: 'cli' | 'identity-api';
-  /** The OS account (CLI) or the bearer token's user id (identity API). */
+  /** The OS account (CLI) or the bearer token's user id (identity API; absent for a client's own token). */
   caller?: string;
   method?: 'bearer' | 'basic' | 'url_params';
   clientId?: string;
@@ -45,9 +46,10 @@ export type AuditEvent =
   | ({ event: 'identity_api.throttled'; by: 'username' | 'ip'; retryAfter: number } & From)
   | ({
       event: 'token.issued';
-      grantType: 'authorization_code';
+      grantType: 'authorization_code' | 'client_credentials';
       clientId: string;
-      userId: string;
+      /** Absent for a token whose subject is its client (client_credentials). */
+      userId?: string;
       scope: string;
       family: string;
       accessToken: string;
@@ -55,7 +57,7 @@ export type AuditEvent =
       idToken: boolean;
     } & From)
   | ({ event: 'token.refreshed'; clientId: string; userId: string; scope: string; family: string; rotated: boolean; accessToken: string; refreshToken?: string } & From)
-  | ({ event: 'token.revoked'; clientId: string; userId: string; kind: 'access_token' | 'refresh_token'; token: string; family: string; revoked: number } & From)
+  | ({ event: 'token.revoked'; clientId: string; userId?: string; kind: 'access_token' | 'refresh_token'; token: string; family: string; revoked: number } & From)
   | ({ event: 'code.replayed'; clientId: string; codeClientId: string; userId: string; code: string; revoked: number } & From)
   | ({ event: 'refresh_token.reused'; clientId: string; userId: string; family: string; token: string; revoked: number } & From)
   | ({ event: 'logout'; userId: string; session: string; revoked: number; clientId?: string } & From)

@@ -153,7 +153,7 @@ export class Metrics {
       case 'login.hint_mismatch':
         return this.#logins.inc({ outcome: 'hint_mismatch' });
       case 'token.issued':
-        return this.#grants.inc({ grant_type: 'authorization_code', outcome: 'issued' });
+        return this.#grants.inc({ grant_type: event.grantType, outcome: 'issued' });
       case 'token.refreshed':
         return this.#grants.inc({ grant_type: 'refresh_token', outcome: 'issued' });
       case 'code.replayed':

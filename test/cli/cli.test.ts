@@ -121,6 +121,22 @@ for (const kind of DATABASES) {
       assert.equal(out.active, false);
     });
 
+    test('client create registers a client_credentials client without a redirect URI, by flag or metadata file; a public one is refused (CC-14)', async () => {
+      const api = json(await run('client', 'create', '--name', 'Reports API', '--resource-server', '--json'));
+      const byFlags = json(await run('client', 'create', '--name', 'Nightly sync', '--grant-type', 'client_credentials', '--aud', api.client_id as string, '--json'));
+      assert.match(byFlags.client_secret as string, /^[A-Za-z0-9_-]{43}$/);
+      assert.deepEqual([byFlags.grant_types, byFlags.redirect_uris, byFlags.aud], [['client_credentials'], [], [api.client_id]]);
+      const file = join(dir, 'machine.json');
+      writeFileSync(file, JSON.stringify({ client_name: 'Billing job', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_post', aud: [api.client_id] }));
+      const byFile = json(await run('client', 'create', '--metadata-file', file, '--json'));
+      assert.deepEqual([byFile.grant_types, byFile.token_endpoint_auth_method, byFile.redirect_uris], [['client_credentials'], 'client_secret_post', []]);
+      failed(
+        await run('client', 'create', '--name', 'Public machine', '--grant-type', 'client_credentials', '--token-endpoint-auth-method', 'none'),
+        /^gatehouse: grant_types: "client_credentials" is for confidential clients only; a public client \(token_endpoint_auth_method "none"\) cannot register it\n$/,
+      );
+      assert.match((await run('client', 'create', '--help')).stdout, /--grant-type <grant> +a grant the client may use \(repeatable\): authorization_code, refresh_token, client_credentials;/);
+    });
+
     test('a private-use redirect scheme without a dot is registered with a warning on stderr (RFC 8252 §7.1: SHOULD); --json stays one document', async () => {
       const created = await run('client', 'create', '--name', 'Native', '--redirect-uri', 'myapp://cb', '--token-endpoint-auth-method', 'none', '--json');
       assert.equal(created.code, 0, created.stderr);

@@ -104,7 +104,7 @@ for (const db of DATABASES) {
       const hostile = 'ü"\\<x>\u2028';
       assertTokenError(await postForm(tokenUrl, { code: 'x' }, auth()), 400, 'invalid_request');
       assertTokenError(await postForm(tokenUrl, { grant_type: hostile }, auth()), 400, 'unsupported_grant_type');
-      assertTokenError(await postForm(tokenUrl, { grant_type: 'client_credentials' }, auth()), 400, 'unsupported_grant_type');
+      assertTokenError(await postForm(tokenUrl, { grant_type: 'urn:ietf:params:oauth:grant-type:saml2-bearer' }, auth()), 400, 'unsupported_grant_type');
       assertTokenError(await postForm(tokenUrl, { grant_type: 'authorization_code', code: hostile, redirect_uri: REDIRECT_URI }, auth()), 400, 'invalid_grant');
       assertTokenError(await postForm(tokenUrl, { grant_type: 'authorization_code', code: (await mint()).code, redirect_uri: hostile }, auth()), 400, 'invalid_grant');
       assertTokenError(await postForm(tokenUrl, { grant_type: 'authorization_code', code: 'x', redirect_uri: REDIRECT_URI }, { authorization: basic(client.clientId, hostile) }), 401, 'invalid_client');

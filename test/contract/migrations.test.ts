@@ -8,7 +8,7 @@ import { migrations } from '../../src/storage/migrations/index.ts';
 import { migrateToLatest, migrateUpTo, openDatabase } from '../../src/storage/sql/database.ts';
 import { openSqlStore } from '../../src/storage/sql/store.ts';
 import { DATABASES, type TestDatabase } from '../helpers/databases.ts';
-import { aClient, aHash, aToken, T0 } from '../helpers/store.ts';
+import { aClient, aClientToken, aHash, aStoredUser, aToken, T0 } from '../helpers/store.ts';
 
 const ALL = Object.keys(migrations);
 const STORE_MODULE = new URL('../../src/storage/sql/store.ts', import.meta.url).href;
@@ -168,6 +168,59 @@ for (const kind of DATABASES) {
         assert.equal((await store.throttling.reserve(rules, 900, T0 + 1010, T0 + 3_600_000)).granted, true);
       } finally {
         await store.close();
+      }
+    });
+
+    test('008: tokens stored before it keep every field and stay usable; client tokens can be stored after it, with the indexes kept (CC-13)', async () => {
+      const { url } = await fresh();
+      const early = openDatabase(url);
+      try {
+        await migrateUpTo(early.db, '007-throttle-reservations');
+      } finally {
+        await early.close();
+      }
+      // Tokens as gatehouse stored them before 008, with the store of that time: a user's live
+      // access token, refresh token with acr and no expiry, a revoked one.
+      const seed = openDatabase(url);
+      const client = aClient();
+      const code = aHash();
+      const older = [
+        aToken({ clientId: client.clientId, codeHash: code, familyId: code, amr: ['pwd', 'otp'], acr: 'urn:example:mfa' }),
+        aToken({ clientId: client.clientId, codeHash: code, familyId: code, kind: 'refresh_token', expiresAt: undefined }),
+        aToken({ clientId: client.clientId, codeHash: undefined, familyId: 'f', revokedAt: T0 + 1 }),
+      ];
+      try {
+        await seed.db.insertInto('tokens').values(older.map((t) => ({ token_hash: t.tokenHash, kind: t.kind, client_id: t.clientId, user_id: t.userId, scope: t.scope, session_index: t.sessionIndex, auth_time: t.authTime, amr: JSON.stringify(t.amr), acr: t.acr ?? null, code_hash: t.codeHash ?? null, family_id: t.familyId, created_at: t.createdAt, expires_at: t.expiresAt ?? null, revoked_at: t.revokedAt ?? null, rotated_at: null }))).execute();
+      } finally {
+        await seed.close();
+      }
+
+      const store = await openSqlStore(url);
+      try {
+        await store.clients.insert(client);
+        for (const t of older) assert.deepEqual(await store.tokens.find(t.tokenHash), t);
+        const user = await aStoredUser(store, { id: older[0]!.userId });
+        assert.equal((await store.tokens.findWithUser(older[0]!.tokenHash))?.user?.id, user.id);
+        // Still served by the user-and-session revocation of a logout, and by the family's.
+        assert.equal(await store.tokens.revokeBySession({ userId: older[0]!.userId, sessionIndex: older[0]!.sessionIndex }, T0 + 5), 1);
+        assert.equal(await store.tokens.revokeFamily(code, T0 + 6), 1);
+        const clientToken = aClientToken({ clientId: client.clientId });
+        await store.tokens.insert(clientToken);
+        assert.deepEqual(await store.tokens.findWithUser(clientToken.tokenHash), { token: clientToken, user: undefined, clientActive: true });
+      } finally {
+        await store.close();
+      }
+
+      // The SQLite rebuild must leave the indexes 001 and 005 left on tokens; PostgreSQL keeps its own.
+      const after = openDatabase(url);
+      try {
+        const { rows } =
+          after.dialect === 'sqlite'
+            ? await sql<{ name: string }>`select name from sqlite_master where type = 'index' and tbl_name = 'tokens' and name not like 'sqlite_autoindex%' order by name`.execute(after.db)
+            : await sql<{ name: string }>`select indexname as name from pg_indexes where tablename = 'tokens' and schemaname = current_schema() and indexname <> 'tokens_pkey' order by indexname`.execute(after.db);
+        assert.deepEqual(rows.map((r) => r.name), ['tokens_expires_at', 'tokens_family', 'tokens_user_session']);
+      } finally {
+        await after.close();
       }
     });
 

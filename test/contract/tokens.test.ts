@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import type { Token } from '../../src/domain/grant.ts';
+import type { Token, UserToken } from '../../src/domain/grant.ts';
 import type { TokenStore } from '../../src/storage/ports.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { aClient, aHash, aSessionIndex, aStoredUser, aToken, openTestStore, T0, warmUp, type TestStore } from '../helpers/store.ts';
+import { aClient, aClientToken, aHash, aSessionIndex, aStoredUser, aToken, openTestStore, T0, warmUp, type TestStore } from '../helpers/store.ts';
 
 const RACERS = 20;
 
@@ -27,7 +27,7 @@ for (const kind of DATABASES) {
     });
     after(async () => harness.close());
 
-    async function stored(overrides: Partial<Token> = {}): Promise<Token> {
+    async function stored(overrides: Partial<UserToken> = {}): Promise<Token> {
       const token = aToken(overrides);
       await tokens.insert(token);
       return token;
@@ -172,6 +172,60 @@ for (const kind of DATABASES) {
       assert.equal((await tokens.find(alreadyRevoked.tokenHash))?.revokedAt, T0, 'an earlier revocation keeps its time');
       assert.deepEqual(await live(otherUser), [true]);
       assert.equal(await tokens.revokeByUser(userId, T0 + 200), 0);
+    });
+
+    // A token's subject is a user or its client (migration 008, client_credentials).
+    test('a client token (no user, no session) round-trips with its user fields undefined; findWithUser gives no user (CC-12)', async () => {
+      const client = aClient();
+      await harness.store.clients.insert(client);
+      const token = aClientToken({ clientId: client.clientId, scope: 'identity-api' });
+      await tokens.insert(token);
+      assert.deepEqual(await tokens.find(token.tokenHash), token);
+      assert.deepEqual(await otherTokens.find(token.tokenHash), token);
+      assert.deepEqual(await tokens.findWithUser(token.tokenHash), { token, user: undefined, clientActive: true });
+      const batch = [aClientToken(), aToken()];
+      await tokens.insertMany(batch);
+      for (const t of batch) assert.deepEqual(await tokens.find(t.tokenHash), t);
+    });
+
+    test('a client token is revoked by itself or its family, never by a user\'s or a session\'s revocation (CC-12)', async () => {
+      const user = { userId: randomUUID(), sessionIndex: aSessionIndex() };
+      const ofClient = aClientToken();
+      const ofUser = await stored(user);
+      await tokens.insert(ofClient);
+      assert.equal(await tokens.revokeBySession(user, T0 + 1), 1);
+      assert.equal(await tokens.revokeByUser(user.userId, T0 + 1), 0);
+      assert.deepEqual(await live(ofClient, ofUser), [true, false]);
+      assert.equal(await tokens.revokeFamily(ofClient.familyId, T0 + 2), 1);
+      assert.deepEqual(await tokens.find(ofClient.tokenHash), { ...ofClient, revokedAt: T0 + 2 });
+      const single = aClientToken();
+      await tokens.insert(single);
+      assert.equal(await tokens.revoke(single.tokenHash, T0 + 3), true);
+    });
+
+    test('an expired client token is deleted by the cleanup like any other (CC-12)', async () => {
+      const expired = aClientToken({ expiresAt: T0 - 10 });
+      const fresh = aClientToken({ expiresAt: T0 + 3_600_000 });
+      await tokens.insertMany([expired, fresh]);
+      await tokens.deleteExpired(T0, T0 - 86_400_000, 1000);
+      assert.equal(await tokens.find(expired.tokenHash), undefined);
+      assert.deepEqual(await tokens.find(fresh.tokenHash), fresh);
+    });
+
+    test('the schema refuses a row that is half user, half client: the four user columns are all set or all null (CC-12)', async () => {
+      const halves: Record<string, unknown>[] = [
+        { sessionIndex: aSessionIndex() },
+        { authTime: T0 },
+        { amr: ['pwd'] },
+        { acr: 'urn:example:mfa' },
+      ];
+      for (const half of halves) {
+        const token = { ...aClientToken(), ...half } as unknown as Token;
+        await assert.rejects(tokens.insert(token), JSON.stringify(half));
+        assert.equal(await tokens.find(token.tokenHash), undefined);
+      }
+      const noSession = { ...aToken(), sessionIndex: undefined } as unknown as Token;
+      await assert.rejects(tokens.insert(noSession));
     });
   });
 }

@@ -74,7 +74,7 @@ function open(port: number, first: string): Connection {
 const tokenRequest = (port: number, body: string, contentLength = body.length, connection = 'keep-alive') =>
   `POST /uas/oauth2/token HTTP/1.1\r\nhost: 127.0.0.1:${port}\r\nconnection: ${connection}\r\ncontent-type: application/x-www-form-urlencoded\r\ncontent-length: ${contentLength}\r\n\r\n${body}`;
 
-const UNSUPPORTED = { error: 'unsupported_grant_type', error_description: 'The grant_type client_credentials is not supported.' };
+const UNSUPPORTED = { error: 'unsupported_grant_type', error_description: 'The grant_type urn:ietf:params:oauth:grant-type:saml2-bearer is not supported.' };
 
 /** SIGTERM, then how long until the process exited and how (or that it had not after `withinMs`). */
 async function sigterm(server: GatehouseProcess, withinMs: number): Promise<{ exit: number | string; afterMs: number }> {
@@ -131,7 +131,7 @@ for (const kind of DATABASES) {
       // A drain time far longer than the test waits: the exit must not come from cutting connections.
       server = await startGatehouse({ databaseUrl: database.url, env: { GATEHOUSE_SHUTDOWN_TIMEOUT: '60' } });
       const { port } = server;
-      const body = 'grant_type=client_credentials';
+      const body = 'grant_type=urn:ietf:params:oauth:grant-type:saml2-bearer';
       // Idle: its request was answered and the connection kept alive.
       const idle = open(port, tokenRequest(port, body));
       const idleAnswer = await idle.answer();

@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from '../../src/domain/client.ts';
-import type { AuthorizationCode, Token } from '../../src/domain/grant.ts';
+import type { AuthorizationCode, ClientToken, UserToken } from '../../src/domain/grant.ts';
 import type { Group } from '../../src/domain/group.ts';
 import type { Organization } from '../../src/domain/organization.ts';
 import type { SsoSession } from '../../src/domain/session.ts';
@@ -189,7 +189,8 @@ export function aCode(overrides: Partial<AuthorizationCode> = {}): Authorization
 
 /** A live access token issued at T0 for an hour; pass `kind: 'refresh_token'` for a refresh token. */
 /** A token; like gatehouse's own, one that descends from a code is in the family named by its hash. */
-export function aToken(overrides: Partial<Token> = {}): Token {
+/** A user's token (the subject a user). */
+export function aToken(overrides: Partial<UserToken> = {}): UserToken {
   const codeHash = 'codeHash' in overrides ? overrides.codeHash : aHash();
   return {
     tokenHash: aHash(),
@@ -203,6 +204,29 @@ export function aToken(overrides: Partial<Token> = {}): Token {
     acr: undefined,
     codeHash,
     familyId: codeHash ?? randomUUID(),
+    createdAt: T0,
+    expiresAt: T0 + 3_600_000,
+    revokedAt: undefined,
+    rotatedAt: undefined,
+    ...overrides,
+  };
+}
+
+/** A token whose subject is its client (client_credentials): no user, no session, a family of its own. */
+export function aClientToken(overrides: Partial<ClientToken> = {}): ClientToken {
+  const tokenHash = overrides.tokenHash ?? aHash();
+  return {
+    tokenHash,
+    kind: 'access_token',
+    clientId: unique('client-'),
+    userId: undefined,
+    sessionIndex: undefined,
+    authTime: undefined,
+    amr: undefined,
+    acr: undefined,
+    scope: '',
+    codeHash: undefined,
+    familyId: tokenHash,
     createdAt: T0,
     expiresAt: T0 + 3_600_000,
     revokedAt: undefined,

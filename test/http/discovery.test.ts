@@ -97,7 +97,7 @@ for (const db of DATABASES) {
         scopes_supported: ['openid', 'profile', 'email'],
         response_types_supported: ['code'],
         response_modes_supported: ['query'],
-        grant_types_supported: ['authorization_code', 'refresh_token'],
+        grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
         subject_types_supported: ['public'],
         id_token_signing_alg_values_supported: ['RS256'],
         token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
@@ -128,6 +128,47 @@ for (const db of DATABASES) {
         return response.body.error !== 'unsupported_grant_type';
       });
       assert.deepEqual(served, await advertised('grant_types_supported'));
+    });
+
+    /**
+     * How a client registered for exactly one grant gets a token with it, for every grant that can
+     * be advertised. A grant added to the registry without a recipe here fails the test below, so
+     * nothing is listed that has not been seen to issue a token.
+     */
+    const ISSUE_WITH: Record<string, (url: string) => Promise<{ status: number; body: Record<string, unknown> }>> = {
+      authorization_code: async (url) => {
+        const { client, secret } = await addClient(store(), { grantTypes: ['authorization_code'], refreshTokens: false });
+        const { code } = await mintCode(store(), client, await addUser(store()));
+        return postForm(url, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: basic(client.clientId, secret) });
+      },
+      refresh_token: async (url) => {
+        // The refresh token comes from a code; the code exchange is not what is tested here.
+        const { client, secret } = await addClient(store(), { grantTypes: ['authorization_code', 'refresh_token'], refreshTokens: true });
+        const { code } = await mintCode(store(), client, await addUser(store()));
+        const first = await postForm(url, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: basic(client.clientId, secret) });
+        await store().clients.update({ ...client, grantTypes: ['refresh_token'] });
+        return postForm(url, { grant_type: 'refresh_token', refresh_token: String(first.body.refresh_token) }, { authorization: basic(client.clientId, secret) });
+      },
+      client_credentials: async (url) => {
+        const { client, secret } = await addClient(store(), { grantTypes: ['client_credentials'], redirectUris: [], refreshTokens: false });
+        return postForm(url, { grant_type: 'client_credentials' }, { authorization: basic(client.clientId, secret) });
+      },
+    };
+
+    test('grant_types_supported: each advertised grant issues an access token to a client registered for it alone (DISC-08, CC-09)', async () => {
+      const url = `${server.url}/uas/oauth2/token`;
+      const resource = await addClient(store(), { grantTypes: [] });
+      for (const grantType of await advertised('grant_types_supported')) {
+        const issue = ISSUE_WITH[grantType];
+        assert.ok(issue, `${grantType} is advertised but this test has no way to obtain a token with it: add one to ISSUE_WITH`);
+        const response = await issue(url);
+        assert.equal(response.status, 200, `${grantType}: ${JSON.stringify(response.body)}`);
+        assert.equal(typeof response.body.access_token, 'string', grantType);
+        assert.equal(response.body.token_type, 'Bearer', grantType);
+        // Issued means stored and usable: a resource server's introspection finds it active.
+        const introspection = await postForm(`${server.url}/uas/oauth2/introspection`, { token: String(response.body.access_token) }, { authorization: basic(resource.client.clientId, resource.secret) });
+        assert.equal(introspection.body.active, true, `${grantType}: the issued token is not active`);
+      }
     });
 
     test('response_types_supported, response_modes_supported and code_challenge_methods_supported: each advertised value gets the login page, every other an error (DISC-05, DISC-10)', async () => {

@@ -92,6 +92,16 @@ for (const kind of DATABASES) {
       assert.ok(all.has('process_cpu_seconds_total'));
       assert.ok(all.has('nodejs_eventloop_lag_seconds'));
     });
+    test('a client_credentials grant is counted under its own grant_type (CC-01)', async () => {
+      const before = own((await scrape(metricsUrl, TOKEN)).text);
+      const { client, clientSecret } = await createTestClient(server.gatehouse.store, { grantTypes: ['client_credentials'], redirectUris: [], refreshTokens: false });
+      const tokens = await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'client_credentials' }, { authorization: basic(client.clientId, clientSecret) });
+      assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+      const afterwards = own((await scrape(metricsUrl, TOKEN)).text);
+      const moved = (name: string) => (afterwards.get(name) ?? 0) - (before.get(name) ?? 0);
+      assert.equal(moved('gatehouse_token_grants_total{grant_type="client_credentials",outcome="issued"}'), 1);
+      assert.equal(moved('gatehouse_token_grants_total{grant_type="authorization_code",outcome="issued"}'), 0);
+    });
   });
 
   describe(`the Grafana dashboard against a scrape on ${kind.name}`, () => {

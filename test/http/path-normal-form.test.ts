@@ -72,7 +72,7 @@ for (const db of DATABASES) {
     let server: RunningServer;
     let port: number;
     const request = (method: string, target: string): Promise<RawResponse> =>
-      send(port, { method, target, headers: [BASIC], body: method === 'POST' ? 'grant_type=client_credentials' : undefined });
+      send(port, { method, target, headers: [BASIC], body: method === 'POST' ? 'grant_type=urn:ietf:params:oauth:grant-type:saml2-bearer' : undefined });
 
     before(async () => {
       server = await startServer(db, { env: API });

@@ -118,7 +118,7 @@ for (const db of DATABASES) {
     test('a body whose pauses are each shorter than the body timeout is answered as usual', async () => {
       // The body in three parts, each pause shorter than the body timeout and all of them longer:
       // the body timeout bounds silence, not the time the body takes.
-      const body = 'grant_type=client_credentials';
+      const body = 'grant_type=urn:ietf:params:oauth:grant-type:saml2-bearer';
       const result = await new Promise<Probe>((resolve, reject) => {
         const socket = connect(port, '127.0.0.1');
         const chunks: Buffer[] = [];
@@ -142,7 +142,7 @@ for (const db of DATABASES) {
         setTimeout(() => socket.write(body.slice(20)), 2 * pauseMs);
       });
       assert.equal(result.response?.status, 400);
-      assert.deepEqual(JSON.parse(result.response.body), { error: 'unsupported_grant_type', error_description: 'The grant_type client_credentials is not supported.' });
+      assert.deepEqual(JSON.parse(result.response.body), { error: 'unsupported_grant_type', error_description: 'The grant_type urn:ietf:params:oauth:grant-type:saml2-bearer is not supported.' });
     });
 
     // PostgreSQL only: node:sqlite waits for a lock synchronously, so on SQLite the whole event

@@ -6,7 +6,10 @@
  *    API — its scope holds the client_id of the client that stands for the API
  *    (GATEHOUSE_API_CLIENT_ID, Ubisecure's `scope=openid <CustomerID API client_id>`) — to an
  *    active client whose `aud` metadata allows that audience now, for a member of the API group
- *    (GATEHOUSE_API_GROUP, "Identity API Users").
+ *    (GATEHOUSE_API_GROUP, "Identity API Users"). A token whose subject is the client itself
+ *    (client_credentials) passes the same token, client and audience checks and then acts as that
+ *    client: it has no user to be a member of the group, and the operator who put the API in the
+ *    client's `aud` is who let it call the API (docs/security.md, "Client tokens").
  * 2. HTTP Basic (RFC 7617) with the single account from configuration.
  * 3. The same account as the query parameters `username` and `password`. Only the query string
  *    counts, never a form body (the spec: "not form parameters in the request content").
@@ -27,7 +30,8 @@ import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { ApiError, invalidArguments } from './errors.ts';
 
-export type ApiCaller = { method: 'bearer'; userId: string; clientId: string } | { method: 'basic' | 'url_params'; username: string };
+/** `userId` undefined: the bearer token's subject is its client (client_credentials), which calls as itself. */
+export type ApiCaller = { method: 'bearer'; userId: string | undefined; clientId: string } | { method: 'basic' | 'url_params'; username: string };
 
 const REALM = 'gatehouse identity API';
 
@@ -82,6 +86,8 @@ async function bearer(deps: HttpDeps, token: string): Promise<ApiCaller> {
       challenges: [`Bearer realm=${quoted(REALM)}, error="insufficient_scope", error_description="The access token was not issued for the identity API.", scope=${quoted(scope)}`],
     });
   }
+  // A client token: the checks above are all there is (no user, so no status and no group).
+  if (live.userId === undefined) return { method: 'bearer', userId: undefined, clientId: live.clientId };
   // As at UserInfo: a user who may no longer sign in keeps no access, even with a token still live.
   if (!user || user.status !== 'enabled') throw invalid('The access token is invalid or has expired.');
   if (!(await store.groups.isMember(live.userId, config.apiGroup))) {

@@ -16,6 +16,12 @@ export interface Grant {
    * test/oauth/registries.test.ts checks that the list is exactly what the handler reads.
    */
   params: readonly string[];
+  /**
+   * Only confidential clients may register or use the grant (client_credentials: RFC 6749 §4.4).
+   * Registration refuses it with `token_endpoint_auth_method: none`; the token endpoint answers a
+   * public client unauthorized_client.
+   */
+  confidential?: boolean;
   /** Runs the grant for an authenticated client that registered it. `ip`: the client address (throttling, audit). */
   handle(deps: OAuthDeps, client: Client, body: RawParams, ip?: string): Promise<TokenResponse>;
 }

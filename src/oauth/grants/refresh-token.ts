@@ -1,5 +1,5 @@
 import { isPublicClient, type Client } from '../../domain/client.ts';
-import type { Token } from '../../domain/grant.ts';
+import type { UserToken } from '../../domain/grant.ts';
 import type { UserProfile } from '../../domain/user.ts';
 import { hashSecret } from '../../lib/hash.ts';
 import { familyFingerprint, fingerprint } from '../../observability/audit.ts';
@@ -13,8 +13,8 @@ import { activeUser } from './load-user.ts';
 
 /** What the unit of work of a refresh decided; answered once it has committed. */
 type Refreshed =
-  | { outcome: 'reused'; token: Token; revoked: number; detail: string }
-  | { outcome: 'issued'; token: Token; user: UserProfile; rotated: boolean; minted: MintedTokens };
+  | { outcome: 'reused'; token: UserToken; revoked: number; detail: string }
+  | { outcome: 'issued'; token: UserToken; user: UserProfile; rotated: boolean; minted: MintedTokens };
 
 /**
  * The refresh_token grant (RFC 6749 §6). The token is bound to its client; a narrower scope may be
@@ -44,7 +44,9 @@ async function refresh(deps: OAuthDeps, client: Client, body: RawParams, ip?: st
   const refreshed = await deps.store.transaction(async (tx): Promise<Refreshed> => {
     const found = await tx.tokens.findWithUser(tokenHash);
     const token = found?.token;
-    if (!token || token.kind !== 'refresh_token' || token.clientId !== client.clientId) throw new InvalidGrant('The refresh token is invalid.');
+    // A token whose subject is its client is never a refresh token (client_credentials issues
+    // none, RFC 6749 §4.4.3); were one stored, it has no user to carry on and is refused as unknown.
+    if (!token || token.kind !== 'refresh_token' || token.clientId !== client.clientId || token.userId === undefined) throw new InvalidGrant('The refresh token is invalid.');
     if (token.revokedAt !== undefined) throw new InvalidGrant('The refresh token has been revoked.');
     if (token.expiresAt !== undefined && now >= token.expiresAt) throw new InvalidGrant('The refresh token has expired.');
     if (token.rotatedAt !== undefined) {

@@ -5,6 +5,7 @@ import * as codeSessionIndex from './003-code-session-index.ts';
 import * as tokenUserIndex from './004-token-user-index.ts';
 import * as tokenFamilies from './005-token-families.ts';
 import * as throttleReservations from './007-throttle-reservations.ts';
+import * as clientSubjectTokens from './008-client-subject-tokens.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '004-token-user-index': tokenUserIndex,
   '005-token-families': tokenFamilies,
   '007-throttle-reservations': throttleReservations,
+  '008-client-subject-tokens': clientSubjectTokens,
 };

@@ -101,11 +101,12 @@ export interface TokensTable {
   token_hash: string;
   kind: string;
   client_id: string;
-  user_id: string;
+  /** The four user columns are all set (a user token) or all null (a client token: migration 008). */
+  user_id: string | null;
   scope: string;
-  session_index: string;
-  auth_time: number;
-  amr: string;
+  session_index: string | null;
+  auth_time: number | null;
+  amr: string | null;
   acr: string | null;
   code_hash: string | null;
   family_id: string;

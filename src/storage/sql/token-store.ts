@@ -134,16 +134,11 @@ function statements(db: Kysely<Database>) {
 }
 
 function fromRow(r: Selectable<TokensTable>): Token {
-  return {
+  const common = {
     tokenHash: r.token_hash,
     kind: r.kind as TokenKind,
     clientId: r.client_id,
-    userId: r.user_id,
     scope: r.scope,
-    sessionIndex: r.session_index,
-    authTime: r.auth_time,
-    amr: JSON.parse(r.amr) as string[],
-    acr: r.acr ?? undefined,
     codeHash: r.code_hash ?? undefined,
     familyId: r.family_id,
     createdAt: r.created_at,
@@ -151,6 +146,9 @@ function fromRow(r: Selectable<TokensTable>): Token {
     revokedAt: r.revoked_at ?? undefined,
     rotatedAt: r.rotated_at ?? undefined,
   };
+  // The CHECK of migration 008 keeps the four user columns all set or all null.
+  if (r.user_id === null) return { ...common, userId: undefined, sessionIndex: undefined, authTime: undefined, amr: undefined, acr: undefined };
+  return { ...common, userId: r.user_id, sessionIndex: r.session_index!, authTime: r.auth_time!, amr: JSON.parse(r.amr!) as string[], acr: r.acr ?? undefined };
 }
 
 const TOKEN_COLUMNS = [
@@ -176,11 +174,11 @@ function toRow(t: Token): TokensTable {
     token_hash: t.tokenHash,
     kind: t.kind,
     client_id: t.clientId,
-    user_id: t.userId,
+    user_id: t.userId ?? null,
     scope: t.scope,
-    session_index: t.sessionIndex,
-    auth_time: t.authTime,
-    amr: JSON.stringify(t.amr),
+    session_index: t.sessionIndex ?? null,
+    auth_time: t.authTime ?? null,
+    amr: t.amr === undefined ? null : JSON.stringify(t.amr),
     acr: t.acr ?? null,
     code_hash: t.codeHash ?? null,
     family_id: t.familyId,
