@@ -289,6 +289,10 @@ async function startGatehouse(url: string, options: { workers: number; pinned: b
       // without its refusals.
       GATEHOUSE_SILENT_AUTHORIZATIONS_PER_SESSION: '1000000',
       GATEHOUSE_SILENT_AUTHORIZATIONS_PER_ADDRESS: '1000000',
+      // S9 polls pending device codes round-robin, each at most once per interval: the shortest
+      // interval gatehouse allows (1 s) keeps that pool small. The interval's rule (slow_down)
+      // is still checked on every poll.
+      GATEHOUSE_DEVICE_CODE_INTERVAL: '1',
       ...(flags['server-node-options'] ? { NODE_OPTIONS: flags['server-node-options'] } : {}),
     },
   });
