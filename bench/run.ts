@@ -8,8 +8,8 @@
  * store — and on PostgreSQL when GATEHOUSE_BENCH_POSTGRES_URL is set — and runs the scenarios in
  * bench/lib/scenarios.ts: warm-up, then rounds whose medians are reported with their ratio to the
  * ceiling. The scenarios that have a peer half (S1, S7–S9) run again on the peer, node-oidc-provider
- * (bench/peers/oidc-provider.ts), started and pinned the same way, so that gatehouse is compared
- * with it in the same run. Then the same server with 1 and 2 workers, unpinned, for cluster scaling.
+ * (bench/peers/oidc-provider.ts), started and pinned the same way, right after gatehouse, so that
+ * gatehouse is compared with it in the same run. Then the same server with 1 and 2 workers, unpinned, for cluster scaling.
  *
  *   npm run bench                  full run (about 10 minutes with PostgreSQL)
  *   npm run bench -- --quick       about a minute: 1 short round each
@@ -477,24 +477,6 @@ async function withPeer<T>(work: (server: Pick<Server, 'base' | 'started'>, ctx:
   }
 }
 
-async function runPeerSuite(): Promise<ScenarioResult[]> {
-  const scenarios = selected(SCENARIOS).filter((s) => s.peer);
-  if (flags['no-peer'] || scenarios.length === 0) return [];
-  log(`\n== peer: node-oidc-provider ${PEER_VERSION}, one process${pinning ? ' pinned to the same core' : ''}, in-memory adapter ==`);
-  const { value, exit } = await withPeer(async (server, ctx) => {
-    const results: ScenarioResult[] = [];
-    for (const scenario of scenarios) {
-      log(`${scenario.id} ${scenario.name} (peer)…`);
-      const result = await runScenario(scenario, ctx, server, { store: 'memory', workers: 1, pinned: pinning }, settings.rounds);
-      logResult(result);
-      results.push(result);
-    }
-    return results;
-  });
-  if (exit !== 0) log(`   warning: the peer exited with ${exit} on SIGTERM (expected 0)`);
-  return value;
-}
-
 function logResult(result: ScenarioResult): void {
   if (!result.summary) return log(`    ${result.reason}`);
   const s = result.summary;
@@ -638,22 +620,40 @@ async function measureCeilings(): Promise<Record<string, unknown>> {
   return { R1: r1, R2: r2, R3: { ...r3, parameters: ARGON2_PARAMETERS }, R4: r4 };
 }
 
-async function runSuite(store: BenchStore): Promise<{ results: ScenarioResult[]; gracefulExit: number | string }> {
-  log(`\n== ${store.kind}: one worker${pinning ? ' pinned to one core' : ''} ==`);
-  const { value, exit } = await withServer(store, { workers: 1, pinned: pinning }, async (server, ctx) => {
-    if (!ctx.frontChannel.available) log(`   S5/S6: ${ctx.frontChannel.reason}`);
-    const results: ScenarioResult[] = [];
-    for (const scenario of selected(SCENARIOS)) {
-      if (store.kind === 'postgres' && !scenario.hotPath) continue;
-      log(`${scenario.id} ${scenario.name}…`);
-      const result = await runScenario(scenario, ctx, server, { store: store.kind, workers: 1, pinned: pinning }, settings.rounds);
-      logResult(result);
-      results.push(result);
-    }
-    return results;
-  });
-  if (exit !== 0) log(`   warning: the server exited with ${exit} on SIGTERM (expected 0)`);
-  return { results: value, gracefulExit: exit };
+/**
+ * One worker, pinned, every selected scenario. With `peer`, the peer is up beside gatehouse (both
+ * on the server's core; the idle one costs nothing) and each scenario that has a peer half runs on
+ * the peer right after gatehouse, so that both are measured seconds apart in the same conditions.
+ */
+async function runSuite(store: BenchStore, peer: boolean): Promise<{ results: ScenarioResult[]; peerResults: ScenarioResult[]; gracefulExit: number | string }> {
+  const suite = async (peerSide?: { server: Pick<Server, 'base' | 'started'>; ctx: PeerContext }) => {
+    log(`\n== ${store.kind}: one worker${pinning ? ' pinned to one core' : ''}${peerSide ? `; the peer, node-oidc-provider ${PEER_VERSION}, beside it` : ''} ==`);
+    const peerResults: ScenarioResult[] = [];
+    const { value, exit } = await withServer(store, { workers: 1, pinned: pinning }, async (server, ctx) => {
+      if (!ctx.frontChannel.available) log(`   S5/S6: ${ctx.frontChannel.reason}`);
+      const results: ScenarioResult[] = [];
+      for (const scenario of selected(SCENARIOS)) {
+        if (store.kind === 'postgres' && !scenario.hotPath) continue;
+        log(`${scenario.id} ${scenario.name}…`);
+        const result = await runScenario(scenario, ctx, server, { store: store.kind, workers: 1, pinned: pinning }, settings.rounds);
+        logResult(result);
+        results.push(result);
+        if (peerSide && scenario.peer) {
+          log(`${scenario.id} on the peer…`);
+          const peerResult = await runScenario(scenario, peerSide.ctx, peerSide.server, { store: 'memory', workers: 1, pinned: pinning }, settings.rounds);
+          logResult(peerResult);
+          peerResults.push(peerResult);
+        }
+      }
+      return results;
+    });
+    if (exit !== 0) log(`   warning: the server exited with ${exit} on SIGTERM (expected 0)`);
+    return { results: value, peerResults, gracefulExit: exit };
+  };
+  if (!peer || flags['no-peer'] || !selected(SCENARIOS).some((s) => s.peer)) return suite();
+  const { value, exit } = await withPeer((server, ctx) => suite({ server, ctx }));
+  if (exit !== 0) log(`   warning: the peer exited with ${exit} on SIGTERM (expected 0)`);
+  return value;
 }
 
 async function runClusterScaling(store: BenchStore): Promise<ScenarioResult[]> {
@@ -802,10 +802,10 @@ async function main(): Promise<void> {
   const peer: ScenarioResult[] = [];
   let profiles: Record<string, ProfileSummary> = {};
   try {
-    const sqliteSuite = await runSuite(sqlite);
+    const sqliteSuite = await runSuite(sqlite, true);
     suites.push(...sqliteSuite.results);
+    peer.push(...sqliteSuite.peerResults);
     exits.sqlite = sqliteSuite.gracefulExit;
-    peer.push(...(await runPeerSuite()));
     if (!flags['no-cluster'] && cores >= 2) cluster = await runClusterScaling(sqlite);
     if (flags.profile) profiles = await runProfiles(sqlite, true);
   } finally {
@@ -814,7 +814,7 @@ async function main(): Promise<void> {
   if (postgresUrl) {
     const postgres = await postgresStore(postgresUrl, 'run');
     try {
-      const pgSuite = await runSuite(postgres);
+      const pgSuite = await runSuite(postgres, false);
       suites.push(...pgSuite.results);
       exits.postgres = pgSuite.gracefulExit;
       if (flags.profile) profiles = { ...profiles, ...(await runProfiles(postgres, false)) };
