@@ -11,7 +11,7 @@
  * (bench/peers/oidc-provider.ts), started and pinned the same way, right after gatehouse, so that
  * gatehouse is compared with it in the same run. Then the same server with 1 and 2 workers, unpinned, for cluster scaling.
  *
- *   npm run bench                  full run (about 10 minutes with PostgreSQL)
+ *   npm run bench                  full run (about 16 minutes with PostgreSQL)
  *   npm run bench -- --quick       about a minute: 1 short round each
  *   npm run bench -- --profile     also a CPU profile of each scenario (node --cpu-prof), summarised
  *   npm run bench -- --scale=URL   introspection p99 on an empty store vs the store at URL (bench:seed)

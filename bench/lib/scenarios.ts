@@ -200,11 +200,12 @@ async function devicePolling(side: ScenarioContext | PeerContext, seconds: numbe
   const client = machineClients(side).device;
   if (typeof client === 'string') return `S9: ${serverName(side)} ${client}`;
   const endpoint = side.discovery!.device_authorization_endpoint!;
+  const observedRate = side.deviceCodes?.observedRate;
   if (side.deviceCodes && side.deviceCodes.expiresAt < Date.now() + (seconds + 30) * 1000) side.deviceCodes = undefined;
   if (!side.deviceCodes) {
     const first = await requestDeviceCodes(endpoint, client.clientId, 64);
     // RFC 8628 §3.2: expires_in is required; the pool is dropped before its codes can expire.
-    side.deviceCodes = { ...first, next: 0, expiresAt: Date.now() + first.expiresIn * 1000 };
+    side.deviceCodes = { ...first, next: 0, expiresAt: Date.now() + first.expiresIn * 1000, ...(observedRate ? { observedRate } : {}) };
   }
   const pool = side.deviceCodes;
   // Sized from the responses per second of the previous run (the warm-up before the first round);
