@@ -28,6 +28,8 @@ interface MachineSide {
   /** S9's pending device codes, made once per server and polled round-robin by every run. */
   deviceCodes?: DeviceCodes & {
     next: number;
+    /** Codes answered `slow_down` once: their interval grew by 5 s (RFC 8628 §3.5), so they are not polled again. */
+    retired: Set<string>;
     expiresAt: number;
     /** Responses per second of the last run that polled them (slow_down answers included), to size the pool. */
     observedRate?: number;
@@ -190,9 +192,10 @@ const MAX_DEVICE_CODES = 100_000;
  * S9 on either server: a device polling the token endpoint (RFC 8628 §3.4) before anyone has
  * entered its user code: every answer is 400 `authorization_pending` (§3.5). A code polled faster
  * than its interval would get `slow_down` instead, so the run polls a pool of pending codes
- * round-robin, large enough that each is polled at most once per interval (× 1.5) at the rate the
- * warm-up reached; a `slow_down` (or any other error) is counted as unexpected, never as an
- * operation.
+ * round-robin, large enough that at the rate of the previous run each is polled at most once per
+ * 4 intervals (the rate comes in bursts, and one `slow_down` adds 5 s to that code's interval, so
+ * the margin is wide); a code answered `slow_down` is retired from the pool. A `slow_down` (or any
+ * other error) is counted as unexpected, never as an operation.
  */
 async function devicePolling(side: ScenarioContext | PeerContext, seconds: number, connections: number): Promise<Prepared | string> {
   const why = missing(side.discovery, serverName(side), { grant: DEVICE_CODE_GRANT, endpoint: 'device_authorization_endpoint' });
@@ -205,20 +208,20 @@ async function devicePolling(side: ScenarioContext | PeerContext, seconds: numbe
   if (!side.deviceCodes) {
     const first = await requestDeviceCodes(endpoint, client.clientId, 64);
     // RFC 8628 §3.2: expires_in is required; the pool is dropped before its codes can expire.
-    side.deviceCodes = { ...first, next: 0, expiresAt: Date.now() + first.expiresIn * 1000, ...(observedRate ? { observedRate } : {}) };
+    side.deviceCodes = { ...first, next: 0, retired: new Set(), expiresAt: Date.now() + first.expiresIn * 1000, ...(observedRate ? { observedRate } : {}) };
   }
   const pool = side.deviceCodes;
   // Sized from the responses per second of the previous run (the warm-up before the first round);
   // the warm-up's own pool from a guess, and any slow_down it gets is not reported.
   const rate = pool.observedRate ?? (side.ceilings.R1 ?? 10_000) * 0.1 * side.serverCores;
-  const wanted = Math.min(MAX_DEVICE_CODES, Math.ceil(rate * pool.interval * 1.5) + 2 * connections);
-  let note = `${pool.codes.length} pending device codes polled round-robin (interval ${pool.interval} s)`;
+  const wanted = Math.min(MAX_DEVICE_CODES, Math.ceil(rate * pool.interval * 4) + 2 * connections + pool.retired.size);
+  let note = `${pool.codes.length - pool.retired.size} pending device codes polled round-robin (interval ${pool.interval} s)`;
   if (pool.codes.length < wanted) {
     const started = performance.now();
     const more = await requestDeviceCodes(endpoint, client.clientId, wanted - pool.codes.length);
     pool.codes.push(...more.codes);
     pool.interval = Math.max(pool.interval, more.interval);
-    note = `${pool.codes.length} pending device codes polled round-robin (interval ${pool.interval} s; ${more.codes.length} requested in ${((performance.now() - started) / 1000).toFixed(1)} s before the run)`;
+    note = `${pool.codes.length - pool.retired.size} pending device codes polled round-robin (interval ${pool.interval} s; ${more.codes.length} requested in ${((performance.now() - started) / 1000).toFixed(1)} s before the run)`;
   }
   let mismatched = 0;
   let slowDown = 0;
@@ -229,18 +232,24 @@ async function devicePolling(side: ScenarioContext | PeerContext, seconds: numbe
   return {
     requests: [
       {
-        setupRequest: (request) => {
-          const code = pool.codes[pool.next++ % pool.codes.length]!;
+        setupRequest: (request, context) => {
+          let code = pool.codes[pool.next++ % pool.codes.length]!;
+          for (let skipped = 0; pool.retired.has(code) && skipped < pool.codes.length; skipped++) code = pool.codes[pool.next++ % pool.codes.length]!;
+          // One request in flight per connection: the connection's context names the code polled.
+          context.code = code;
           return { ...request, method: 'POST', path: tokenPath, headers: { 'content-type': FORM }, body: form({ grant_type: DEVICE_CODE_GRANT, device_code: code, client_id: client.clientId }) };
         },
-        onResponse: (status, body) => {
+        onResponse: (status, body, context) => {
           last = performance.now();
           if (responses++ === 0) first = last;
           if (status !== 400) return;
           const error = errorOf(body);
           if (error === 'authorization_pending') return;
           mismatched++;
-          if (error === 'slow_down') slowDown++;
+          if (error === 'slow_down') {
+            slowDown++;
+            if (typeof context.code === 'string') pool.retired.add(context.code);
+          }
         },
       },
     ],
