@@ -7,9 +7,11 @@
  * node:http server), then starts gatehouse (`node src/main.ts`, its own process) on a fresh SQLite
  * store — and on PostgreSQL when GATEHOUSE_BENCH_POSTGRES_URL is set — and runs the scenarios in
  * bench/lib/scenarios.ts: warm-up, then rounds whose medians are reported with their ratio to the
- * ceiling. Then the same server with 1 and 2 workers, unpinned, for cluster scaling.
+ * ceiling. The scenarios that have a peer half (S1, S7–S9) run again on the peer, node-oidc-provider
+ * (bench/peers/oidc-provider.ts), started and pinned the same way, right after gatehouse, so that
+ * gatehouse is compared with it in the same run. Then the same server with 1 and 2 workers, unpinned, for cluster scaling.
  *
- *   npm run bench                  full run (about 10 minutes with PostgreSQL)
+ *   npm run bench                  full run (about 16 minutes with PostgreSQL)
  *   npm run bench -- --quick       about a minute: 1 short round each
  *   npm run bench -- --profile     also a CPU profile of each scenario (node --cpu-prof), summarised
  *   npm run bench -- --scale=URL   introspection p99 on an empty store vs the store at URL (bench:seed)
@@ -28,12 +30,15 @@ import { openStore } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { ARGON2_PARAMETERS } from '../src/identity/passwords.ts';
 import type { Store } from '../src/storage/ports.ts';
-import { seedFixture } from './lib/fixtures.ts';
+import { generateClientKey, type ClientKey } from './lib/assertions.ts';
+import { seedFixture, seedMachineClients } from './lib/fixtures.ts';
 import { probeFrontChannel, type FrontChannel } from './lib/front-channel.ts';
-import { runLoad, summarize, median, type RoundResult, type Summary } from './lib/load.ts';
+import { runLoad, summarize, median, withMismatches, type RoundResult, type Summary } from './lib/load.ts';
 import { freePort, hasTaskset, killAll, onCleanup, pinSelf, runNode, startNode, waitUntilReady, type Started } from './lib/processes.ts';
+import { makePeerFixture } from './lib/peer.ts';
 import { formatProfile, summarizeProfile, type ProfileSummary } from './lib/profile.ts';
-import { authorizationEndpointPath, authorizePath, SCENARIOS, type CeilingId, type Scenario, type ScenarioContext, type ScenarioId } from './lib/scenarios.ts';
+import { discover } from './lib/protocol.ts';
+import { authorizationEndpointPath, authorizePath, SCENARIOS, type CeilingId, type PeerContext, type Scenario, type ScenarioContext, type ScenarioId } from './lib/scenarios.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'src/main.ts');
@@ -42,6 +47,19 @@ const START_NODE_FLAGS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'u
   .split(/\s+/)
   .filter((word) => word.startsWith('--'));
 const CEILINGS_DIR = join(ROOT, 'bench/ceilings');
+const PEER = join(ROOT, 'bench/peers/oidc-provider.ts');
+/** The peer's version, from its package.json as installed. */
+const PEER_VERSION = (JSON.parse(readFileSync(join(ROOT, 'node_modules/oidc-provider/package.json'), 'utf8')) as { version: string }).version;
+/**
+ * The published anchor of issue 12: Keycloak 26's sizing guide, 120 client-credentials grants/s per
+ * vCPU. Another machine, another setup (TLS with a new connection per request, a 3-pod cluster,
+ * Aurora PostgreSQL): printed beside S7 and S8 as a published reference, never as a same-run figure.
+ */
+const KEYCLOAK_ANCHOR = {
+  perVcpu: 120,
+  what: 'Keycloak 26: 120 client-credentials grants/s per vCPU',
+  source: 'https://www.keycloak.org/high-availability/concepts-memory-and-cpu-sizing (AWS c7g, 3 pods, Aurora PostgreSQL, TLS with one request per connection)',
+};
 const RESULTS = join(ROOT, 'bench/results');
 
 const { values: flags } = parseArgs({
@@ -56,6 +74,7 @@ const { values: flags } = parseArgs({
     'no-postgres': { type: 'boolean', default: false },
     'no-pin': { type: 'boolean', default: false },
     'no-cluster': { type: 'boolean', default: false },
+    'no-peer': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     scale: { type: 'string' },
     'server-node-options': { type: 'string' },
@@ -70,15 +89,19 @@ if (flags.help) {
   --duration S       seconds per round (default 10; quick 3)
   --warmup S         seconds of warm-up per scenario (default 2; quick 1)
   --connections N    concurrent connections (default 16; S6 uses 8)
-  --only S1,S3       run only these scenarios
+  --only S1,S3       run only these scenarios (S1–S6; S7 client_credentials + client_secret_basic,
+                     S8 client_credentials + private_key_jwt, S9 device-flow polling; S1 and S7–S9
+                     also run on the peer, node-oidc-provider, in the same run)
   --postgres URL     also on PostgreSQL (default: GATEHOUSE_BENCH_POSTGRES_URL); a fresh schema is made and dropped
   --no-postgres      ignore GATEHOUSE_BENCH_POSTGRES_URL
   --no-pin           do not pin server and load generator to separate cores
   --no-cluster       skip the 1-vs-2-worker scaling runs
+  --no-peer          skip the peer (node-oidc-provider) halves of S1 and S7–S9
   --profile          also profile each scenario with node --cpu-prof and summarise it
   --server-node-options "…"  NODE_OPTIONS for the gatehouse server (e.g. "--max-semi-space-size=4")
   --scale URL        only: introspection p99 on an empty store vs the seeded store at URL (npm run bench:seed)
-Results: a table on stdout, JSON in bench/results/.
+Results: a table on stdout (then gatehouse against the peer, with Keycloak's published figure
+beside S7/S8 as a reference), JSON in bench/results/.
 `);
   process.exit(0);
 }
@@ -266,6 +289,10 @@ async function startGatehouse(url: string, options: { workers: number; pinned: b
       // without its refusals.
       GATEHOUSE_SILENT_AUTHORIZATIONS_PER_SESSION: '1000000',
       GATEHOUSE_SILENT_AUTHORIZATIONS_PER_ADDRESS: '1000000',
+      // S9 polls pending device codes round-robin, each at most once per interval: the shortest
+      // interval gatehouse allows (1 s) keeps that pool small. The interval's rule (slow_down)
+      // is still checked on every poll.
+      GATEHOUSE_DEVICE_CODE_INTERVAL: '1',
       ...(flags['server-node-options'] ? { NODE_OPTIONS: flags['server-node-options'] } : {}),
     },
   });
@@ -280,6 +307,8 @@ async function startGatehouse(url: string, options: { workers: number; pinned: b
 interface ScenarioResult {
   id: ScenarioId;
   name: string;
+  /** Whose figures these are: gatehouse, or the peer of the same run. */
+  server: 'gatehouse' | 'oidc-provider';
   store: string;
   workers: number;
   pinned: boolean;
@@ -297,6 +326,8 @@ interface ScenarioResult {
    * raw rates also measure (a load generator that cannot saturate R1; other processes).
    */
   cpuRatio?: number;
+  /** What the scenario said about its measured rounds (S8: the size of its pool against the rate). */
+  notes?: string[];
 }
 
 /** Ceilings per second and per CPU-second of the server's core, measured in this run. */
@@ -309,20 +340,23 @@ function selected(scenarios: Scenario[]): Scenario[] {
 
 async function runScenario(
   scenario: Scenario,
-  ctx: ScenarioContext,
-  server: Server,
+  ctx: ScenarioContext | PeerContext,
+  server: Pick<Server, 'base' | 'started'>,
   label: { store: string; workers: number; pinned: boolean },
   rounds: number,
   onRoundStart?: () => void,
   seconds = settings.duration,
 ): Promise<ScenarioResult> {
-  const base: ScenarioResult = { id: scenario.id, name: scenario.name, ...label, ceiling: scenario.ceiling, target: scenario.target, status: 'unavailable' };
+  const peer = ctx.kind === 'peer';
+  const base: ScenarioResult = { id: scenario.id, name: scenario.name, server: peer ? 'oidc-provider' : 'gatehouse', ...label, ceiling: scenario.ceiling, target: scenario.target, status: 'unavailable' };
   const connections = scenario.connections ?? settings.connections;
+  const notes: string[] = [];
   const once = async (seconds: number, measured: boolean): Promise<RoundResult | string> => {
-    const prepared = await scenario.prepare(ctx, seconds);
+    const prepared = ctx.kind === 'peer' ? await scenario.peer!.prepare(ctx, seconds) : await scenario.prepare(ctx, seconds);
     if (typeof prepared === 'string') return prepared;
     if (measured) onRoundStart?.();
-    const result = await runLoad({
+    if (measured && prepared.note) notes.push(prepared.note);
+    const loaded = await runLoad({
       base: server.base,
       requests: prepared.requests,
       seconds,
@@ -332,6 +366,7 @@ async function runScenario(
       opStatus: prepared.opStatus ?? scenario.opStatus,
       serverPid: server.started.pid,
     });
+    const result = prepared.mismatches ? withMismatches(loaded, prepared.mismatches()) : loaded;
     const warning = prepared.after?.();
     return warning ? { ...result, warning } : result;
   };
@@ -355,6 +390,7 @@ async function runScenario(
     ...base,
     status: 'measured',
     summary,
+    ...(notes.length ? { notes } : {}),
     ...(adjacent.length ? { adjacentCeiling: { perSecond: ceiling!, perCpuSecond: capacity!, rounds: adjacent } } : {}),
     ratio: ceiling ? summary.opsPerSec / ceiling : undefined,
     cpuRatio: capacity && summary.opsPerCpuSecond ? summary.opsPerCpuSecond / capacity : undefined,
@@ -365,6 +401,7 @@ async function withServer<T>(store: BenchStore, options: { workers: number; pinn
   const storeHandle = await openBenchStore(store.url);
   try {
     const fixture = await seedFixture(storeHandle);
+    const machine = await seedMachineClients(storeHandle, (await clientKey()).publicJwk);
     const server = await startGatehouse(store.url, options);
     let value: T;
     try {
@@ -372,7 +409,20 @@ async function withServer<T>(store: BenchStore, options: { workers: number; pinn
       const frontChannel: FrontChannel = endpoint
         ? await probeFrontChannel(server.base, authorizePath(fixture, 'bench', endpoint), fixture.login)
         : { available: false, reason: 'the discovery document names no authorization_endpoint' };
-      const ctx: ScenarioContext = { base: server.base, store: storeHandle, fixture, frontChannel, ceilings, measured: {}, warmedUp: {}, serverCores: options.pinned ? 1 : Math.min(options.workers, cores) };
+      const ctx: ScenarioContext = {
+        kind: 'gatehouse',
+        base: server.base,
+        store: storeHandle,
+        fixture,
+        frontChannel,
+        ceilings,
+        measured: {},
+        warmedUp: {},
+        serverCores: options.pinned ? 1 : Math.min(options.workers, cores),
+        machine,
+        discovery: await discover(server.base, '/uas/.well-known/openid-configuration'),
+        clientKey: await clientKey(),
+      };
       value = await work(server, ctx);
     } catch (error) {
       await server.stop();
@@ -385,10 +435,124 @@ async function withServer<T>(store: BenchStore, options: { workers: number; pinn
   }
 }
 
+let sharedClientKey: Promise<ClientKey> | undefined;
+
+/** S8's client key: one per run, registered with gatehouse's client and the peer's alike. */
+function clientKey(): Promise<ClientKey> {
+  sharedClientKey ??= generateClientKey();
+  return sharedClientKey;
+}
+
+/**
+ * The peer, node-oidc-provider, started as gatehouse is: its own process with the node flags of
+ * `npm start`, pinned to the server's core, NODE_ENV=production as it would be deployed.
+ */
+async function withPeer<T>(work: (server: Pick<Server, 'base' | 'started'>, ctx: PeerContext) => Promise<T>): Promise<{ value: T; exit: number | string }> {
+  const key = await clientKey();
+  const fixture = makePeerFixture(key.publicJwk);
+  const port = await freePort();
+  const started = startNode([...START_NODE_FLAGS, PEER], {
+    cpus: pinning ? SERVER_CPU : undefined,
+    env: { PORT: String(port), BENCH_PEER_FIXTURE: JSON.stringify(fixture.config), NODE_ENV: 'production' },
+  });
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilReady(`${base}/.well-known/openid-configuration`, started);
+    const ctx: PeerContext = {
+      kind: 'peer',
+      base,
+      fixture,
+      ceilings,
+      measured: {},
+      warmedUp: {},
+      serverCores: pinning ? 1 : cores,
+      discovery: await discover(base, '/.well-known/openid-configuration'),
+      clientKey: key,
+    };
+    const value = await work({ base, started }, ctx);
+    return { value, exit: await started.stop() };
+  } catch (error) {
+    await started.stop();
+    throw error;
+  }
+}
+
+function logResult(result: ScenarioResult): void {
+  if (!result.summary) return log(`    ${result.reason}`);
+  const s = result.summary;
+  log(
+    `    ${fmt(s.opsPerSec)} ops/s (${fmt(s.opsPerCpuSecond)}/CPU-s), p99 ${s.p99} ms, ratio ${fmt(result.ratio, 3)} (per CPU-s ${fmt(result.cpuRatio, 3)})` +
+      `${result.adjacentCeiling ? ` to ${result.ceiling} measured before each round, ${fmt(result.adjacentCeiling.perSecond, 1)}/s` : ''}` +
+      `${s.unexpected ? `; ${s.unexpected} unexpected (${JSON.stringify(s.all.map((r) => r.statusCounts))})` : ''}` +
+      `${s.warnings.length ? `; ${s.warnings.join('; ')}` : ''}${result.notes?.length ? `; ${result.notes.join('; ')}` : ''}`,
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Report
 
 const fmt = (n: number | undefined, digits = 0) => (n === undefined || Number.isNaN(n) ? '–' : n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
+
+interface VersusPeer {
+  id: ScenarioId;
+  gatehouse: Summary | undefined;
+  peer: Summary | undefined;
+  /** gatehouse's ops/s ÷ the peer's, both on one core in this run. */
+  ratio?: number;
+  /** The same per CPU-second of each server. */
+  cpuRatio?: number;
+  target?: number;
+  reason?: string;
+}
+
+function versusPeer(gatehouse: ScenarioResult[], peer: ScenarioResult[]): VersusPeer[] {
+  return peer.map((p) => {
+    const g = gatehouse.find((r) => r.id === p.id);
+    const target = SCENARIOS.find((s) => s.id === p.id)?.peer?.target;
+    const gs = g?.summary;
+    const ps = p.summary;
+    const reason = !gs ? (g?.reason ?? 'gatehouse not measured') : !ps ? p.reason : undefined;
+    return {
+      id: p.id,
+      gatehouse: gs,
+      peer: ps,
+      ...(gs && ps ? { ratio: gs.opsPerSec / ps.opsPerSec } : {}),
+      ...(gs?.opsPerCpuSecond && ps?.opsPerCpuSecond ? { cpuRatio: gs.opsPerCpuSecond / ps.opsPerCpuSecond } : {}),
+      ...(target !== undefined ? { target } : {}),
+      ...(reason ? { reason } : {}),
+    };
+  });
+}
+
+/**
+ * gatehouse ÷ the peer. Both are pinned to the same core and driven by the same load generator, so
+ * the raw ratio is fair as long as neither saturates the load generator; the CPU ratio compares the
+ * work per operation. ok when both meet the target, BELOW when both miss it, unclear otherwise.
+ */
+function peerTable(rows: VersusPeer[]): string {
+  const header = ['scenario', 'gatehouse ops/s', 'ops/CPU-s', 'peer ops/s', 'ops/CPU-s', '× peer', '× peer/CPU-s', 'target', ''];
+  const body = rows.map((v) => {
+    if (v.reason) return [v.id, v.reason, '', '', '', '', '', v.target === undefined ? '' : `≥ ${v.target}`, ''];
+    const both = [v.ratio, v.cpuRatio].filter((x): x is number => x !== undefined);
+    const verdict = v.target === undefined || both.length === 0 ? '' : both.every((x) => x >= v.target!) ? 'ok' : both.every((x) => x < v.target!) ? 'BELOW' : 'unclear';
+    const clean = (s: Summary | undefined) => !s || (s.errors === 0 && s.unexpected === 0);
+    return [
+      v.id,
+      fmt(v.gatehouse?.opsPerSec),
+      fmt(v.gatehouse?.opsPerCpuSecond),
+      fmt(v.peer?.opsPerSec),
+      fmt(v.peer?.opsPerCpuSecond),
+      fmt(v.ratio, 2),
+      fmt(v.cpuRatio, 2),
+      v.target === undefined ? 'reported' : `≥ ${v.target}`,
+      clean(v.gatehouse) && clean(v.peer) ? verdict : 'ERRORS',
+    ];
+  });
+  const all = [header, ...body];
+  const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
+  const line = (row: string[]) => `| ${row.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
+}
 
 function table(results: ScenarioResult[], referenceSqlite?: ScenarioResult[]): string {
   const header = ['scenario', 'store', 'workers', 'ops/s', 'req/s', 'server CPU', 'ops/CPU-s', 'p50 ms', 'p99 ms', 'errors', 'non-2xx', 'unexpected', 'RSS MiB/worker (anon)', 'ceiling', 'ratio', 'ratio/CPU-s', 'target', ''];
@@ -443,30 +607,53 @@ async function measureCeilings(): Promise<Record<string, unknown>> {
   ceilings.R3 = r3.perSecond;
   capacities.R3 = r3.perCpuSecond;
   log(`    ${fmt(r3.perSecond, 1)}/s, ${fmt(r3.perCpuSecond, 1)}/CPU-s`);
+  log('R4: ES256 client-assertion verifications/s (jose, one core)…');
+  const r4 = await cpuCeiling('es256-verify.ts');
+  ceilings.R4 = r4.perSecond;
+  capacities.R4 = r4.perCpuSecond;
+  log(`    ${fmt(r4.perSecond)}/s, ${fmt(r4.perCpuSecond)}/CPU-s`);
   log('R1: bare node:http server, small JSON…');
   const r1 = await bareHttpCeiling();
   ceilings.R1 = r1.opsPerSec;
   capacities.R1 = r1.opsPerCpuSecond;
   log(`    ${fmt(r1.opsPerSec)} req/s at ${fmt(100 * (r1.serverCpuShare ?? 0))} % of the core (${fmt(r1.opsPerCpuSecond)}/CPU-s), p99 ${r1.p99} ms`);
-  return { R1: r1, R2: r2, R3: { ...r3, parameters: ARGON2_PARAMETERS } };
+  return { R1: r1, R2: r2, R3: { ...r3, parameters: ARGON2_PARAMETERS }, R4: r4 };
 }
 
-async function runSuite(store: BenchStore): Promise<{ results: ScenarioResult[]; gracefulExit: number | string }> {
-  log(`\n== ${store.kind}: one worker${pinning ? ' pinned to one core' : ''} ==`);
-  const { value, exit } = await withServer(store, { workers: 1, pinned: pinning }, async (server, ctx) => {
-    if (!ctx.frontChannel.available) log(`   S5/S6: ${ctx.frontChannel.reason}`);
-    const results: ScenarioResult[] = [];
-    for (const scenario of selected(SCENARIOS)) {
-      if (store.kind === 'postgres' && !scenario.hotPath) continue;
-      log(`${scenario.id} ${scenario.name}…`);
-      const result = await runScenario(scenario, ctx, server, { store: store.kind, workers: 1, pinned: pinning }, settings.rounds);
-      log(result.summary ? `    ${fmt(result.summary.opsPerSec)} ops/s (${fmt(result.summary.opsPerCpuSecond)}/CPU-s), p99 ${result.summary.p99} ms, ratio ${fmt(result.ratio, 3)} (per CPU-s ${fmt(result.cpuRatio, 3)})${result.adjacentCeiling ? ` to ${result.ceiling} measured before each round, ${fmt(result.adjacentCeiling.perSecond, 1)}/s` : ''}${result.summary.warnings.length ? `; ${result.summary.warnings.join('; ')}` : ''}` : `    ${result.reason}`);
-      results.push(result);
-    }
-    return results;
-  });
-  if (exit !== 0) log(`   warning: the server exited with ${exit} on SIGTERM (expected 0)`);
-  return { results: value, gracefulExit: exit };
+/**
+ * One worker, pinned, every selected scenario. With `peer`, the peer is up beside gatehouse (both
+ * on the server's core; the idle one costs nothing) and each scenario that has a peer half runs on
+ * the peer right after gatehouse, so that both are measured seconds apart in the same conditions.
+ */
+async function runSuite(store: BenchStore, peer: boolean): Promise<{ results: ScenarioResult[]; peerResults: ScenarioResult[]; gracefulExit: number | string }> {
+  const suite = async (peerSide?: { server: Pick<Server, 'base' | 'started'>; ctx: PeerContext }) => {
+    log(`\n== ${store.kind}: one worker${pinning ? ' pinned to one core' : ''}${peerSide ? `; the peer, node-oidc-provider ${PEER_VERSION}, beside it` : ''} ==`);
+    const peerResults: ScenarioResult[] = [];
+    const { value, exit } = await withServer(store, { workers: 1, pinned: pinning }, async (server, ctx) => {
+      if (!ctx.frontChannel.available) log(`   S5/S6: ${ctx.frontChannel.reason}`);
+      const results: ScenarioResult[] = [];
+      for (const scenario of selected(SCENARIOS)) {
+        if (store.kind === 'postgres' && !scenario.hotPath) continue;
+        log(`${scenario.id} ${scenario.name}…`);
+        const result = await runScenario(scenario, ctx, server, { store: store.kind, workers: 1, pinned: pinning }, settings.rounds);
+        logResult(result);
+        results.push(result);
+        if (peerSide && scenario.peer) {
+          log(`${scenario.id} on the peer…`);
+          const peerResult = await runScenario(scenario, peerSide.ctx, peerSide.server, { store: 'memory', workers: 1, pinned: pinning }, settings.rounds);
+          logResult(peerResult);
+          peerResults.push(peerResult);
+        }
+      }
+      return results;
+    });
+    if (exit !== 0) log(`   warning: the server exited with ${exit} on SIGTERM (expected 0)`);
+    return { results: value, peerResults, gracefulExit: exit };
+  };
+  if (!peer || flags['no-peer'] || !selected(SCENARIOS).some((s) => s.peer)) return suite();
+  const { value, exit } = await withPeer((server, ctx) => suite({ server, ctx }));
+  if (exit !== 0) log(`   warning: the peer exited with ${exit} on SIGTERM (expected 0)`);
+  return value;
 }
 
 async function runClusterScaling(store: BenchStore): Promise<ScenarioResult[]> {
@@ -578,6 +765,7 @@ async function runScale(url: string): Promise<void> {
   const rows: ScenarioResult[] = (['empty', 'seeded'] as const).map((which) => ({
     id: 'S1',
     name: s1.name,
+    server: 'gatehouse',
     ...label(which),
     ceiling: s1.ceiling,
     target: s1.target,
@@ -611,10 +799,12 @@ async function main(): Promise<void> {
   const suites: ScenarioResult[] = [];
   const exits: Record<string, number | string> = {};
   let cluster: ScenarioResult[] = [];
+  const peer: ScenarioResult[] = [];
   let profiles: Record<string, ProfileSummary> = {};
   try {
-    const sqliteSuite = await runSuite(sqlite);
+    const sqliteSuite = await runSuite(sqlite, true);
     suites.push(...sqliteSuite.results);
+    peer.push(...sqliteSuite.peerResults);
     exits.sqlite = sqliteSuite.gracefulExit;
     if (!flags['no-cluster'] && cores >= 2) cluster = await runClusterScaling(sqlite);
     if (flags.profile) profiles = await runProfiles(sqlite, true);
@@ -624,7 +814,7 @@ async function main(): Promise<void> {
   if (postgresUrl) {
     const postgres = await postgresStore(postgresUrl, 'run');
     try {
-      const pgSuite = await runSuite(postgres);
+      const pgSuite = await runSuite(postgres, false);
       suites.push(...pgSuite.results);
       exits.postgres = pgSuite.gracefulExit;
       if (flags.profile) profiles = { ...profiles, ...(await runProfiles(postgres, false)) };
@@ -650,6 +840,9 @@ async function main(): Promise<void> {
     settings: { ...settings, serverNodeOptions: flags['server-node-options'] },
     ceilings: ceilingResults,
     scenarios: suites,
+    peer: { name: 'oidc-provider', version: PEER_VERSION, store: 'in-memory adapter', results: peer },
+    versusPeer: versusPeer(sqliteResults, peer),
+    publishedAnchor: KEYCLOAK_ANCHOR,
     cluster,
     scaling,
     serverExitOnSigterm: exits,
@@ -662,7 +855,7 @@ async function main(): Promise<void> {
   const lines = [
     '',
     `Machine: ${info.nproc} cores (${info.cpuModel}), Node ${info.node}, ${info.pinned}; load average ${info.loadAverage} at start, ${report.machine.loadAverageAtEnd} at end.`,
-    `Ceilings (one core): R1 ${fmt(ceilings.R1)} req/s (bare node:http; ${fmt(capacities.R1)}/CPU-s), R2 ${fmt(ceilings.R2)} RS256 signatures/s (${fmt(capacities.R2)}/CPU-s), R3 ${fmt(ceilings.R3, 1)} argon2id hashes/s (${fmt(capacities.R3, 1)}/CPU-s).`,
+    `Ceilings (one core): R1 ${fmt(ceilings.R1)} req/s (bare node:http; ${fmt(capacities.R1)}/CPU-s), R2 ${fmt(ceilings.R2)} RS256 signatures/s (${fmt(capacities.R2)}/CPU-s), R3 ${fmt(ceilings.R3, 1)} argon2id hashes/s (${fmt(capacities.R3, 1)}/CPU-s), R4 ${fmt(ceilings.R4)} ES256 assertion verifications/s (${fmt(capacities.R4)}/CPU-s).`,
     `Rounds: ${settings.rounds} × ${settings.duration} s (medians), warm-up ${settings.warmup} s, ${settings.connections} connections.`,
     '',
     table(suites, sqliteResults),
@@ -670,6 +863,15 @@ async function main(): Promise<void> {
       .filter((r) => r.adjacentCeiling)
       .map((r) => `${r.id} (${r.store}): ratio to ${r.ceiling} measured just before each of its rounds on the same core, ${fmt(r.adjacentCeiling!.perSecond, 1)}/s (${fmt(r.adjacentCeiling!.perCpuSecond, 1)}/CPU-s).`),
   ];
+  if (peer.length) {
+    lines.push('', `Against the peer of the same run: node-oidc-provider ${PEER_VERSION} (one process, in-memory adapter${pinning ? ', pinned to the same core' : ''}):`, '', table(peer), '', peerTable(report.versusPeer));
+    const s7 = report.versusPeer.find((v) => v.id === 'S7');
+    const s8 = report.versusPeer.find((v) => v.id === 'S8');
+    const mine = [s7, s8]
+      .filter((v) => v?.gatehouse?.opsPerCpuSecond !== undefined)
+      .map((v) => `${v!.id} ${fmt(v!.gatehouse!.opsPerCpuSecond)}/CPU-s`);
+    lines.push(`Published reference, not a same-run figure: ${KEYCLOAK_ANCHOR.what} (${KEYCLOAK_ANCHOR.source}).${mine.length ? ` gatehouse here: ${mine.join(', ')} on one core of this machine, plain HTTP over loopback.` : ''}`);
+  }
   if (cluster.length) {
     lines.push('', `Cluster (SQLite, no pinning, 1 round of ${settings.clusterSeconds} s each):`, '', table(cluster));
     for (const s of scaling) lines.push(`${s.id}: 2 workers / 1 worker = ${fmt(s.gain, 2)}× (server CPU ${fmt(100 * (s.cpuOne ?? 0))} % → ${fmt(100 * (s.cpuTwo ?? 0))} %)`);

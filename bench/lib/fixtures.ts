@@ -5,12 +5,17 @@
  * front channel answers (bench/lib/front-channel.ts); `mintCodes` serves its warm-up.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import type { JWK } from 'jose';
 import type { Client } from '../../src/domain/client.ts';
 import type { AuthorizationCode, Token } from '../../src/domain/grant.ts';
 import type { User } from '../../src/domain/user.ts';
 import { hashPassword } from '../../src/identity/passwords.ts';
+import { systemClock } from '../../src/lib/clock.ts';
 import { hashSecret } from '../../src/lib/hash.ts';
+import { cryptoRandom } from '../../src/lib/random.ts';
+import { InvalidClientMetadata, registerClient, type ClientWithSecret } from '../../src/oauth/client-registration.ts';
 import type { Store } from '../../src/storage/ports.ts';
+import { ASSERTION_ALG } from './assertions.ts';
 
 export const REDIRECT_URI = 'https://rp.example.com/callback';
 export const SCOPE = 'openid profile email';
@@ -38,7 +43,7 @@ export interface Fixture {
   refreshToken: string;
 }
 
-function basic(clientId: string, secret: string): string {
+export function basic(clientId: string, secret: string): string {
   const enc = (v: string) => encodeURIComponent(v).replace(/%20/g, '+');
   return `Basic ${Buffer.from(`${enc(clientId)}:${enc(secret)}`).toString('base64')}`;
 }
@@ -174,4 +179,55 @@ export async function mintRefreshTokens(store: Store, fixture: Fixture, count: n
   }
   await Promise.all(pending);
   return raws;
+}
+
+/**
+ * The machine clients of S7–S9, registered through gatehouse's own registration use case with
+ * their RFC 7591 metadata (as `gatehouse client create --metadata-file` does), so the fixture
+ * depends on the wire names only, not on how the store keeps them. A document registration
+ * refuses (a gatehouse without that grant or method) leaves the reason instead of a client.
+ */
+export interface MachineClients {
+  /** S7: client_credentials with client_secret_basic. */
+  ccBasic: ClientCredentials | string;
+  /** S8: client_credentials with private_key_jwt and the bench's ES256 key. */
+  ccJwt: { clientId: string } | string;
+  /** S9: a public client of the device authorization grant. */
+  device: { clientId: string } | string;
+}
+
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+export async function seedMachineClients(store: Store, clientJwk: JWK): Promise<MachineClients> {
+  const deps = { clients: store.clients, clock: systemClock, random: cryptoRandom };
+  const tag = randomBytes(4).toString('hex');
+  const register = async <T>(document: Record<string, unknown>, done: (registered: ClientWithSecret) => T): Promise<T | string> => {
+    try {
+      return done(await registerClient(deps, document));
+    } catch (error) {
+      if (error instanceof InvalidClientMetadata) return `registration refuses the client (${error.message})`;
+      throw error;
+    }
+  };
+  return {
+    ccBasic: await register(
+      { client_name: `bench service ${tag}`, grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_basic', redirect_uris: [] },
+      ({ client, clientSecret }) => ({ clientId: client.clientId, basic: basic(client.clientId, clientSecret!) }),
+    ),
+    ccJwt: await register(
+      {
+        client_name: `bench service with a key ${tag}`,
+        grant_types: ['client_credentials'],
+        token_endpoint_auth_method: 'private_key_jwt',
+        token_endpoint_auth_signing_alg: ASSERTION_ALG,
+        jwks: { keys: [clientJwk] },
+        redirect_uris: [],
+      },
+      ({ client }) => ({ clientId: client.clientId }),
+    ),
+    device: await register(
+      { client_name: `bench TV ${tag}`, grant_types: [DEVICE_CODE_GRANT], token_endpoint_auth_method: 'none', redirect_uris: [] },
+      ({ client }) => ({ clientId: client.clientId }),
+    ),
+  };
 }

@@ -87,6 +87,22 @@ export async function runLoad(options: LoadOptions): Promise<RoundResult> {
   };
 }
 
+/**
+ * The run with `count` of its operation-status responses taken off the operations and counted as
+ * unexpected: responses whose status was right but whose body was not (S9: a 400 that is not
+ * `authorization_pending`).
+ */
+export function withMismatches(result: RoundResult, count: number): RoundResult {
+  if (count === 0) return result;
+  const ops = result.opsPerSec * result.seconds - count;
+  return {
+    ...result,
+    opsPerSec: ops / result.seconds,
+    opsPerCpuSecond: result.serverCpuSeconds ? ops / result.serverCpuSeconds : undefined,
+    unexpected: result.unexpected + count,
+  };
+}
+
 export function median(values: number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);

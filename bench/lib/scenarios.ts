@@ -4,27 +4,62 @@
  */
 import type autocannon from 'autocannon';
 import type { Store } from '../../src/storage/ports.ts';
-import { mintCodes, mintRefreshTokens, REDIRECT_URI, SCOPE, type Fixture } from './fixtures.ts';
+import { ASSERTION_TYPE, mintAssertions, type ClientKey } from './assertions.ts';
+import { DEVICE_CODE_GRANT, mintCodes, mintRefreshTokens, REDIRECT_URI, SCOPE, type ClientCredentials, type Fixture, type MachineClients } from './fixtures.ts';
 import { loginFlow, mintCodesViaAuthorization, type FrontChannel } from './front-channel.ts';
+import type { PeerFixture } from './peer.ts';
+import { missing, pathOf, requestDeviceCodes, type DeviceCodes, type Discovery } from './protocol.ts';
 
-export type CeilingId = 'R1' | 'R2' | 'R3';
-export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S4a' | 'S4b' | 'S5' | 'S6';
+export type CeilingId = 'R1' | 'R2' | 'R3' | 'R4';
+export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S4a' | 'S4b' | 'S5' | 'S6' | 'S7' | 'S8' | 'S9';
 
-export interface ScenarioContext {
+/** What S7–S9 need of a server, gatehouse or the peer, so that both get the same requests. */
+interface MachineSide {
+  /** Operations per second of a scenario's warm-up on this server, to size its rounds' pools. */
+  warmedUp: Partial<Record<ScenarioId, number>>;
+  /** Ceilings measured in this run (per second, one core). */
+  ceilings: Partial<Record<CeilingId, number>>;
+  /** Cores the server may use, to size pools. */
+  serverCores: number;
+  /** The server's discovery document. */
+  discovery: Discovery | undefined;
+  /** S8's client key (the same for gatehouse's client and the peer's). */
+  clientKey: ClientKey;
+  /** S9's pending device codes, made once per server and polled round-robin by every run. */
+  deviceCodes?: DeviceCodes & {
+    next: number;
+    /** Codes answered `slow_down` once: their interval grew by 5 s (RFC 8628 §3.5), so they are not polled again. */
+    retired: Set<string>;
+    expiresAt: number;
+    /** Responses per second of the last run that polled them (slow_down answers included), to size the pool. */
+    observedRate?: number;
+  };
+}
+
+export interface ScenarioContext extends MachineSide {
+  kind: 'gatehouse';
   /** http://127.0.0.1:PORT */
   base: string;
   store: Store;
   fixture: Fixture;
   /** The front channel as probed on this server: what S5 and S6 need, or why they cannot run. */
   frontChannel: FrontChannel;
-  /** Ceilings measured in this run (per second, one core). */
-  ceilings: Partial<Record<CeilingId, number>>;
   /** Operations per second already measured for a scenario on this server, to size pools. */
   measured: Partial<Record<ScenarioId, number>>;
-  /** Operations per second of a scenario's warm-up on this server, to size its rounds' pools. */
-  warmedUp: Partial<Record<ScenarioId, number>>;
-  /** Cores the server may use, to size pools. */
-  serverCores: number;
+  /** S7–S9's clients, or why gatehouse's registration refused each. */
+  machine: MachineClients;
+}
+
+/** The peer (bench/peers/oidc-provider.ts) as the peer half of a scenario sees it. */
+export interface PeerContext extends MachineSide {
+  kind: 'peer';
+  /** http://127.0.0.1:PORT */
+  base: string;
+  fixture: PeerFixture;
+  /** Operations per second already measured for a scenario on the peer. */
+  measured: Partial<Record<ScenarioId, number>>;
+  /** An access token of the peer's, for its S1 (made on first use). */
+  accessToken?: string;
 }
 
 export interface Prepared {
@@ -38,6 +73,13 @@ export interface Prepared {
   amount?: number;
   /** Called after the run: a warning when a pool ran dry. */
   after?: () => string | undefined;
+  /**
+   * Responses with the operation's status whose body is not the expected one (S9: a 400 whose
+   * `error` is not `authorization_pending`): taken off the operations and counted as unexpected.
+   */
+  mismatches?: () => number;
+  /** Said about a measured round in the log and the JSON (S8: its pool against the expected rate). */
+  note?: string;
 }
 
 export interface Scenario {
@@ -55,9 +97,17 @@ export interface Scenario {
   connections?: number;
   /** Prepares one run of `seconds`; a string says why the scenario cannot be measured. */
   prepare(ctx: ScenarioContext, seconds: number): Promise<Prepared | string>;
+  /** The same operation on the peer, measured in the same run (issue 12, "Speed"). */
+  peer?: {
+    /** Minimum ratio of gatehouse's operations per second to the peer's; undefined: reported only. */
+    target?: number;
+    prepare(ctx: PeerContext, seconds: number): Promise<Prepared | string>;
+  };
 }
 
 const FORM = 'application/x-www-form-urlencoded';
+/** autocannon's connections unless --connections says otherwise (sizes S9's pool; more connections only add margin). */
+const DEFAULT_CONNECTIONS = 16;
 
 function form(fields: Record<string, string>): string {
   return new URLSearchParams(fields).toString();
@@ -69,14 +119,174 @@ function fromPool(pool: string[], build: (value: string) => autocannon.Request):
   let dry = 0;
   return {
     request: {
-      setupRequest: () => {
+      // Spread over autocannon's own request so that it keeps the Host header it derives from the
+      // URL (a request built from scratch gets "Host: undefined:undefined", which the peer cannot
+      // turn into its endpoint URLs).
+      setupRequest: (request) => {
         const value = pool[next++];
         if (value === undefined) dry++;
-        return build(value ?? 'exhausted');
+        return { ...request, ...build(value ?? 'exhausted') };
       },
     },
     after: () => (dry > 0 ? `pool of ${pool.length} ran dry (${dry} requests sent an invalid value)` : undefined),
   };
+}
+
+/** The server's name in "S7: gatehouse has no client_credentials grant yet". */
+function serverName(side: ScenarioContext | PeerContext): string {
+  return side.kind === 'gatehouse' ? 'gatehouse' : 'the peer (oidc-provider)';
+}
+
+function machineClients(side: ScenarioContext | PeerContext): MachineClients {
+  return side.kind === 'gatehouse' ? side.machine : side.fixture;
+}
+
+/** S7 on either server: RFC 6749 §4.4.2, the client authenticated with HTTP Basic (§2.3.1). */
+async function clientCredentialsBasic(side: ScenarioContext | PeerContext): Promise<Prepared | string> {
+  const why = missing(side.discovery, serverName(side), { grant: 'client_credentials', authMethod: 'client_secret_basic' });
+  if (why) return `S7: ${why}`;
+  const client = machineClients(side).ccBasic;
+  if (typeof client === 'string') return `S7: ${serverName(side)} ${client}`;
+  return {
+    requests: [{ method: 'POST', path: pathOf(side.discovery!.token_endpoint!), headers: { 'content-type': FORM, authorization: client.basic }, body: form({ grant_type: 'client_credentials' }) }],
+  };
+}
+
+/**
+ * S8 on either server: client_credentials with a client assertion (RFC 7523 §2.2; OIDC Core §9
+ * private_key_jwt), `aud` the token endpoint. Each request spends one assertion of a pool signed
+ * before the run: sized from the warm-up's rate for the rounds (which then end when it is used
+ * up), from the ceilings for the warm-up.
+ */
+async function clientCredentialsJwt(side: ScenarioContext | PeerContext, seconds: number): Promise<Prepared | string> {
+  const why = missing(side.discovery, serverName(side), { grant: 'client_credentials', authMethod: 'private_key_jwt' });
+  if (why) return `S8: ${why}`;
+  const client = machineClients(side).ccJwt;
+  if (typeof client === 'string') return `S8: ${serverName(side)} ${client}`;
+  // A warm-up that completed nothing (every request refused) says nothing about the rate.
+  const rate = side.warmedUp.S8 || undefined;
+  const estimate = Math.min(side.ceilings.R4 ?? 5000, (side.ceilings.R1 ?? 10_000) * 0.3) * side.serverCores;
+  const size = rate !== undefined ? Math.ceil(rate * seconds * 1.2) + 100 : Math.ceil(estimate * seconds * 1.2) + 200;
+  const tokenEndpoint = side.discovery!.token_endpoint!;
+  const started = performance.now();
+  const assertions = await mintAssertions(side.clientKey, client.clientId, tokenEndpoint, size);
+  const signing = (performance.now() - started) / 1000;
+  const { request, after } = fromPool(assertions, (assertion) => ({
+    method: 'POST',
+    path: pathOf(tokenEndpoint),
+    headers: { 'content-type': FORM },
+    body: form({ grant_type: 'client_credentials', client_id: client.clientId, client_assertion_type: ASSERTION_TYPE, client_assertion: assertion }),
+  }));
+  return {
+    requests: [request],
+    after,
+    ...(rate !== undefined ? { amount: assertions.length } : {}),
+    note: `pool of ${size} assertions for ${rate !== undefined ? `the warm-up's ${Math.round(rate)}/s` : `an estimated ${Math.round(estimate)}/s`} × ${seconds} s, signed in ${signing.toFixed(1)} s on the load generator's core before the round`,
+  };
+}
+
+/**
+ * More device codes than this are not requested (filling the pool takes 10–20 s at this size): at
+ * gatehouse's 1 s interval it covers 12,500 polls/s. The peer names no interval, so its pool is
+ * sized for RFC 8628's default of 5 s and hits this cap; it never answers slow_down anyway.
+ */
+const MAX_DEVICE_CODES = 50_000;
+
+/**
+ * S9 on either server: a device polling the token endpoint (RFC 8628 §3.4) before anyone has
+ * entered its user code: every answer is 400 `authorization_pending` (§3.5). A code polled faster
+ * than its interval would get `slow_down` instead, so the run polls a pool of pending codes
+ * round-robin, large enough that at the rate of the previous run each is polled at most once per
+ * 4 intervals (the rate comes in bursts, and one `slow_down` adds 5 s to that code's interval, so
+ * the margin is wide); a code answered `slow_down` is retired from the pool. A `slow_down` (or any
+ * other error) is counted as unexpected, never as an operation.
+ */
+async function devicePolling(side: ScenarioContext | PeerContext, seconds: number, connections: number): Promise<Prepared | string> {
+  const why = missing(side.discovery, serverName(side), { grant: DEVICE_CODE_GRANT, endpoint: 'device_authorization_endpoint' });
+  if (why) return `S9: ${why}`;
+  const client = machineClients(side).device;
+  if (typeof client === 'string') return `S9: ${serverName(side)} ${client}`;
+  const endpoint = side.discovery!.device_authorization_endpoint!;
+  const observedRate = side.deviceCodes?.observedRate;
+  if (side.deviceCodes && side.deviceCodes.expiresAt < Date.now() + (seconds + 30) * 1000) side.deviceCodes = undefined;
+  if (!side.deviceCodes) {
+    const first = await requestDeviceCodes(endpoint, client.clientId, 64);
+    // RFC 8628 §3.2: expires_in is required; the pool is dropped before its codes can expire.
+    side.deviceCodes = { ...first, next: 0, retired: new Set(), expiresAt: Date.now() + first.expiresIn * 1000, ...(observedRate ? { observedRate } : {}) };
+  }
+  const pool = side.deviceCodes;
+  // Sized from the responses per second of the previous run (the warm-up before the first round);
+  // the warm-up's own pool from a guess, and any slow_down it gets is not reported.
+  const rate = pool.observedRate ?? (side.ceilings.R1 ?? 10_000) * 0.1 * side.serverCores;
+  const wanted = Math.min(MAX_DEVICE_CODES, Math.ceil(rate * pool.interval * 4) + 2 * connections + pool.retired.size);
+  let note = `${pool.codes.length - pool.retired.size} pending device codes polled round-robin (interval ${pool.interval} s)`;
+  if (pool.codes.length < wanted) {
+    const started = performance.now();
+    const more = await requestDeviceCodes(endpoint, client.clientId, wanted - pool.codes.length);
+    pool.codes.push(...more.codes);
+    pool.interval = Math.max(pool.interval, more.interval);
+    note = `${pool.codes.length - pool.retired.size} pending device codes polled round-robin (interval ${pool.interval} s; ${more.codes.length} requested in ${((performance.now() - started) / 1000).toFixed(1)} s before the run)`;
+  }
+  let mismatched = 0;
+  let slowDown = 0;
+  let responses = 0;
+  let first = 0;
+  let last = 0;
+  const tokenPath = pathOf(side.discovery!.token_endpoint!);
+  return {
+    requests: [
+      {
+        setupRequest: (request, context) => {
+          let code = pool.codes[pool.next++ % pool.codes.length]!;
+          for (let skipped = 0; pool.retired.has(code) && skipped < pool.codes.length; skipped++) code = pool.codes[pool.next++ % pool.codes.length]!;
+          // One request in flight per connection: the connection's context names the code polled.
+          context.code = code;
+          return { ...request, method: 'POST', path: tokenPath, headers: { 'content-type': FORM }, body: form({ grant_type: DEVICE_CODE_GRANT, device_code: code, client_id: client.clientId }) };
+        },
+        onResponse: (status, body, context) => {
+          last = performance.now();
+          if (responses++ === 0) first = last;
+          if (status !== 400) return;
+          const error = errorOf(body);
+          if (error === 'authorization_pending') return;
+          mismatched++;
+          if (error === 'slow_down') {
+            slowDown++;
+            if (typeof context.code === 'string') pool.retired.add(context.code);
+          }
+        },
+      },
+    ],
+    mismatches: () => {
+      if (responses > 1 && last > first) pool.observedRate = (responses - 1) / ((last - first) / 1000);
+      return mismatched;
+    },
+    after: () => (slowDown ? `${slowDown} polls answered slow_down: the pool of ${pool.codes.length} codes was too small for the rate` : mismatched ? `${mismatched} 400s were not authorization_pending` : undefined),
+    note,
+  };
+}
+
+function errorOf(body: string): string | undefined {
+  try {
+    return (JSON.parse(body) as { error?: string }).error;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The peer's S1: introspection of a live access token (one of its client_credentials tokens). */
+async function peerIntrospection(side: PeerContext): Promise<Prepared | string> {
+  const endpoint = side.discovery?.introspection_endpoint;
+  if (!endpoint || !side.discovery?.token_endpoint) return 'S1: the peer names no introspection_endpoint';
+  side.accessToken ??= await clientCredentialsToken(side.discovery.token_endpoint, side.fixture.ccBasic);
+  return { requests: [{ method: 'POST', path: pathOf(endpoint), headers: { 'content-type': FORM, authorization: side.fixture.rs.basic }, body: form({ token: side.accessToken }) }] };
+}
+
+async function clientCredentialsToken(tokenEndpoint: string, client: ClientCredentials): Promise<string> {
+  const response = await fetch(tokenEndpoint, { method: 'POST', headers: { 'content-type': FORM, authorization: client.basic }, body: form({ grant_type: 'client_credentials' }) });
+  const body = (await response.json()) as { access_token?: string };
+  if (!response.ok || !body.access_token) throw new Error(`the peer's token endpoint answered ${response.status}: ${JSON.stringify(body)}`);
+  return body.access_token;
 }
 
 export const SCENARIOS: Scenario[] = [
@@ -93,6 +303,7 @@ export const SCENARIOS: Scenario[] = [
         requests: [{ method: 'POST', path: '/uas/oauth2/introspection', headers: { 'content-type': FORM, authorization: fixture.rs.basic }, body: form({ token: fixture.accessToken }) }],
       };
     },
+    peer: { prepare: (side) => peerIntrospection(side) },
   },
   {
     id: 'S2',
@@ -203,6 +414,39 @@ export const SCENARIOS: Scenario[] = [
       if (!frontChannel.available) return `not yet measurable: ${frontChannel.reason}`;
       return { requests: loginFlow(frontChannel, fixture.login), opStatus: frontChannel.loginStatus };
     },
+  },
+  {
+    id: 'S7',
+    name: 'client_credentials grant (client_secret_basic)',
+    ceiling: 'R1',
+    target: 0.15,
+    ok: [200],
+    opStatus: 200,
+    hotPath: true,
+    prepare: (ctx) => clientCredentialsBasic(ctx),
+    peer: { target: 2, prepare: (side) => clientCredentialsBasic(side) },
+  },
+  {
+    id: 'S8',
+    name: 'client_credentials grant (private_key_jwt, ES256)',
+    ceiling: 'R4',
+    target: 0.5,
+    ok: [200],
+    opStatus: 200,
+    hotPath: true,
+    prepare: (ctx, seconds) => clientCredentialsJwt(ctx, seconds),
+    peer: { target: 2, prepare: (side, seconds) => clientCredentialsJwt(side, seconds) },
+  },
+  {
+    id: 'S9',
+    name: 'device flow polling (400 authorization_pending)',
+    ceiling: 'R1',
+    target: 0.15,
+    ok: [400],
+    opStatus: 400,
+    hotPath: true,
+    prepare: (ctx, seconds) => devicePolling(ctx, seconds, DEFAULT_CONNECTIONS),
+    peer: { prepare: (side, seconds) => devicePolling(side, seconds, DEFAULT_CONNECTIONS) },
   },
 ];
 
