@@ -331,7 +331,7 @@ function grantTypes(value: unknown): GrantType[] {
  */
 function clientKeys(doc: Record<string, unknown>, method: ClientAuthMethod | undefined): void {
   const { jwks, jwks_uri: jwksUri } = doc;
-  if (jwks !== undefined && jwksUri !== undefined) throw new InvalidClientMetadata('jwks', 'and jwks_uri cannot both be registered (RFC 7591 §2): give one');
+  if (jwks !== undefined && jwksUri !== undefined) throw new InvalidClientMetadata('jwks', 'jwks and jwks_uri cannot both be registered (RFC 7591 §2): give one');
   if (method === 'private_key_jwt' && jwks === undefined && jwksUri === undefined) {
     throw new InvalidClientMetadata('token_endpoint_auth_method', 'private_key_jwt needs the client\'s public keys: register jwks or jwks_uri');
   }
