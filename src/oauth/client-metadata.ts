@@ -316,7 +316,7 @@ function grantTypes(value: unknown): GrantType[] {
     if (Object.hasOwn(REFUSED_GRANTS, grant)) throw new InvalidClientMetadata('grant_types', `"${grant}": ${REFUSED_GRANTS[grant]}`);
     // Only grants the token endpoint implements (grants/registry.ts): a client may not register a promise nobody keeps.
     if (!(GRANT_TYPES_SUPPORTED as readonly string[]).includes(grant)) {
-      throw new InvalidClientMetadata('grant_types', `"${grant}" is not supported; use ${GRANT_TYPES_SUPPORTED.join(' and/or ')}`);
+      throw new InvalidClientMetadata('grant_types', `"${grant}" is not supported; the grants are ${GRANT_TYPES_SUPPORTED.join(', ')}`);
     }
   }
   // An empty list is valid and disables every grant (Ubisecure semantics).

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { GRANT_TYPES_SUPPORTED } from '../../src/oauth/grants/registry.ts';
 import { parseClientMetadata } from '../../src/oauth/client-metadata.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { send } from '../helpers/raw-http.ts';
@@ -18,7 +19,7 @@ const PROTOTYPE_NAMES = ['toString', 'constructor', 'valueOf', 'hasOwnProperty',
 
 test('a client registered with grant_types ["toString"] is told the grant is not supported, not shown Object.prototype.toString\'s source', () => {
   for (const grant of ['toString', 'constructor', '__proto__']) {
-    assert.throws(() => parseClientMetadata({ client_name: 'x', redirect_uris: ['https://a.example/cb'], grant_types: [grant] }), { message: `grant_types: "${grant}" is not supported; use authorization_code and/or refresh_token` });
+    assert.throws(() => parseClientMetadata({ client_name: 'x', redirect_uris: ['https://a.example/cb'], grant_types: [grant] }), { message: `grant_types: "${grant}" is not supported; the grants are ${GRANT_TYPES_SUPPORTED.join(', ')}` });
   }
 });
 
