@@ -67,6 +67,7 @@ interface SqlStores extends StoreTransaction {
   tokens: SqlTokenStore;
   throttling: SqlThrottleStore;
   rateLimits: SqlRateLimitStore;
+  assertions: SqlAssertionStore;
 }
 
 /**
@@ -86,7 +87,7 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     keys: new SqlKeyStore(db, dialect),
     throttling: new SqlThrottleStore(db, dialect, sharing?.throttling),
     rateLimits: new SqlRateLimitStore(db, sharing?.rateLimits),
-    assertions: new SqlAssertionStore(db),
+    assertions: new SqlAssertionStore(db, sharing?.assertions),
     deviceAuthorizations: new SqlDeviceAuthorizationStore(db),
   };
 }
