@@ -69,6 +69,19 @@ for (const db of DATABASES) {
     });
     const assertion = (options: Parameters<typeof keyAssertion>[3] = {}, audience: string | string[] = url('revocation')) => keyAssertion(key, clientId, audience, { now: nowS(), ...options });
 
+    test('private_key_jwt authenticates at the device authorization endpoint (RFC 8628 §3.1) too: aud its URL or the issuer; another endpoint\'s URL is refused (JW-01, JW-05)', async () => {
+      const deviceGrant = 'urn:ietf:params:oauth:grant-type:device_code';
+      const device = await addKeyClient(store(), { keys: [key], overrides: { grantTypes: [deviceGrant], redirectUris: [] } });
+      const start = async (audience: string) => postForm(url('device_authorization'), { scope: 'openid', ...assertionFields(await keyAssertion(key, device.clientId, audience, { now: nowS() })) });
+      for (const audience of [url('device_authorization'), server.issuer]) {
+        const started = await start(audience);
+        assert.equal(started.status, 200, `${audience}: ${JSON.stringify(started.body)}`);
+        assert.deepEqual(Object.keys(started.body).sort(), ['device_code', 'expires_in', 'interval', 'user_code', 'verification_uri', 'verification_uri_complete']);
+      }
+      const elsewhere = await start(url('token'));
+      assert.deepEqual([elsewhere.status, elsewhere.body.error], [401, 'invalid_client']);
+    });
+
     test('private_key_jwt authenticates at the token, introspection and revocation endpoints, with aud the endpoint URL or the issuer (JW-01, JW-05)', async () => {
       const token = await postForm(url('token'), { grant_type: 'refresh_token', refresh_token: 'not-a-token', ...assertionFields(await assertion({}, url('token'))) });
       assert.deepEqual([token.status, token.body.error], [400, 'invalid_grant'], 'authenticated, then the grant failed');
