@@ -1,10 +1,11 @@
-import type { Client } from '../domain/client.ts';
+import type { Client, GrantType } from '../domain/client.ts';
 import type { ClientToken, Token } from '../domain/grant.ts';
 import type { UserProfile } from '../domain/user.ts';
 import { leftHalfHash, type SigningAlg } from '../crypto/algorithms.ts';
 import { signJwt } from '../crypto/jwt.ts';
 import { toNumericDate } from '../lib/clock.ts';
 import { hashSecret } from '../lib/hash.ts';
+import { familyFingerprint, fingerprint } from '../observability/audit.ts';
 import { scopeClaims, wantsScopeClaimsInIdToken } from './claims.ts';
 import type { OAuthDeps } from './deps.ts';
 import { formatScope } from './scope.ts';
@@ -121,6 +122,28 @@ export function mintClientToken(deps: Pick<OAuthDeps, 'config' | 'clock' | 'rand
   };
   return { rows: [row], response: { access_token: accessToken, token_type: 'Bearer', expires_in: lifetime, scope: row.scope } };
 }
+
+/**
+ * The audit event of a user grant's tokens, once they are stored: which client, user, scope and
+ * family, and fingerprints of the tokens (never the tokens, docs/operations.md "Audit events").
+ */
+export function auditTokensIssued(deps: Pick<OAuthDeps, 'audit'>, grantType: UserGrantType, grant: GrantFacts, response: TokenResponse, ip: string | undefined): void {
+  deps.audit.emit({
+    event: 'token.issued',
+    grantType,
+    clientId: grant.client.clientId,
+    userId: grant.user.id,
+    scope: response.scope,
+    family: familyFingerprint(grant.familyId),
+    accessToken: fingerprint(response.access_token),
+    refreshToken: response.refresh_token === undefined ? undefined : fingerprint(response.refresh_token),
+    idToken: response.id_token !== undefined,
+    ip,
+  });
+}
+
+/** The grants whose tokens have a user as their subject (client_credentials audits its own shape). */
+type UserGrantType = Exclude<GrantType, 'client_credentials' | 'refresh_token'>;
 
 /** Adds the ID token to a response whose tokens are stored (code grant with the openid scope). */
 export async function withIdToken(deps: OAuthDeps, grant: GrantFacts, response: TokenResponse, nonce: string | undefined): Promise<TokenResponse> {

@@ -1,10 +1,10 @@
 import { hashSecret } from '../../lib/hash.ts';
 import type { Client } from '../../domain/client.ts';
 import type { AuthorizationCode } from '../../domain/grant.ts';
-import { familyFingerprint, fingerprint } from '../../observability/audit.ts';
+import { fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant, OAuthError } from '../errors.ts';
-import { mintTokens, withIdToken, type GrantFacts, type MintedTokens, type TokenResponse } from '../issue-tokens.ts';
+import { auditTokensIssued, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
 import { verifyPkce } from '../pkce.ts';
 import { checkGrantedAudiences } from '../scope.ts';
@@ -76,18 +76,7 @@ async function redeemCode(deps: OAuthDeps, client: Client, body: RawParams, ip?:
   }
   const { grant, minted } = redeemed;
   const response = grant.scope.includes('openid') ? await withIdToken(deps, grant, minted.response, redeemed.nonce) : minted.response;
-  deps.audit.emit({
-    event: 'token.issued',
-    grantType: 'authorization_code',
-    clientId: client.clientId,
-    userId: grant.user.id,
-    scope: response.scope,
-    family: familyFingerprint(grant.familyId),
-    accessToken: fingerprint(response.access_token),
-    refreshToken: response.refresh_token === undefined ? undefined : fingerprint(response.refresh_token),
-    idToken: response.id_token !== undefined,
-    ip,
-  });
+  auditTokensIssued(deps, 'authorization_code', grant, response, ip);
   return response;
 }
 

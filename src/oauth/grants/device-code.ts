@@ -1,10 +1,9 @@
 import type { Client } from '../../domain/client.ts';
 import type { DeviceAuthorization } from '../../domain/device-authorization.ts';
 import { hashSecret } from '../../lib/hash.ts';
-import { familyFingerprint, fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { AuthorizationPending, DeviceAccessDenied, ExpiredToken, InvalidGrant, OAuthError, PollingSlowDown } from '../errors.ts';
-import { mintTokens, withIdToken, type GrantFacts, type MintedTokens, type TokenResponse } from '../issue-tokens.ts';
+import { auditTokensIssued, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
 import { requiredParam, type RawParams } from '../params.ts';
 import { checkGrantedAudiences } from '../scope.ts';
 import { issuesRefreshTokens } from './authorization-code.ts';
@@ -67,18 +66,7 @@ async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: strin
 
   const { grant, minted } = polled;
   const response = grant.scope.includes('openid') ? await withIdToken(deps, grant, minted.response, undefined) : minted.response;
-  deps.audit.emit({
-    event: 'token.issued',
-    grantType: deviceCodeGrant.type,
-    clientId: client.clientId,
-    userId: grant.user.id,
-    scope: response.scope,
-    family: familyFingerprint(grant.familyId),
-    accessToken: fingerprint(response.access_token),
-    refreshToken: response.refresh_token === undefined ? undefined : fingerprint(response.refresh_token),
-    idToken: response.id_token !== undefined,
-    ip,
-  });
+  auditTokensIssued(deps, deviceCodeGrant.type, grant, response, ip);
   return response;
 }
 

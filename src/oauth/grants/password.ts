@@ -1,10 +1,10 @@
 import type { Client } from '../../domain/client.ts';
-import { fingerprint, familyFingerprint } from '../../observability/audit.ts';
+import { fingerprint } from '../../observability/audit.ts';
 import { chooseAcr } from '../authorize/choose-acr.ts';
 import { checkPasswordLogin } from '../authorize/verify-credentials.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant, SlowDown } from '../errors.ts';
-import { mintTokens, withIdToken, type GrantFacts, type TokenResponse } from '../issue-tokens.ts';
+import { auditTokensIssued, type GrantFacts, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
 import { checkGrantedAudiences, grantedAudiences, grantedScope, parseScope } from '../scope.ts';
 import { issuesRefreshTokens } from './authorization-code.ts';
@@ -89,17 +89,6 @@ async function passwordCredentials(deps: OAuthDeps, client: Client, body: RawPar
 
   const response = scope.includes('openid') ? await withIdToken(deps, grant, minted.response, undefined) : minted.response;
   deps.audit.emit({ event: 'login.succeeded', userId: grant.user.id, username: grant.user.username, clientId: client.clientId, session: fingerprint(sessionIndex), via: 'password_grant', ip });
-  deps.audit.emit({
-    event: 'token.issued',
-    grantType: 'password',
-    clientId: client.clientId,
-    userId: grant.user.id,
-    scope: response.scope,
-    family: familyFingerprint(grant.familyId),
-    accessToken: fingerprint(response.access_token),
-    refreshToken: response.refresh_token === undefined ? undefined : fingerprint(response.refresh_token),
-    idToken: response.id_token !== undefined,
-    ip,
-  });
+  auditTokensIssued(deps, 'password', grant, response, ip);
   return response;
 }
