@@ -74,30 +74,28 @@ const UNSUPPORTED_KEYS: Record<string, string> = {
   audience: 'the key is aud',
 };
 
-/** Keys gatehouse acts on; everything else is refused (see UNSUPPORTED_KEYS). */
-const IMPLEMENTED_KEYS = new Set([
+/** Keys held in typed columns rather than in `metadata`. */
+const TYPED_KEYS = new Set([
   'client_name',
-  'logo_uri',
   'redirect_uris',
   'grant_types',
-  'response_types',
   'token_endpoint_auth_method',
   'code_challenge_method',
   'scope',
-  'aud',
   'refresh_tokens',
   'rotate_refresh_tokens',
   'access_token_ttl',
   'post_logout_redirect_uris',
   'id_token_signed_response_alg',
   'userinfo_signed_response_alg',
-  'id_token_scope_claims',
-  'allowed_cors_origins',
   'active',
-  'jwks',
-  'jwks_uri',
-  'token_endpoint_auth_signing_alg',
 ]);
+
+/** Keys gatehouse acts on that are kept in `metadata` as registered (validated here, read where used). */
+const METADATA_KEYS = ['logo_uri', 'response_types', 'aud', 'id_token_scope_claims', 'allowed_cors_origins', 'jwks', 'jwks_uri', 'token_endpoint_auth_signing_alg'] as const;
+
+/** Keys gatehouse acts on; everything else is refused (see UNSUPPORTED_KEYS). */
+const IMPLEMENTED_KEYS: ReadonlySet<string> = new Set([...TYPED_KEYS, ...METADATA_KEYS]);
 
 /** Most client_ids one client may name in `aud`. */
 const MAX_AUDIENCES = 100;
@@ -190,23 +188,6 @@ export function parseClientMetadata(document: unknown): ClientSettings {
     active: optionalBoolean(doc, 'active'),
   };
 }
-
-/** Keys held in typed columns rather than in `metadata`. */
-const TYPED_KEYS = new Set([
-  'client_name',
-  'redirect_uris',
-  'grant_types',
-  'token_endpoint_auth_method',
-  'code_challenge_method',
-  'scope',
-  'refresh_tokens',
-  'rotate_refresh_tokens',
-  'access_token_ttl',
-  'post_logout_redirect_uris',
-  'id_token_signed_response_alg',
-  'userinfo_signed_response_alg',
-  'active',
-]);
 
 /**
  * What is registered but not as the standards recommend, as `field: why` lines for the operator
