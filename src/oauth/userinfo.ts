@@ -28,7 +28,10 @@ export async function findLiveAccessToken(deps: Pick<OAuthDeps, 'store'>, access
  * as JSON, or — for a client that registered `userinfo_signed_response_alg` — as a JWT signed
  * with that algorithm, carrying `iss` and `aud` (OIDC Core §5.3.2), served as application/jwt.
  */
-export async function userInfo(deps: OAuthDeps, accessToken: string): Promise<{ claims: Record<string, unknown> } | { jwt: string }> {
+/** The answer, and the client the token was issued to (the HTTP layer's CORS check reads it instead of the token again). */
+export type UserInfoAnswer = ({ claims: Record<string, unknown> } | { jwt: string }) & { clientId: string };
+
+export async function userInfo(deps: OAuthDeps, accessToken: string): Promise<UserInfoAnswer> {
   const found = await findLiveAccessToken(deps, accessToken, deps.clock.now());
   if (!found) throw new InvalidToken('The access token is invalid or has expired.');
   const { token, user, clientUserinfoAlg } = found;
@@ -41,6 +44,6 @@ export async function userInfo(deps: OAuthDeps, accessToken: string): Promise<{ 
   if (!user || user.status !== 'enabled') throw new InvalidToken('The access token is invalid or has expired.');
   // The claims carry iss and aud (the client_id) either way.
   const claims = userInfoClaims(deps.config.issuer, token, user);
-  if (clientUserinfoAlg === undefined) return { claims };
-  return { jwt: await signJwt(claims, await deps.keyRing.activeKey(clientUserinfoAlg)) };
+  if (clientUserinfoAlg === undefined) return { claims, clientId: token.clientId };
+  return { jwt: await signJwt(claims, await deps.keyRing.activeKey(clientUserinfoAlg)), clientId: token.clientId };
 }

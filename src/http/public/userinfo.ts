@@ -25,6 +25,7 @@ export async function userInfoRoutes(app: FastifyInstance, deps: HttpDeps, corsO
     const token = bearerToken(request);
     if (token === undefined) return reply.code(401).header('www-authenticate', bearerChallenge(undefined)).send({ error: 'invalid_token', error_description: 'An access token is required.' });
     const answer = await userInfo(deps, token);
+    answeredFor.set(request, answer.clientId);
     // OIDC Core §5.3.2: a signed response is the JWT itself, as application/jwt.
     if ('jwt' in answer) return reply.type('application/jwt').send(answer.jwt);
     return answer.claims;
@@ -33,8 +34,14 @@ export async function userInfoRoutes(app: FastifyInstance, deps: HttpDeps, corsO
   app.post(path, handler);
 }
 
+/** The client of each answered request's token, so a browser's request reads its token once. */
+const answeredFor = new WeakMap<FastifyRequest, string>();
+
 /** The registered client the request's access token was issued to, if the token is known (any state: the answer says whether it is live). */
 async function tokenClient(deps: HttpDeps, request: FastifyRequest): Promise<Client | undefined> {
+  const answered = answeredFor.get(request);
+  if (answered !== undefined) return deps.store.clients.get(answered);
+  // Refused (the token unknown, expired, revoked…): read it for its client, as the answer did not.
   const token = bearerToken(request);
   if (token === undefined || token.length > 512) return undefined;
   const found = await deps.store.tokens.find(hashSecret(token));
