@@ -59,7 +59,7 @@ export async function grantedAudiences(clients: ClientStore, client: Client, req
  * request is invalid_scope. A granted scope holds only supported values and audiences.
  */
 export async function checkGrantedAudiences(clients: ClientStore, client: Client, scope: string[]): Promise<void> {
-  const audiences = scope.filter((value) => !(SUPPORTED_SCOPES as readonly string[]).includes(value));
+  const audiences = scopeAudiences(scope);
   if (audiences.length === 0) return;
   const allowList = allowedAudiences(client);
   const refused = audiences.find((value) => !allowList.has(value));
@@ -67,6 +67,15 @@ export async function checkGrantedAudiences(clients: ClientStore, client: Client
   const found = await Promise.all(audiences.map((value) => clients.get(value)));
   const unavailable = audiences.find((_, i) => !found[i]?.active);
   if (unavailable !== undefined) throw new InvalidScope(`The audience ${unavailable} is not an active client.`);
+}
+
+/**
+ * The audiences of a granted scope: its values that are not supported scope values. A granted
+ * scope holds only supported values and audiences (grantedScope), so every other value is the
+ * client_id of a client the token is meant for. The one place that tells them apart.
+ */
+export function scopeAudiences(scope: readonly string[]): string[] {
+  return scope.filter((value) => !(SUPPORTED_SCOPES as readonly string[]).includes(value));
 }
 
 /** A narrower scope on refresh (RFC 6749 §6): every value must have been granted originally. */
