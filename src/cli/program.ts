@@ -6,6 +6,7 @@ import { Command, type OutputConfiguration } from 'commander';
 import { ConfigError } from '../config.ts';
 import { registerCleanupCommands } from './cleanup.ts';
 import { registerClientCommands } from './clients.ts';
+import { registerConsentCommands } from './consents.ts';
 import { registerGroupCommands } from './groups.ts';
 import { registerKeyCommands } from './keys.ts';
 import { registerOrganizationCommands } from './orgs.ts';
@@ -29,6 +30,7 @@ export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'wri
   registerKeyCommands(program);
   registerServerCommands(program);
   registerCleanupCommands(program);
+  registerConsentCommands(program);
   return program;
 }
 
