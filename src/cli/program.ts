@@ -17,7 +17,7 @@ import { VERSION } from '../version.ts';
 /** `output` redirects what Commander itself prints (help, usage errors); tests capture it. */
 export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'writeErr'> = {}): Command {
   const program = new Command('gatehouse')
-    .description('gatehouse single sign-on server: manage clients, users, groups, organizations and keys')
+    .description('gatehouse single sign-on server: manage clients, users, groups, organizations, keys and consents')
     // Settings are inherited by subcommands created after this point.
     .exitOverride()
     .configureOutput({ ...output, outputError: (message, write) => write(`gatehouse: ${oneLine(message.replace(/^error: /, ''))}\n`) })
