@@ -38,6 +38,7 @@ interface MetadataFlags {
   tokenEndpointAuthSigningAlg?: string;
   idTokenSignedResponseAlg?: string;
   userinfoSignedResponseAlg?: string;
+  consentRequired?: boolean;
 }
 
 interface JsonFlag {
@@ -76,6 +77,8 @@ function withMetadataOptions(command: Command): Command {
     // Not .choices(): registration refuses an unknown algorithm, and `none`, with its reason.
     .option('--id-token-signed-response-alg <alg>', `what its ID tokens are signed with: ${SIGNING_ALGS.join(', ')} (default RS256)`)
     .option('--userinfo-signed-response-alg <alg>', `answer its UserInfo requests with a JWT signed with this: ${SIGNING_ALGS.join(', ')} (default: plain JSON)`)
+    .option('--consent-required', 'a third-party client: ask each user for consent before the first code (consent_required)')
+    .option('--no-consent-required', 'a first-party client: no consent page (the default)')
     .option('--json', 'print JSON only');
 }
 
@@ -102,6 +105,7 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   if (flags.tokenEndpointAuthSigningAlg !== undefined) doc.token_endpoint_auth_signing_alg = flags.tokenEndpointAuthSigningAlg;
   if (flags.idTokenSignedResponseAlg !== undefined) doc.id_token_signed_response_alg = flags.idTokenSignedResponseAlg;
   if (flags.userinfoSignedResponseAlg !== undefined) doc.userinfo_signed_response_alg = flags.userinfoSignedResponseAlg;
+  if (flags.consentRequired !== undefined) doc.consent_required = flags.consentRequired;
   return doc;
 }
 

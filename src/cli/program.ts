@@ -6,6 +6,7 @@ import { Command, type OutputConfiguration } from 'commander';
 import { ConfigError } from '../config.ts';
 import { registerCleanupCommands } from './cleanup.ts';
 import { registerClientCommands } from './clients.ts';
+import { registerConsentCommands } from './consents.ts';
 import { registerGroupCommands } from './groups.ts';
 import { registerKeyCommands } from './keys.ts';
 import { registerOrganizationCommands } from './orgs.ts';
@@ -16,7 +17,7 @@ import { VERSION } from '../version.ts';
 /** `output` redirects what Commander itself prints (help, usage errors); tests capture it. */
 export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'writeErr'> = {}): Command {
   const program = new Command('gatehouse')
-    .description('gatehouse single sign-on server: manage clients, users, groups, organizations and keys')
+    .description('gatehouse single sign-on server: manage clients, users, groups, organizations, keys and consents')
     // Settings are inherited by subcommands created after this point.
     .exitOverride()
     .configureOutput({ ...output, outputError: (message, write) => write(`gatehouse: ${oneLine(message.replace(/^error: /, ''))}\n`) })
@@ -29,6 +30,7 @@ export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'wri
   registerKeyCommands(program);
   registerServerCommands(program);
   registerCleanupCommands(program);
+  registerConsentCommands(program);
   return program;
 }
 

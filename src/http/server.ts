@@ -4,6 +4,7 @@ import { loggerOptions } from '../observability/logger.ts';
 import type { HttpDeps } from './deps.ts';
 import { healthRoutes } from './health.ts';
 import { identityApiRoutes } from './identity-api/plugin.ts';
+import { consentRoutes } from './interaction/consent-route.ts';
 import { deviceRoutes } from './interaction/device-routes.ts';
 import { interactionRoutes } from './interaction/login-route.ts';
 import { parseParams } from './params.ts';
@@ -69,6 +70,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   await app.register(async (scope) => landingRoutes(scope, deps));
   await app.register(async (scope) => authorizationRoutes(scope, deps));
   await app.register(async (scope) => interactionRoutes(scope, deps));
+  await app.register(async (scope) => consentRoutes(scope, deps));
   await app.register(async (scope) => deviceRoutes(scope, deps));
   await app.register(async (scope) => logoutRoutes(scope, deps));
   await app.register(async (scope) => statusRoutes(scope, deps));

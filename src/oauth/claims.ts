@@ -4,6 +4,21 @@ import type { UserProfile } from '../domain/user.ts';
 import { toNumericDate } from '../lib/clock.ts';
 
 /**
+ * The names of the standard claims each scope value releases (OIDC Core §5.4), as scopeClaims
+ * below releases them (when the user has a value): the consent page lists them.
+ */
+export const SCOPE_CLAIM_NAMES: Readonly<Record<string, readonly string[]>> = {
+  openid: ['sub'],
+  profile: ['name', 'given_name', 'family_name', 'preferred_username', 'updated_at'],
+  email: ['email'],
+};
+
+/** The standard claim names a granted scope releases, in SCOPE_CLAIM_NAMES order, without duplicates. */
+export function releasedClaimNames(scope: readonly string[]): string[] {
+  return [...new Set(Object.entries(SCOPE_CLAIM_NAMES).flatMap(([value, names]) => (scope.includes(value) ? names : [])))];
+}
+
+/**
  * Standard claims released by scope (OIDC Core §5.4). A claim with no value is left out rather
  * than sent as null or "" (§5.3.2).
  */

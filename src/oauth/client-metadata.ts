@@ -92,7 +92,18 @@ const TYPED_KEYS = new Set([
 ]);
 
 /** Keys gatehouse acts on that are kept in `metadata` as registered (validated here, read where used). */
-const METADATA_KEYS = ['logo_uri', 'response_types', 'aud', 'id_token_scope_claims', 'allowed_cors_origins', 'jwks', 'jwks_uri', 'token_endpoint_auth_signing_alg'] as const;
+const METADATA_KEYS = [
+  'logo_uri',
+  'response_types',
+  'aud',
+  'id_token_scope_claims',
+  'allowed_cors_origins',
+  'jwks',
+  'jwks_uri',
+  'token_endpoint_auth_signing_alg',
+  // Consent (issue 13, item 4): a third-party client whose users are asked before the first code.
+  'consent_required',
+] as const;
 
 /** Keys gatehouse acts on; everything else is refused (see UNSUPPORTED_KEYS). */
 const IMPLEMENTED_KEYS: ReadonlySet<string> = new Set([...TYPED_KEYS, ...METADATA_KEYS]);
@@ -159,6 +170,7 @@ export function parseClientMetadata(document: unknown): ClientSettings {
   }
   if (doc.response_types !== undefined) responseTypes(doc.response_types);
   optionalBoolean(doc, 'id_token_scope_claims');
+  optionalBoolean(doc, 'consent_required');
   clientKeys(doc, tokenEndpointAuthMethod);
   if (doc.aud !== undefined) doc.aud = audienceList(doc.aud);
   if (doc.logo_uri !== undefined) logoUri(doc.logo_uri);
@@ -283,6 +295,15 @@ export function clientNameFor(client: Pick<Client, 'name' | 'metadata'>, languag
   const wanted = language.toLowerCase();
   const tagOf = (key: string) => key.slice(LOCALIZED_NAME.length + 1).toLowerCase();
   return (tagged.find(([key]) => tagOf(key) === wanted) ?? tagged.find(([key]) => tagOf(key).split('-')[0] === wanted))?.[1] ?? client.name;
+}
+
+/**
+ * Whether the client is third-party: its users are asked for consent before the first code
+ * (src/oauth/authorize/consent.ts). Only `true` counts; absent or anything else — a row stored
+ * before the key was validated — is a first-party client, the default.
+ */
+export function consentRequired(client: Pick<Client, 'metadata'>): boolean {
+  return client.metadata.consent_required === true;
 }
 
 /** The client's registered `logo_uri`, when it is a string (a row stored before it was validated may hold anything). */

@@ -76,6 +76,11 @@ export type AuditEvent =
   | ({ event: 'device.denied'; clientId: string; userId: string; session: string; userCode: string } & From)
   /** User-code entry filled its address's or the global budget: further codes are refused until the window ends (RFC 8628 §5.1). */
   | ({ event: 'device.user_code_rate_limited'; by: 'ip' | 'global'; limit: number; window: number } & From)
+  /** The user allowed or denied a third-party client on the consent page (`scope`: what it asked for). */
+  | ({ event: 'consent.granted'; userId: string; clientId: string; scope: string; session: string } & From)
+  | ({ event: 'consent.denied'; userId: string; clientId: string; scope: string; session: string } & From)
+  /** A consent withdrawn by an administrator; `revoked`: the client's tokens for the user revoked with it. */
+  | { event: 'consent.withdrawn'; userId: string; clientId: string; revoked: number; actor: Actor }
   | { event: 'user.created' | 'user.deleted' | 'user.password_changed'; userId: string; username: string; actor: Actor }
   /** `fields`: the names of what changed (never the values); `status` when it was set. */
   | { event: 'user.updated'; userId: string; username: string; fields: string[]; status?: string; actor: Actor }

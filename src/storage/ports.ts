@@ -3,6 +3,7 @@
  * SQL implementation (`storage/sql`); the contract suite in test/contract runs it on every database.
  */
 import type { Client } from '../domain/client.ts';
+import type { Consent } from '../domain/consent.ts';
 import type { DeviceApproval, DeviceAuthorization } from '../domain/device-authorization.ts';
 import type { AuthorizationCode, Token } from '../domain/grant.ts';
 import type { Group } from '../domain/group.ts';
@@ -225,6 +226,8 @@ export interface CodeStore {
    * session ended (logout); a later attempt is refused like a replay. Returns how many.
    */
   consumeBySession(sessionIndex: string, now: number): Promise<number>;
+  /** Marks every unredeemed code one client holds for one user consumed (a withdrawn consent); how many. */
+  consumeByUserAndClient(userId: string, clientId: string, now: number): Promise<number>;
   /**
    * Cleanup, one page: looks at up to `limit` codes that expired before `unredeemedBefore`, in
    * (expiresAt, codeHash) order after `after`, and deletes those nothing needs any more: codes never
@@ -274,6 +277,8 @@ export interface TokenStore {
   revokeBySession(session: { userId: string; sessionIndex: string }, now: number): Promise<number>;
   /** Revokes every live token of a user, whatever session it came from (a disabled or deleted user). */
   revokeByUser(userId: string, now: number): Promise<number>;
+  /** Revokes every live token one client holds for one user (a withdrawn consent); how many. */
+  revokeByUserAndClient(userId: string, clientId: string, now: number): Promise<number>;
   /**
    * Cleanup: deletes up to `limit` tokens that expired before `expiredBefore` (whatever their
    * state: an expired refresh token is refused as expired before reuse detection looks at it), or
@@ -493,6 +498,26 @@ export interface DeviceAuthorizationStore {
   deleteExpired(before: number, limit: number): Promise<number>;
 }
 
+/**
+ * Users' consents to third-party clients (src/domain/consent.ts), one per user and client. Race
+ * rule: `put` writes the whole scope set, so widening a consent is a read (`find`) and a `put` in
+ * one Store.transaction (src/oauth/consents.ts, grantConsent): two grants of different values at
+ * once then both survive, on every database and across instances. Never `put` a set read outside
+ * the unit of work.
+ */
+export interface ConsentStore {
+  find(userId: string, clientId: string): Promise<Consent | undefined>;
+  /**
+   * Stores the consent, replacing the scope set and `updatedAt` of an existing one (its
+   * `grantedAt` is kept). MissingReferenceError when the user or the client does not exist.
+   */
+  put(consent: Consent): Promise<void>;
+  /** The user's consents, by client_id. */
+  listForUser(userId: string): Promise<Consent[]>;
+  /** Deletes the consent; whether there was one. */
+  delete(userId: string, clientId: string): Promise<boolean>;
+}
+
 /** The store as one unit of work sees it: every use case, all committed together or not at all. */
 export interface StoreTransaction {
   clients: ClientStore;
@@ -507,6 +532,7 @@ export interface StoreTransaction {
   rateLimits: RateLimitStore;
   assertions: AssertionStore;
   deviceAuthorizations: DeviceAuthorizationStore;
+  consents: ConsentStore;
 }
 
 export interface Store extends StoreTransaction {

@@ -2,7 +2,7 @@
  * WCAG 2.2 AA of the pages an end user sees, checked with axe-core in Chromium under the pages'
  * real Content-Security-Policy: no serious or critical violation on the login page (each display
  * template), the login page with an error, the error page, the logout confirmation, the
- * signed-out page, the landing page and the form_post page. Plus what axe does not measure: the focus ring's contrast
+ * signed-out page, the landing page, the form_post page and the consent page of a third-party client. Plus what axe does not measure: the focus ring's contrast
  * (WCAG 2.2 1.4.11, 2.4.13: at least 3:1 against what surrounds it), and a client's logo that
  * loads under the login page's policy.
  */
@@ -147,6 +147,32 @@ describe('WCAG 2.2 AA of the pages (axe-core in Chromium)', { skip }, () => {
       'landing page': [],
     });
     // The error pages answer 400 (documents, not counted); nothing else failed or broke the policy.
+    assert.deepEqual(problems, []);
+  });
+
+  test('no serious or critical violation on the consent page, in each display template (CN-16)', { timeout: 120_000 }, async () => {
+    const { page, problems, close } = await open();
+    const found: Record<string, string[]> = {};
+    try {
+      const callback = new URL(loginUrl()).searchParams.get('redirect_uri')!;
+      const { client } = await createTestClient(server.gatehouse.store, { name: 'Partner', redirectUris: [callback], metadata: { consent_required: true } });
+      const consentUrl = (display: string) => authorizationUrl(server.url, { client_id: client.clientId, redirect_uri: callback, response_type: 'code', scope: 'openid profile email', state: 's', display });
+      // Signed in first, so that each display shows the consent page at once (single sign-on).
+      await page.goto(consentUrl('page'));
+      await page.getByLabel('Username').fill(username);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button').click();
+      await page.getByRole('heading', { name: 'Allow access?' }).waitFor();
+      for (const display of ['page', 'popup', 'touch']) {
+        await page.goto(consentUrl(display));
+        assert.equal(await page.getAttribute('body', 'class'), `display-${display}`);
+        found[`consent page, display=${display}`] = await seriousViolations(page);
+      }
+      await Promise.all([page.waitForURL(/\/callback\?/), page.getByRole('button', { name: 'Allow' }).click()]);
+    } finally {
+      await close();
+    }
+    assert.deepEqual(found, { 'consent page, display=page': [], 'consent page, display=popup': [], 'consent page, display=touch': [] });
     assert.deepEqual(problems, []);
   });
 

@@ -9,8 +9,10 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
+import type { Client } from '../../src/domain/client.ts';
+import { fingerprint as sessionFingerprint } from '../../src/observability/audit.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { RP_REDIRECT_URI } from '../helpers/fixtures.ts';
+import { createTestClient, RP_REDIRECT_URI } from '../helpers/fixtures.ts';
 import { assertNoProcessFailures, assertSafeResponse, CONTENT_TYPES, encodePairs, fingerprint, fuzzParams, hostileString, installProcessHandlers, isTransportRefusal, PASSWORD, send, startFuzzTarget, targetOf, type Fingerprint, type FuzzTarget, type RawResponse } from './harness.ts';
 import { build, contentType, encoding, plan, sentText } from './mutate.ts';
 
@@ -23,6 +25,7 @@ const AUTHORIZATION_NAMES = [
 const AUTHORIZATION_PATH = '/uas/oauth2/authorization';
 const LOGIN_PATH = '/uas/oauth2/authorization/login';
 const LOGOUT_PATH = '/uas/oauth2/logout';
+const CONSENT_PATH = '/uas/oauth2/authorization/consent';
 
 function assertOnlyChanged(before: Fingerprint, after: Fingerprint, allowed: readonly (keyof Fingerprint)[], context: string): void {
   for (const key of Object.keys(before) as (keyof Fingerprint)[]) {
@@ -156,6 +159,39 @@ for (const db of DATABASES) {
           }
         }),
         fuzzParams(25),
+      );
+    });
+
+    test('consent POST: mutated answers of a third-party client\'s page; only a whole, CSRF-matched allow issues a code and remembers a consent', async () => {
+      const { client: thirdParty } = await createTestClient(t.store, { metadata: { consent_required: true } });
+      const authorization = (client: Client): [string, string][] => [['client_id', client.clientId], ...validAuthorization().slice(1)];
+      await fc.assert(
+        fc.asyncProperty(plan([...AUTHORIZATION_NAMES, 'csrf_token', 'consent_session', 'decision'], 3), contentType, fc.constantFrom('match', 'missing', 'other'), fc.constantFrom('allow', 'deny'), async (how, type, csrfCase, decision) => {
+          const session = await t.freshSession();
+          const csrf = csrfPair();
+          const fields: [string, string][] = [...authorization(thirdParty), ['csrf_token', csrf.token], ['consent_session', sessionFingerprint(session.sessionIndex)], ['decision', decision]];
+          const request = build(fields, how);
+          const cookies = [`gatehouse_session=${session.cookie}`];
+          if (csrfCase === 'match') cookies.push(csrf.cookie);
+          if (csrfCase === 'other') cookies.push(csrfPair().cookie);
+          const headers: [string, string][] = [['cookie', cookies.join('; ')]];
+          if (type !== undefined) headers.push(['content-type', type]);
+          const before = await fingerprint(t.server);
+          const response = await send(t.port, { method: 'POST', target: CONSENT_PATH, headers, body: request.wire });
+          const context = `consent ${request.wire.slice(0, 300)}`;
+          assertSafeResponse(response, context, sentText(request.pairs, request.wire));
+          const outcome = classify(response, [RP_REDIRECT_URI], context);
+          const after = await fingerprint(t.server);
+          if (outcome === 'code') {
+            assert.equal(response.status, 303, context);
+            assert.equal(csrfCase, 'match', `${context}: consented without the CSRF cookie`);
+            assert.ok(request.pairs.some(([n, v]) => n === 'decision' && v === 'allow'), `${context}: a code without allow`);
+            assertOnlyChanged(before, after, ['codes', 'sessionDeadlines', 'consents'], context);
+          } else {
+            assertOnlyChanged(before, after, [], `${context} → ${response.status} ${outcome}`);
+          }
+        }),
+        fuzzParams(40),
       );
     });
 

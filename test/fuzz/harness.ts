@@ -217,6 +217,8 @@ export interface Fingerprint {
   organizationAttributes: number;
   usersUpdated: number;
   organizationsUpdated: number;
+  /** Remembered consents to third-party clients (migration 013). */
+  consents: number;
 }
 
 /**
@@ -245,7 +247,8 @@ export async function fingerprint(server: RunningServer): Promise<Fingerprint> {
       (select count(*) from user_attributes) as "userAttributes",
       (select count(*) from organization_attributes) as "organizationAttributes",
       (select coalesce(sum(updated_at), 0) from users) as "usersUpdated",
-      (select coalesce(sum(updated_at), 0) from organizations) as "organizationsUpdated"
+      (select coalesce(sum(updated_at), 0) from organizations) as "organizationsUpdated",
+      (select count(*) from consents) as consents
   `.execute(db);
   const row = rows[0]!;
   return Object.fromEntries(Object.entries(row).map(([name, value]) => [name, Number(value)])) as unknown as Fingerprint;

@@ -5,6 +5,7 @@ import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { sendAuthorizationError, sendCode } from '../render/authorization.ts';
 import { readSessionCookie, setSessionCookie } from './cookies.ts';
+import { sendConsentPage } from './consent-page.ts';
 import { csrfValid } from './csrf.ts';
 import { formField, requestParams, useHtmlScope } from './html-scope.ts';
 import { loginPath, sendLoginPage } from './login-page.ts';
@@ -43,6 +44,8 @@ export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): P
     }
     if (outcome.type === 'error') return sendAuthorizationError(request, reply, deps, outcome.target, outcome.error);
     setSessionCookie(reply, deps.config, outcome.cookieValue);
+    // A third-party client: the consent page, for the session just started (consent-route.ts takes the answer).
+    if (outcome.type === 'consent') return sendConsentPage(request, reply, deps, authorization, outcome.session);
     // 303: the browser must not repeat the POST, with its password, to the client (RFC 9700 §4.12).
     // (form_post answers with its page instead: the browser then posts only the response's fields.)
     return sendCode(request, reply, deps, outcome.target, outcome.code, 303);

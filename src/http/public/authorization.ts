@@ -3,6 +3,7 @@ import { authorize } from '../../oauth/authorize/authorize.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
+import { sendConsentPage } from '../interaction/consent-page.ts';
 import { readSessionCookie } from '../interaction/cookies.ts';
 import { requestParams, useHtmlScope } from '../interaction/html-scope.ts';
 import { sendLoginPage } from '../interaction/login-page.ts';
@@ -18,6 +19,8 @@ export async function authorizationRoutes(app: FastifyInstance, deps: HttpDeps):
         return sendCode(request, reply, deps, outcome.target, outcome.code);
       case 'login':
         return sendLoginPage(request, reply, deps, outcome.request);
+      case 'consent':
+        return sendConsentPage(request, reply, deps, outcome.request, outcome.session);
       case 'error':
         return sendAuthorizationError(request, reply, deps, outcome.target, outcome.error);
     }

@@ -12,6 +12,7 @@ import { TemporarilyUnavailable } from '../errors.ts';
 import { findUsableSession, touchSession } from '../sessions.ts';
 import { takeSilentAuthorization } from '../throttling/silent-authorizations.ts';
 import { checkClient } from './check-client.ts';
+import { needsConsent } from './consent.ts';
 import { checkDisplay } from './check-display.ts';
 import { checkIdTokenHint } from './check-id-token-hint.ts';
 import { checkMaxAge, checkPrompt } from './check-prompt.ts';
@@ -67,7 +68,8 @@ export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Pr
 /**
  * A request with a browser's session cookie: a code at once when the session satisfies the
  * request (single sign-on; using the session extends it) and its rate limit allows one
- * (src/oauth/throttling/silent-authorizations.ts), the login page when it does not.
+ * (src/oauth/throttling/silent-authorizations.ts), the login page when it does not, the consent
+ * page when a third-party client needs the user's consent first.
  */
 export async function authorize(deps: OAuthDeps, raw: RawParams, sessionCookie: string | undefined, ip?: string): Promise<AuthorizeOutcome> {
   const validation = await validateAuthorization(deps, raw);
@@ -77,6 +79,8 @@ export async function authorize(deps: OAuthDeps, raw: RawParams, sessionCookie: 
     const session = await findUsableSession(deps, sessionCookie);
     const interaction = decideInteraction(request, session, deps.clock.now()); // login_required under prompt=none
     if (interaction.type === 'login') return { type: 'login', request };
+    // A third-party client's consent page (consent.ts); under prompt=none, consent_required.
+    if (await needsConsent(deps, request, interaction.session.userId)) return { type: 'consent', request, session: interaction.session };
     // A silent code costs the browser nothing but a stored row: bounded per session and address.
     if (!(await takeSilentAuthorization(deps, interaction.session, ip, request.clientId))) {
       // RFC 6749 §4.1.2.1: the server cannot handle the request now, owing to its load; the

@@ -9,7 +9,7 @@ import type { AuthorizationRequest } from './request.ts';
 
 const NOW = 1_800_000_000_000;
 const session = { userId: 'u1', authTime: NOW - 60_000 } as SsoSession;
-const request = (overrides: Partial<AuthorizationRequest> = {}) => ({ prompt: new Set(), maxAge: undefined, hintedSubject: undefined, ...overrides }) as AuthorizationRequest;
+const request = (overrides: Partial<AuthorizationRequest> = {}) => ({ client: { metadata: {} }, prompt: new Set(), maxAge: undefined, hintedSubject: undefined, ...overrides }) as AuthorizationRequest;
 
 test('a session answers silently unless prompt, max_age or the hint say otherwise (OIDC Core §3.1.2.1)', () => {
   assert.equal(decideInteraction(request(), session, NOW).type, 'silent');
@@ -20,6 +20,14 @@ test('a session answers silently unless prompt, max_age or the hint say otherwis
   assert.equal(decideInteraction(request({ maxAge: 0 }), { ...session, authTime: NOW }, NOW).type, 'login', 'max_age=0 is prompt=login');
   assert.equal(decideInteraction(request({ hintedSubject: 'u2' }), session, NOW).type, 'login');
   assert.equal(decideInteraction(request({ hintedSubject: 'u1' }), session, NOW).type, 'silent');
+});
+
+test('a third-party client\'s prompt=consent is answered after the session (the consent page), a first-party client\'s by the login page (F2)', () => {
+  const consent = new Set(['consent'] as const);
+  const thirdParty = { metadata: { consent_required: true } } as unknown as AuthorizationRequest['client'];
+  assert.equal(decideInteraction(request({ prompt: consent, client: thirdParty }), session, NOW).type, 'silent');
+  assert.equal(decideInteraction(request({ prompt: consent, client: thirdParty }), undefined, NOW).type, 'login');
+  assert.equal(decideInteraction(request({ prompt: new Set(['consent', 'login'] as const), client: thirdParty }), session, NOW).type, 'login');
 });
 
 test('prompt=none never shows a page: login_required instead', () => {

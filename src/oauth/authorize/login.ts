@@ -1,14 +1,18 @@
+import type { SsoSession } from '../../domain/session.ts';
 import type { UserProfile } from '../../domain/user.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { LoginRequired } from '../errors.ts';
 import { createSession, findSession } from '../sessions.ts';
+import { needsConsent } from './consent.ts';
 import { issueCode } from './issue-code.ts';
 import type { AuthorizationRequest, RedirectTarget } from './request.ts';
 import { checkPasswordLogin } from './verify-credentials.ts';
 
 export type LoginOutcome =
   | { type: 'code'; target: RedirectTarget; code: string; cookieValue: string }
+  /** Signed in, but a third-party client needs the user's consent before the code (consent.ts). */
+  | { type: 'consent'; session: SsoSession; cookieValue: string }
   | { type: 'failed' }
   /** Refused by the throttle, or failed and now made to wait: try again in `retryAfter` seconds. */
   | { type: 'throttled'; retryAfter: number }
@@ -42,8 +46,10 @@ export async function loginWithPassword(
     const previous = await findSession(deps, previousCookie);
     if (previous) await deps.store.sessions.end(previous.idHash);
     const { cookieValue, session } = await createSession(deps, { userId: user.id, amr: ['pwd'], acr: request.acr });
-    const code = await issueCode(deps, request, session);
     deps.audit.emit({ event: 'login.succeeded', userId: user.id, username: user.username, clientId, session: fingerprint(session.sessionIndex), ip });
+    // A third-party client's consent page comes between the login and the code (consent.ts).
+    if (await needsConsent(deps, request, user.id)) return { type: 'consent', session, cookieValue };
+    const code = await issueCode(deps, request, session);
     return { type: 'code', target: request.target, code, cookieValue };
   } catch (error) {
     return { type: 'error', target: request.target, error };

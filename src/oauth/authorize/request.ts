@@ -3,6 +3,7 @@
  * goes, and what the endpoint decides.
  */
 import type { Client } from '../../domain/client.ts';
+import type { SsoSession } from '../../domain/session.ts';
 import type { PkceBinding } from '../pkce.ts';
 import type { ResponseMode } from './response-modes/mode.ts';
 
@@ -65,4 +66,6 @@ export type Validation = { ok: true; request: AuthorizationRequest } | { ok: fal
 export type AuthorizeOutcome =
   | { type: 'code'; target: RedirectTarget; code: string }
   | { type: 'login'; request: AuthorizationRequest }
+  /** The user is signed in, but a third-party client needs their consent first (consent.ts). */
+  | { type: 'consent'; request: AuthorizationRequest; session: SsoSession }
   | { type: 'error'; target: RedirectTarget; error: unknown };

@@ -60,6 +60,17 @@ export class SqlCodeStore implements CodeStore {
     return Number(result.numUpdatedRows);
   }
 
+  async consumeByUserAndClient(userId: string, clientId: string, now: number): Promise<number> {
+    const result = await this.#db
+      .updateTable('authorization_codes')
+      .set({ consumed_at: now })
+      .where('user_id', '=', userId)
+      .where('client_id', '=', clientId)
+      .where('consumed_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
   async deleteSpent(page: CodeCleanupPage): Promise<{ deleted: number; next: CodeCursor | undefined }> {
     const { unredeemedBefore, redeemedBefore, tokensLiveAfter, after, limit } = page;
     const before = Math.max(unredeemedBefore, redeemedBefore);

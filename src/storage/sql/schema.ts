@@ -178,10 +178,20 @@ export interface Database {
   throttle_counters: ThrottleCountersTable;
   client_assertions: ClientAssertionsTable;
   device_authorizations: DeviceAuthorizationsTable;
+  consents: ConsentsTable;
 }
 
 /** Client assertion jtis used once (migration 009): SHA-256 of client_id and jti, kept until the assertion's exp. */
 export interface ClientAssertionsTable {
   key: string;
   expires_at: number;
+}
+
+/** Consents to third-party clients (migration 013): `scope` is the space-separated, sorted set of consented values. */
+export interface ConsentsTable {
+  user_id: string;
+  client_id: string;
+  scope: string;
+  granted_at: number;
+  updated_at: number;
 }

@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import { StoreMissingError, type Store, type StoreTransaction } from '../ports.ts';
 import { SqlClientStore } from './client-store.ts';
 import { SqlCodeStore } from './code-store.ts';
+import { SqlConsentStore } from './consent-store.ts';
 import { SqlDeviceAuthorizationStore } from './device-authorization-store.ts';
 import { hasSchema, migrateToLatest, openDatabase, ping, type DialectName, type OpenOptions, type SqlDatabase } from './database.ts';
 import { SqlGroupStore } from './group-store.ts';
@@ -89,5 +90,6 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     rateLimits: new SqlRateLimitStore(db, sharing?.rateLimits),
     assertions: new SqlAssertionStore(db, sharing?.assertions),
     deviceAuthorizations: new SqlDeviceAuthorizationStore(db),
+    consents: new SqlConsentStore(db),
   };
 }

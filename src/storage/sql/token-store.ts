@@ -70,6 +70,17 @@ export class SqlTokenStore implements TokenStore {
     return Number(result.numUpdatedRows);
   }
 
+  async revokeByUserAndClient(userId: string, clientId: string, now: number): Promise<number> {
+    const result = await this.#db
+      .updateTable('tokens')
+      .set({ revoked_at: now })
+      .where('user_id', '=', userId)
+      .where('client_id', '=', clientId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
   async revokeBySession(session: { userId: string; sessionIndex: string }, now: number): Promise<number> {
     const result = await this.#db
       .updateTable('tokens')

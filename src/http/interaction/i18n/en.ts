@@ -57,6 +57,35 @@ export const en = {
     profile: 'Your name and username',
     email: 'Your email address',
   },
+  /** The consent page of a third-party client (issue 13, item 4). `{client}`: the application's name. */
+  consentTitle: 'Allow access?',
+  consentIntro: '{client} asks for access to your account.',
+  consentLogoAlt: '{client} logo',
+  consentScopes: 'It will be able to:',
+  consentClaims: 'It will receive:',
+  consentAudiences: 'It may use your sign-in with these services:',
+  consentSignedInAs: 'Signed in as',
+  consentAllow: 'Allow',
+  consentDeny: 'Deny',
+  consentExpired: 'The form expired. Please choose again.',
+  consentChoiceNote: 'You can withdraw your consent later by asking your administrator.',
+  /** What a scope value lets a third-party client do, in plain words; others are shown as they are. */
+  consentScopeNames: {
+    openid: 'Sign you in',
+    profile: 'See your name and username',
+    email: 'See your email address',
+    offline_access: 'Keep access when you are not using it',
+  },
+  /** The claims a client receives, in plain words; others are shown by their name. */
+  claimNames: {
+    sub: 'An identifier for you',
+    name: 'Your full name',
+    given_name: 'Your first name',
+    family_name: 'Your last name',
+    preferred_username: 'Your username',
+    updated_at: 'When your profile last changed',
+    email: 'Your email address',
+  },
   /** What went wrong while signing in, in plain words, by the error code shown in small print. */
   signInErrors: {
     invalid_client: 'The application that sent you here is not known to this sign-in service, or it has been switched off. Contact the application’s support.',

@@ -1,0 +1,109 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { SsoSession } from '../../domain/session.ts';
+import type { AuthorizationRequest } from '../../oauth/authorize/request.ts';
+import { releasedClaimNames } from '../../oauth/claims.ts';
+import { clientNameFor, logoUriOf } from '../../oauth/client-metadata.ts';
+import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
+import { scopeAudiences } from '../../oauth/scope.ts';
+import { fingerprint } from '../../observability/audit.ts';
+import type { HttpDeps } from '../deps.ts';
+import { formActionSource, imageSource } from '../plugins/security-headers.ts';
+import { csrfToken } from './csrf.ts';
+import { chooseLocale, messages, type Messages } from './i18n.ts';
+import { renderView, sendPage } from './views.ts';
+
+/** Where the consent form posts; the consent route validates the carried request again from scratch. */
+export function consentPath(config: Pick<HttpDeps['config'], 'issuerPath'>): string {
+  return `${config.issuerPath}${ENDPOINT_PATHS.authorization}/consent`;
+}
+
+export interface ConsentPageOptions {
+  status?: number;
+  /** Shown above the lists: the form expired. */
+  expired?: boolean;
+  /**
+   * Names of further claims the client will receive beyond the standard ones of its scope (the
+   * authorization policy's claim mappings, issue 13 item 1): listed after them, in plain words
+   * where the bundle has them.
+   */
+  extraClaims?: readonly string[];
+}
+
+/**
+ * The binding of a consent form to the session it was shown to: the fingerprint of its
+ * session_index. The consent route refuses a form whose session has since changed (another user
+ * signed in in this browser), so a consent is only ever stored for the user who saw the page.
+ */
+export function consentSessionBinding(session: Pick<SsoSession, 'sessionIndex'>): string {
+  return fingerprint(session.sessionIndex);
+}
+
+/**
+ * The consent page of a third-party client (issue 13, item 4): its name (localized
+ * `client_name#<tag>`) and https logo, what the scope lets it do, the claims it will receive and
+ * the resource servers (audiences) it may use the sign-in with, in the page's language. The
+ * authorization request travels as hidden fields, as on the login form (no server-side
+ * interaction state, any instance can take the answer), with the double-submit CSRF token and
+ * the session binding.
+ */
+export async function sendConsentPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: HttpDeps,
+  authorization: AuthorizationRequest,
+  session: SsoSession,
+  options: ConsentPageOptions = {},
+): Promise<FastifyReply> {
+  const locale = chooseLocale(authorization.uiLocales, request.headers['accept-language']);
+  const t = messages(locale);
+  const clientName = clientNameFor(authorization.client, locale);
+  // Only an https logo on this page: what the user is asked to trust should not come over plain http.
+  const logoUri = logoUriOf(authorization.client);
+  const logoSource = logoUri?.startsWith('https://') ? imageSource(logoUri) : undefined;
+  const [user, audiences] = await Promise.all([deps.store.users.getProfile(session.userId), audienceNames(deps, authorization.scope, locale)]);
+  const audienceValues = new Set(scopeAudiences(authorization.scope));
+  const html = renderView('consent', {
+    lang: locale,
+    t,
+    title: t.consentTitle,
+    display: authorization.display,
+    frame: FRAMES[authorization.display],
+    intro: t.consentIntro.replace('{client}', () => clientName),
+    logoUri: logoSource === undefined ? undefined : logoUri,
+    logoAlt: t.consentLogoAlt.replace('{client}', () => clientName),
+    scopes: authorization.scope.filter((value) => !audienceValues.has(value)).map((value) => plain(t.consentScopeNames, value)),
+    claims: consentClaims(authorization.scope, options.extraClaims).map((name) => plain(t.claimNames, name)),
+    audiences,
+    username: user?.username ?? '',
+    message: options.expired ? t.consentExpired : undefined,
+    base: deps.config.issuerPath,
+    action: consentPath(deps.config),
+    hidden: Object.entries(authorization.params),
+    csrfToken: csrfToken(request, reply, deps),
+    consentSession: consentSessionBinding(session),
+  });
+  // The consent POST ends in a 303 to the redirect_uri, which Chromium checks against form-action.
+  const formAction = formActionSource(authorization.target.redirectUri);
+  return sendPage(reply, options.status ?? 200, html, { formActionSources: formAction === undefined ? [] : [formAction], imgSources: logoSource === undefined ? [] : [logoSource] });
+}
+
+/** The claim names the client will receive: the standard ones its scope releases, then `extra` (the policy's), without duplicates. */
+export function consentClaims(scope: readonly string[], extra: readonly string[] = []): string[] {
+  return [...new Set([...releasedClaimNames(scope), ...extra])];
+}
+
+/** The display value's frame of the page, as the login page's templates use them. */
+const FRAMES = { page: 'card', popup: 'compact', touch: 'touch' } as const;
+
+/** A value in plain words when the bundle has them, else as it is. */
+function plain(names: Messages['consentScopeNames'] | Messages['claimNames'], value: string): string {
+  const table: Readonly<Record<string, string>> = names;
+  return Object.hasOwn(table, value) ? table[value]! : value;
+}
+
+/** The names of the resource servers the granted scope names as audiences (their client_ids; a vanished one by its id). */
+async function audienceNames(deps: HttpDeps, scope: readonly string[], locale: ReturnType<typeof chooseLocale>): Promise<string[]> {
+  const ids = scopeAudiences(scope);
+  const clients = await Promise.all(ids.map((id) => deps.store.clients.get(id)));
+  return ids.map((id, i) => (clients[i] === undefined ? id : clientNameFor(clients[i], locale)));
+}
