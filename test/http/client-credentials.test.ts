@@ -41,7 +41,7 @@ for (const db of DATABASES) {
       apiClientId = `identity-api-${randomUUID()}`;
       server = await startServer(db, { audit, env: { GATEHOUSE_API_CLIENT_ID: apiClientId } });
       // The API stands for a registered client whose client_id is the configured one.
-      await addClient(server.gatehouse.store, { clientId: apiClientId, name: 'Identity API', grantTypes: [], redirectUris: [], refreshTokens: false });
+      await addClient(server.gatehouse.store, { clientId: apiClientId, name: 'Identity API', grantTypes: [], redirectUris: [], refreshTokens: false, metadata: { resource_server: true } });
       const rs = await registerClient(deps(), { client_name: 'Resource server', grant_types: [] });
       resource = { clientId: rs.client.clientId, secret: rs.clientSecret! };
     });
