@@ -75,7 +75,7 @@ for (const db of DATABASES) {
 
       const introspection = await oidc.tokenIntrospection(await configure(resource.clientId, resource.secret), tokens.access_token);
       const { exp, iat, ...rest } = introspection;
-      assert.deepEqual(rest, { active: true, sub: clientId, iss: server.issuer, aud: resource.clientId, scope: apiClientId, client_id: clientId, token_type: 'access_token' });
+      assert.deepEqual(rest, { active: true, sub: clientId, iss: server.issuer, aud: resource.clientId, scope: apiClientId, client_id: clientId, token_type: 'access_token', token_audiences: [apiClientId] });
       assert.ok(typeof iat === 'number' && iat >= before && iat <= before + 5);
       assert.equal(exp, iat + server.config.accessTokenTtl);
 

@@ -46,7 +46,8 @@ export function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps
     invalidCredentials: options.message === 'loginFailed',
     base: deps.config.issuerPath,
     action: loginPath(deps.config),
-    hidden: Object.entries(authorization.params),
+    // `resource` may be repeated (RFC 8707 §2): one field per value.
+    hidden: [...Object.entries(authorization.params), ...authorization.resources.map((uri) => ['resource', uri])],
     csrfToken: csrfToken(request, reply, deps),
     username: options.username ?? authorization.loginHint ?? '',
     message: options.message === undefined ? undefined : t[options.message].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0)),

@@ -7,6 +7,7 @@
 import type { OAuthDeps } from '../deps.ts';
 import type { RawParams } from '../params.ts';
 import { checkPkceRequest } from '../pkce.ts';
+import { allowedResourceAudiences, parseResources, withAudiences } from '../resource.ts';
 import { grantedAudiences, grantedScope, parseScope } from '../scope.ts';
 import { TemporarilyUnavailable } from '../errors.ts';
 import { findUsableSession, touchSession } from '../sessions.ts';
@@ -36,7 +37,9 @@ export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Pr
     const params = parseRequest(raw); // RFC 6749 §3.1; OIDC Core §6
     checkResponseType(params.response_type, client); // RFC 6749 §3.1.1, §4.1.2.1
     const requested = parseScope(params.scope);
-    const scope = grantedScope(requested, client, await grantedAudiences(deps.store.clients, client, requested)); // RFC 6749 §3.3: unknown values dropped; audiences outside `aud` invalid_scope (§4.1.2.1)
+    const asked = grantedScope(requested, client, await grantedAudiences(deps.store.clients, client, requested)); // RFC 6749 §3.3: unknown values dropped; audiences outside `aud` invalid_scope (§4.1.2.1)
+    const resources = parseResources(raw); // RFC 8707 §2: absolute URIs without fragment, else invalid_target
+    const scope = withAudiences(asked, await allowedResourceAudiences(deps.store.clients, client, resources)); // RFC 8707 §2: a registered resource of a server in `aud`, else invalid_target
     const pkce = checkPkceRequest(client, params.code_challenge, params.code_challenge_method); // RFC 7636 §4.4
     const prompt = checkPrompt(params.prompt); // OIDC Core §3.1.2.1
     const maxAge = checkMaxAge(params.max_age); // OIDC Core §3.1.2.1
@@ -47,6 +50,7 @@ export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Pr
       redirectUri,
       target,
       scope,
+      resources,
       nonce: params.nonce,
       pkce,
       prompt,

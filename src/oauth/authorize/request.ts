@@ -35,6 +35,8 @@ export interface CodeGrant {
 export interface AuthorizationRequest extends CodeGrant {
   client: Client;
   target: RedirectTarget;
+  /** The RFC 8707 `resource` values as sent (their audiences are in `scope`), for the login form to carry. */
+  resources: readonly string[];
   /** Known prompt values; unknown ones are ignored (OIDC Core §3.1.2.1 lists the defined set). */
   prompt: ReadonlySet<Prompt>;
   /** Seconds; undefined when not sent. */
