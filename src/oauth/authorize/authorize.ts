@@ -7,7 +7,6 @@
 import type { OAuthDeps } from '../deps.ts';
 import type { RawParams } from '../params.ts';
 import { checkPkceRequest } from '../pkce.ts';
-import { allowedResourceAudiences, parseResources, withAudiences } from '../resource.ts';
 import { grantedAudiences, grantedScope, parseScope } from '../scope.ts';
 import { TemporarilyUnavailable } from '../errors.ts';
 import { findUsableSession, touchSession } from '../sessions.ts';
@@ -18,6 +17,7 @@ import { checkIdTokenHint } from './check-id-token-hint.ts';
 import { checkMaxAge, checkPrompt } from './check-prompt.ts';
 import { checkRedirectUri } from './check-redirect-uri.ts';
 import { checkResponseMode } from './check-response-mode.ts';
+import { checkResources } from './check-resources.ts';
 import { checkResponseType } from './check-response-type.ts';
 import { chooseAcr } from './choose-acr.ts';
 import { decideInteraction } from './decide-interaction.ts';
@@ -38,8 +38,7 @@ export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Pr
     checkResponseType(params.response_type, client); // RFC 6749 §3.1.1, §4.1.2.1
     const requested = parseScope(params.scope);
     const asked = grantedScope(requested, client, await grantedAudiences(deps.store.clients, client, requested)); // RFC 6749 §3.3: unknown values dropped; audiences outside `aud` invalid_scope (§4.1.2.1)
-    const resources = parseResources(raw); // RFC 8707 §2: absolute URIs without fragment, else invalid_target
-    const scope = withAudiences(asked, await allowedResourceAudiences(deps.store.clients, client, resources)); // RFC 8707 §2: a registered resource of a server in `aud`, else invalid_target
+    const { scope, resources } = await checkResources(deps, client, raw, asked); // RFC 8707 §2: resource servers in `aud`, else invalid_target
     const pkce = checkPkceRequest(client, params.code_challenge, params.code_challenge_method); // RFC 7636 §4.4
     const prompt = checkPrompt(params.prompt); // OIDC Core §3.1.2.1
     const maxAge = checkMaxAge(params.max_age); // OIDC Core §3.1.2.1
