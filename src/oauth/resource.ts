@@ -75,16 +75,17 @@ export function withAudiences(scope: readonly string[], audiences: readonly stri
 }
 
 /**
- * A grant's scope narrowed to the audiences `resource` asks for (RFC 8707 §2.2: at the token
- * endpoint "the requested resource [...] must be within the scope of the grant"): each must be an
- * audience the grant already holds, else invalid_target; the token's audiences are then exactly
- * those, its other scope values unchanged. Without `resource`, the scope as it is.
+ * The access token's scope when `resource` asks for some of a grant's audiences (RFC 8707 §2.2: at
+ * the token endpoint the requested resource must be within the grant): each must be an audience of
+ * `granted`, else invalid_target; the token's audiences are then exactly those (in the grant's
+ * order), after the other values of `scope` (the grant's, or narrower by the `scope` parameter).
+ * Without `resource`, `scope` as it is.
  */
-export function narrowToResources(scope: readonly string[], servers: readonly Client[], resources: readonly string[]): string[] {
+export function narrowToResources(granted: readonly string[], scope: readonly string[], servers: readonly Client[], resources: readonly string[]): string[] {
   if (servers.length === 0) return [...scope];
-  const granted = new Set(scopeAudiences(scope));
-  const outside = servers.findIndex((server) => !granted.has(server.clientId));
+  const audiences = new Set(scopeAudiences(granted));
+  const outside = servers.findIndex((server) => !audiences.has(server.clientId));
   if (outside >= 0) throw new InvalidTarget(`The resource ${resources[outside]} was not granted; a token may only be narrowed to the audiences granted.`);
   const wanted = new Set(servers.map((server) => server.clientId));
-  return scope.filter((value) => !granted.has(value) || wanted.has(value));
+  return [...scope.filter((value) => !audiences.has(value)), ...granted.filter((value) => wanted.has(value))];
 }

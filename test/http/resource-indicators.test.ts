@@ -172,6 +172,10 @@ for (const db of DATABASES) {
       const refreshed = await post(tokenUrl(), [['grant_type', 'refresh_token'], ['refresh_token', narrowed.body.refresh_token as string], ...resources(API_URI)], asApp());
       assert.equal(refreshed.status, 200, JSON.stringify(refreshed.body));
       assert.equal(refreshed.body.scope, `openid ${api.clientId}`);
+      // With a narrower scope too: scope decides the other values, resource the audiences.
+      const both = await post(tokenUrl(), [['grant_type', 'refresh_token'], ['refresh_token', refreshed.body.refresh_token as string], ['scope', `${orders.client.clientId}`], ...resources(API_URI, ORDERS_URI)], asApp());
+      assert.equal(both.status, 200, JSON.stringify(both.body));
+      assert.equal(both.body.scope, `${orders.client.clientId} ${api.clientId}`);
       const widened = await redeem(await code(resources(API_URI)), resources(ORDERS_URI));
       assert.deepEqual(widened.body, { error: 'invalid_target', error_description: `The resource ${ORDERS_URI} was not granted; a token may only be narrowed to the audiences granted.` });
     });
