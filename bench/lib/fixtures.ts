@@ -199,7 +199,7 @@ export interface MachineClients {
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 export async function seedMachineClients(store: Store, clientJwk: JWK): Promise<MachineClients> {
-  const deps = { clients: store.clients, clock: systemClock, random: cryptoRandom };
+  const deps = { clients: store.clients, transaction: store.transaction, clock: systemClock, random: cryptoRandom };
   const tag = randomBytes(4).toString('hex');
   const register = async <T>(document: Record<string, unknown>, done: (registered: ClientWithSecret) => T): Promise<T | string> => {
     try {

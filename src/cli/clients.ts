@@ -25,6 +25,7 @@ interface MetadataFlags {
   postLogoutRedirectUri?: string[];
   grantType?: string[];
   resourceServer?: boolean;
+  resourceUri?: string[];
   tokenEndpointAuthMethod?: string;
   codeChallengeMethod?: string;
   scope?: string;
@@ -64,7 +65,9 @@ function withMetadataOptions(command: Command): Command {
     .addOption(new Option('--token-endpoint-auth-signing-alg <alg>', 'the one algorithm the client signs its assertions with (token_endpoint_auth_signing_alg)').choices([...new Set(CLIENT_AUTH_METHODS.flatMap((method) => method.signingAlgs))]))
     .addOption(new Option('--code-challenge-method <method>', 'require PKCE with this method').choices(['S256', 'plain']))
     .option('--grant-type <grant>', `a grant the client may use (repeatable): ${GRANT_TYPES_SUPPORTED.join(', ')}; client_credentials needs no redirect URI and a confidential client; password only for a confidential client migrating from Ubisecure (RFC 9700 §2.4: never a default)`, collect)
-    .addOption(new Option('--resource-server', 'no grants at all (grant_types []): a resource server that only introspects tokens').conflicts('grantType'))
+    .option('--resource-server', "a resource server (resource_server: true): a confidential client other clients' aud may name, with no grants unless --grant-type gives some; it introspects and revokes tokens")
+    .option('--no-resource-server', 'not a resource server (resource_server: false); it must have no --resource-uri')
+    .option('--resource-uri <uri>', 'a resource indicator (RFC 8707) clients may send as resource to get tokens for this resource server (repeatable): https (http on a loopback host), no fragment, unique across clients; resource servers only', collect)
     .option('--scope <scope>', 'space-separated scope values the client may request')
     .option('--aud <client_id>', "another client's client_id this client may request as its tokens' audience (repeatable), e.g. GATEHOUSE_API_CLIENT_ID to call the identity API", collect)
     .option('--allowed-cors-origin <origin>', 'a browser origin (scheme://host[:port]) whose single-page app may call the token, revocation and UserInfo endpoints (repeatable); without it, the origins of the redirect URIs', collect)
@@ -91,7 +94,8 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   if (flags.redirectUri) doc.redirect_uris = flags.redirectUri;
   if (flags.postLogoutRedirectUri) doc.post_logout_redirect_uris = flags.postLogoutRedirectUri;
   if (flags.grantType) doc.grant_types = flags.grantType;
-  if (flags.resourceServer) doc.grant_types = [];
+  if (flags.resourceServer !== undefined) doc.resource_server = flags.resourceServer;
+  if (flags.resourceUri) doc.resource_uris = flags.resourceUri;
   if (flags.tokenEndpointAuthMethod !== undefined) doc.token_endpoint_auth_method = flags.tokenEndpointAuthMethod;
   if (flags.codeChallengeMethod !== undefined) doc.code_challenge_method = flags.codeChallengeMethod;
   if (flags.scope !== undefined) doc.scope = flags.scope;

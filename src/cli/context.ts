@@ -22,6 +22,9 @@ export interface UseCaseDeps {
   transaction: Store['transaction'];
   clock: Clock;
   random: Random;
+  keyEncryptionKey?: string | undefined;
+  /** GATEHOUSE_API_CLIENT_ID: client registration treats that client as a resource server. */
+  apiClientId?: string | undefined;
 }
 
 export interface CliEnv {
@@ -79,7 +82,7 @@ export async function withStore<T>(work: (env: CliEnv) => Promise<T>): Promise<T
   const auditFile = config.auditLog === undefined ? undefined : (await import('../observability/audit-file.ts')).openAuditFile(config.auditLog, { sync: true });
   try {
     const { clients, users, organizations, groups, sessions, codes, tokens } = store;
-    const deps = { clients, users, organizations, groups, sessions, codes, tokens, transaction: store.transaction, clock: systemClock, random: cryptoRandom, keyEncryptionKey: config.keyEncryptionKey };
+    const deps = { clients, users, organizations, groups, sessions, codes, tokens, transaction: store.transaction, clock: systemClock, random: cryptoRandom, keyEncryptionKey: config.keyEncryptionKey, apiClientId: config.apiClientId };
     return await work({ config, store, deps, audit: auditFile?.sink ?? noAudit });
   } finally {
     await store.close();

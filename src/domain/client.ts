@@ -61,3 +61,15 @@ export function isPublicClient(client: Client): boolean {
 export function defaultGrantTypes(authMethod: ClientAuthMethod | undefined): GrantType[] {
   return authMethod === 'none' ? ['authorization_code'] : ['authorization_code', 'refresh_token'];
 }
+
+/** Whether the client is a resource server (`resource_server: true`); read from the stored metadata, anything else is false. */
+export function isResourceServer(client: Pick<Client, 'metadata'>): boolean {
+  return client.metadata.resource_server === true;
+}
+
+/** The resource server's registered `resource_uris` (docs/decisions.md RI1) (none for any other client; a malformed stored value: none). */
+export function resourceUrisOf(client: Pick<Client, 'metadata'>): string[] {
+  const uris = client.metadata.resource_uris;
+  if (!isResourceServer(client) || !Array.isArray(uris)) return [];
+  return uris.filter((uri): uri is string => typeof uri === 'string');
+}

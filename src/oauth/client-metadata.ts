@@ -4,7 +4,7 @@
  * two are mapped, both ways.
  */
 import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, isSigningAlg, type SigningAlg } from '../crypto/algorithms.ts';
-import { PKCE_METHODS, defaultGrantTypes, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../domain/client.ts';
+import { PKCE_METHODS, defaultGrantTypes, isResourceServer, resourceUrisOf, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../domain/client.ts';
 import { jwksUriProblem, publicKeySet } from '../crypto/remote-jwks.ts';
 import { CLIENT_AUTH_METHOD_NAMES, signingAlgsOf } from './client-auth/registry.ts';
 import { CONFIDENTIAL_GRANT_TYPES, GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
@@ -41,6 +41,8 @@ export type ClientSettings = Pick<
   active: boolean | undefined;
 };
 
+export { isResourceServer, resourceUrisOf };
+
 /** Keys gatehouse generates; they appear in responses only (RFC 7591 §3.2.1). */
 export const GENERATED_KEYS = ['client_id', 'client_secret', 'client_id_issued_at', 'client_secret_expires_at', 'created_at'] as const;
 
@@ -70,7 +72,7 @@ const UNSUPPORTED_KEYS: Record<string, string> = {
   initiate_login_uri: 'third-party initiated login is not supported',
   frontchannel_logout_uri: 'front-channel logout is not supported',
   backchannel_logout_uri: 'back-channel logout is not supported',
-  resource: 'resource indicators (RFC 8707) are not supported; use aud',
+  resource: 'a client asks for a resource with the resource parameter (RFC 8707); a resource server registers its URIs as resource_uris',
   audience: 'the key is aud',
 };
 
@@ -103,6 +105,9 @@ const METADATA_KEYS = [
   'token_endpoint_auth_signing_alg',
   // Consent (issue 13, item 4): a third-party client whose users are asked before the first code.
   'consent_required',
+  // Resource servers and resource indicators (issue 13, item 2).
+  'resource_server',
+  'resource_uris',
 ] as const;
 
 /** Keys gatehouse acts on; everything else is refused (see UNSUPPORTED_KEYS). */
@@ -145,9 +150,11 @@ export function parseClientMetadata(document: unknown): ClientSettings {
   }
 
   const tokenEndpointAuthMethod = oneOf(doc, 'token_endpoint_auth_method', CLIENT_AUTH_METHOD_NAMES) as ClientAuthMethod | undefined;
+  const resourceServer = resourceServerSettings(doc, tokenEndpointAuthMethod);
   const explicitGrants = doc.grant_types === undefined ? undefined : grantTypes(doc.grant_types);
   const refreshTokens = optionalBoolean(doc, 'refresh_tokens') ?? explicitGrants?.includes('refresh_token') ?? false;
-  let grants = explicitGrants ?? defaultGrantTypes(tokenEndpointAuthMethod);
+  // A resource server needs no grant: it authenticates at introspection and revocation only.
+  let grants = explicitGrants ?? (resourceServer ? [] : defaultGrantTypes(tokenEndpointAuthMethod));
   if (refreshTokens && !grants.includes('refresh_token')) {
     // A registered grant_types list is what the client asked for; only the default may be widened.
     if (explicitGrants) throw new InvalidClientMetadata('refresh_tokens', 'is true but grant_types does not include refresh_token');
@@ -390,6 +397,59 @@ function audienceList(value: unknown): string[] {
   // An audience is requested as a scope value, so it must be one (RFC 6749 §3.3).
   if (bad !== undefined) throw new InvalidClientMetadata('aud', `${JSON.stringify(bad)} cannot be a client_id requested as a scope value (RFC 6749 §3.3)`);
   return [...new Set(list)];
+}
+
+/** Most URIs one resource server may register in `resource_uris`. */
+const MAX_RESOURCE_URIS = 100;
+
+/**
+ * `resource_server` and `resource_uris` (docs/decisions.md, "Resource servers and resource
+ * indicators"): a resource server is a confidential client — it authenticates at introspection
+ * and revocation — that may be named in other clients' `aud` and asked for with RFC 8707's
+ * `resource` parameter as any of its `resource_uris`. Only a resource server may register
+ * resource_uris. Returns whether the client is one; normalises `doc.resource_uris`.
+ */
+function resourceServerSettings(doc: Record<string, unknown>, method: ClientAuthMethod | undefined): boolean {
+  const resourceServer = optionalBoolean(doc, 'resource_server') ?? false;
+  if (resourceServer && method === 'none') {
+    throw new InvalidClientMetadata('resource_server', 'a resource server is a confidential client (it authenticates at introspection); token_endpoint_auth_method "none" cannot be one');
+  }
+  if (doc.resource_uris === undefined) return resourceServer;
+  if (!resourceServer) throw new InvalidClientMetadata('resource_uris', 'only a resource server (resource_server: true) may register resource URIs');
+  const list = stringList(doc.resource_uris, 'resource_uris');
+  if (list.length > MAX_RESOURCE_URIS) throw new InvalidClientMetadata('resource_uris', `may list at most ${MAX_RESOURCE_URIS} URIs`);
+  for (const uri of list) {
+    const problem = resourceUriProblem(uri);
+    if (problem) throw new InvalidClientMetadata('resource_uris', `${JSON.stringify(uri)} ${problem}`);
+  }
+  doc.resource_uris = [...new Set(list)];
+  return resourceServer;
+}
+
+/** Longest resource URI, as a registered value and as a `resource` parameter. */
+export const MAX_RESOURCE_URI_LENGTH = 2048;
+
+/**
+ * Why `value` cannot be a resource indicator, or undefined. RFC 8707 §2: "an absolute URI, as
+ * specified by Section 4.3 of [RFC3986]" that "MUST NOT include a fragment component". gatehouse
+ * registers only https URIs, or http on a loopback host for development (RFC 8707 §2 "SHOULD NOT
+ * include a query component" is left to the operator: a query is accepted, compared exactly), and
+ * no user information. A `resource` parameter is compared with the registered URIs exactly, so a
+ * request for anything else is unknown (invalid_target) without a rule of its own.
+ */
+export function resourceUriProblem(value: string): string | undefined {
+  if (value.length > MAX_RESOURCE_URI_LENGTH || /[^\x21-\x7e]/.test(value)) return `must be printable ASCII, at most ${MAX_RESOURCE_URI_LENGTH} characters`;
+  if (value.includes('#')) return 'must not contain a fragment (RFC 8707 §2)';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'is not an absolute URI (RFC 8707 §2)';
+  }
+  if (url.username !== '' || url.password !== '') return 'must not contain user information';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
+  return 'must be an https URI (http only on a loopback host)';
 }
 
 /**

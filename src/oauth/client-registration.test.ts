@@ -39,6 +39,10 @@ class MemoryClients implements ClientStore {
   async delete(clientId: string) {
     return this.rows.delete(clientId);
   }
+  async findByResourceUri(uri: string) {
+    const row = [...this.rows.values()].find((client) => Array.isArray(client.metadata.resource_uris) && client.metadata.resource_uris.includes(uri));
+    return row && structuredClone(row);
+  }
 }
 
 function setup() {
@@ -400,8 +404,8 @@ describe('client management', () => {
 
   test('aud: a list of other registered client_ids, checked when added; its own id, unknown ids and malformed values are refused', async () => {
     const deps = setup();
-    const { client: api } = await registerClient(deps, { client_name: 'API', grant_types: [] });
-    const { client: other } = await registerClient(deps, { client_name: 'Other API', grant_types: [] });
+    const { client: api } = await registerClient(deps, { client_name: 'API', resource_server: true });
+    const { client: other } = await registerClient(deps, { client_name: 'Other API', resource_server: true });
     const { client } = await registerClient(deps, { ...base, aud: [api.clientId, api.clientId] });
     assert.deepEqual(client.metadata.aud, [api.clientId], 'duplicates are dropped');
     assert.deepEqual(clientView(client).aud, [api.clientId]);
@@ -423,6 +427,60 @@ describe('client management', () => {
     await refusedAud([api.clientId, 'no-such-client'], /"no-such-client" is not the client_id/, client.clientId);
     assert.deepEqual((await updateClient(deps, client.clientId, { aud: [other.clientId] })).client.metadata.aud, [other.clientId]);
     assert.equal((await updateClient(deps, client.clientId, { aud: null })).client.metadata.aud, undefined);
+  });
+
+  test('aud (RI-02): a new entry must name an active resource server, or the identity API client; an entry stored before stays on update', async () => {
+    const deps = setup();
+    const { client: plain } = await registerClient(deps, { client_name: 'Ordinary app', grant_types: [] });
+    const { client: inactive } = await registerClient(deps, { client_name: 'Sleeping API', resource_server: true }, { active: false });
+    const refusedAud = async (aud: string[], message: string, clientId?: string) =>
+      assert.rejects(clientId ? updateClient(deps, clientId, { aud }) : registerClient(deps, { ...base, aud }), (error: unknown) => {
+        assert.ok(error instanceof InvalidClientMetadata, String(error));
+        assert.equal(error.message, message);
+        return true;
+      });
+    await refusedAud([plain.clientId], `aud: "${plain.clientId}" is not a resource server; register it with resource_server: true (gatehouse client update ${plain.clientId} --resource-server)`);
+    await refusedAud([inactive.clientId], `aud: "${inactive.clientId}" is an inactive client; activate it first`);
+    // The configured identity API client counts as a resource server whatever its metadata says.
+    const { client: api } = await registerClient(deps, { client_name: 'Identity API', grant_types: [] });
+    await refusedAud([api.clientId], `aud: "${api.clientId}" is not a resource server; register it with resource_server: true (gatehouse client update ${api.clientId} --resource-server)`);
+    assert.deepEqual((await registerClient({ ...deps, apiClientId: api.clientId }, { ...base, aud: [api.clientId] })).client.metadata.aud, [api.clientId]);
+    // A legacy entry (stored before the rule, naming an ordinary client) is kept by an unrelated update; adding one next to it is checked.
+    const { client } = await registerClient(deps, base);
+    await deps.clients.update({ ...client, metadata: { aud: [plain.clientId] } });
+    assert.deepEqual((await updateClient(deps, client.clientId, { client_name: 'Renamed' })).client.metadata.aud, [plain.clientId]);
+    await refusedAud([plain.clientId, inactive.clientId], `aud: "${inactive.clientId}" is an inactive client; activate it first`, client.clientId);
+  });
+
+  test('resource_server and resource_uris (RI-01): a confidential client without grants by default; URIs absolute, no fragment, https or loopback http, resource servers only', async () => {
+    const deps = setup();
+    const { client, clientSecret } = await registerClient(deps, { client_name: 'Orders API', resource_server: true, resource_uris: ['https://orders.example.com/', 'https://orders.example.com/', 'http://127.0.0.1:9000/api'] });
+    assert.deepEqual(client.grantTypes, []);
+    assert.deepEqual(client.redirectUris, []);
+    assert.equal(typeof clientSecret, 'string');
+    assert.deepEqual(clientView(client).resource_uris, ['https://orders.example.com/', 'http://127.0.0.1:9000/api']);
+    assert.equal(clientView(client).resource_server, true);
+    const refusedMetadata = async (metadata: Record<string, unknown>, message: string) =>
+      assert.rejects(registerClient(deps, { client_name: 'x', ...metadata }), (error: unknown) => {
+        assert.ok(error instanceof InvalidClientMetadata, String(error));
+        assert.equal(error.message, message);
+        return true;
+      });
+    await refusedMetadata({ resource_server: true, token_endpoint_auth_method: 'none' }, 'resource_server: a resource server is a confidential client (it authenticates at introspection); token_endpoint_auth_method "none" cannot be one');
+    await refusedMetadata({ grant_types: [], resource_uris: ['https://a.example/'] }, 'resource_uris: only a resource server (resource_server: true) may register resource URIs');
+    await refusedMetadata({ resource_server: 'yes' }, 'resource_server: must be true or false');
+    await refusedMetadata({ resource_server: true, resource_uris: ['https://a.example/#f'] }, 'resource_uris: "https://a.example/#f" must not contain a fragment (RFC 8707 §2)');
+    await refusedMetadata({ resource_server: true, resource_uris: ['/relative'] }, 'resource_uris: "/relative" is not an absolute URI (RFC 8707 §2)');
+    await refusedMetadata({ resource_server: true, resource_uris: ['http://api.example/'] }, 'resource_uris: "http://api.example/" must be an https URI (http only on a loopback host)');
+    await refusedMetadata({ resource_server: true, resource_uris: ['urn:example:api'] }, 'resource_uris: "urn:example:api" must be an https URI (http only on a loopback host)');
+    await refusedMetadata({ resource_server: true, resource_uris: [`https://a.example/${'a'.repeat(2048)}`] }, `resource_uris: "https://a.example/${'a'.repeat(2048)}" must be printable ASCII, at most 2048 characters`);
+    await refusedMetadata({ resource_server: true, resource_uris: ['https://user:pw@a.example/'] }, 'resource_uris: "https://user:pw@a.example/" must not contain user information');
+    await refusedMetadata({ resource_server: true, resource_uris: 'https://a.example/' }, 'resource_uris: must be an array of strings');
+    // Another client's URI is refused, naming it and its holder; the client's own URIs may be registered again.
+    await refusedMetadata({ resource_server: true, resource_uris: ['https://orders.example.com/'] }, `resource_uris: "https://orders.example.com/" is already a resource URI of the client ${client.clientId}`);
+    assert.deepEqual((await updateClient(deps, client.clientId, { resource_uris: ['https://orders.example.com/', 'https://orders.example.com/v2'] })).client.metadata.resource_uris, ['https://orders.example.com/', 'https://orders.example.com/v2']);
+    await assert.rejects(updateClient(deps, client.clientId, { resource_server: false }), (error: unknown) => error instanceof InvalidClientMetadata && error.field === 'resource_uris');
+    assert.equal((await updateClient(deps, client.clientId, { resource_server: false, resource_uris: null })).client.metadata.resource_server, false);
   });
 
   test('a document from the view can be fed back; changing a generated key is refused', async () => {

@@ -8,8 +8,8 @@ import type { Clock } from '../lib/clock.ts';
 import { sealClientSecret } from '../crypto/key-encryption.ts';
 import { hashSecret } from '../lib/hash.ts';
 import type { Random } from '../lib/random.ts';
-import type { ClientStore, Store, StoreTransaction } from '../storage/ports.ts';
-import { GENERATED_KEYS, InvalidClientMetadata, allowedAudiences, clientView, parseClientMetadata, type ClientSettings } from './client-metadata.ts';
+import { ConflictError, type ClientStore, type Store, type StoreTransaction } from '../storage/ports.ts';
+import { GENERATED_KEYS, InvalidClientMetadata, allowedAudiences, clientView, isResourceServer, parseClientMetadata, resourceUrisOf, type ClientSettings } from './client-metadata.ts';
 
 export { InvalidClientMetadata, clientView } from './client-metadata.ts';
 
@@ -24,6 +24,12 @@ export interface ClientRegistrationDeps {
    * of its assertions is keyed by the secret itself). Without it such a client cannot be registered.
    */
   keyEncryptionKey?: string | undefined;
+  /**
+   * GATEHOUSE_API_CLIENT_ID: the client that stands for the identity API is a resource server
+   * whatever its metadata says (docs/identity-api.md), so `aud` may name it on a store whose API
+   * client was registered before `resource_server` existed.
+   */
+  apiClientId?: string | undefined;
 }
 
 /** No client has this client_id. */
@@ -50,10 +56,9 @@ const SECRET_BYTES = 32;
  * `active`; a client is active unless one of them says otherwise. Public clients
  * (`token_endpoint_auth_method: none`) get no secret.
  */
-export async function registerClient(deps: Pick<ClientRegistrationDeps, 'clients' | 'clock' | 'random' | 'keyEncryptionKey'>, metadata: unknown, options: { active?: boolean } = {}): Promise<ClientWithSecret> {
+export async function registerClient(deps: ClientRegistrationDeps, metadata: unknown, options: { active?: boolean } = {}): Promise<ClientWithSecret> {
   const settings = parseClientMetadata(metadata);
   const clientId = deps.random.uuid();
-  await checkAudiences(deps.clients, clientId, settings, new Set());
   const now = deps.clock.now();
   const clientSecret = hasSecret(settings.tokenEndpointAuthMethod) ? deps.random.token(SECRET_BYTES) : undefined;
   const { active, ...typed } = settings;
@@ -65,7 +70,14 @@ export async function registerClient(deps: Pick<ClientRegistrationDeps, 'clients
     createdAt: now,
     updatedAt: now,
   };
-  await deps.clients.insert(client);
+  // One unit of work: the audiences checked and the resource URIs claimed with the row that names them.
+  await withResourceUris(() =>
+    deps.transaction(async (tx) => {
+      await checkAudiences(tx.clients, clientId, settings, new Set(), deps.apiClientId);
+      await checkResourceUris(tx.clients, client);
+      await tx.clients.insert(client);
+    }),
+  );
   return { client, clientSecret };
 }
 
@@ -75,11 +87,11 @@ export async function registerClient(deps: Pick<ClientRegistrationDeps, 'clients
  * that turns public loses its secret; one that stops being public gets a new one, returned here.
  */
 export async function updateClient(deps: ClientRegistrationDeps, clientId: string, patch: Record<string, unknown>): Promise<ClientWithSecret> {
-  return deps.transaction(async (tx) => {
+  return withResourceUris(() => deps.transaction(async (tx) => {
     const current = await getClient(tx, clientId);
     const { client_id: _id, created_at: _created, ...registered } = clientView(current);
     const settings = parseClientMetadata({ ...registered, ...withoutEchoedKeys(current, patch) });
-    await checkAudiences(tx.clients, clientId, settings, allowedAudiences(current));
+    await checkAudiences(tx.clients, clientId, settings, allowedAudiences(current), deps.apiClientId);
     const method = settings.tokenEndpointAuthMethod;
     const hadSecret = hasSecret(current.tokenEndpointAuthMethod) && current.secretHash !== undefined;
     // A client gets a new secret when it starts needing one, or when it turns to client_secret_jwt
@@ -97,9 +109,10 @@ export async function updateClient(deps: ClientRegistrationDeps, clientId: strin
           : { secretHash: undefined, secretSealed: undefined }),
       updatedAt: deps.clock.now(),
     };
+    await checkResourceUris(tx.clients, client);
     await replace(tx, client);
     return { client, clientSecret };
-  });
+  }));
 }
 
 /** Replaces a confidential client's secret; the old one stops working at once. */
@@ -162,15 +175,16 @@ export async function listClients(deps: Pick<ClientRegistrationDeps, 'clients'>)
 }
 
 /**
- * Every client_id in `aud` must name a registered client other than this one: a typo, or a client
- * naming itself, would otherwise be stored as an allow-list that allows nothing. Entries the
- * client already had are not looked up again, so deleting a client does not block unrelated
- * updates of the clients that name it. This is a check for the administrator, not a guarantee
- * kept across statements: a client deleted meanwhile is harmless, because an audience is granted
- * only while it is a registered, active client (src/oauth/scope.ts), and client_ids are random
- * UUIDs that are never handed out again.
+ * Every client_id newly in `aud` must name a registered resource server other than this one
+ * (docs/decisions.md RI2): a typo, a client naming itself, or an ordinary client would otherwise be
+ * stored as an allow-list that allows nothing a resource server could check. The identity API's
+ * client (`apiClientId`) counts as a resource server. Entries the client already had are not looked
+ * up again, so deleting a client, or an entry stored before resource servers existed, does not block
+ * unrelated updates (RI3: such entries keep working). Run in the unit of work that writes the
+ * client; an audience is in any case granted only while it is a registered, active client
+ * (src/oauth/scope.ts), and client_ids are random UUIDs that are never handed out again.
  */
-async function checkAudiences(clients: ClientStore, clientId: string, settings: ClientSettings, alreadyAllowed: ReadonlySet<string>): Promise<void> {
+async function checkAudiences(clients: ClientStore, clientId: string, settings: ClientSettings, alreadyAllowed: ReadonlySet<string>, apiClientId: string | undefined): Promise<void> {
   const aud = settings.metadata.aud as string[] | undefined;
   if (aud === undefined) return;
   if (aud.includes(clientId)) throw new InvalidClientMetadata('aud', `${JSON.stringify(clientId)} is this client's own client_id; a client cannot be its own audience`);
@@ -178,6 +192,36 @@ async function checkAudiences(clients: ClientStore, clientId: string, settings: 
   const found = await Promise.all(added.map((id) => clients.get(id)));
   const unknown = added.find((_, i) => found[i] === undefined);
   if (unknown !== undefined) throw new InvalidClientMetadata('aud', `${JSON.stringify(unknown)} is not the client_id of a registered client`);
+  const notServer = added.find((id, i) => id !== apiClientId && !isResourceServer(found[i]!));
+  if (notServer !== undefined) throw new InvalidClientMetadata('aud', `${JSON.stringify(notServer)} is not a resource server; register it with resource_server: true (gatehouse client update ${notServer} --resource-server)`);
+  const inactive = added.find((_, i) => !found[i]!.active);
+  if (inactive !== undefined) throw new InvalidClientMetadata('aud', `${JSON.stringify(inactive)} is an inactive client; activate it first`);
+}
+
+/**
+ * Each of the client's `resource_uris` must be free or its own (RFC 8707 §2 maps a resource to one
+ * resource server). Read in the unit of work, to name the URI and its holder; the store's primary
+ * key (migration 014) is what keeps the rule when two registrations race (withResourceUris).
+ */
+async function checkResourceUris(clients: ClientStore, client: Client): Promise<void> {
+  for (const uri of resourceUrisOf(client)) {
+    const holder = await clients.findByResourceUri(uri);
+    if (holder !== undefined && holder.clientId !== client.clientId) {
+      throw new InvalidClientMetadata('resource_uris', `${JSON.stringify(uri)} is already a resource URI of the client ${holder.clientId}`);
+    }
+  }
+}
+
+/** A resource URI taken by a concurrent registration surfaces as the store's ConflictError: said as the metadata error it is. */
+async function withResourceUris<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof ConflictError && /resource URI/.test(error.message)) {
+      throw new InvalidClientMetadata('resource_uris', 'a URI was registered by another client at the same time; each resource URI belongs to one resource server');
+    }
+    throw error;
+  }
 }
 
 function typedPart(settings: ClientSettings): Omit<ClientSettings, 'active'> {

@@ -11,6 +11,7 @@ export type OAuthErrorCode =
   | 'unsupported_grant_type'
   | 'unsupported_response_type'
   | 'invalid_scope'
+  | 'invalid_target'
   | 'access_denied'
   | 'login_required'
   | 'interaction_required'
@@ -102,6 +103,17 @@ export class UnsupportedResponseType extends OAuthError {
 
 export class InvalidScope extends OAuthError {
   readonly error = 'invalid_scope';
+  readonly status = 400;
+}
+
+/**
+ * RFC 8707 §2: a `resource` parameter that is not an absolute URI without a fragment, names no
+ * registered resource server, or names one the client may not obtain tokens for (its `aud`).
+ * Answered at the authorization endpoint by redirect (§2: "invalid_target" in the error response),
+ * at the token and device authorization endpoints with 400 (RFC 6749 §5.2).
+ */
+export class InvalidTarget extends OAuthError {
+  readonly error = 'invalid_target';
   readonly status = 400;
 }
 

@@ -6,6 +6,7 @@ import { CLIENT_AUTH_PARAMS } from './client-auth/registry.ts';
 import type { OAuthDeps } from './deps.ts';
 import { ENDPOINT_PATHS } from './discovery.ts';
 import { requiredParam, rejectRepeated, type RawParams } from './params.ts';
+import { scopeAudiences } from './scope.ts';
 
 const INACTIVE = Object.freeze({ active: false });
 
@@ -17,7 +18,10 @@ export const INTROSPECTION_PARAMS = ['token', 'token_type_hint'] as const;
  * token — in the spec's use case 2 the resource server introspects tokens issued to the native
  * app — but about a refresh token only the client it was issued to. An active token
  * answers with the UserInfo claims plus active, aud (the asking client), scope, client_id and
- * token_type; anything else with exactly `{"active":false}` (§2.2). A token whose subject is its
+ * token_type, and the extra member `token_audiences` (§2.2 allows extensions): the client_ids of
+ * the resource servers the token is for, from its scope (scope.ts, scopeAudiences), always
+ * present — an empty array for a token meant for no resource server. `aud` keeps RFC 7662's
+ * meaning here, the asking client (docs/decisions.md RI8); anything else with exactly `{"active":false}` (§2.2). A token whose subject is its
  * client (client_credentials) answers `sub` = its client_id (RFC 9068 §2.2) and no user claim. token_type_hint is only a hint
  * (§2.1): both kinds are looked up by the same hash.
  */
@@ -35,7 +39,7 @@ export async function introspect(deps: OAuthDeps, authorization: string | undefi
   // answer active=false). Access tokens stay introspectable by resource servers (§1).
   if (token.kind === 'refresh_token' && token.clientId !== caller.clientId) return INACTIVE;
   if (isClientToken(token)) {
-    return { active: true, ...clientTokenClaims(deps.config.issuer, token), aud: caller.clientId, scope: token.scope, client_id: token.clientId, token_type: token.kind };
+    return { active: true, ...clientTokenClaims(deps.config.issuer, token), aud: caller.clientId, scope: token.scope, client_id: token.clientId, token_type: token.kind, token_audiences: audiencesOf(token) };
   }
   if (!user || user.status !== 'enabled') return INACTIVE;
   return {
@@ -45,7 +49,13 @@ export async function introspect(deps: OAuthDeps, authorization: string | undefi
     scope: token.scope,
     client_id: token.clientId,
     token_type: token.kind,
+    token_audiences: audiencesOf(token),
   };
+}
+
+/** The token's audiences: the client_ids in its scope (a granted scope holds supported values and audiences only). */
+function audiencesOf(token: Token): string[] {
+  return scopeAudiences(token.scope === '' ? [] : token.scope.split(' '));
 }
 
 function isActive(token: Token, now: number): boolean {

@@ -73,9 +73,9 @@ describe('grant and client-auth registries', () => {
     for (const grant of GRANTS) {
       const read = new Set<string>();
       // Every parameter present, so the handler reads all of them before it reaches the store.
-      const body = recordingBody(Object.fromEntries(KNOWN_PARAMS.map((name) => [name, 'x'])), read);
+      const body = recordingBody(Object.fromEntries(KNOWN_PARAMS.map((name) => [name, name === 'resource' ? 'https://rs.example/' : 'x'])), read);
       await assert.rejects(grant.handle(deps, { metadata: {} } as Client, body), (error) => error === stop, grant.type);
-      assert.deepEqual(sorted(read), sorted(grant.params), grant.type);
+      assert.deepEqual(sorted(read), sorted([...grant.params, ...grant.repeatable]), grant.type);
     }
   });
 

@@ -66,6 +66,12 @@ export class OrganizationInUseError extends Error {
 export interface ClientStore {
   insert(client: Client): Promise<void>;
   get(clientId: string): Promise<Client | undefined>;
+  /**
+   * The resource server that registered `uri` among its `resource_uris` (RFC 8707 §2), compared
+   * exactly. insert and update keep the URIs in step with the client, in one unit of work: a URI
+   * another client holds is a ConflictError, on every database and under concurrency (migration 014).
+   */
+  findByResourceUri(uri: string): Promise<Client | undefined>;
   list(): Promise<Client[]>;
   /** Replaces the stored client; false when it does not exist. */
   update(client: Client): Promise<boolean>;

@@ -229,6 +229,31 @@ for (const kind of DATABASES) {
       assert.deepEqual(updated.aud, [api.client_id]);
     });
 
+    test('client create/update --resource-server and --resource-uri (RI-14): a confidential client without grants; URIs unique across clients; aud may name only a resource server', async () => {
+      const uri = `https://orders-${Date.now()}.example/api`;
+      const api = json(await run('client', 'create', '--name', 'Orders API', '--resource-server', '--resource-uri', uri, '--resource-uri', `${uri}/v2`, '--json'));
+      assert.equal(api.resource_server, true);
+      assert.deepEqual(api.resource_uris, [uri, `${uri}/v2`]);
+      assert.deepEqual(api.grant_types, []);
+      assert.equal(typeof api.client_secret, 'string');
+      const exactly = (text: string) => new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\n$`);
+      failed(await run('client', 'create', '--name', 'Thief', '--resource-server', '--resource-uri', uri), exactly(`gatehouse: resource_uris: "${uri}" is already a resource URI of the client ${api.client_id as string}`));
+      failed(await run('client', 'create', '--name', 'Not one', '--grant-type', 'client_credentials', '--resource-uri', 'https://x.example/'), exactly('gatehouse: resource_uris: only a resource server (resource_server: true) may register resource URIs'));
+      failed(await run('client', 'create', '--name', 'Frag', '--resource-server', '--resource-uri', 'https://x.example/#f'), exactly('gatehouse: resource_uris: "https://x.example/#f" must not contain a fragment (RFC 8707 §2)'));
+      const plain = json(await run('client', 'create', '--name', 'Plain', '--grant-type', 'client_credentials', '--json'));
+      failed(await run('client', 'create', '--name', 'Caller', '--grant-type', 'client_credentials', '--aud', plain.client_id as string), exactly(`gatehouse: aud: "${plain.client_id as string}" is not a resource server; register it with resource_server: true (gatehouse client update ${plain.client_id as string} --resource-server)`));
+      const promoted = json(await run('client', 'update', plain.client_id as string, '--resource-server', '--json'));
+      assert.equal(promoted.resource_server, true);
+      assert.deepEqual(promoted.grant_types, ['client_credentials'], 'an update keeps the grants registered');
+      const caller = json(await run('client', 'create', '--name', 'Caller', '--grant-type', 'client_credentials', '--aud', plain.client_id as string, '--aud', api.client_id as string, '--json'));
+      assert.deepEqual(caller.aud, [plain.client_id, api.client_id]);
+      const noUris = join(dir, 'no-resource-uris.json');
+      writeFileSync(noUris, JSON.stringify({ resource_uris: null }));
+      const demoted = json(await run('client', 'update', api.client_id as string, '--no-resource-server', '--metadata-file', noUris, '--json'));
+      assert.equal(demoted.resource_server, false);
+      assert.equal(demoted.resource_uris, undefined);
+    });
+
     test('allowed_cors_origins from --metadata-file or --allowed-cors-origin (repeatable, overrides the file); a malformed origin is one line, exit 2 (SP-11)', async () => {
       const file = join(dir, 'spa.json');
       writeFileSync(file, JSON.stringify({ client_name: 'SPA', redirect_uris: ['https://spa.example/cb'], token_endpoint_auth_method: 'none', allowed_cors_origins: ['https://spa.example'] }));

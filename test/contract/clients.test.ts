@@ -4,7 +4,7 @@ import { SIGNING_ALGS } from '../../src/crypto/algorithms.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { hashSecret } from '../../src/lib/hash.ts';
-import { rotateClientSecret, setClientActive } from '../../src/oauth/client-registration.ts';
+import { InvalidClientMetadata, registerClient, rotateClientSecret, setClientActive, updateClient } from '../../src/oauth/client-registration.ts';
 import { ConflictError, type Store } from '../../src/storage/ports.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { aClient, only, openTestStore, T0, unique, warmUp, type TestStore } from '../helpers/store.ts';
@@ -176,6 +176,58 @@ for (const kind of DATABASES) {
         if (stored.secretHash !== hashSecret(rotated.clientSecret)) lost.push(`trial ${trial}: the new secret`);
       }
       assert.deepEqual(lost, []);
+    });
+
+    test('resource URIs (RI-03): found by URI exactly, replaced on update, gone with the client; another client\'s URI is a ConflictError', async () => {
+      const uri = `https://${unique('api')}.example/`;
+      const server = aClient({ metadata: { resource_server: true, resource_uris: [uri, `${uri}v2`] } });
+      await store.clients.insert(server);
+      assert.deepEqual(await store.clients.findByResourceUri(uri), server);
+      assert.deepEqual(await store.clients.findByResourceUri(`${uri}v2`), server);
+      assert.equal(await store.clients.findByResourceUri(uri.toUpperCase()), undefined, 'compared exactly');
+      assert.equal(await store.clients.findByResourceUri(`${uri}v3`), undefined);
+      // Not a resource server: its metadata's URIs are not registered.
+      const plain = aClient({ metadata: { resource_uris: [`${uri}plain`] } });
+      await store.clients.insert(plain);
+      assert.equal(await store.clients.findByResourceUri(`${uri}plain`), undefined);
+      // Another client's URI: refused, and nothing of the refused insert or update stays.
+      const thief = aClient({ metadata: { resource_server: true, resource_uris: [`${uri}mine`, uri] } });
+      await assert.rejects(store.clients.insert(thief), ConflictError);
+      assert.equal(await store.clients.get(thief.clientId), undefined);
+      assert.equal(await store.clients.findByResourceUri(`${uri}mine`), undefined);
+      await assert.rejects(store.transaction((tx) => tx.clients.update({ ...plain, name: 'Stolen', metadata: { resource_server: true, resource_uris: [uri] } })), ConflictError);
+      assert.deepEqual(await store.clients.get(plain.clientId), plain);
+      // An update replaces the URIs: the dropped one is free again.
+      const updated = { ...server, metadata: { resource_server: true, resource_uris: [`${uri}v2`] } };
+      assert.equal(await store.clients.update(updated), true);
+      assert.equal(await store.clients.findByResourceUri(uri), undefined);
+      assert.deepEqual(await store.clients.findByResourceUri(`${uri}v2`), updated);
+      assert.equal(await store.clients.delete(server.clientId), true);
+      assert.equal(await store.clients.findByResourceUri(`${uri}v2`), undefined, 'deleted with the client');
+      await store.clients.insert(aClient({ metadata: { resource_server: true, resource_uris: [`${uri}v2`] } }));
+    });
+
+    test('two registrations of one resource URI at once, from two instances: exactly one wins (RI-03, repeated)', async () => {
+      const other = await harness.open();
+      await Promise.all([warmUp(store, 2), warmUp(other, 2)]);
+      const deps = (s: Store) => ({ clients: s.clients, transaction: s.transaction, clock: systemClock, random: cryptoRandom });
+      const TRIALS = 15;
+      const wrong: string[] = [];
+      for (let trial = 0; trial < TRIALS; trial++) {
+        const uri = `https://${unique('race')}.example/api`;
+        const metadata = { client_name: `Race ${trial}`, resource_server: true, resource_uris: [uri] };
+        // One registers, the other moves an existing resource server onto the same URI.
+        const { client: existing } = await registerClient(deps(other), { client_name: `Existing ${trial}`, resource_server: true });
+        const outcomes = await Promise.allSettled([registerClient(deps(store), metadata), updateClient(deps(other), existing.clientId, { resource_uris: [uri] })]);
+        const won = outcomes.filter((o) => o.status === 'fulfilled');
+        const lost = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+        if (won.length !== 1) wrong.push(`trial ${trial}: ${won.length} won`);
+        for (const o of lost) if (!(o.reason instanceof InvalidClientMetadata && o.reason.field === 'resource_uris')) wrong.push(`trial ${trial}: ${String(o.reason)}`);
+        const holder = await store.clients.findByResourceUri(uri);
+        const winner = (won[0] as PromiseFulfilledResult<{ client: { clientId: string } }> | undefined)?.value.client.clientId;
+        if (holder?.clientId !== winner) wrong.push(`trial ${trial}: held by ${holder?.clientId}, won by ${winner}`);
+      }
+      assert.deepEqual(wrong, []);
     });
   });
 }

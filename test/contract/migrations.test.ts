@@ -224,6 +224,39 @@ for (const kind of DATABASES) {
       }
     });
 
+    test('014: a confidential client already used as an audience, or registered without grants, becomes a resource server; the others stay as they were (RI-04)', async () => {
+      const { url } = await fresh();
+      const early = openDatabase(url);
+      const row = (clientId: string, grantTypes: string[], metadata: Record<string, unknown>, method: string | null = null) => ({
+        client_id: clientId, name: clientId, secret_hash: method === 'none' ? null : aHash(), secret_sealed: null, active: 1, redirect_uris: '[]', token_endpoint_auth_method: method,
+        grant_types: JSON.stringify(grantTypes), code_challenge_method: null, scope: null, refresh_tokens: 0, rotate_refresh_tokens: 1, access_token_ttl: null,
+        post_logout_redirect_uris: '[]', id_token_signed_response_alg: null, userinfo_signed_response_alg: null, metadata: JSON.stringify(metadata), created_at: T0, updated_at: T0,
+      });
+      try {
+        await migrateUpTo(early.db, '011-client-signing-algs');
+        await early.db.insertInto('clients').values([
+          row('identity-api', [], {}),
+          row('named-api', ['client_credentials'], { note: 'kept' }),
+          row('public-named', ['authorization_code'], {}, 'none'),
+          row('caller', ['authorization_code'], { aud: ['identity-api', 'named-api', 'public-named', 'gone'] }),
+          row('plain', ['authorization_code', 'refresh_token'], {}),
+        ]).execute();
+      } finally {
+        await early.close();
+      }
+      const store = await openSqlStore(url);
+      try {
+        const metadata = async (id: string) => (await store.clients.get(id))!.metadata;
+        assert.deepEqual(await metadata('identity-api'), { resource_server: true });
+        assert.deepEqual(await metadata('named-api'), { note: 'kept', resource_server: true });
+        assert.deepEqual(await metadata('public-named'), {}, 'a public client cannot authenticate at introspection');
+        assert.deepEqual(await metadata('caller'), { aud: ['identity-api', 'named-api', 'public-named', 'gone'] });
+        assert.deepEqual(await metadata('plain'), {});
+      } finally {
+        await store.close();
+      }
+    });
+
     test('a database beside another migrated one (another PostgreSQL schema) gets its own tables', async () => {
       const [first, second] = [await fresh(), await fresh()];
       const a = await openSqlStore(first.url);

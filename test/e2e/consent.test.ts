@@ -54,7 +54,7 @@ for (const db of DATABASES) {
 
     test('login, the consent page, Allow: openid-client exchanges the code; the next sign-in asks nothing (CN-17)', async () => {
       const registered = await registerClient(
-        { clients: server.gatehouse.store.clients, clock: systemClock, random: cryptoRandom },
+        { clients: server.gatehouse.store.clients, transaction: server.gatehouse.store.transaction, clock: systemClock, random: cryptoRandom },
         { client_name: 'Partner App', redirect_uris: [callback.url], consent_required: true },
       );
       // allowInsecureRequests: the test issuer is http on loopback; production issuers are https.

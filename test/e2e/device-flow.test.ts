@@ -59,7 +59,7 @@ for (const db of DATABASES) {
     test('a public TV app registered with only the device grant: the user allows it in the browser, the poll gets tokens', async () => {
       // Registered as `client create --metadata-file` would: no redirect_uris needed for the device grant alone.
       const { client } = await registerClient(
-        { clients: server.gatehouse.store.clients, clock: systemClock, random: cryptoRandom },
+        { clients: server.gatehouse.store.clients, transaction: server.gatehouse.store.transaction, clock: systemClock, random: cryptoRandom },
         { client_name: 'Living-room TV', token_endpoint_auth_method: 'none', grant_types: [DEVICE_GRANT, 'refresh_token'], refresh_tokens: true },
       );
       const config = await oidc.discovery(new URL(server.issuer), client.clientId, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
@@ -115,7 +115,7 @@ for (const db of DATABASES) {
     });
 
     test('the user denies: pollDeviceAuthorizationGrant rejects with access_denied', async () => {
-      const { client } = await registerClient({ clients: server.gatehouse.store.clients, clock: systemClock, random: cryptoRandom }, { client_name: 'CLI', token_endpoint_auth_method: 'none', grant_types: [DEVICE_GRANT] });
+      const { client } = await registerClient({ clients: server.gatehouse.store.clients, transaction: server.gatehouse.store.transaction, clock: systemClock, random: cryptoRandom }, { client_name: 'CLI', token_endpoint_auth_method: 'none', grant_types: [DEVICE_GRANT] });
       const config = await oidc.discovery(new URL(server.issuer), client.clientId, undefined, oidc.None(), { execute: [oidc.allowInsecureRequests] });
       const started = await oidc.initiateDeviceAuthorization(config, { scope: 'openid' });
       const polling = oidc.pollDeviceAuthorizationGrant(config, started).then(

@@ -41,7 +41,7 @@ for (const db of DATABASES) {
     });
 
     const register = (metadata: Record<string, unknown>) =>
-      registerClient({ clients: server.gatehouse.store.clients, clock: systemClock, random: cryptoRandom, keyEncryptionKey: TEST_KEK }, { client_name: 'JWT client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], ...metadata });
+      registerClient({ clients: server.gatehouse.store.clients, transaction: server.gatehouse.store.transaction, clock: systemClock, random: cryptoRandom, keyEncryptionKey: TEST_KEK }, { client_name: 'JWT client', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], ...metadata });
     const configure = (clientId: string, auth: oidc.ClientAuth) => oidc.discovery(new URL(server.issuer), clientId, undefined, auth, { execute: [oidc.allowInsecureRequests] });
 
     async function codeFlow(config: oidc.Configuration) {

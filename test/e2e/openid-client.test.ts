@@ -30,7 +30,7 @@ for (const db of DATABASES) {
     });
     after(async () => server.close());
 
-    const register = (metadata: Record<string, unknown>) => registerClient({ clients: server.gatehouse.store.clients, clock: systemClock, random: cryptoRandom }, metadata);
+    const register = (metadata: Record<string, unknown>) => registerClient({ clients: server.gatehouse.store.clients, transaction: server.gatehouse.store.transaction, clock: systemClock, random: cryptoRandom }, metadata);
     const configure = (clientId: string, secret: string | undefined, auth: oidc.ClientAuth) =>
       // allowInsecureRequests: the test issuer is http on loopback; production issuers are https.
       oidc.discovery(new URL(server.issuer), clientId, secret, auth, { execute: [oidc.allowInsecureRequests] });

@@ -69,7 +69,7 @@ for (const db of DATABASES) {
 
     for (const alg of SIGNING_ALGS) {
       test(`${alg}: the ID token, its at_hash and the signed UserInfo verify at openid-client and with jose; it works as id_token_hint at logout`, async () => {
-        const registered = await registerClient({ clients: server.gatehouse.store.clients, clock: systemClock, random: cryptoRandom }, {
+        const registered = await registerClient({ clients: server.gatehouse.store.clients, transaction: server.gatehouse.store.transaction, clock: systemClock, random: cryptoRandom }, {
           client_name: `${alg} app`,
           redirect_uris: [REDIRECT],
           post_logout_redirect_uris: [AFTER_LOGOUT],
@@ -128,7 +128,7 @@ for (const db of DATABASES) {
     }
 
     test('a client without the metadata gets RS256 ID tokens and plain JSON UserInfo (OIDC Registration §2)', async () => {
-      const registered = await registerClient({ clients: server.gatehouse.store.clients, clock: systemClock, random: cryptoRandom }, { client_name: 'Default app', redirect_uris: [REDIRECT] });
+      const registered = await registerClient({ clients: server.gatehouse.store.clients, transaction: server.gatehouse.store.transaction, clock: systemClock, random: cryptoRandom }, { client_name: 'Default app', redirect_uris: [REDIRECT] });
       const secret = registered.clientSecret!;
       const config = await oidc.discovery(new URL(server.issuer), registered.client.clientId, secret, oidc.ClientSecretBasic(secret), { execute: [oidc.allowInsecureRequests, oidc.enableNonRepudiationChecks] });
       const verifier = oidc.randomPKCECodeVerifier();

@@ -41,7 +41,7 @@ for (const db of DATABASES) {
       apiClientId = `identity-api-${randomUUID()}`;
       server = await startServer(db, { audit, env: { GATEHOUSE_API_CLIENT_ID: apiClientId } });
       // The API stands for a registered client whose client_id is the configured one.
-      await addClient(server.gatehouse.store, { clientId: apiClientId, name: 'Identity API', grantTypes: [], redirectUris: [], refreshTokens: false });
+      await addClient(server.gatehouse.store, { clientId: apiClientId, name: 'Identity API', grantTypes: [], redirectUris: [], refreshTokens: false, metadata: { resource_server: true } });
       const rs = await registerClient(deps(), { client_name: 'Resource server', grant_types: [] });
       resource = { clientId: rs.client.clientId, secret: rs.clientSecret! };
     });
@@ -75,7 +75,7 @@ for (const db of DATABASES) {
 
       const introspection = await oidc.tokenIntrospection(await configure(resource.clientId, resource.secret), tokens.access_token);
       const { exp, iat, ...rest } = introspection;
-      assert.deepEqual(rest, { active: true, sub: clientId, iss: server.issuer, aud: resource.clientId, scope: apiClientId, client_id: clientId, token_type: 'access_token' });
+      assert.deepEqual(rest, { active: true, sub: clientId, iss: server.issuer, aud: resource.clientId, scope: apiClientId, client_id: clientId, token_type: 'access_token', token_audiences: [apiClientId] });
       assert.ok(typeof iat === 'number' && iat >= before && iat <= before + 5);
       assert.equal(exp, iat + server.config.accessTokenTtl);
 

@@ -6,6 +6,7 @@
  * the CSRF token, the session binding and a full re-validation of the carried request.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '../../src/domain/client.ts';
 import type { User } from '../../src/domain/user.ts';
@@ -43,11 +44,12 @@ for (const db of DATABASES) {
     let thirdParty: { client: Client; clientSecret: string };
     let firstParty: Client;
     let resourceServer: Client;
+    const PAYROLL_URI = `https://payroll-${randomUUID().slice(0, 8)}.example/api`;
     before(async () => {
       audit = new AuditCapture();
       server = await startServer(db, { audit });
       const store = server.gatehouse.store;
-      ({ client: resourceServer } = await createTestClient(store, { name: 'Payroll API', grantTypes: [], redirectUris: [] }));
+      ({ client: resourceServer } = await createTestClient(store, { name: 'Payroll API', grantTypes: [], redirectUris: [], metadata: { resource_server: true, resource_uris: [PAYROLL_URI] } }));
       thirdParty = await createTestClient(store, {
         name: 'Partner App',
         metadata: { consent_required: true, 'client_name#fi': 'Kumppanisovellus', logo_uri: 'https://partner.example/logo.png', aud: [resourceServer.clientId] },
@@ -108,6 +110,16 @@ for (const db of DATABASES) {
         audit.of('consent.granted').filter((e) => e.userId === user.id).map((e) => e.scope),
         ['openid profile'],
       );
+    });
+
+    test('a resource indicator travels through the consent form: the page names its server, and the token carries it (CN-03, RFC 8707 §2)', async () => {
+      const user = await newUser();
+      const { jar, html } = await signIn(user, { resource: PAYROLL_URI });
+      assert.deepEqual(listItems(html, 'consent-audiences'), ['Payroll API']);
+      assert.deepEqual(formFields(html).filter(([name]) => name === 'resource'), [['resource', PAYROLL_URI]]);
+      const tokens = await exchange(codeOf(await answer(jar, html, 'allow')));
+      assert.equal(tokens.scope, `openid ${resourceServer.clientId}`);
+      assert.deepEqual((await consentOf(user))?.scope, ['openid', resourceServer.clientId].sort());
     });
 
     test('a wider scope asks again, and the answer widens the remembered set (CN-04)', async () => {

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SsoSession } from '../../domain/session.ts';
-import type { AuthorizationRequest } from '../../oauth/authorize/request.ts';
+import { type AuthorizationRequest, carriedFields } from '../../oauth/authorize/request.ts';
 import { releasedClaimNames } from '../../oauth/claims.ts';
 import { clientNameFor, logoUriOf } from '../../oauth/client-metadata.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
@@ -78,7 +78,7 @@ export async function sendConsentPage(
     message: options.expired ? t.consentExpired : undefined,
     base: deps.config.issuerPath,
     action: consentPath(deps.config),
-    hidden: Object.entries(authorization.params),
+    hidden: carriedFields(authorization),
     csrfToken: csrfToken(request, reply, deps),
     consentSession: consentSessionBinding(session),
   });

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { AuthorizationRequest } from '../../oauth/authorize/request.ts';
+import { type AuthorizationRequest, carriedFields } from '../../oauth/authorize/request.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import type { HttpDeps } from '../deps.ts';
 import { clientNameFor, logoUriOf } from '../../oauth/client-metadata.ts';
@@ -46,7 +46,7 @@ export function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps
     invalidCredentials: options.message === 'loginFailed',
     base: deps.config.issuerPath,
     action: loginPath(deps.config),
-    hidden: Object.entries(authorization.params),
+    hidden: carriedFields(authorization),
     csrfToken: csrfToken(request, reply, deps),
     username: options.username ?? authorization.loginHint ?? '',
     message: options.message === undefined ? undefined : t[options.message].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0)),

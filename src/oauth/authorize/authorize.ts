@@ -18,6 +18,7 @@ import { checkIdTokenHint } from './check-id-token-hint.ts';
 import { checkMaxAge, checkPrompt } from './check-prompt.ts';
 import { checkRedirectUri } from './check-redirect-uri.ts';
 import { checkResponseMode } from './check-response-mode.ts';
+import { checkResources } from './check-resources.ts';
 import { checkResponseType } from './check-response-type.ts';
 import { chooseAcr } from './choose-acr.ts';
 import { decideInteraction } from './decide-interaction.ts';
@@ -37,7 +38,8 @@ export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Pr
     const params = parseRequest(raw); // RFC 6749 §3.1; OIDC Core §6
     checkResponseType(params.response_type, client); // RFC 6749 §3.1.1, §4.1.2.1
     const requested = parseScope(params.scope);
-    const scope = grantedScope(requested, client, await grantedAudiences(deps.store.clients, client, requested)); // RFC 6749 §3.3: unknown values dropped; audiences outside `aud` invalid_scope (§4.1.2.1)
+    const asked = grantedScope(requested, client, await grantedAudiences(deps.store.clients, client, requested)); // RFC 6749 §3.3: unknown values dropped; audiences outside `aud` invalid_scope (§4.1.2.1)
+    const { scope, resources } = await checkResources(deps, client, raw, asked); // RFC 8707 §2: resource servers in `aud`, else invalid_target
     const pkce = checkPkceRequest(client, params.code_challenge, params.code_challenge_method); // RFC 7636 §4.4
     const prompt = checkPrompt(params.prompt); // OIDC Core §3.1.2.1
     const maxAge = checkMaxAge(params.max_age); // OIDC Core §3.1.2.1
@@ -48,6 +50,7 @@ export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Pr
       redirectUri,
       target,
       scope,
+      resources,
       nonce: params.nonce,
       pkce,
       prompt,

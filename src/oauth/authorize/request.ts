@@ -36,6 +36,8 @@ export interface CodeGrant {
 export interface AuthorizationRequest extends CodeGrant {
   client: Client;
   target: RedirectTarget;
+  /** The RFC 8707 `resource` values as sent (their audiences are in `scope`), for the login form to carry. */
+  resources: readonly string[];
   /** Known prompt values; unknown ones are ignored (OIDC Core §3.1.2.1 lists the defined set). */
   prompt: ReadonlySet<Prompt>;
   /** Seconds; undefined when not sent. */
@@ -53,6 +55,15 @@ export interface AuthorizationRequest extends CodeGrant {
    * request and the login route can validate it again from scratch.
    */
   params: Readonly<Record<string, string>>;
+}
+
+/**
+ * The request as the form fields a page (login, consent) carries to its POST, where it is validated
+ * again from scratch: the single-valued parameters, then one `resource` field per value (RFC 8707 §2
+ * lets it repeat).
+ */
+export function carriedFields(authorization: AuthorizationRequest): [string, string][] {
+  return [...Object.entries(authorization.params), ...authorization.resources.map((uri): [string, string] => ['resource', uri])];
 }
 
 /**

@@ -7,6 +7,7 @@ import { ENDPOINT_PATHS } from '../discovery.ts';
 import { SlowDown, UnauthorizedClient } from '../errors.ts';
 import { deviceCodeGrant } from '../grants/device-code.ts';
 import { param, rejectRepeated, type RawParams } from '../params.ts';
+import { allowedResourceAudiences, parseResources, withAudiences } from '../resource.ts';
 import { formatScope, grantedAudiences, grantedScope, parseScope } from '../scope.ts';
 import { addressGroup, counterKey } from '../throttling/keys.ts';
 import { formatUserCode, generateUserCode } from './user-code.ts';
@@ -43,8 +44,11 @@ export async function deviceAuthorizationEndpoint(deps: OAuthDeps, authorization
   const { client } = await authenticateClient(deps, { authorization, body, ip }, { name: 'device_authorization', url: `${deps.config.issuer}${ENDPOINT_PATHS.deviceAuthorization}` });
   if (!client.grantTypes.includes(deviceCodeGrant.type)) throw new UnauthorizedClient('This client may not use the device authorization grant.');
   const requested = parseScope(param(body, 'scope'));
-  // RFC 6749 §3.3 as at the authorization endpoint: unknown values dropped; audiences outside `aud` invalid_scope.
-  const scope = grantedScope(requested, client, await grantedAudiences(deps.store.clients, client, requested));
+  const resources = parseResources(body);
+  // RFC 6749 §3.3 as at the authorization endpoint: unknown values dropped; audiences outside `aud`
+  // invalid_scope; RFC 8707 §2 `resource` of a server outside `aud`, or unknown, invalid_target.
+  const asked = grantedScope(requested, client, await grantedAudiences(deps.store.clients, client, requested));
+  const scope = withAudiences(asked, await allowedResourceAudiences(deps.store.clients, client, resources));
 
   const now = deps.clock.now();
   await takeDeviceAuthorization(deps, ip, now);

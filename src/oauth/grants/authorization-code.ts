@@ -7,6 +7,7 @@ import { InvalidGrant, OAuthError } from '../errors.ts';
 import { auditTokensIssued, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
 import { verifyPkce } from '../pkce.ts';
+import { narrowToResources, parseResources, RESOURCE_PARAM, resourceServers } from '../resource.ts';
 import { checkGrantedAudiences } from '../scope.ts';
 import type { Grant } from './grant.ts';
 import { activeUser } from './load-user.ts';
@@ -31,6 +32,7 @@ type Redeemed =
 export const authorizationCodeGrant = {
   type: 'authorization_code',
   params: ['code', 'redirect_uri', 'code_verifier'],
+  repeatable: [RESOURCE_PARAM],
   handle: redeemCode,
 } as const satisfies Grant;
 
@@ -38,8 +40,12 @@ async function redeemCode(deps: OAuthDeps, client: Client, body: RawParams, ip?:
   const code = requiredParam(body, 'code');
   const redirectUri = requiredParam(body, 'redirect_uri');
   const verifier = param(body, 'code_verifier');
+  const resources = parseResources(body);
   const now = deps.clock.now();
   const codeHash = hashSecret(code);
+  // RFC 8707 §2.2: resource narrows the access token to audiences the code holds. Resolved before
+  // the code is consumed, so a malformed or unknown resource leaves it usable.
+  const servers = await resourceServers(deps.store.clients, resources);
 
   const redeemed = await deps.store.transaction(async (tx): Promise<Redeemed> => {
     const redemption = await tx.codes.consumeOnce(codeHash, now);
@@ -52,12 +58,14 @@ async function redeemCode(deps: OAuthDeps, client: Client, body: RawParams, ip?:
       if (bound.redirectUri !== redirectUri) throw new InvalidGrant('redirect_uri differs from the one in the authorization request.');
       verifyPkce(bound, verifier);
       const user = activeUser(await tx.users.getProfile(bound.userId));
-      const scope = bound.scope === '' ? [] : bound.scope.split(' ');
+      const granted = bound.scope === '' ? [] : bound.scope.split(' ');
+      const scope = narrowToResources(granted, granted, servers, resources);
       // The authorization endpoint checked the audiences against `aud`; the client may have changed since.
       await checkGrantedAudiences(tx.clients, client, scope);
       // The family is named by the code's hash, so a replay finds every token descending from it.
       const grant: GrantFacts = { client, user, scope, sessionIndex: bound.sessionIndex, authTime: bound.authTime, amr: bound.amr, acr: bound.acr, codeHash, familyId: codeHash };
-      const minted = mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? scope : undefined });
+      // The refresh token carries the whole grant (RFC 8707 §2.2): later refreshes may ask for any of its audiences.
+      const minted = mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? granted : undefined });
       await tx.tokens.insertMany(minted.rows);
       return { outcome: 'issued', grant, minted, nonce: bound.nonce };
     } catch (error) {

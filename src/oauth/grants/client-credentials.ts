@@ -4,6 +4,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { InvalidScope } from '../errors.ts';
 import { mintClientToken, type TokenResponse } from '../issue-tokens.ts';
 import { param, type RawParams } from '../params.ts';
+import { allowedResourceAudiences, parseResources, RESOURCE_PARAM, withAudiences } from '../resource.ts';
 import { grantedAudiences, parseScope } from '../scope.ts';
 import type { Grant } from './grant.ts';
 
@@ -36,6 +37,7 @@ import type { Grant } from './grant.ts';
 export const clientCredentialsGrant = {
   type: 'client_credentials',
   params: ['scope'],
+  repeatable: [RESOURCE_PARAM],
   confidential: true,
   handle: issueForClient,
 } as const satisfies Grant;
@@ -45,13 +47,16 @@ const USER_SCOPES: ReadonlySet<string> = new Set(['profile', 'email']);
 
 async function issueForClient(deps: OAuthDeps, client: Client, body: RawParams, ip?: string): Promise<TokenResponse> {
   const requested = parseScope(param(body, 'scope')).filter((value) => value !== 'openid');
+  const resources = parseResources(body);
   const userScope = requested.find((value) => USER_SCOPES.has(value));
   if (userScope !== undefined) throw new InvalidScope(`The scope value ${userScope} releases claims about a user; a client_credentials token has no user.`);
   const audiences = await grantedAudiences(deps.store.clients, client, requested);
   const unknown = requested.find((value) => !audiences.has(value));
   if (unknown !== undefined) throw new InvalidScope(`The scope value ${unknown} is not an audience this client may request (client metadata aud).`);
 
-  const minted = mintClientToken(deps, { client, scope: requested });
+  // RFC 8707 §2: each resource's server must be in the client's `aud`, else invalid_target.
+  const scope = withAudiences(requested, await allowedResourceAudiences(deps.store.clients, client, resources));
+  const minted = mintClientToken(deps, { client, scope });
   await deps.store.tokens.insertMany(minted.rows);
   const response = minted.response;
   deps.audit.emit({

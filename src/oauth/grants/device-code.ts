@@ -5,6 +5,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { AuthorizationPending, DeviceAccessDenied, ExpiredToken, InvalidGrant, OAuthError, PollingSlowDown } from '../errors.ts';
 import { auditTokensIssued, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
 import { requiredParam, type RawParams } from '../params.ts';
+import { narrowToResources, parseResources, RESOURCE_PARAM, resourceServers } from '../resource.ts';
 import { checkGrantedAudiences } from '../scope.ts';
 import { issuesRefreshTokens } from './authorization-code.ts';
 import type { Grant } from './grant.ts';
@@ -25,12 +26,16 @@ type Polled = { outcome: 'refused'; error: OAuthError } | { outcome: 'issued'; g
 export const deviceCodeGrant = {
   type: 'urn:ietf:params:oauth:grant-type:device_code',
   params: ['device_code'],
+  repeatable: [RESOURCE_PARAM],
   handle: poll,
 } as const satisfies Grant;
 
 async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: string): Promise<TokenResponse> {
   const deviceCodeHash = hashSecret(requiredParam(body, 'device_code'));
+  const resources = parseResources(body);
   const now = deps.clock.now();
+  // RFC 8707 §2.2: resource narrows to audiences the user approved; resolved before anything is redeemed.
+  const servers = await resourceServers(deps.store.clients, resources);
   const polled = await deps.store.transaction(async (tx): Promise<Polled> => {
     const result = await tx.deviceAuthorizations.poll(deviceCodeHash, client.clientId, now);
     if (result.outcome === 'unknown') return refused(new InvalidGrant('The device_code is invalid.'));
@@ -48,12 +53,13 @@ async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: strin
       // wholly before (the session is gone here) or wholly after (it revokes what is stored here).
       if (!(await tx.sessions.findLiveByIndex(approval.sessionIndex, now))) throw new InvalidGrant('The sign-in that approved this device has ended.', { detail: 'approving session ended' });
       const user = activeUser(await tx.users.getProfile(approval.userId));
-      const scope = authorization.scope === '' ? [] : authorization.scope.split(' ');
+      const granted = authorization.scope === '' ? [] : authorization.scope.split(' ');
+      const scope = narrowToResources(granted, granted, servers, resources);
       // The endpoint checked the audiences when it issued the code; the client may have changed since.
       await checkGrantedAudiences(tx.clients, client, scope);
       // The family is named by the device code's hash: one family per device authorization.
       const grant: GrantFacts = { client, user, scope, sessionIndex: approval.sessionIndex, authTime: approval.authTime, amr: approval.amr, acr: approval.acr, codeHash: undefined, familyId: deviceCodeHash };
-      const minted = mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? scope : undefined });
+      const minted = mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? granted : undefined });
       await tx.tokens.insertMany(minted.rows);
       return { outcome: 'issued', grant, minted };
     } catch (error) {

@@ -17,6 +17,11 @@ export interface Grant {
    */
   params: readonly string[];
   /**
+   * Body parameters the handler reads that may be sent more than once: `resource` (RFC 8707 §2),
+   * which every grant takes. Not in `params`, so the token endpoint does not refuse them repeated.
+   */
+  repeatable: readonly string[];
+  /**
    * Only confidential clients may register or use the grant (client_credentials: RFC 6749 §4.4).
    * Registration refuses it with `token_endpoint_auth_method: none`; the token endpoint answers a
    * public client unauthorized_client.

@@ -6,6 +6,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant, SlowDown } from '../errors.ts';
 import { auditTokensIssued, type GrantFacts, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
+import { allowedResourceAudiences, parseResources, RESOURCE_PARAM, withAudiences } from '../resource.ts';
 import { checkGrantedAudiences, grantedAudiences, grantedScope, parseScope } from '../scope.ts';
 import { issuesRefreshTokens } from './authorization-code.ts';
 import type { Grant } from './grant.ts';
@@ -35,6 +36,7 @@ const GENERIC_FAILURE = 'The username or password is incorrect.';
 export const passwordGrant = {
   type: 'password',
   params: ['username', 'password', 'scope'],
+  repeatable: [RESOURCE_PARAM],
   // RFC 9700 §2.4: a client that cannot keep a secret must not collect users' passwords.
   // Registration refuses `password` for a public client; the token endpoint answers a row that
   // holds it anyway unauthorized_client before the password is read.
@@ -47,11 +49,13 @@ async function passwordCredentials(deps: OAuthDeps, client: Client, body: RawPar
   const username = requiredParam(body, 'username');
   const password = requiredParam(body, 'password');
   const requested = parseScope(param(body, 'scope'));
+  const resources = parseResources(body);
 
   // The scope is decided before the password is checked: a request refused for its scope costs no
   // throttle attempt and no argon2 work. Same rules as the authorization endpoint (scope.ts):
   // unknown values dropped, audiences only as the client's `aud` allows (invalid_scope).
-  const scope = grantedScope(requested, client, await grantedAudiences(deps.store.clients, client, requested));
+  // RFC 8707 §2: resource adds its server's client_id, when the client's `aud` allows it (else invalid_target).
+  const scope = withAudiences(grantedScope(requested, client, await grantedAudiences(deps.store.clients, client, requested)), await allowedResourceAudiences(deps.store.clients, client, resources));
 
   const check = await checkPasswordLogin(deps, { username, password, clientId: client.clientId, ip, via: 'password_grant' });
   if (check.type === 'throttled') throw new SlowDown(`Too many failed sign-in attempts; retry in ${check.retryAfter} s.`, check.retryAfter);

@@ -7,6 +7,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant } from '../errors.ts';
 import { mintTokens, type MintedTokens, type TokenResponse } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
+import { narrowToResources, parseResources, RESOURCE_PARAM, resourceServers } from '../resource.ts';
 import { checkGrantedAudiences, narrowScope } from '../scope.ts';
 import type { Grant } from './grant.ts';
 import { activeUser } from './load-user.ts';
@@ -30,14 +31,17 @@ type Refreshed =
 export const refreshTokenGrant = {
   type: 'refresh_token',
   params: ['refresh_token', 'scope'],
+  repeatable: [RESOURCE_PARAM],
   handle: refresh,
 } as const satisfies Grant;
 
 async function refresh(deps: OAuthDeps, client: Client, body: RawParams, ip?: string): Promise<TokenResponse> {
   const presented = requiredParam(body, 'refresh_token');
   const requestedScope = param(body, 'scope');
+  const resources = parseResources(body);
   const now = deps.clock.now();
   const tokenHash = hashSecret(presented);
+  const servers = await resourceServers(deps.store.clients, resources);
 
   // Anything thrown inside rolls the unit back: a refused refresh changes nothing. Reuse returns
   // instead, so that its revocation of the family commits.
@@ -54,7 +58,9 @@ async function refresh(deps: OAuthDeps, client: Client, body: RawParams, ip?: st
     }
 
     const original = token.scope === '' ? [] : token.scope.split(' ');
-    const scope = narrowScope(original, requestedScope);
+    // RFC 8707 §2.2: resource narrows the access token's audiences to some the grant holds; a
+    // refusal throws, so the unit rolls back and the refresh token is not spent.
+    const scope = narrowToResources(original, narrowScope(original, requestedScope), servers, resources);
     // The client's `aud` may have lost an audience since the grant: a refresh keeps none it may no longer get.
     await checkGrantedAudiences(tx.clients, client, scope);
     const user = activeUser(found.user);

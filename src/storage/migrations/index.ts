@@ -10,6 +10,7 @@ import * as clientAssertions from './009-client-assertions.ts';
 import * as deviceAuthorizations from './010-device-authorizations.ts';
 import * as clientSigningAlgs from './011-client-signing-algs.ts';
 import * as consents from './013-consents.ts';
+import * as clientResourceUris from './014-client-resource-uris.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '010-device-authorizations': deviceAuthorizations,
   '011-client-signing-algs': clientSigningAlgs,
   '013-consents': consents,
+  '014-client-resource-uris': clientResourceUris,
 };

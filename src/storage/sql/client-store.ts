@@ -1,8 +1,9 @@
 import type { Kysely, Selectable } from 'kysely';
 import { DEFAULT_SIGNING_ALG, isSigningAlg, type SigningAlg } from '../../crypto/algorithms.ts';
-import type { Client, ClientAuthMethod, GrantType, PkceMethod } from '../../domain/client.ts';
+import { resourceUrisOf, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../../domain/client.ts';
 import type { ClientStore } from '../ports.ts';
 import { translated } from './errors.ts';
+import { atomically } from './unit-of-work.ts';
 import { prepared } from './prepared.ts';
 import type { ClientsTable, Database } from './schema.ts';
 
@@ -25,17 +26,28 @@ export class SqlClientStore implements ClientStore {
   }
 
   async insert(client: Client): Promise<void> {
-    await translated('client', () => this.#db.insertInto('clients').values(toRow(client)).execute());
+    await atomically(this.#db, async (db) => {
+      await translated('client', () => db.insertInto('clients').values(toRow(client)).execute());
+      await insertResourceUris(db, client);
+    });
   }
 
   async get(clientId: string): Promise<Client | undefined> {
     const row = await this.#q.get.first({ clientId }, this.#db);
-    if (!row) return undefined;
-    const built = this.#built.get(clientId);
+    return row ? this.#build(row) : undefined;
+  }
+
+  async findByResourceUri(uri: string): Promise<Client | undefined> {
+    const row = await this.#q.byResourceUri.first({ uri }, this.#db);
+    return row ? this.#build(row) : undefined;
+  }
+
+  #build(row: Selectable<ClientsTable>): Client {
+    const built = this.#built.get(row.client_id);
     if (built && sameRow(built.row, row)) return built.client;
     const client = deepFreeze(fromRow(row));
     if (this.#built.size >= BUILT_CLIENTS) this.#built.delete(this.#built.keys().next().value!);
-    this.#built.set(clientId, { row, client });
+    this.#built.set(row.client_id, { row, client });
     return client;
   }
 
@@ -46,8 +58,14 @@ export class SqlClientStore implements ClientStore {
 
   async update(client: Client): Promise<boolean> {
     const { client_id: _id, created_at: _created, ...row } = toRow(client);
-    const result = await this.#db.updateTable('clients').set(row).where('client_id', '=', client.clientId).executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+    return atomically(this.#db, async (db) => {
+      const result = await db.updateTable('clients').set(row).where('client_id', '=', client.clientId).executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      // The URIs as registered now: the old rows go, the new ones go in; another client's URI is a conflict.
+      await db.deleteFrom('client_resource_uris').where('client_id', '=', client.clientId).execute();
+      await insertResourceUris(db, client);
+      return true;
+    });
   }
 
   async delete(clientId: string): Promise<boolean> {
@@ -57,7 +75,22 @@ export class SqlClientStore implements ClientStore {
 }
 
 function statements(db: Kysely<Database>) {
-  return { get: prepared<{ clientId: string }, Selectable<ClientsTable>>(db, (p) => db.selectFrom('clients').selectAll().where('client_id', '=', p('clientId'))) };
+  return {
+    get: prepared<{ clientId: string }, Selectable<ClientsTable>>(db, (p) => db.selectFrom('clients').selectAll().where('client_id', '=', p('clientId'))),
+    byResourceUri: prepared<{ uri: string }, Selectable<ClientsTable>>(db, (p) =>
+      db.selectFrom('client_resource_uris').innerJoin('clients', 'clients.client_id', 'client_resource_uris.client_id').selectAll('clients').where('client_resource_uris.uri', '=', p('uri')),
+    ),
+  };
+}
+
+/**
+ * The resource server's `resource_uris` as rows of client_resource_uris (migration 014), whose
+ * primary key keeps each URI to one client: a URI another client holds is a ConflictError.
+ */
+async function insertResourceUris(db: Kysely<Database>, client: Client): Promise<void> {
+  const uris = resourceUrisOf(client);
+  if (uris.length === 0) return;
+  await translated('resource URI', () => db.insertInto('client_resource_uris').values(uris.map((uri) => ({ uri, client_id: client.clientId }))).execute());
 }
 
 const BUILT_CLIENTS = 1000;

@@ -70,6 +70,12 @@ export interface ClientsTable {
   updated_at: number;
 }
 
+/** A resource server's RFC 8707 resource indicator (migration 014): unique across clients by its primary key. */
+export interface ClientResourceUrisTable {
+  uri: string;
+  client_id: string;
+}
+
 export interface SessionsTable {
   id_hash: string;
   session_index: string;
@@ -179,6 +185,7 @@ export interface Database {
   client_assertions: ClientAssertionsTable;
   device_authorizations: DeviceAuthorizationsTable;
   consents: ConsentsTable;
+  client_resource_uris: ClientResourceUrisTable;
 }
 
 /** Client assertion jtis used once (migration 009): SHA-256 of client_id and jti, kept until the assertion's exp. */

@@ -22,7 +22,7 @@ export const API_PASSWORD = 'correct horse battery staple';
 export async function startApiServer(db: TestDatabaseKind, env: Env = {}): Promise<RunningServer & { apiClientId: string }> {
   const apiClientId = `identity-api-${randomUUID()}`;
   const server = await startServer(db, { env: { GATEHOUSE_API_USERNAME: API_USERNAME, GATEHOUSE_API_PASSWORD: API_PASSWORD, GATEHOUSE_API_CLIENT_ID: apiClientId, ...env } });
-  await addClient(server.gatehouse.store, { clientId: apiClientId, name: 'Identity API', grantTypes: [], redirectUris: [], refreshTokens: false });
+  await addClient(server.gatehouse.store, { clientId: apiClientId, name: 'Identity API', grantTypes: [], redirectUris: [], refreshTokens: false, metadata: { resource_server: true } });
   return Object.assign(server, { apiClientId });
 }
 
