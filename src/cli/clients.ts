@@ -3,6 +3,7 @@ import { Option, type Command } from 'commander';
 import type { Client } from '../domain/client.ts';
 import { CLIENT_AUTH_METHOD_NAMES, CLIENT_AUTH_METHODS } from '../oauth/client-auth/registry.ts';
 import { SIGNING_ALGS } from '../crypto/algorithms.ts';
+import { ACCESS_TOKEN_FORMATS } from '../oauth/access-token-format.ts';
 import { clientWarnings } from '../oauth/client-metadata.ts';
 import { GRANT_TYPES_SUPPORTED } from '../oauth/grants/registry.ts';
 import {
@@ -38,6 +39,8 @@ interface MetadataFlags {
   tokenEndpointAuthSigningAlg?: string;
   idTokenSignedResponseAlg?: string;
   userinfoSignedResponseAlg?: string;
+  accessTokenFormat?: string;
+  accessTokenSignedResponseAlg?: string;
 }
 
 interface JsonFlag {
@@ -76,6 +79,9 @@ function withMetadataOptions(command: Command): Command {
     // Not .choices(): registration refuses an unknown algorithm, and `none`, with its reason.
     .option('--id-token-signed-response-alg <alg>', `what its ID tokens are signed with: ${SIGNING_ALGS.join(', ')} (default RS256)`)
     .option('--userinfo-signed-response-alg <alg>', `answer its UserInfo requests with a JWT signed with this: ${SIGNING_ALGS.join(', ')} (default: plain JSON)`)
+    // JWT access tokens (RFC 9068): what the tokens meant for this client, as a resource server, look like.
+    .addOption(new Option('--access-token-format <format>', 'the form of the access tokens whose audience is this client: jwt (RFC 9068, validated locally) or opaque (introspected); default GATEHOUSE_ACCESS_TOKEN_FORMAT').choices([...ACCESS_TOKEN_FORMATS]))
+    .option('--access-token-signed-response-alg <alg>', `what the JWT access tokens meant for this client are signed with: ${SIGNING_ALGS.join(', ')} (default RS256)`)
     .option('--json', 'print JSON only');
 }
 
@@ -102,6 +108,8 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   if (flags.tokenEndpointAuthSigningAlg !== undefined) doc.token_endpoint_auth_signing_alg = flags.tokenEndpointAuthSigningAlg;
   if (flags.idTokenSignedResponseAlg !== undefined) doc.id_token_signed_response_alg = flags.idTokenSignedResponseAlg;
   if (flags.userinfoSignedResponseAlg !== undefined) doc.userinfo_signed_response_alg = flags.userinfoSignedResponseAlg;
+  if (flags.accessTokenFormat !== undefined) doc.access_token_format = flags.accessTokenFormat;
+  if (flags.accessTokenSignedResponseAlg !== undefined) doc.access_token_signed_response_alg = flags.accessTokenSignedResponseAlg;
   return doc;
 }
 

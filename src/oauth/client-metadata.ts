@@ -8,6 +8,7 @@ import { PKCE_METHODS, defaultGrantTypes, type Client, type ClientAuthMethod, ty
 import { jwksUriProblem, publicKeySet } from '../crypto/remote-jwks.ts';
 import { CLIENT_AUTH_METHOD_NAMES, signingAlgsOf } from './client-auth/registry.ts';
 import { CONFIDENTIAL_GRANT_TYPES, GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
+import { ACCESS_TOKEN_FORMATS } from './access-token-format.ts';
 import { redirectUriProblem, redirectUriWarning } from './redirect-uri-rules.ts';
 
 /** A client metadata value that cannot be accepted; `field` is its wire name. */
@@ -92,7 +93,19 @@ const TYPED_KEYS = new Set([
 ]);
 
 /** Keys gatehouse acts on that are kept in `metadata` as registered (validated here, read where used). */
-const METADATA_KEYS = ['logo_uri', 'response_types', 'aud', 'id_token_scope_claims', 'allowed_cors_origins', 'jwks', 'jwks_uri', 'token_endpoint_auth_signing_alg'] as const;
+const METADATA_KEYS = [
+  'logo_uri',
+  'response_types',
+  'aud',
+  'id_token_scope_claims',
+  'allowed_cors_origins',
+  'jwks',
+  'jwks_uri',
+  'token_endpoint_auth_signing_alg',
+  // JWT access tokens (RFC 9068), issued to this client as a resource server: src/oauth/jwt-access-token.ts.
+  'access_token_format',
+  'access_token_signed_response_alg',
+] as const;
 
 /** Keys gatehouse acts on; everything else is refused (see UNSUPPORTED_KEYS). */
 const IMPLEMENTED_KEYS: ReadonlySet<string> = new Set([...TYPED_KEYS, ...METADATA_KEYS]);
@@ -162,6 +175,8 @@ export function parseClientMetadata(document: unknown): ClientSettings {
   clientKeys(doc, tokenEndpointAuthMethod);
   if (doc.aud !== undefined) doc.aud = audienceList(doc.aud);
   if (doc.logo_uri !== undefined) logoUri(doc.logo_uri);
+  oneOf(doc, 'access_token_format', ACCESS_TOKEN_FORMATS);
+  signingAlg(doc, 'access_token_signed_response_alg');
   if (doc.allowed_cors_origins !== undefined) doc.allowed_cors_origins = corsOriginList(doc.allowed_cors_origins);
   for (const key of Object.keys(doc)) {
     if (!key.startsWith(`${LOCALIZED_NAME}#`)) continue;
@@ -458,7 +473,8 @@ function accessTokenTtl(value: unknown): number {
 }
 
 /**
- * `id_token_signed_response_alg` / `userinfo_signed_response_alg` (OIDC Registration §2): one of
+ * `id_token_signed_response_alg` / `userinfo_signed_response_alg` (OIDC Registration §2), and
+ * `access_token_signed_response_alg` (the JWT access tokens of a resource server, RFC 9068 §2.1): one of
  * the algorithms we sign with (src/crypto/algorithms.ts). `none` is refused by name: an unsigned
  * ID token would let anyone who can reach the client forge a login (OIDC Core §2 allows it only
  * when no token travels through the front channel, which is not a promise gatehouse can keep).

@@ -3,11 +3,14 @@ import type { ClientToken, Token } from '../domain/grant.ts';
 import type { UserProfile } from '../domain/user.ts';
 import { leftHalfHash, type SigningAlg } from '../crypto/algorithms.ts';
 import { signJwt } from '../crypto/jwt.ts';
+import type { ActiveKey } from '../crypto/key-ring.ts';
+import type { ClientStore } from '../storage/ports.ts';
 import { toNumericDate } from '../lib/clock.ts';
 import { hashSecret } from '../lib/hash.ts';
 import { familyFingerprint, fingerprint } from '../observability/audit.ts';
 import { scopeClaims, wantsScopeClaimsInIdToken } from './claims.ts';
 import type { OAuthDeps } from './deps.ts';
+import { accessTokenForm, signAccessToken, type AccessTokenAuthentication } from './jwt-access-token.ts';
 import { formatScope } from './scope.ts';
 
 /** The token response of the spec's table (RFC 6749 §5.1). */
@@ -40,6 +43,13 @@ export interface IssueOptions {
   keepRefreshToken?: string;
 }
 
+/**
+ * Longest token a client may present anywhere (UserInfo, introspection, revocation, the identity
+ * API): room for a JWT access token (RFC 9068) with policy claims; also the longest form value
+ * (src/http/params.ts MAX_VALUE_LENGTH). Anything longer is no token gatehouse issued.
+ */
+export const MAX_TOKEN_LENGTH = 8192;
+
 /** Lifetime of the client's access tokens: the smaller of the global and the client's own (seconds). */
 export function accessTokenLifetime(deps: Pick<OAuthDeps, 'config'>, client: Client): number {
   return client.accessTokenTtl === undefined ? deps.config.accessTokenTtl : Math.min(client.accessTokenTtl, deps.config.accessTokenTtl);
@@ -52,14 +62,60 @@ export interface MintedTokens {
 }
 
 /**
+ * What minting an access token needs besides the grant (jwt-access-token.ts): where the
+ * audiences' registrations are read — the unit of work's view, so the form and the row agree —
+ * and the signing keys, read before the unit of work (KeyRing.activeKeys), which must not read
+ * the store itself.
+ */
+export interface MintContext {
+  clients: Pick<ClientStore, 'get'>;
+  keys: ReadonlyMap<SigningAlg, ActiveKey>;
+  /** The authorization policy's `access_token` claims: added to a JWT access token (signAccessToken). */
+  accessTokenClaims?: Readonly<Record<string, unknown>>;
+}
+
+/** The access token of a grant, opaque or a JWT (RFC 9068), and its lifetime in seconds. */
+async function mintAccessToken(
+  deps: Pick<OAuthDeps, 'config' | 'random'>,
+  context: MintContext,
+  grant: { client: Client; scope: string[]; subject: string; authentication: AccessTokenAuthentication | undefined },
+  now: number,
+): Promise<{ accessToken: string; lifetime: number }> {
+  const form = await accessTokenForm(context.clients, deps.config, grant.scope);
+  const lifetime = accessTokenLifetime(deps, grant.client);
+  if (form.format === 'opaque') return { accessToken: deps.random.token(32), lifetime };
+  // A JWT cannot be recalled from a resource server that validates it locally: it lives briefly (config.ts).
+  const jwtLifetime = Math.min(lifetime, deps.config.jwtAccessTokenTtl);
+  const key = context.keys.get(form.alg);
+  if (!key) throw new Error(`no active ${form.alg} signing key for a JWT access token`);
+  const accessToken = await signAccessToken(
+    key,
+    {
+      issuer: deps.config.issuer,
+      audiences: form.audiences,
+      subject: grant.subject,
+      clientId: grant.client.clientId,
+      scope: formatScope(grant.scope),
+      jti: deps.random.token(16),
+      issuedAt: now,
+      expiresAt: now + jwtLifetime * 1000,
+      authentication: grant.authentication,
+    },
+    context.accessTokenClaims,
+  );
+  return { accessToken, lifetime: jwtLifetime };
+}
+
+/**
  * Mints the tokens of one successful grant without storing them: the grant stores `rows` in the
  * unit of work that consumed its code or rotated its refresh token, so the tokens exist exactly
- * when that change does (src/storage/ports.ts, Store.transaction).
+ * when that change does (src/storage/ports.ts, Store.transaction). A JWT access token is signed
+ * here, inside that unit: its hash is its row's key, and the row must commit with the change
+ * (docs/decisions.md JA6).
  */
-export function mintTokens(deps: Pick<OAuthDeps, 'config' | 'clock' | 'random'>, grant: GrantFacts, options: IssueOptions): MintedTokens {
+export async function mintTokens(deps: Pick<OAuthDeps, 'config' | 'clock' | 'random'>, grant: GrantFacts, options: IssueOptions, context: MintContext): Promise<MintedTokens> {
   const now = deps.clock.now();
-  const lifetime = accessTokenLifetime(deps, grant.client);
-  const accessToken = deps.random.token(32);
+  const { accessToken, lifetime } = await mintAccessToken(deps, context, { client: grant.client, scope: grant.scope, subject: grant.user.id, authentication: grant }, now);
   const base = {
     clientId: grant.client.clientId,
     userId: grant.user.id,
@@ -96,12 +152,12 @@ export interface ClientGrantFacts {
 /**
  * Mints the one access token of a client's own grant without storing it: no refresh token (RFC
  * 6749 §4.4.3), no user fields (ClientToken). No code: the token is a family of its own, named by
- * its hash, so revoking it (RFC 7009) touches nothing else.
+ * its hash, so revoking it (RFC 7009) touches nothing else. As a JWT its `sub` is the client_id
+ * (RFC 9068 §2.2).
  */
-export function mintClientToken(deps: Pick<OAuthDeps, 'config' | 'clock' | 'random'>, grant: ClientGrantFacts): MintedTokens {
+export async function mintClientToken(deps: Pick<OAuthDeps, 'config' | 'clock' | 'random'>, grant: ClientGrantFacts, context: MintContext): Promise<MintedTokens> {
   const now = deps.clock.now();
-  const lifetime = accessTokenLifetime(deps, grant.client);
-  const accessToken = deps.random.token(32);
+  const { accessToken, lifetime } = await mintAccessToken(deps, context, { client: grant.client, scope: grant.scope, subject: grant.client.clientId, authentication: undefined }, now);
   const tokenHash = hashSecret(accessToken);
   const row: ClientToken = {
     tokenHash,

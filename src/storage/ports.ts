@@ -521,6 +521,8 @@ export interface Store extends StoreTransaction {
    * have no effect outside the store — emit audit events, set cookies and answer only after it
    * returns — and must use `tx`, never the outer store, for everything it reads or writes. Keep
    * units short: no password hashing or signing inside; on SQLite a unit holds the write lock.
+   * The one signature inside is a JWT access token's, whose hash is its row's key (one ES256 or
+   * RS256 signature, with a key read before the unit; docs/decisions.md JA6).
    */
   transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T>;
   /** Resolves when the database answers; rejects otherwise. */

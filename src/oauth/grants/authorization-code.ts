@@ -41,6 +41,8 @@ async function redeemCode(deps: OAuthDeps, client: Client, body: RawParams, ip?:
   const now = deps.clock.now();
   const codeHash = hashSecret(code);
 
+  // Read before the unit of work, which may sign a JWT access token but not read the store (MintContext).
+  const keys = await deps.keyRing.activeKeys();
   const redeemed = await deps.store.transaction(async (tx): Promise<Redeemed> => {
     const redemption = await tx.codes.consumeOnce(codeHash, now);
     if (redemption.outcome === 'unknown') return { outcome: 'unknown' };
@@ -57,7 +59,7 @@ async function redeemCode(deps: OAuthDeps, client: Client, body: RawParams, ip?:
       await checkGrantedAudiences(tx.clients, client, scope);
       // The family is named by the code's hash, so a replay finds every token descending from it.
       const grant: GrantFacts = { client, user, scope, sessionIndex: bound.sessionIndex, authTime: bound.authTime, amr: bound.amr, acr: bound.acr, codeHash, familyId: codeHash };
-      const minted = mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? scope : undefined });
+      const minted = await mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? scope : undefined }, { clients: tx.clients, keys });
       await tx.tokens.insertMany(minted.rows);
       return { outcome: 'issued', grant, minted, nonce: bound.nonce };
     } catch (error) {

@@ -31,6 +31,8 @@ export const deviceCodeGrant = {
 async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: string): Promise<TokenResponse> {
   const deviceCodeHash = hashSecret(requiredParam(body, 'device_code'));
   const now = deps.clock.now();
+  // Read before the unit of work, which may sign a JWT access token but not read the store (MintContext).
+  const keys = await deps.keyRing.activeKeys();
   const polled = await deps.store.transaction(async (tx): Promise<Polled> => {
     const result = await tx.deviceAuthorizations.poll(deviceCodeHash, client.clientId, now);
     if (result.outcome === 'unknown') return refused(new InvalidGrant('The device_code is invalid.'));
@@ -53,7 +55,7 @@ async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: strin
       await checkGrantedAudiences(tx.clients, client, scope);
       // The family is named by the device code's hash: one family per device authorization.
       const grant: GrantFacts = { client, user, scope, sessionIndex: approval.sessionIndex, authTime: approval.authTime, amr: approval.amr, acr: approval.acr, codeHash: undefined, familyId: deviceCodeHash };
-      const minted = mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? scope : undefined });
+      const minted = await mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? scope : undefined }, { clients: tx.clients, keys });
       await tx.tokens.insertMany(minted.rows);
       return { outcome: 'issued', grant, minted };
     } catch (error) {

@@ -72,6 +72,8 @@ async function passwordCredentials(deps: OAuthDeps, client: Client, body: RawPar
     // A family of its own: a reuse of a rotated refresh token revokes this grant's tokens only.
     familyId: deps.random.token(32),
   };
+  // Read before the unit of work, which may sign a JWT access token but not read the store (MintContext).
+  const keys = await deps.keyRing.activeKeys();
   const minted = await deps.store.transaction(async (tx) => {
     // The password was checked outside this unit. A change that ends the user's access (disable,
     // lock, delete, a new password) runs endUserSessions in its own unit: it ran either wholly
@@ -82,7 +84,7 @@ async function passwordCredentials(deps: OAuthDeps, client: Client, body: RawPar
       throw new InvalidGrant(GENERIC_FAILURE, { detail: 'the user or the password changed while the password was being checked' });
     }
     await checkGrantedAudiences(tx.clients, client, scope);
-    const tokens = mintTokens(deps, { ...grant, user: current.user }, { refreshScope: issuesRefreshTokens(client) ? scope : undefined });
+    const tokens = await mintTokens(deps, { ...grant, user: current.user }, { refreshScope: issuesRefreshTokens(client) ? scope : undefined }, { clients: tx.clients, keys });
     await tx.tokens.insertMany(tokens.rows);
     return tokens;
   });

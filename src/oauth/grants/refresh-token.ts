@@ -41,6 +41,8 @@ async function refresh(deps: OAuthDeps, client: Client, body: RawParams, ip?: st
 
   // Anything thrown inside rolls the unit back: a refused refresh changes nothing. Reuse returns
   // instead, so that its revocation of the family commits.
+  // Read before the unit of work, which may sign a JWT access token but not read the store (MintContext).
+  const keys = await deps.keyRing.activeKeys();
   const refreshed = await deps.store.transaction(async (tx): Promise<Refreshed> => {
     const found = await tx.tokens.findWithUser(tokenHash);
     const token = found?.token;
@@ -65,7 +67,7 @@ async function refresh(deps: OAuthDeps, client: Client, body: RawParams, ip?: st
       return { outcome: 'reused', token, revoked: await tx.tokens.revokeFamily(token.familyId, now), detail: 'concurrent refresh token reuse' };
     }
     const grant = { client, user, scope, sessionIndex: token.sessionIndex, authTime: token.authTime, amr: token.amr, acr: token.acr, codeHash: token.codeHash, familyId: token.familyId };
-    const minted = mintTokens(deps, grant, rotate ? { refreshScope: original } : { keepRefreshToken: presented });
+    const minted = await mintTokens(deps, grant, rotate ? { refreshScope: original } : { keepRefreshToken: presented }, { clients: tx.clients, keys });
     await tx.tokens.insertMany(minted.rows);
     return { outcome: 'issued', token, user, rotated: rotate, minted };
   });
