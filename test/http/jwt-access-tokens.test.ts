@@ -17,6 +17,7 @@ import { ManualClock, toNumericDate } from '../../src/lib/clock.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';
 import { addClient, addUser, basic, mintCode, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
+import { createTestUser } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { call } from './identity-api/helpers.ts';
 
@@ -212,6 +213,17 @@ for (const db of DATABASES) {
       assert.notEqual(payload.jti, before.jti);
       assert.deepEqual(payload, { ...before, iat: before.iat! + 10, exp: before.exp! + 10, jti: payload.jti });
       assert.equal(response.body.expires_in, JWT_TTL);
+    });
+
+    test('the password grant gives a JWT access token for a JWT resource server, as every grant that issues access tokens', async () => {
+      const store = server.gatehouse.store;
+      const migrating = await addClient(store, { grantTypes: ['password'], refreshTokens: false, metadata: { aud: [rs.client.clientId] } });
+      const owner = await createTestUser(store, { password: 'correct horse battery' });
+      const response = await postForm(discovery.token_endpoint!, { grant_type: 'password', username: owner.username, password: 'correct horse battery', scope: `openid ${rs.client.clientId}` }, { authorization: basic(migrating.client.clientId, migrating.secret) });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      const { payload } = await verify(response.body.access_token as string, rs.client.clientId);
+      const iat = toNumericDate(clock.now());
+      assert.deepEqual(payload, { iss: server.issuer, exp: iat + JWT_TTL, aud: rs.client.clientId, sub: owner.id, client_id: migrating.client.clientId, iat, jti: payload.jti, scope: `openid ${rs.client.clientId}`, auth_time: iat, amr: ['pwd'] });
     });
 
     test('client_credentials for a JWT resource server: sub is the client_id, no user claims (RFC 9068 §2.2)', async () => {
