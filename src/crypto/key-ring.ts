@@ -163,16 +163,6 @@ export class KeyRing {
     return created;
   }
 
-  /**
-   * The key each algorithm signs with now, read at once: for signing inside a unit of work, which
-   * must not read the store (SQLite has one connection) — the JWT access token whose hash is the
-   * key of its row (src/oauth/issue-tokens.ts). An algorithm without a key yet is absent
-   * (`prepare` makes one of each at start).
-   */
-  async activeKeys(): Promise<ReadonlyMap<SigningAlg, ActiveKey>> {
-    return (await this.#load()).active;
-  }
-
   /** The public JWK Set (RFC 7517 §5): kid, use and alg on every key, no private members. */
   async jwks(): Promise<{ keys: JWK[] }> {
     return (await this.#load()).jwks;

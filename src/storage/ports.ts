@@ -252,6 +252,13 @@ export interface TokenStore {
   insert(token: Token): Promise<void>;
   /** Stores the tokens of one grant in one statement. */
   insertMany(tokens: Token[]): Promise<void>;
+  /**
+   * Gives the token stored under `fromHash` the key `toHash`, in whatever state it is now: a
+   * revocation since it was stored stays. A JWT access token (RFC 9068) is stored in its grant's
+   * unit of work under a placeholder and keyed by its own hash once signed, after the unit commits
+   * (src/oauth/issue-tokens.ts; docs/decisions.md JA6). False when no token has `fromHash`.
+   */
+  rekey(fromHash: string, toHash: string): Promise<boolean>;
   /** The token whatever its state; callers check expiry, revocation and rotation. */
   find(tokenHash: string): Promise<Token | undefined>;
   /**
@@ -521,8 +528,6 @@ export interface Store extends StoreTransaction {
    * have no effect outside the store — emit audit events, set cookies and answer only after it
    * returns — and must use `tx`, never the outer store, for everything it reads or writes. Keep
    * units short: no password hashing or signing inside; on SQLite a unit holds the write lock.
-   * The one signature inside is a JWT access token's, whose hash is its row's key (one ES256 or
-   * RS256 signature, with a key read before the unit; docs/decisions.md JA6).
    */
   transaction<T>(work: (tx: StoreTransaction) => Promise<T>): Promise<T>;
   /** Resolves when the database answers; rejects otherwise. */

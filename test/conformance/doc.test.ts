@@ -30,7 +30,7 @@ const CHECKLIST: [string, number][] = [
   ['SP', 12],
   ['AL', 8],
   ['DV', 17],
-  ['JA', 10],
+  ['JA', 11],
 ];
 /** Modules 0 (common set-up) to 38 of the Basic OP plan (research/conformance.md §1). */
 const MODULES = 39;

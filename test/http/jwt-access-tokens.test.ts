@@ -179,6 +179,18 @@ for (const db of DATABASES) {
       assert.match(after.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
     });
 
+    test('a replayed code revokes the JWT access token issued from it: introspection answers inactive (RFC 9700 §4.2.4)', async () => {
+      const { code, row } = await mintCode(server.gatehouse.store, app.client, user, { scope: `openid ${rs.client.clientId}`, now: clock.now() });
+      const redeem = () => postForm(discovery.token_endpoint!, { grant_type: 'authorization_code', code, redirect_uri: row.redirectUri }, { authorization: basic(app.client.clientId, app.secret) });
+      const first = await redeem();
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      const token = first.body.access_token as string;
+      assert.equal((await introspect(token)).active, true);
+      const replay = await redeem();
+      assert.deepEqual([replay.status, replay.body.error], [400, 'invalid_grant']);
+      assert.deepEqual(await introspect(token), { active: false });
+    });
+
     test('an expired JWT access token is inactive at introspection once its exp has passed', async () => {
       const body = await codeTokens(`openid ${rs.client.clientId}`);
       const token = body.access_token as string;

@@ -4,7 +4,7 @@ import type { AuthorizationCode } from '../../domain/grant.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant, OAuthError } from '../errors.ts';
-import { auditTokensIssued, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
+import { auditTokensIssued, finishTokens, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
 import { verifyPkce } from '../pkce.ts';
 import { checkGrantedAudiences } from '../scope.ts';
@@ -41,8 +41,6 @@ async function redeemCode(deps: OAuthDeps, client: Client, body: RawParams, ip?:
   const now = deps.clock.now();
   const codeHash = hashSecret(code);
 
-  // Read before the unit of work, which may sign a JWT access token but not read the store (MintContext).
-  const keys = await deps.keyRing.activeKeys();
   const redeemed = await deps.store.transaction(async (tx): Promise<Redeemed> => {
     const redemption = await tx.codes.consumeOnce(codeHash, now);
     if (redemption.outcome === 'unknown') return { outcome: 'unknown' };
@@ -59,7 +57,7 @@ async function redeemCode(deps: OAuthDeps, client: Client, body: RawParams, ip?:
       await checkGrantedAudiences(tx.clients, client, scope);
       // The family is named by the code's hash, so a replay finds every token descending from it.
       const grant: GrantFacts = { client, user, scope, sessionIndex: bound.sessionIndex, authTime: bound.authTime, amr: bound.amr, acr: bound.acr, codeHash, familyId: codeHash };
-      const minted = await mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? scope : undefined }, { clients: tx.clients, keys });
+      const minted = await mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? scope : undefined }, { clients: tx.clients });
       await tx.tokens.insertMany(minted.rows);
       return { outcome: 'issued', grant, minted, nonce: bound.nonce };
     } catch (error) {
@@ -77,7 +75,8 @@ async function redeemCode(deps: OAuthDeps, client: Client, body: RawParams, ip?:
     throw new InvalidGrant('The authorization code has already been used.', { detail: `code replay; ${revoked} token(s) revoked` });
   }
   const { grant, minted } = redeemed;
-  const response = grant.scope.includes('openid') ? await withIdToken(deps, grant, minted.response, redeemed.nonce) : minted.response;
+  const tokens = await finishTokens(deps, minted);
+  const response = grant.scope.includes('openid') ? await withIdToken(deps, grant, tokens, redeemed.nonce) : tokens;
   auditTokensIssued(deps, 'authorization_code', grant, response, ip);
   return response;
 }

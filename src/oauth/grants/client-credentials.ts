@@ -51,7 +51,7 @@ async function issueForClient(deps: OAuthDeps, client: Client, body: RawParams, 
   const unknown = requested.find((value) => !audiences.has(value));
   if (unknown !== undefined) throw new InvalidScope(`The scope value ${unknown} is not an audience this client may request (client metadata aud).`);
 
-  const minted = await mintClientToken(deps, { client, scope: requested }, { clients: deps.store.clients, keys: await deps.keyRing.activeKeys() });
+  const minted = await mintClientToken(deps, { client, scope: requested }, { clients: deps.store.clients });
   await deps.store.tokens.insertMany(minted.rows);
   const response = minted.response;
   deps.audit.emit({

@@ -3,7 +3,7 @@ import type { DeviceAuthorization } from '../../domain/device-authorization.ts';
 import { hashSecret } from '../../lib/hash.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { AuthorizationPending, DeviceAccessDenied, ExpiredToken, InvalidGrant, OAuthError, PollingSlowDown } from '../errors.ts';
-import { auditTokensIssued, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
+import { auditTokensIssued, finishTokens, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
 import { requiredParam, type RawParams } from '../params.ts';
 import { checkGrantedAudiences } from '../scope.ts';
 import { issuesRefreshTokens } from './authorization-code.ts';
@@ -31,8 +31,6 @@ export const deviceCodeGrant = {
 async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: string): Promise<TokenResponse> {
   const deviceCodeHash = hashSecret(requiredParam(body, 'device_code'));
   const now = deps.clock.now();
-  // Read before the unit of work, which may sign a JWT access token but not read the store (MintContext).
-  const keys = await deps.keyRing.activeKeys();
   const polled = await deps.store.transaction(async (tx): Promise<Polled> => {
     const result = await tx.deviceAuthorizations.poll(deviceCodeHash, client.clientId, now);
     if (result.outcome === 'unknown') return refused(new InvalidGrant('The device_code is invalid.'));
@@ -55,7 +53,7 @@ async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: strin
       await checkGrantedAudiences(tx.clients, client, scope);
       // The family is named by the device code's hash: one family per device authorization.
       const grant: GrantFacts = { client, user, scope, sessionIndex: approval.sessionIndex, authTime: approval.authTime, amr: approval.amr, acr: approval.acr, codeHash: undefined, familyId: deviceCodeHash };
-      const minted = await mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? scope : undefined }, { clients: tx.clients, keys });
+      const minted = await mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? scope : undefined }, { clients: tx.clients });
       await tx.tokens.insertMany(minted.rows);
       return { outcome: 'issued', grant, minted };
     } catch (error) {
@@ -67,7 +65,8 @@ async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: strin
   if (polled.outcome === 'refused') throw polled.error;
 
   const { grant, minted } = polled;
-  const response = grant.scope.includes('openid') ? await withIdToken(deps, grant, minted.response, undefined) : minted.response;
+  const tokens = await finishTokens(deps, minted);
+  const response = grant.scope.includes('openid') ? await withIdToken(deps, grant, tokens, undefined) : tokens;
   auditTokensIssued(deps, deviceCodeGrant.type, grant, response, ip);
   return response;
 }

@@ -4,7 +4,7 @@ import { chooseAcr } from '../authorize/choose-acr.ts';
 import { checkPasswordLogin } from '../authorize/verify-credentials.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant, SlowDown } from '../errors.ts';
-import { auditTokensIssued, type GrantFacts, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
+import { auditTokensIssued, finishTokens, type GrantFacts, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
 import { checkGrantedAudiences, grantedAudiences, grantedScope, parseScope } from '../scope.ts';
 import { issuesRefreshTokens } from './authorization-code.ts';
@@ -72,8 +72,6 @@ async function passwordCredentials(deps: OAuthDeps, client: Client, body: RawPar
     // A family of its own: a reuse of a rotated refresh token revokes this grant's tokens only.
     familyId: deps.random.token(32),
   };
-  // Read before the unit of work, which may sign a JWT access token but not read the store (MintContext).
-  const keys = await deps.keyRing.activeKeys();
   const minted = await deps.store.transaction(async (tx) => {
     // The password was checked outside this unit. A change that ends the user's access (disable,
     // lock, delete, a new password) runs endUserSessions in its own unit: it ran either wholly
@@ -84,12 +82,13 @@ async function passwordCredentials(deps: OAuthDeps, client: Client, body: RawPar
       throw new InvalidGrant(GENERIC_FAILURE, { detail: 'the user or the password changed while the password was being checked' });
     }
     await checkGrantedAudiences(tx.clients, client, scope);
-    const tokens = await mintTokens(deps, { ...grant, user: current.user }, { refreshScope: issuesRefreshTokens(client) ? scope : undefined }, { clients: tx.clients, keys });
+    const tokens = await mintTokens(deps, { ...grant, user: current.user }, { refreshScope: issuesRefreshTokens(client) ? scope : undefined }, { clients: tx.clients });
     await tx.tokens.insertMany(tokens.rows);
     return tokens;
   });
 
-  const response = scope.includes('openid') ? await withIdToken(deps, grant, minted.response, undefined) : minted.response;
+  const tokens = await finishTokens(deps, minted);
+  const response = scope.includes('openid') ? await withIdToken(deps, grant, tokens, undefined) : tokens;
   deps.audit.emit({ event: 'login.succeeded', userId: grant.user.id, username: grant.user.username, clientId: client.clientId, session: fingerprint(sessionIndex), via: 'password_grant', ip });
   auditTokensIssued(deps, 'password', grant, response, ip);
   return response;
