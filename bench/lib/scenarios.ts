@@ -343,7 +343,8 @@ export const SCENARIOS: Scenario[] = [
     hotPath: true,
     versus: { id: 'S3', target: 0.85 },
     // The scope names a resource server registered with access_token_format jwt: the access token is
-    // a JWT signed in the unit of work (docs/decisions.md JA6), beside the ID token's signature.
+    // a JWT, signed after the unit of work and keyed by its hash in one more statement (docs/decisions.md
+    // JA6), beside the ID token's signature.
     prepare: (ctx, seconds) => prepareCodeExchange(ctx, seconds, 'S3j', `${SCOPE} ${ctx.fixture.jwtRs.clientId}`),
   },
   {
