@@ -89,7 +89,7 @@ if (flags.help) {
   --duration S       seconds per round (default 10; quick 3)
   --warmup S         seconds of warm-up per scenario (default 2; quick 1)
   --connections N    concurrent connections (default 16; S6 uses 8)
-  --only S1,S3       run only these scenarios (S1–S6; S7 client_credentials + client_secret_basic,
+  --only S1,S3       run only these scenarios (S1–S6, S3j = S3 with a JWT access token; S7 client_credentials + client_secret_basic,
                      S8 client_credentials + private_key_jwt, S9 device-flow polling; S1 and S7–S9
                      also run on the peer, node-oidc-provider, in the same run)
   --postgres URL     also on PostgreSQL (default: GATEHOUSE_BENCH_POSTGRES_URL); a fresh schema is made and dropped
@@ -788,6 +788,17 @@ async function runScale(url: string): Promise<void> {
   );
 }
 
+/** Each result whose scenario is held against another of the same suite (Scenario.versus): their ratio. */
+function versusScenario(results: ScenarioResult[]): { id: ScenarioId; versus: ScenarioId; store: string; ratio: number; cpuRatio: number | undefined; target: number }[] {
+  return results.flatMap((r) => {
+    const versus = SCENARIOS.find((s) => s.id === r.id)?.versus;
+    const other = versus && results.find((o) => o.id === versus.id && o.store === r.store && o.workers === r.workers);
+    if (!versus || !other?.summary || !r.summary) return [];
+    const cpu = r.summary.opsPerCpuSecond && other.summary.opsPerCpuSecond ? r.summary.opsPerCpuSecond / other.summary.opsPerCpuSecond : undefined;
+    return [{ id: r.id, versus: versus.id, store: r.store, ratio: r.summary.opsPerSec / other.summary.opsPerSec, cpuRatio: cpu, target: versus.target }];
+  });
+}
+
 async function main(): Promise<void> {
   const started = Date.now();
   const info = machine();
@@ -836,6 +847,7 @@ async function main(): Promise<void> {
       return one && two ? { id, oneWorker: one.opsPerSec, twoWorkers: two.opsPerSec, gain: two.opsPerSec / one.opsPerSec, cpuOne: one.serverCpuShare, cpuTwo: two.serverCpuShare } : undefined;
     })
     .filter((x) => x !== undefined);
+  const versusScenarios = versusScenario(suites);
   const report = {
     kind: 'bench',
     runId,
@@ -847,6 +859,7 @@ async function main(): Promise<void> {
     scenarios: suites,
     peer: { name: 'oidc-provider', version: PEER_VERSION, store: 'in-memory adapter', results: peer },
     versusPeer: versusPeer(sqliteResults, peer),
+    versusScenarios,
     publishedAnchor: KEYCLOAK_ANCHOR,
     cluster,
     scaling,
@@ -868,6 +881,9 @@ async function main(): Promise<void> {
       .filter((r) => r.adjacentCeiling)
       .map((r) => `${r.id} (${r.store}): ratio to ${r.ceiling} measured just before each of its rounds on the same core, ${fmt(r.adjacentCeiling!.perSecond, 1)}/s (${fmt(r.adjacentCeiling!.perCpuSecond, 1)}/CPU-s).`),
   ];
+  for (const v of versusScenarios) {
+    lines.push(`${v.id} / ${v.versus} (${v.store}, same run): ${fmt(v.ratio, 3)} (per CPU-s ${fmt(v.cpuRatio, 3)}); target ≥ ${v.target} ${v.ratio >= v.target ? 'ok' : 'BELOW'}`);
+  }
   if (peer.length) {
     lines.push('', `Against the peer of the same run: node-oidc-provider ${PEER_VERSION} (one process, in-memory adapter${pinning ? ', pinned to the same core' : ''}):`, '', table(peer), '', peerTable(report.versusPeer));
     const s7 = report.versusPeer.find((v) => v.id === 'S7');

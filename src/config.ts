@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_FILE_VARIABLE, readConfigFile } from './config-file.ts';
+import { ACCESS_TOKEN_FORMATS } from './oauth/access-token-format.ts';
 
 /**
  * The default GATEHOUSE_HOME: `data` in the installation folder (where package.json is), so the
@@ -280,6 +281,20 @@ export const settings = {
     parse: integer(1, DAY),
   }),
   accessTokenTtl: setting({ env: 'GATEHOUSE_ACCESS_TOKEN_TTL', type: 'seconds', default: '3600', doc: 'Default lifetime of an access token (a client may set a shorter one).', parse: integer(0, 365 * DAY) }),
+  accessTokenFormat: setting({
+    env: 'GATEHOUSE_ACCESS_TOKEN_FORMAT',
+    type: ACCESS_TOKEN_FORMATS.join(' | '),
+    default: 'opaque',
+    doc: 'Form of an access token whose audiences registered no `access_token_format`, and of one with no audience: `opaque` (introspected, RFC 7662) or `jwt` (RFC 9068, validated locally by resource servers; docs/decisions.md, "JWT access tokens").',
+    parse: oneOf(ACCESS_TOKEN_FORMATS),
+  }),
+  jwtAccessTokenTtl: setting({
+    env: 'GATEHOUSE_JWT_ACCESS_TOKEN_TTL',
+    type: 'seconds',
+    default: '300',
+    doc: 'Longest lifetime of a JWT access token (the client\'s `access_token_ttl` and GATEHOUSE_ACCESS_TOKEN_TTL can only shorten it). Short, because a resource server that validates it locally never learns of its revocation: it is good there until it expires.',
+    parse: integer(1, 365 * DAY),
+  }),
   idTokenTtl: setting({ env: 'GATEHOUSE_ID_TOKEN_TTL', type: 'seconds', default: '3600', doc: 'Lifetime of an ID token.', parse: integer(60, 365 * DAY) }),
   refreshTokenTtl: setting({
     env: 'GATEHOUSE_REFRESH_TOKEN_TTL',

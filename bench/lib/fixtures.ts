@@ -34,6 +34,8 @@ export interface Fixture {
   rotating: ClientCredentials;
   /** A resource server that introspects tokens. */
   rs: ClientCredentials;
+  /** A resource server registered for JWT access tokens (RFC 9068), in the rp's `aud`: S3j's audience. */
+  jwtRs: ClientCredentials;
   userId: string;
   /** A user with an argon2id password, for the login scenarios. */
   login: { username: string; password: string };
@@ -116,7 +118,9 @@ function tokenRow(kind: Token['kind'], raw: string, clientId: string, userId: st
 
 export async function seedFixture(store: Store): Promise<Fixture> {
   const tag = randomBytes(4).toString('hex');
-  const rp = await addClient(store, `bench rp ${tag}`, {});
+  const jwtRs = await addClient(store, `bench JWT resource server ${tag}`, { grantTypes: [], refreshTokens: false, metadata: { client_name: `bench JWT resource server ${tag}`, grant_types: [], access_token_format: 'jwt' } });
+  // The rp may ask for jwtRs as an audience (S3j); S3's scope names none, so its tokens stay opaque.
+  const rp = await addClient(store, `bench rp ${tag}`, { metadata: { client_name: `bench rp ${tag}`, redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'client_secret_basic', aud: [jwtRs.clientId] } });
   const rotating = await addClient(store, `bench rotating rp ${tag}`, { rotateRefreshTokens: true });
   const rs = await addClient(store, `bench resource server ${tag}`, { grantTypes: [], refreshTokens: false, redirectUris: [REDIRECT_URI] });
   const user = aUser(`bench-${tag}`);
@@ -128,11 +132,11 @@ export async function seedFixture(store: Store): Promise<Fixture> {
   const accessToken = randomBytes(32).toString('base64url');
   const refreshToken = randomBytes(32).toString('base64url');
   await store.tokens.insertMany([tokenRow('access_token', accessToken, rp.clientId, user.id, now), tokenRow('refresh_token', refreshToken, rp.clientId, user.id, now)]);
-  return { rp, rotating, rs, userId: user.id, login, accessToken, refreshToken };
+  return { rp, rotating, rs, jwtRs, userId: user.id, login, accessToken, refreshToken };
 }
 
 /** `count` fresh authorization codes for the rp, as the authorization endpoint would issue them. */
-export async function mintCodes(store: Store, fixture: Fixture, count: number): Promise<string[]> {
+export async function mintCodes(store: Store, fixture: Fixture, count: number, scope = SCOPE): Promise<string[]> {
   const codes: string[] = [];
   const now = Date.now();
   const rows: AuthorizationCode[] = [];
@@ -144,7 +148,7 @@ export async function mintCodes(store: Store, fixture: Fixture, count: number): 
       clientId: fixture.rp.clientId,
       userId: fixture.userId,
       redirectUri: REDIRECT_URI,
-      scope: SCOPE,
+      scope,
       nonce: randomBytes(12).toString('base64url'),
       codeChallenge: undefined,
       codeChallengeMethod: undefined,

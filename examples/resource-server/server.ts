@@ -1,17 +1,20 @@
 /**
- * A resource server (use case 2): a tiny API that accepts `Authorization: Bearer <access token>`
- * and validates the token at gatehouse's introspection endpoint (RFC 7662), authenticating with its
- * own confidential client (registered with `gatehouse client create --resource-server`).
+ * A resource server (use case 2): a tiny API that accepts `Authorization: Bearer <access token>`.
+ * A JWT access token (RFC 9068: the resource server registered `--access-token-format jwt`) is
+ * validated locally with jose against gatehouse's published keys; any other token at gatehouse's
+ * introspection endpoint (RFC 7662), authenticating with its own confidential client (registered
+ * with `gatehouse client create --resource-server`).
  *
- * Plain node:http and openid-client v6; run from the repository root with
+ * Plain node:http, jose and openid-client v6; run from the repository root with
  * `node examples/resource-server/server.ts`.
  * Settings (environment): CLIENT_ID and CLIENT_SECRET (required), ISSUER (default
  * http://127.0.0.1:8080/uas), PORT (default 4000).
  *
- * GET /hello → 200 {"message":"Hello, <preferred_username or sub>!", sub, scope, client_id, session_index}
- *            → 401 with WWW-Authenticate when the token is missing or not active.
+ * GET /hello → 200 {"message":"Hello, <preferred_username or sub>!", sub, scope, client_id, session_index, validated}
+ *            → 401 with WWW-Authenticate when the token is missing, not active or not valid here.
  */
 import { createServer, type ServerResponse } from 'node:http';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 
 const ISSUER = new URL(process.env.ISSUER ?? 'http://127.0.0.1:8080/uas');
@@ -28,6 +31,47 @@ if (!CLIENT_ID || !CLIENT_SECRET) {
 const config = await oidc.discovery(ISSUER, CLIENT_ID, CLIENT_SECRET, oidc.ClientSecretBasic(CLIENT_SECRET), {
   execute: ISSUER.protocol === 'http:' ? [oidc.allowInsecureRequests] : [],
 });
+
+// The keys gatehouse signs with, from the jwks_uri of its discovery document. jose fetches the set
+// once, caches it, and fetches again when a token names a kid it does not know (a rotated key).
+const jwks = createRemoteJWKSet(new URL(config.serverMetadata().jwks_uri!));
+
+/** What this API learned about a token it accepts. */
+interface Accepted {
+  sub: string | undefined;
+  scope: string | undefined;
+  client_id: string | undefined;
+  preferred_username?: string;
+  session_index?: string;
+  validated: 'jwt' | 'introspection';
+}
+
+/**
+ * RFC 9068 §4, locally: the header's typ is at+jwt (so an ID token is never taken for an access
+ * token), the signature verifies with a published key in one of the algorithms gatehouse signs
+ * with, iss is gatehouse's issuer, aud names this resource server, exp has not passed. No call to
+ * gatehouse — and so no word of a revocation: a revoked JWT is accepted here until it expires,
+ * which is why gatehouse gives JWT access tokens a short life (GATEHOUSE_JWT_ACCESS_TOKEN_TTL).
+ */
+async function validateJwt(token: string): Promise<Accepted | undefined> {
+  try {
+    const { payload } = await jwtVerify(token, jwks, {
+      typ: 'at+jwt',
+      issuer: config.serverMetadata().issuer,
+      audience: CLIENT_ID,
+      algorithms: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+      requiredClaims: ['iss', 'exp', 'aud', 'sub', 'client_id', 'iat', 'jti'],
+    });
+    return { sub: payload.sub, scope: payload.scope as string | undefined, client_id: payload.client_id as string | undefined, validated: 'jwt' };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The shape of a JWS compact serialization (three base64url parts); an opaque gatehouse token has no dot. */
+function looksLikeJwt(token: string): boolean {
+  return /^[\w-]+\.[\w-]+\.[\w-]+$/.test(token);
+}
 
 function json(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   response.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store', ...headers }).end(JSON.stringify(body));
@@ -49,6 +93,21 @@ async function introspect(token: string): Promise<oidc.IntrospectionResponse> {
   return oidc.tokenIntrospection(config, token);
 }
 
+/** An opaque token, asked about at gatehouse. */
+async function introspected(token: string): Promise<Accepted | undefined> {
+  const claims = await introspect(token);
+  // An API takes access tokens only: a refresh token is introspectable but no credential here.
+  if (!claims.active || claims.token_type !== 'access_token') return undefined;
+  return {
+    sub: claims.sub,
+    scope: claims.scope,
+    client_id: claims.client_id,
+    preferred_username: claims.preferred_username as string | undefined,
+    session_index: claims.session_index as string | undefined,
+    validated: 'introspection',
+  };
+}
+
 const server = createServer((request, response) => {
   const handle = async () => {
     const { pathname } = new URL(request.url ?? '/', 'http://localhost');
@@ -63,18 +122,18 @@ const server = createServer((request, response) => {
       json(response, 401, { error: 'unauthorized' }, { 'www-authenticate': 'Bearer realm="resource-server-example"' });
       return;
     }
-    const claims = await introspect(token);
-    // An API takes access tokens only: a refresh token is introspectable but no credential here.
-    if (!claims.active || claims.token_type !== 'access_token') {
+    const accepted = looksLikeJwt(token) ? await validateJwt(token) : await introspected(token);
+    if (accepted === undefined) {
       json(response, 401, { error: 'invalid_token' }, { 'www-authenticate': 'Bearer error="invalid_token", error_description="The access token is not active"' });
       return;
     }
     json(response, 200, {
-      message: `Hello, ${String(claims.preferred_username ?? claims.sub)}!`,
-      sub: claims.sub,
-      scope: claims.scope,
-      client_id: claims.client_id,
-      session_index: claims.session_index,
+      message: `Hello, ${String(accepted.preferred_username ?? accepted.sub)}!`,
+      sub: accepted.sub,
+      scope: accepted.scope,
+      client_id: accepted.client_id,
+      session_index: accepted.session_index,
+      validated: accepted.validated,
     });
   };
   handle().catch((error: unknown) => {

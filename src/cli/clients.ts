@@ -3,6 +3,7 @@ import { Option, type Command } from 'commander';
 import type { Client } from '../domain/client.ts';
 import { CLIENT_AUTH_METHOD_NAMES, CLIENT_AUTH_METHODS } from '../oauth/client-auth/registry.ts';
 import { SIGNING_ALGS } from '../crypto/algorithms.ts';
+import { ACCESS_TOKEN_FORMATS } from '../oauth/access-token-format.ts';
 import { clientWarnings } from '../oauth/client-metadata.ts';
 import { GRANT_TYPES_SUPPORTED } from '../oauth/grants/registry.ts';
 import {
@@ -40,6 +41,8 @@ interface MetadataFlags {
   idTokenSignedResponseAlg?: string;
   userinfoSignedResponseAlg?: string;
   consentRequired?: boolean;
+  accessTokenFormat?: string;
+  accessTokenSignedResponseAlg?: string;
 }
 
 interface JsonFlag {
@@ -82,6 +85,9 @@ function withMetadataOptions(command: Command): Command {
     .option('--userinfo-signed-response-alg <alg>', `answer its UserInfo requests with a JWT signed with this: ${SIGNING_ALGS.join(', ')} (default: plain JSON)`)
     .option('--consent-required', 'a third-party client: ask each user for consent before the first code (consent_required)')
     .option('--no-consent-required', 'a first-party client: no consent page (the default)')
+    // JWT access tokens (RFC 9068): what the tokens meant for this client, as a resource server, look like.
+    .addOption(new Option('--access-token-format <format>', 'the form of the access tokens whose audience is this client: jwt (RFC 9068, validated locally) or opaque (introspected); default GATEHOUSE_ACCESS_TOKEN_FORMAT').choices([...ACCESS_TOKEN_FORMATS]))
+    .option('--access-token-signed-response-alg <alg>', `what the JWT access tokens meant for this client are signed with: ${SIGNING_ALGS.join(', ')} (default RS256)`)
     .option('--json', 'print JSON only');
 }
 
@@ -110,6 +116,8 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   if (flags.idTokenSignedResponseAlg !== undefined) doc.id_token_signed_response_alg = flags.idTokenSignedResponseAlg;
   if (flags.userinfoSignedResponseAlg !== undefined) doc.userinfo_signed_response_alg = flags.userinfoSignedResponseAlg;
   if (flags.consentRequired !== undefined) doc.consent_required = flags.consentRequired;
+  if (flags.accessTokenFormat !== undefined) doc.access_token_format = flags.accessTokenFormat;
+  if (flags.accessTokenSignedResponseAlg !== undefined) doc.access_token_signed_response_alg = flags.accessTokenSignedResponseAlg;
   return doc;
 }
 

@@ -2,9 +2,12 @@ import { createLocalJWKSet, jwtVerify, SignJWT, type JWK, type JWTPayload } from
 import { SIGNING_ALGS } from './algorithms.ts';
 import type { ActiveKey } from './key-ring.ts';
 
-/** Signs a JWT with an active key, in its algorithm; the header carries `kid` (OIDC Core §10.1) and `typ: JWT`. */
-export async function signJwt(payload: JWTPayload, key: ActiveKey): Promise<string> {
-  return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' }).sign(key.privateKey);
+/**
+ * Signs a JWT with an active key, in its algorithm; the header carries `kid` (OIDC Core §10.1) and
+ * `typ`: `JWT`, or `at+jwt` for an access token (RFC 9068 §2.1).
+ */
+export async function signJwt(payload: JWTPayload, key: ActiveKey, typ = 'JWT'): Promise<string> {
+  return new SignJWT(payload).setProtectedHeader({ alg: key.alg, kid: key.kid, typ }).sign(key.privateKey);
 }
 
 export interface VerifyOptions {

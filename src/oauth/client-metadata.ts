@@ -8,6 +8,7 @@ import { PKCE_METHODS, defaultGrantTypes, isResourceServer, resourceUrisOf, type
 import { jwksUriProblem, publicKeySet } from '../crypto/remote-jwks.ts';
 import { CLIENT_AUTH_METHOD_NAMES, signingAlgsOf } from './client-auth/registry.ts';
 import { CONFIDENTIAL_GRANT_TYPES, GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
+import { ACCESS_TOKEN_FORMATS } from './access-token-format.ts';
 import { redirectUriProblem, redirectUriWarning } from './redirect-uri-rules.ts';
 
 /** A client metadata value that cannot be accepted; `field` is its wire name. */
@@ -108,6 +109,9 @@ const METADATA_KEYS = [
   // Resource servers and resource indicators (issue 13, item 2).
   'resource_server',
   'resource_uris',
+  // JWT access tokens (RFC 9068), issued to this client as a resource server: src/oauth/jwt-access-token.ts.
+  'access_token_format',
+  'access_token_signed_response_alg',
 ] as const;
 
 /** Keys gatehouse acts on; everything else is refused (see UNSUPPORTED_KEYS). */
@@ -181,6 +185,13 @@ export function parseClientMetadata(document: unknown): ClientSettings {
   clientKeys(doc, tokenEndpointAuthMethod);
   if (doc.aud !== undefined) doc.aud = audienceList(doc.aud);
   if (doc.logo_uri !== undefined) logoUri(doc.logo_uri);
+  oneOf(doc, 'access_token_format', ACCESS_TOKEN_FORMATS);
+  signingAlg(doc, 'access_token_signed_response_alg');
+  // Both describe the access tokens a resource server receives (RFC 9068, decision JA1): on any
+  // other client they would promise something no token ever does.
+  for (const key of ['access_token_format', 'access_token_signed_response_alg']) {
+    if (doc[key] !== undefined && !resourceServer) throw new InvalidClientMetadata(key, 'is for resource servers only (resource_server: true): it describes the access tokens meant for one');
+  }
   if (doc.allowed_cors_origins !== undefined) doc.allowed_cors_origins = corsOriginList(doc.allowed_cors_origins);
   for (const key of Object.keys(doc)) {
     if (!key.startsWith(`${LOCALIZED_NAME}#`)) continue;
@@ -539,7 +550,8 @@ function accessTokenTtl(value: unknown): number {
 }
 
 /**
- * `id_token_signed_response_alg` / `userinfo_signed_response_alg` (OIDC Registration §2): one of
+ * `id_token_signed_response_alg` / `userinfo_signed_response_alg` (OIDC Registration §2), and
+ * `access_token_signed_response_alg` (the JWT access tokens of a resource server, RFC 9068 §2.1): one of
  * the algorithms we sign with (src/crypto/algorithms.ts). `none` is refused by name: an unsigned
  * ID token would let anyone who can reach the client forge a login (OIDC Core §2 allows it only
  * when no token travels through the front channel, which is not a promise gatehouse can keep).

@@ -7,6 +7,7 @@ import type { OAuthDeps } from './deps.ts';
 import { ENDPOINT_PATHS } from './discovery.ts';
 import { requiredParam, rejectRepeated, type RawParams } from './params.ts';
 import { scopeAudiences } from './scope.ts';
+import { MAX_TOKEN_LENGTH } from './issue-tokens.ts';
 
 const INACTIVE = Object.freeze({ active: false });
 
@@ -29,7 +30,7 @@ export async function introspect(deps: OAuthDeps, authorization: string | undefi
   rejectRepeated(body, [...INTROSPECTION_PARAMS, ...CLIENT_AUTH_PARAMS]);
   const { client: caller } = await authenticateClient(deps, { authorization, body, ip }, { name: 'introspection', url: `${deps.config.issuer}${ENDPOINT_PATHS.introspection}` });
   const presented = requiredParam(body, 'token');
-  if (presented.length > 512) return INACTIVE;
+  if (presented.length > MAX_TOKEN_LENGTH) return INACTIVE;
   const found = await deps.store.tokens.findWithUser(hashSecret(presented));
   // A token of a deactivated or deleted client is no longer active (RFC 7662 §2.2 leaves "active" to the server).
   if (!found || !found.clientActive || !isActive(found.token, deps.clock.now())) return INACTIVE;

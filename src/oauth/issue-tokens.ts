@@ -3,11 +3,13 @@ import type { ClientToken, Token } from '../domain/grant.ts';
 import type { UserProfile } from '../domain/user.ts';
 import { leftHalfHash, type SigningAlg } from '../crypto/algorithms.ts';
 import { signJwt } from '../crypto/jwt.ts';
+import type { ClientStore } from '../storage/ports.ts';
 import { toNumericDate } from '../lib/clock.ts';
 import { hashSecret } from '../lib/hash.ts';
 import { familyFingerprint, fingerprint } from '../observability/audit.ts';
 import { scopeClaims, wantsScopeClaimsInIdToken } from './claims.ts';
 import type { OAuthDeps } from './deps.ts';
+import { accessTokenForm, signAccessToken, type AccessTokenAuthentication, type AccessTokenContent } from './jwt-access-token.ts';
 import { formatScope } from './scope.ts';
 
 /** The token response of the spec's table (RFC 6749 §5.1). */
@@ -40,6 +42,13 @@ export interface IssueOptions {
   keepRefreshToken?: string;
 }
 
+/**
+ * Longest token a client may present anywhere (UserInfo, introspection, revocation, the identity
+ * API): room for a JWT access token (RFC 9068) with policy claims; also the longest form value
+ * (src/http/params.ts MAX_VALUE_LENGTH). Anything longer is no token gatehouse issued.
+ */
+export const MAX_TOKEN_LENGTH = 8192;
+
 /** Lifetime of the client's access tokens: the smaller of the global and the client's own (seconds). */
 export function accessTokenLifetime(deps: Pick<OAuthDeps, 'config'>, client: Client): number {
   return client.accessTokenTtl === undefined ? deps.config.accessTokenTtl : Math.min(client.accessTokenTtl, deps.config.accessTokenTtl);
@@ -49,17 +58,82 @@ export function accessTokenLifetime(deps: Pick<OAuthDeps, 'config'>, client: Cli
 export interface MintedTokens {
   rows: Token[];
   response: TokenResponse;
+  /** A JWT access token still to sign: `response.access_token` is a placeholder until finishTokens. */
+  pendingJwt?: PendingJwt;
+}
+
+/** A JWT access token decided in a unit of work, stored under `placeholderHash`, signed after it (finishTokens). */
+interface PendingJwt {
+  placeholderHash: string;
+  alg: SigningAlg;
+  content: AccessTokenContent;
+  extraClaims: Readonly<Record<string, unknown>> | undefined;
+}
+
+/**
+ * What minting an access token needs besides the grant (jwt-access-token.ts): where the
+ * audiences' registrations are read — the unit of work's view, so the form and the row agree.
+ */
+export interface MintContext {
+  clients: Pick<ClientStore, 'get'>;
+  /** The authorization policy's `access_token` claims: added to a JWT access token (signAccessToken). */
+  accessTokenClaims?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The access token of a grant and its lifetime in seconds: opaque, or — for a resource server
+ * that asked for one — a JWT (RFC 9068), whose content is decided here and signed later: the
+ * returned `accessToken` is then a random placeholder, the key of the row until finishTokens.
+ */
+async function mintAccessToken(
+  deps: Pick<OAuthDeps, 'config' | 'random'>,
+  context: MintContext,
+  grant: { client: Client; scope: string[]; subject: string; authentication: AccessTokenAuthentication | undefined },
+  now: number,
+): Promise<{ accessToken: string; lifetime: number; pendingJwt?: PendingJwt }> {
+  const form = await accessTokenForm(context.clients, deps.config, grant.scope);
+  const lifetime = accessTokenLifetime(deps, grant.client);
+  const accessToken = deps.random.token(32);
+  if (form.format === 'opaque') return { accessToken, lifetime };
+  // A JWT cannot be recalled from a resource server that validates it locally: it lives briefly (config.ts).
+  const jwtLifetime = Math.min(lifetime, deps.config.jwtAccessTokenTtl);
+  const content: AccessTokenContent = {
+    issuer: deps.config.issuer,
+    audiences: form.audiences,
+    subject: grant.subject,
+    clientId: grant.client.clientId,
+    scope: formatScope(grant.scope),
+    jti: deps.random.token(16),
+    issuedAt: now,
+    expiresAt: now + jwtLifetime * 1000,
+    authentication: grant.authentication,
+  };
+  return { accessToken, lifetime: jwtLifetime, pendingJwt: { placeholderHash: hashSecret(accessToken), alg: form.alg, content, extraClaims: context.accessTokenClaims } };
+}
+
+/**
+ * The response of tokens stored by a grant's unit of work, once it has committed: a JWT access
+ * token is signed now, outside the unit (which must not sign: on SQLite it holds the write lock),
+ * and its row, stored under a placeholder, is keyed by the JWT's hash in one statement — so the
+ * row existed exactly when the grant's change did, and a revocation in between (a code replay, a
+ * logout) stays on it (docs/decisions.md JA6). The placeholder is never handed out.
+ */
+export async function finishTokens(deps: Pick<OAuthDeps, 'keyRing' | 'store'>, minted: MintedTokens): Promise<TokenResponse> {
+  const pending = minted.pendingJwt;
+  if (!pending) return minted.response;
+  const accessToken = await signAccessToken(await deps.keyRing.activeKey(pending.alg), pending.content, pending.extraClaims);
+  if (!(await deps.store.tokens.rekey(pending.placeholderHash, hashSecret(accessToken)))) throw new Error('the access token row to key by the JWT is gone');
+  return { ...minted.response, access_token: accessToken };
 }
 
 /**
  * Mints the tokens of one successful grant without storing them: the grant stores `rows` in the
  * unit of work that consumed its code or rotated its refresh token, so the tokens exist exactly
- * when that change does (src/storage/ports.ts, Store.transaction).
+ * when that change does (src/storage/ports.ts, Store.transaction), then answers finishTokens.
  */
-export function mintTokens(deps: Pick<OAuthDeps, 'config' | 'clock' | 'random'>, grant: GrantFacts, options: IssueOptions): MintedTokens {
+export async function mintTokens(deps: Pick<OAuthDeps, 'config' | 'clock' | 'random'>, grant: GrantFacts, options: IssueOptions, context: MintContext): Promise<MintedTokens> {
   const now = deps.clock.now();
-  const lifetime = accessTokenLifetime(deps, grant.client);
-  const accessToken = deps.random.token(32);
+  const { accessToken, lifetime, pendingJwt } = await mintAccessToken(deps, context, { client: grant.client, scope: grant.scope, subject: grant.user.id, authentication: grant }, now);
   const base = {
     clientId: grant.client.clientId,
     userId: grant.user.id,
@@ -84,7 +158,7 @@ export function mintTokens(deps: Pick<OAuthDeps, 'config' | 'clock' | 'random'>,
   } else if (options.keepRefreshToken) {
     response.refresh_token = options.keepRefreshToken;
   }
-  return { rows, response };
+  return { rows, response, ...(pendingJwt ? { pendingJwt } : {}) };
 }
 
 /** A grant whose token's subject is the client itself (client_credentials): no user, no session. */
@@ -96,12 +170,15 @@ export interface ClientGrantFacts {
 /**
  * Mints the one access token of a client's own grant without storing it: no refresh token (RFC
  * 6749 §4.4.3), no user fields (ClientToken). No code: the token is a family of its own, named by
- * its hash, so revoking it (RFC 7009) touches nothing else.
+ * its hash, so revoking it (RFC 7009) touches nothing else. As a JWT its `sub` is the client_id
+ * (RFC 9068 §2.2).
  */
-export function mintClientToken(deps: Pick<OAuthDeps, 'config' | 'clock' | 'random'>, grant: ClientGrantFacts): MintedTokens {
+export async function mintClientToken(deps: Pick<OAuthDeps, 'config' | 'clock' | 'random' | 'keyRing'>, grant: ClientGrantFacts, context: MintContext): Promise<MintedTokens> {
   const now = deps.clock.now();
-  const lifetime = accessTokenLifetime(deps, grant.client);
-  const accessToken = deps.random.token(32);
+  const minted = await mintAccessToken(deps, context, { client: grant.client, scope: grant.scope, subject: grant.client.clientId, authentication: undefined }, now);
+  const { lifetime, pendingJwt } = minted;
+  // No unit of work here: a JWT is signed before its row is stored, keyed by its hash at once.
+  const accessToken = pendingJwt ? await signAccessToken(await deps.keyRing.activeKey(pendingJwt.alg), pendingJwt.content, pendingJwt.extraClaims) : minted.accessToken;
   const tokenHash = hashSecret(accessToken);
   const row: ClientToken = {
     tokenHash,

@@ -5,6 +5,7 @@ import { CLIENT_AUTH_PARAMS } from './client-auth/registry.ts';
 import type { OAuthDeps } from './deps.ts';
 import { ENDPOINT_PATHS } from './discovery.ts';
 import { requiredParam, rejectRepeated, type RawParams } from './params.ts';
+import { MAX_TOKEN_LENGTH } from './issue-tokens.ts';
 
 /** The request's own parameters (RFC 7009 §2.1); the client-auth ones come from the auth methods. None may be repeated. */
 export const REVOCATION_PARAMS = ['token', 'token_type_hint'] as const;
@@ -19,7 +20,7 @@ export async function revoke(deps: OAuthDeps, authorization: string | undefined,
   rejectRepeated(body, [...REVOCATION_PARAMS, ...CLIENT_AUTH_PARAMS]);
   const { client } = await authenticateClient(deps, { authorization, body, ip }, { name: 'revocation', url: `${deps.config.issuer}${ENDPOINT_PATHS.revocation}` });
   const presented = requiredParam(body, 'token');
-  if (presented.length > 512) return;
+  if (presented.length > MAX_TOKEN_LENGTH) return;
   const tokenHash = hashSecret(presented);
   const token = await deps.store.tokens.find(tokenHash);
   if (!token || token.clientId !== client.clientId) return;

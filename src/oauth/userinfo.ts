@@ -5,6 +5,7 @@ import { hashSecret } from '../lib/hash.ts';
 import { userInfoClaims } from './claims.ts';
 import type { OAuthDeps } from './deps.ts';
 import { InsufficientScope, InvalidToken } from './errors.ts';
+import { MAX_TOKEN_LENGTH } from './issue-tokens.ts';
 
 /**
  * An access token that is live at `now` (known, an access token, not revoked and not expired, and
@@ -13,7 +14,7 @@ import { InsufficientScope, InvalidToken } from './errors.ts';
  * tokens die with it rather than live on until they expire.
  */
 export async function findLiveAccessToken(deps: Pick<OAuthDeps, 'store'>, accessToken: string, now: number): Promise<TokenWithUser | undefined> {
-  if (accessToken.length > 512) return undefined;
+  if (accessToken.length > MAX_TOKEN_LENGTH) return undefined;
   const found = await deps.store.tokens.findWithUser(hashSecret(accessToken));
   if (!found) return undefined;
   const { token } = found;

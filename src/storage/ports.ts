@@ -261,6 +261,13 @@ export interface TokenStore {
   insert(token: Token): Promise<void>;
   /** Stores the tokens of one grant in one statement. */
   insertMany(tokens: Token[]): Promise<void>;
+  /**
+   * Gives the token stored under `fromHash` the key `toHash`, in whatever state it is now: a
+   * revocation since it was stored stays. A JWT access token (RFC 9068) is stored in its grant's
+   * unit of work under a placeholder and keyed by its own hash once signed, after the unit commits
+   * (src/oauth/issue-tokens.ts; docs/decisions.md JA6). False when no token has `fromHash`.
+   */
+  rekey(fromHash: string, toHash: string): Promise<boolean>;
   /** The token whatever its state; callers check expiry, revocation and rotation. */
   find(tokenHash: string): Promise<Token | undefined>;
   /**

@@ -408,6 +408,15 @@ for (const kind of DATABASES) {
       assert.equal(updated.id_token_signed_response_alg, 'RS256');
       assert.equal(updated.userinfo_signed_response_alg, 'EdDSA');
     });
+
+    test('client create --resource-server --access-token-format jwt --access-token-signed-response-alg ES256; update; a bad format or none refused (JA-01)', async () => {
+      const out = json(await run('client', 'create', '--name', 'Orders API', '--resource-server', '--access-token-format', 'jwt', '--access-token-signed-response-alg', 'ES256', '--json'));
+      assert.deepEqual([out.access_token_format, out.access_token_signed_response_alg], ['jwt', 'ES256']);
+      const updated = json(await run('client', 'update', out.client_id as string, '--access-token-format', 'opaque', '--json'));
+      assert.deepEqual([updated.access_token_format, updated.access_token_signed_response_alg], ['opaque', 'ES256']);
+      failed(await run('client', 'create', '--name', 'x', '--resource-server', '--access-token-format', 'paseto'), /^gatehouse: .*paseto.* Allowed choices are opaque, jwt/, 'none');
+      failed(await run('client', 'create', '--name', 'x', '--resource-server', '--access-token-signed-response-alg', 'none'), /^gatehouse: access_token_signed_response_alg: "none" is refused: gatehouse signs every token; use one of RS256, PS256, ES256, EdDSA\n$/);
+    });
   });
 
   describe(`gatehouse keys seal on ${kind.name} (security test finding 11)`, () => {

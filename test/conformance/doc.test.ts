@@ -32,6 +32,7 @@ const CHECKLIST: [string, number][] = [
   ['DV', 17],
   ['CN', 18],
   ['RI', 14],
+  ['JA', 11],
 ];
 /** Modules 0 (common set-up) to 38 of the Basic OP plan (research/conformance.md §1). */
 const MODULES = 39;

@@ -48,6 +48,16 @@ for (const kind of DATABASES) {
       assert.deepEqual(await tokens.find(token.tokenHash), token);
     });
 
+    test('rekey gives a token a new key, keeping the revocation it got under the old one; an unknown hash changes nothing (JA-11)', async () => {
+      const token = await stored();
+      await tokens.revokeFamily(token.familyId, T0 + 9);
+      const newHash = aHash();
+      assert.equal(await tokens.rekey(token.tokenHash, newHash), true);
+      assert.equal(await tokens.find(token.tokenHash), undefined);
+      assert.deepEqual(await tokens.find(newHash), { ...token, tokenHash: newHash, revokedAt: T0 + 9 });
+      assert.equal(await tokens.rekey(aHash(), aHash()), false);
+    });
+
     test('find returns revoked and rotated tokens as they are; an unknown hash is undefined', async () => {
       const token = await stored({ kind: 'refresh_token', revokedAt: T0 + 5, rotatedAt: T0 + 4 });
       assert.deepEqual(await tokens.find(token.tokenHash), token);

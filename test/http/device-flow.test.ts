@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { decodeJwt } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import type { Client } from '../../src/domain/client.ts';
 import type { User } from '../../src/domain/user.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
@@ -158,6 +158,21 @@ for (const db of DATABASES) {
       assert.deepEqual([again.status, again.body.error], [400, 'invalid_grant']);
       const approved = audit.of('device.approved').at(-1)!;
       assert.deepEqual([approved.clientId, approved.userId], [device.clientId, user.id]);
+    });
+
+    test('a device token for a resource server registered for JWT access tokens is one (RFC 9068, JA-05)', async () => {
+      const { store } = server.gatehouse;
+      const { client: api } = await createTestClient(store, { name: 'TV guide API', redirectUris: [], grantTypes: [], metadata: { access_token_format: 'jwt', access_token_signed_response_alg: 'EdDSA' } });
+      const { client: tv } = await createTestClient(store, { name: 'TV with a guide', tokenEndpointAuthMethod: 'none', redirectUris: [], grantTypes: [DEVICE_GRANT], metadata: { aud: [api.clientId] } });
+      const issued = await issue(tv, `openid ${api.clientId}`);
+      assert.equal((await decide(issued.user_code, 'approve')).status, 200);
+      const tokens = await poll(issued, tv);
+      assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+      const token = tokens.body.access_token as string;
+      const { typ, alg } = decodeProtectedHeader(token);
+      assert.deepEqual([typ, alg], ['at+jwt', 'EdDSA']);
+      const claims = decodeJwt(token);
+      assert.deepEqual([claims.aud, claims.sub, claims.client_id, claims.scope, claims.amr], [api.clientId, user.id, tv.clientId, `openid ${api.clientId}`, ['pwd']]);
     });
 
     test('ten concurrent polls after approval: exactly one gets tokens, the others invalid_grant, and one set of tokens is stored', async () => {

@@ -10,6 +10,7 @@ import type { HttpDeps } from '../deps.ts';
 import { useClientCors, type CorsOriginSet } from '../plugins/cors.ts';
 import type { RawParams } from '../params.ts';
 import { bearerChallenge, toOAuthError } from '../render/errors.ts';
+import { MAX_TOKEN_LENGTH } from '../../oauth/issue-tokens.ts';
 
 /** UserInfo (OIDC Core §5.3) with the bearer token in the header, or in a form body on POST (RFC 6750 §2.2). */
 export async function userInfoRoutes(app: FastifyInstance, deps: HttpDeps, corsOrigins: CorsOriginSet): Promise<void> {
@@ -43,7 +44,7 @@ async function tokenClient(deps: HttpDeps, request: FastifyRequest): Promise<Cli
   if (answered !== undefined) return deps.store.clients.get(answered);
   // Refused (the token unknown, expired, revoked…): read it for its client, as the answer did not.
   const token = bearerToken(request);
-  if (token === undefined || token.length > 512) return undefined;
+  if (token === undefined || token.length > MAX_TOKEN_LENGTH) return undefined;
   const found = await deps.store.tokens.find(hashSecret(token));
   return found ? deps.store.clients.get(found.clientId) : undefined;
 }

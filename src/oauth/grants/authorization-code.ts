@@ -4,7 +4,7 @@ import type { AuthorizationCode } from '../../domain/grant.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant, OAuthError } from '../errors.ts';
-import { auditTokensIssued, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
+import { auditTokensIssued, finishTokens, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
 import { verifyPkce } from '../pkce.ts';
 import { narrowToResources, parseResources, RESOURCE_PARAM, resourceServers } from '../resource.ts';
@@ -64,8 +64,8 @@ async function redeemCode(deps: OAuthDeps, client: Client, body: RawParams, ip?:
       await checkGrantedAudiences(tx.clients, client, scope);
       // The family is named by the code's hash, so a replay finds every token descending from it.
       const grant: GrantFacts = { client, user, scope, sessionIndex: bound.sessionIndex, authTime: bound.authTime, amr: bound.amr, acr: bound.acr, codeHash, familyId: codeHash };
-      // The refresh token carries the whole grant (RFC 8707 §2.2): later refreshes may ask for any of its audiences.
-      const minted = mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? granted : undefined });
+        // The refresh token carries the whole grant (RFC 8707 §2.2): later refreshes may ask for any of its audiences.
+        const minted = await mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? granted : undefined }, { clients: tx.clients });
       await tx.tokens.insertMany(minted.rows);
       return { outcome: 'issued', grant, minted, nonce: bound.nonce };
     } catch (error) {
@@ -83,7 +83,8 @@ async function redeemCode(deps: OAuthDeps, client: Client, body: RawParams, ip?:
     throw new InvalidGrant('The authorization code has already been used.', { detail: `code replay; ${revoked} token(s) revoked` });
   }
   const { grant, minted } = redeemed;
-  const response = grant.scope.includes('openid') ? await withIdToken(deps, grant, minted.response, redeemed.nonce) : minted.response;
+  const tokens = await finishTokens(deps, minted);
+  const response = grant.scope.includes('openid') ? await withIdToken(deps, grant, tokens, redeemed.nonce) : tokens;
   auditTokensIssued(deps, 'authorization_code', grant, response, ip);
   return response;
 }

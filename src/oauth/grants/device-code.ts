@@ -3,7 +3,7 @@ import type { DeviceAuthorization } from '../../domain/device-authorization.ts';
 import { hashSecret } from '../../lib/hash.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { AuthorizationPending, DeviceAccessDenied, ExpiredToken, InvalidGrant, OAuthError, PollingSlowDown } from '../errors.ts';
-import { auditTokensIssued, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
+import { auditTokensIssued, finishTokens, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
 import { requiredParam, type RawParams } from '../params.ts';
 import { narrowToResources, parseResources, RESOURCE_PARAM, resourceServers } from '../resource.ts';
 import { checkGrantedAudiences } from '../scope.ts';
@@ -59,7 +59,7 @@ async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: strin
       await checkGrantedAudiences(tx.clients, client, scope);
       // The family is named by the device code's hash: one family per device authorization.
       const grant: GrantFacts = { client, user, scope, sessionIndex: approval.sessionIndex, authTime: approval.authTime, amr: approval.amr, acr: approval.acr, codeHash: undefined, familyId: deviceCodeHash };
-      const minted = mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? granted : undefined });
+        const minted = await mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? granted : undefined }, { clients: tx.clients });
       await tx.tokens.insertMany(minted.rows);
       return { outcome: 'issued', grant, minted };
     } catch (error) {
@@ -71,7 +71,8 @@ async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: strin
   if (polled.outcome === 'refused') throw polled.error;
 
   const { grant, minted } = polled;
-  const response = grant.scope.includes('openid') ? await withIdToken(deps, grant, minted.response, undefined) : minted.response;
+  const tokens = await finishTokens(deps, minted);
+  const response = grant.scope.includes('openid') ? await withIdToken(deps, grant, tokens, undefined) : tokens;
   auditTokensIssued(deps, deviceCodeGrant.type, grant, response, ip);
   return response;
 }

@@ -4,7 +4,7 @@ import { chooseAcr } from '../authorize/choose-acr.ts';
 import { checkPasswordLogin } from '../authorize/verify-credentials.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant, SlowDown } from '../errors.ts';
-import { auditTokensIssued, type GrantFacts, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
+import { auditTokensIssued, finishTokens, type GrantFacts, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
 import { allowedResourceAudiences, parseResources, RESOURCE_PARAM, withAudiences } from '../resource.ts';
 import { checkGrantedAudiences, grantedAudiences, grantedScope, parseScope } from '../scope.ts';
@@ -86,12 +86,13 @@ async function passwordCredentials(deps: OAuthDeps, client: Client, body: RawPar
       throw new InvalidGrant(GENERIC_FAILURE, { detail: 'the user or the password changed while the password was being checked' });
     }
     await checkGrantedAudiences(tx.clients, client, scope);
-    const tokens = mintTokens(deps, { ...grant, user: current.user }, { refreshScope: issuesRefreshTokens(client) ? scope : undefined });
+    const tokens = await mintTokens(deps, { ...grant, user: current.user }, { refreshScope: issuesRefreshTokens(client) ? scope : undefined }, { clients: tx.clients });
     await tx.tokens.insertMany(tokens.rows);
     return tokens;
   });
 
-  const response = scope.includes('openid') ? await withIdToken(deps, grant, minted.response, undefined) : minted.response;
+  const tokens = await finishTokens(deps, minted);
+  const response = scope.includes('openid') ? await withIdToken(deps, grant, tokens, undefined) : tokens;
   deps.audit.emit({ event: 'login.succeeded', userId: grant.user.id, username: grant.user.username, clientId: client.clientId, session: fingerprint(sessionIndex), via: 'password_grant', ip });
   auditTokensIssued(deps, 'password', grant, response, ip);
   return response;

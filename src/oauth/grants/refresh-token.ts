@@ -5,7 +5,7 @@ import { hashSecret } from '../../lib/hash.ts';
 import { familyFingerprint, fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant } from '../errors.ts';
-import { mintTokens, type MintedTokens, type TokenResponse } from '../issue-tokens.ts';
+import { finishTokens, mintTokens, type MintedTokens, type TokenResponse } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
 import { narrowToResources, parseResources, RESOURCE_PARAM, resourceServers } from '../resource.ts';
 import { checkGrantedAudiences, narrowScope } from '../scope.ts';
@@ -71,7 +71,7 @@ async function refresh(deps: OAuthDeps, client: Client, body: RawParams, ip?: st
       return { outcome: 'reused', token, revoked: await tx.tokens.revokeFamily(token.familyId, now), detail: 'concurrent refresh token reuse' };
     }
     const grant = { client, user, scope, sessionIndex: token.sessionIndex, authTime: token.authTime, amr: token.amr, acr: token.acr, codeHash: token.codeHash, familyId: token.familyId };
-    const minted = mintTokens(deps, grant, rotate ? { refreshScope: original } : { keepRefreshToken: presented });
+    const minted = await mintTokens(deps, grant, rotate ? { refreshScope: original } : { keepRefreshToken: presented }, { clients: tx.clients });
     await tx.tokens.insertMany(minted.rows);
     return { outcome: 'issued', token, user, rotated: rotate, minted };
   });
@@ -82,7 +82,7 @@ async function refresh(deps: OAuthDeps, client: Client, body: RawParams, ip?: st
     deps.audit.emit({ event: 'refresh_token.reused', clientId: client.clientId, userId: token.userId, family: familyFingerprint(token.familyId), token: fingerprint(presented), revoked, ip });
     throw new InvalidGrant('The refresh token has already been used.', { detail: `${refreshed.detail}; family revoked (${revoked} token(s))` });
   }
-  const response = refreshed.minted.response;
+  const response = await finishTokens(deps, refreshed.minted);
   deps.audit.emit({
     event: 'token.refreshed',
     clientId: client.clientId,

@@ -60,6 +60,11 @@ export class SqlTokenStore implements TokenStore {
     return (await this.#q.revoke.affected({ tokenHash, now }, this.#db)) > 0;
   }
 
+  async rekey(fromHash: string, toHash: string): Promise<boolean> {
+    const result = await this.#db.updateTable('tokens').set({ token_hash: toHash }).where('token_hash', '=', fromHash).executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   async revokeFamily(familyId: string, now: number): Promise<number> {
     const result = await this.#db.updateTable('tokens').set({ revoked_at: now }).where('family_id', '=', familyId).where('revoked_at', 'is', null).executeTakeFirst();
     return Number(result.numUpdatedRows);
