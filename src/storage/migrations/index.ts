@@ -9,6 +9,7 @@ import * as clientSubjectTokens from './008-client-subject-tokens.ts';
 import * as clientAssertions from './009-client-assertions.ts';
 import * as deviceAuthorizations from './010-device-authorizations.ts';
 import * as clientSigningAlgs from './011-client-signing-algs.ts';
+import * as policies from './012-policies.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '009-client-assertions': clientAssertions,
   '010-device-authorizations': deviceAuthorizations,
   '011-client-signing-algs': clientSigningAlgs,
+  '012-policies': policies,
 };
