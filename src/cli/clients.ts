@@ -38,6 +38,7 @@ interface MetadataFlags {
   tokenEndpointAuthSigningAlg?: string;
   idTokenSignedResponseAlg?: string;
   userinfoSignedResponseAlg?: string;
+  authorizationPolicy?: string;
 }
 
 interface JsonFlag {
@@ -76,6 +77,7 @@ function withMetadataOptions(command: Command): Command {
     // Not .choices(): registration refuses an unknown algorithm, and `none`, with its reason.
     .option('--id-token-signed-response-alg <alg>', `what its ID tokens are signed with: ${SIGNING_ALGS.join(', ')} (default RS256)`)
     .option('--userinfo-signed-response-alg <alg>', `answer its UserInfo requests with a JWT signed with this: ${SIGNING_ALGS.join(', ')} (default: plain JSON)`)
+    .option('--authorization-policy <name>', 'the authorization policy (gatehouse policy create) that decides who may use the client and which extra claims it gets; "" removes it')
     .option('--json', 'print JSON only');
 }
 
@@ -102,6 +104,8 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   if (flags.tokenEndpointAuthSigningAlg !== undefined) doc.token_endpoint_auth_signing_alg = flags.tokenEndpointAuthSigningAlg;
   if (flags.idTokenSignedResponseAlg !== undefined) doc.id_token_signed_response_alg = flags.idTokenSignedResponseAlg;
   if (flags.userinfoSignedResponseAlg !== undefined) doc.userinfo_signed_response_alg = flags.userinfoSignedResponseAlg;
+  // "" removes the policy (null: the key's default, none).
+  if (flags.authorizationPolicy !== undefined) doc.authorization_policy = flags.authorizationPolicy === '' ? null : flags.authorizationPolicy;
   return doc;
 }
 

@@ -8,7 +8,7 @@ import type { Clock } from '../lib/clock.ts';
 import { sealClientSecret } from '../crypto/key-encryption.ts';
 import { hashSecret } from '../lib/hash.ts';
 import type { Random } from '../lib/random.ts';
-import type { ClientStore, Store, StoreTransaction } from '../storage/ports.ts';
+import { MissingReferenceError, type ClientStore, type Store, type StoreTransaction } from '../storage/ports.ts';
 import { GENERATED_KEYS, InvalidClientMetadata, allowedAudiences, clientView, parseClientMetadata, type ClientSettings } from './client-metadata.ts';
 
 export { InvalidClientMetadata, clientView } from './client-metadata.ts';
@@ -56,16 +56,18 @@ export async function registerClient(deps: Pick<ClientRegistrationDeps, 'clients
   await checkAudiences(deps.clients, clientId, settings, new Set());
   const now = deps.clock.now();
   const clientSecret = hasSecret(settings.tokenEndpointAuthMethod) ? deps.random.token(SECRET_BYTES) : undefined;
-  const { active, ...typed } = settings;
+  const { active, authorizationPolicy, ...typed } = settings;
   const client: Client = {
     ...typed,
+    // Only a client with a policy has the member, as the store reads it back.
+    ...(authorizationPolicy === undefined ? {} : { authorizationPolicy }),
     clientId,
     ...secretFields(settings.tokenEndpointAuthMethod, clientSecret, deps.keyEncryptionKey),
     active: options.active ?? active ?? true,
     createdAt: now,
     updatedAt: now,
   };
-  await deps.clients.insert(client);
+  await withKnownPolicy(client, () => deps.clients.insert(client));
   return { client, clientSecret };
 }
 
@@ -97,9 +99,26 @@ export async function updateClient(deps: ClientRegistrationDeps, clientId: strin
           : { secretHash: undefined, secretSealed: undefined }),
       updatedAt: deps.clock.now(),
     };
-    await replace(tx, client);
+    if (settings.authorizationPolicy === undefined) delete client.authorizationPolicy;
+    await withKnownPolicy(client, () => replace(tx, client));
     return { client, clientSecret };
   });
+}
+
+/**
+ * A write of a client whose `authorization_policy` names no stored policy: the store's foreign key
+ * refuses it (also when the policy is deleted at the same moment, migration 012), and the
+ * administrator is told which key is wrong.
+ */
+async function withKnownPolicy<T>(client: Client, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof MissingReferenceError && client.authorizationPolicy !== undefined) {
+      throw new InvalidClientMetadata('authorization_policy', `no policy is named ${JSON.stringify(client.authorizationPolicy)} (gatehouse policy list)`);
+    }
+    throw error;
+  }
 }
 
 /** Replaces a confidential client's secret; the old one stops working at once. */
