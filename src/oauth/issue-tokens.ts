@@ -8,6 +8,7 @@ import { hashSecret } from '../lib/hash.ts';
 import { familyFingerprint, fingerprint } from '../observability/audit.ts';
 import { scopeClaims, wantsScopeClaimsInIdToken } from './claims.ts';
 import type { OAuthDeps } from './deps.ts';
+import { policyClaims, readPolicy, type PolicyFacts } from './policy/evaluate.ts';
 import { formatScope } from './scope.ts';
 
 /** The token response of the spec's table (RFC 6749 §5.1). */
@@ -31,6 +32,8 @@ export interface GrantFacts {
   acr: string | undefined;
   codeHash: string | undefined;
   familyId: string;
+  /** The client's policy as the grant already read it (its access check); read for the ID token otherwise. */
+  policy?: PolicyFacts | undefined;
 }
 
 export interface IssueOptions {
@@ -168,6 +171,8 @@ async function signIdToken(deps: OAuthDeps, grant: GrantFacts, accessToken: stri
     ...(nonce === undefined ? {} : { nonce }),
     ...(grant.acr === undefined ? {} : { acr: grant.acr }),
     ...(wantsScopeClaimsInIdToken(grant.client) ? scopeClaims(grant.user, grant.scope) : {}),
+    // The policy's id_token claims (docs/authorization.md); they override scope claims of the same name and can name no claim above.
+    ...policyClaims(grant.policy ?? (await readPolicy(deps.store, grant.client.authorizationPolicy, grant.user.id)), grant.user, 'id_token', grant.scope),
   };
   return signJwt(claims, await deps.keyRing.activeKey(alg));
 }

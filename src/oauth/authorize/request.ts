@@ -65,4 +65,6 @@ export type Validation = { ok: true; request: AuthorizationRequest } | { ok: fal
 export type AuthorizeOutcome =
   | { type: 'code'; target: RedirectTarget; code: string }
   | { type: 'login'; request: AuthorizationRequest }
+  /** The client's authorization policy refused the signed-in user: the explanation page, then access_denied. */
+  | { type: 'denied'; request: AuthorizationRequest }
   | { type: 'error'; target: RedirectTarget; error: unknown };

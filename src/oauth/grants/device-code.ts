@@ -5,6 +5,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { AuthorizationPending, DeviceAccessDenied, ExpiredToken, InvalidGrant, OAuthError, PollingSlowDown } from '../errors.ts';
 import { auditTokensIssued, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
 import { requiredParam, type RawParams } from '../params.ts';
+import { policyAllows, readPolicy } from '../policy/evaluate.ts';
 import { checkGrantedAudiences } from '../scope.ts';
 import { issuesRefreshTokens } from './authorization-code.ts';
 import type { Grant } from './grant.ts';
@@ -52,7 +53,10 @@ async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: strin
       // The endpoint checked the audiences when it issued the code; the client may have changed since.
       await checkGrantedAudiences(tx.clients, client, scope);
       // The family is named by the device code's hash: one family per device authorization.
-      const grant: GrantFacts = { client, user, scope, sessionIndex: approval.sessionIndex, authTime: approval.authTime, amr: approval.amr, acr: approval.acr, codeHash: undefined, familyId: deviceCodeHash };
+      // The client's authorization policy, checked at approval, again as stored now (RFC 8628 §3.5 access_denied).
+      const policy = await readPolicy(tx, client.authorizationPolicy, user.id);
+      if (!policyAllows(policy)) throw new DeviceAccessDenied('The authorization policy of this client does not allow this user.');
+      const grant: GrantFacts = { client, user, scope, sessionIndex: approval.sessionIndex, authTime: approval.authTime, amr: approval.amr, acr: approval.acr, codeHash: undefined, familyId: deviceCodeHash, policy };
       const minted = mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? scope : undefined });
       await tx.tokens.insertMany(minted.rows);
       return { outcome: 'issued', grant, minted };

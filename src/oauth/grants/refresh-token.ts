@@ -7,6 +7,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant } from '../errors.ts';
 import { mintTokens, type MintedTokens, type TokenResponse } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
+import { checkPolicyAccess } from '../policy/evaluate.ts';
 import { checkGrantedAudiences, narrowScope } from '../scope.ts';
 import type { Grant } from './grant.ts';
 import { activeUser } from './load-user.ts';
@@ -58,6 +59,10 @@ async function refresh(deps: OAuthDeps, client: Client, body: RawParams, ip?: st
     // The client's `aud` may have lost an audience since the grant: a refresh keeps none it may no longer get.
     await checkGrantedAudiences(tx.clients, client, scope);
     const user = activeUser(found.user);
+    // The client's authorization policy, as stored now: a user it no longer lets in (removed from
+    // the group, the policy changed) gets no new tokens. Thrown, so the unit rolls back and the
+    // refresh token is not spent (docs/authorization.md).
+    if (!(await checkPolicyAccess(tx, client, user.id))) throw new InvalidGrant('The authorization policy of this client no longer allows this user.', { detail: 'authorization policy refused' });
     const rotate = isPublicClient(client) || client.rotateRefreshTokens;
     // The unit runs as if alone, so nothing rotates the token between the read above and this
     // write; the guarded statement keeps the port's promise all the same.
