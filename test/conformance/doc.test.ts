@@ -30,6 +30,8 @@ const CHECKLIST: [string, number][] = [
   ['SP', 12],
   ['AL', 8],
   ['DV', 17],
+  // Authorization policies (issue 13, item 1).
+  ['PO', 15],
 ];
 /** Modules 0 (common set-up) to 38 of the Basic OP plan (research/conformance.md §1). */
 const MODULES = 39;

@@ -88,7 +88,7 @@ for (const db of DATABASES) {
     });
     after(async () => server.close());
 
-    test('PO-10: a refused user is shown the explanation page after the login form; its link delivers access_denied', async () => {
+    test('PO-08: a refused user is shown the explanation page after the login form; its link delivers access_denied', async () => {
       const jar = new CookieJar();
       const response = await loginThroughForm({ baseUrl: server.url, jar }, query(guarded, { ui_locales: 'fi' }), { username: bob.username, password: PASSWORD });
       assert.equal(response.status, 403);
@@ -103,7 +103,7 @@ for (const db of DATABASES) {
       assertCodeRedirect(await browse(authorizationUrl(server.url, query(open)), jar), { redirectUri: open.redirectUris[0]!, state: 's1', issuer: server.issuer });
     });
 
-    test('PO-11: an SSO session from a client without a policy does not get past the policy; prompt=none gets access_denied at once', async () => {
+    test('PO-09: an SSO session from a client without a policy does not get past the policy; prompt=none gets access_denied at once', async () => {
       const jar = new CookieJar();
       assertCodeRedirect(await loginThroughForm({ baseUrl: server.url, jar }, query(open), { username: bob.username, password: PASSWORD }), { redirectUri: open.redirectUris[0]!, state: 's1', issuer: server.issuer, status: 303 });
       const page = await browse(authorizationUrl(server.url, query(guarded)), jar);
@@ -113,13 +113,13 @@ for (const db of DATABASES) {
       assert.equal(params.get('error_description'), DENIED_DESCRIPTION);
     });
 
-    test('PO-12: an allowed user gets a code, by the login form and silently', async () => {
+    test('PO-10: an allowed user gets a code, by the login form and silently', async () => {
       const jar = new CookieJar();
       assertCodeRedirect(await loginThroughForm({ baseUrl: server.url, jar }, query(guarded), { username: alice.username, password: PASSWORD }), { redirectUri: REDIRECT_URI, state: 's1', issuer: server.issuer, status: 303 });
       assertCodeRedirect(await browse(authorizationUrl(server.url, query(guarded, { prompt: 'none' })), jar), { redirectUri: REDIRECT_URI, state: 's1', issuer: server.issuer });
     });
 
-    test('PO-13: the mapped claims, per target, in the ID token, UserInfo (plain and signed) and introspection; scope-gated claims need their scope', async () => {
+    test('PO-11: the mapped claims, per target, in the ID token, UserInfo (plain and signed) and introspection; scope-gated claims need their scope', async () => {
       const tokens = await tokensFor(guarded, guardedSecret, alice);
       const common = { level: '3', groups: [staff.name], org: orgChild.technicalName, tenant: 'acme' };
       assert.deepEqual(mapped(decodeJwt(tokens.id_token), NAMES), { department: ['Sales', 'Legal'], ...common });
@@ -137,7 +137,7 @@ for (const db of DATABASES) {
       assert.deepEqual(mapped(await userinfo(plainTokens.access_token), NAMES), { email: 'alice@example.com' });
     });
 
-    test('PO-14: a changed attribute shows at the next UserInfo, and a changed policy at the next response', async () => {
+    test('PO-12: a changed attribute shows at the next UserInfo, and a changed policy at the next response', async () => {
       const store = server.gatehouse.store;
       const carol = await createTestUser(store, { password: PASSWORD, attributes: { department: ['Sales'], level: ['1'] } });
       await store.groups.addMember(staff.id, carol.id);
@@ -157,7 +157,7 @@ for (const db of DATABASES) {
       assert.equal((await introspect(changing.access_token)).tenant, 'after');
     });
 
-    test('PO-15: a refresh after the user left the group is invalid_grant and does not spend the refresh token', async () => {
+    test('PO-13: a refresh after the user left the group is invalid_grant and does not spend the refresh token', async () => {
       const store = server.gatehouse.store;
       const dave = await createTestUser(store, { password: PASSWORD });
       await store.groups.addMember(staff.id, dave.id);
@@ -171,7 +171,7 @@ for (const db of DATABASES) {
       assert.equal(again.status, 200, JSON.stringify(again.body));
     });
 
-    test('PO-16: the password grant refuses a user the policy refuses with invalid_grant; an allowed user gets the mapped claims', async () => {
+    test('PO-14: the password grant refuses a user the policy refuses with invalid_grant; an allowed user gets the mapped claims', async () => {
       const refused = await postForm(tokenUrl(), { grant_type: 'password', username: bob.username, password: PASSWORD, scope: 'openid' }, { authorization: basic(guarded.clientId, guardedSecret) });
       assert.deepEqual([refused.status, refused.body.error], [400, 'invalid_grant']);
       const allowed = await postForm(tokenUrl(), { grant_type: 'password', username: alice.username, password: PASSWORD, scope: 'openid' }, { authorization: basic(guarded.clientId, guardedSecret) });
