@@ -90,7 +90,8 @@ if (flags.help) {
   --warmup S         seconds of warm-up per scenario (default 2; quick 1)
   --connections N    concurrent connections (default 16; S6 uses 8)
   --only S1,S3       run only these scenarios (S1–S6; S7 client_credentials + client_secret_basic,
-                     S8 client_credentials + private_key_jwt, S9 device-flow polling; S1 and S7–S9
+                     S8 client_credentials + private_key_jwt, S9 device-flow polling, S10 introspection
+                     for a client with a five-claim authorization policy, reported ÷ S1; S1 and S7–S9
                      also run on the peer, node-oidc-provider, in the same run)
   --postgres URL     also on PostgreSQL (default: GATEHOUSE_BENCH_POSTGRES_URL); a fresh schema is made and dropped
   --no-postgres      ignore GATEHOUSE_BENCH_POSTGRES_URL
@@ -534,6 +535,19 @@ function versusPeer(gatehouse: ScenarioResult[], peer: ScenarioResult[]): Versus
  * the raw ratio is fair as long as neither saturates the load generator; the CPU ratio compares the
  * work per operation. ok when both meet the target, BELOW when both miss it, unclear otherwise.
  */
+/** Scenarios compared with another of the same run on the same store (Scenario.relativeTo: S10 ÷ S1). */
+function relativeFigures(results: ScenarioResult[]): { id: ScenarioId; of: ScenarioId; store: string; target: number; ratio?: number; cpuRatio?: number }[] {
+  return results.flatMap((r) => {
+    const relativeTo = SCENARIOS.find((s) => s.id === r.id)?.relativeTo;
+    if (!relativeTo || r.workers !== 1) return [];
+    const base = results.find((b) => b.id === relativeTo.id && b.store === r.store && b.workers === 1)?.summary;
+    const mine = r.summary;
+    if (!base || !mine) return [];
+    const cpu = mine.opsPerCpuSecond !== undefined && base.opsPerCpuSecond !== undefined ? mine.opsPerCpuSecond / base.opsPerCpuSecond : undefined;
+    return [{ id: r.id, of: relativeTo.id, store: r.store, target: relativeTo.target, ratio: mine.opsPerSec / base.opsPerSec, ...(cpu === undefined ? {} : { cpuRatio: cpu }) }];
+  });
+}
+
 function peerTable(rows: VersusPeer[]): string {
   const header = ['scenario', 'gatehouse ops/s', 'ops/CPU-s', 'peer ops/s', 'ops/CPU-s', '× peer', '× peer/CPU-s', 'target', ''];
   const body = rows.map((v) => {
@@ -836,6 +850,7 @@ async function main(): Promise<void> {
       return one && two ? { id, oneWorker: one.opsPerSec, twoWorkers: two.opsPerSec, gain: two.opsPerSec / one.opsPerSec, cpuOne: one.serverCpuShare, cpuTwo: two.serverCpuShare } : undefined;
     })
     .filter((x) => x !== undefined);
+  const relatives = relativeFigures(suites);
   const report = {
     kind: 'bench',
     runId,
@@ -847,6 +862,7 @@ async function main(): Promise<void> {
     scenarios: suites,
     peer: { name: 'oidc-provider', version: PEER_VERSION, store: 'in-memory adapter', results: peer },
     versusPeer: versusPeer(sqliteResults, peer),
+    relative: relatives,
     publishedAnchor: KEYCLOAK_ANCHOR,
     cluster,
     scaling,
@@ -867,6 +883,10 @@ async function main(): Promise<void> {
     ...suites
       .filter((r) => r.adjacentCeiling)
       .map((r) => `${r.id} (${r.store}): ratio to ${r.ceiling} measured just before each of its rounds on the same core, ${fmt(r.adjacentCeiling!.perSecond, 1)}/s (${fmt(r.adjacentCeiling!.perCpuSecond, 1)}/CPU-s).`),
+    ...relatives.map(
+      (r) =>
+        `${r.id} ÷ ${r.of} (${r.store}, same run): ${fmt(r.ratio, 3)} ops/s, ${fmt(r.cpuRatio, 3)} per CPU-s; target ≥ ${r.target}: ${[r.ratio, r.cpuRatio].every((x) => x === undefined || x >= r.target) ? 'ok' : [r.ratio, r.cpuRatio].every((x) => x === undefined || x < r.target) ? 'BELOW' : 'unclear'}`,
+    ),
   ];
   if (peer.length) {
     lines.push('', `Against the peer of the same run: node-oidc-provider ${PEER_VERSION} (one process, in-memory adapter${pinning ? ', pinned to the same core' : ''}):`, '', table(peer), '', peerTable(report.versusPeer));

@@ -11,7 +11,7 @@ import type { PeerFixture } from './peer.ts';
 import { missing, pathOf, requestDeviceCodes, type DeviceCodes, type Discovery } from './protocol.ts';
 
 export type CeilingId = 'R1' | 'R2' | 'R3' | 'R4';
-export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S4a' | 'S4b' | 'S5' | 'S6' | 'S7' | 'S8' | 'S9';
+export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S4a' | 'S4b' | 'S5' | 'S6' | 'S7' | 'S8' | 'S9' | 'S10';
 
 /** What S7–S9 need of a server, gatehouse or the peer, so that both get the same requests. */
 interface MachineSide {
@@ -97,6 +97,11 @@ export interface Scenario {
   connections?: number;
   /** Prepares one run of `seconds`; a string says why the scenario cannot be measured. */
   prepare(ctx: ScenarioContext, seconds: number): Promise<Prepared | string>;
+  /**
+   * Compared with another scenario of the same run on the same server: the minimum ratio of this
+   * one's operations per second to that one's (S10 ÷ S1: what a policy costs introspection).
+   */
+  relativeTo?: { id: ScenarioId; target: number };
   /** The same operation on the peer, measured in the same run (issue 12, "Speed"). */
   peer?: {
     /** Minimum ratio of gatehouse's operations per second to the peer's; undefined: reported only. */
@@ -447,6 +452,26 @@ export const SCENARIOS: Scenario[] = [
     hotPath: true,
     prepare: (ctx, seconds) => devicePolling(ctx, seconds, DEFAULT_CONNECTIONS),
     peer: { prepare: (side, seconds) => devicePolling(side, seconds, DEFAULT_CONNECTIONS) },
+  },
+  {
+    // Issue 13, "Speed": S1's introspection, for a token whose client has an authorization policy
+    // releasing five claims (bench/lib/fixtures.ts benchPolicy): the policy costs one statement.
+    id: 'S10',
+    name: 'introspection, client with a five-claim policy',
+    ceiling: 'R1',
+    target: 0.35,
+    ok: [200],
+    opStatus: 200,
+    hotPath: true,
+    relativeTo: { id: 'S1', target: 0.9 },
+    async prepare({ base, fixture }) {
+      const request = { method: 'POST', path: '/uas/oauth2/introspection', headers: { 'content-type': FORM, authorization: fixture.rs.basic }, body: form({ token: fixture.policyAccessToken }) } as const;
+      // The five claims must be there, or the figure measures something else.
+      const probe = (await (await fetch(`${base}${request.path}`, { method: 'POST', headers: request.headers, body: request.body })).json()) as Record<string, unknown>;
+      const missing = ['department', 'groups', 'org', 'mail', 'tenant'].filter((claim) => !(claim in probe));
+      if (missing.length > 0) return `S10: introspection lacks the policy's claims ${missing.join(', ')}`;
+      return { requests: [request] };
+    },
   },
 ];
 
