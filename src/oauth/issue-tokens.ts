@@ -172,7 +172,7 @@ async function signIdToken(deps: OAuthDeps, grant: GrantFacts, accessToken: stri
     ...(grant.acr === undefined ? {} : { acr: grant.acr }),
     ...(wantsScopeClaimsInIdToken(grant.client) ? scopeClaims(grant.user, grant.scope) : {}),
     // The policy's id_token claims (docs/authorization.md); they override scope claims of the same name and can name no claim above.
-    ...policyClaims(grant.policy ?? (await readPolicy(deps.store, grant.client.authorizationPolicy, grant.user.id)), grant.user, 'id_token', grant.scope),
+    ...policyClaims(grant.policy ?? (await readPolicy(deps.store, grant.client.authorizationPolicy, grant.user.id, { forAccess: false })), grant.user, 'id_token', grant.scope),
   };
   return signJwt(claims, await deps.keyRing.activeKey(alg));
 }

@@ -189,7 +189,10 @@ export interface PolicySubject {
   attributes: Attributes;
   /** The names of the user's groups. */
   groups: string[];
-  /** The user's organization first, then its parent, up to the root (empty: no organization). */
+  /**
+   * The user's organization first, then (when the read asked for its ancestors) its parent, up to
+   * the root; empty: no organization.
+   */
   organizations: { id: string; technicalName: string; friendlyName: string }[];
 }
 
@@ -213,8 +216,12 @@ export interface PolicyStore {
   delete(name: string): Promise<boolean>;
   /** The client_ids of the clients that refer to the policy. */
   clientsUsing(name: string): Promise<string[]>;
-  /** The policy row and the user's facts it is evaluated on (PolicySubject), in one prepared statement. */
-  subject(policyName: string, userId: string): Promise<PolicySubject>;
+  /**
+   * The policy row and the user's facts it is evaluated on (PolicySubject), in one prepared
+   * statement; the organization's ancestors only with `ancestors` (a walk up the tree, which only
+   * an access rule with include_sub_organizations needs).
+   */
+  subject(policyName: string, userId: string, options?: { ancestors?: boolean }): Promise<PolicySubject>;
 }
 
 export interface SessionStore {

@@ -31,7 +31,7 @@ const CHECKLIST: [string, number][] = [
   ['AL', 8],
   ['DV', 17],
   // Authorization policies (issue 13, item 1).
-  ['PO', 15],
+  ['PO', 16],
 ];
 /** Modules 0 (common set-up) to 38 of the Basic OP plan (research/conformance.md §1). */
 const MODULES = 39;

@@ -68,7 +68,11 @@ for (const kind of DATABASES) {
         await store.groups.insert(g);
         await store.groups.addMember(g.id, user.id);
       }
-      const subject = await store.policies.subject(policy.document.name, user.id);
+      const own = { id: leaf.id, technicalName: leaf.technicalName, friendlyName: leaf.friendlyName };
+      const flat = await store.policies.subject(policy.document.name, user.id);
+      assert.deepEqual(flat.organizations, [own]);
+      const subject = await store.policies.subject(policy.document.name, user.id, { ancestors: true });
+      assert.deepEqual({ ...flat, organizations: subject.organizations }, subject);
       assert.deepEqual(subject, {
         policy: { version: 1, document: JSON.stringify({ name: policy.document.name, access: { groups: ['Staff'] }, claims: [{ claim: 'tenant', value: 'acme' }] }) },
         attributes: { department: ['Sales', 'Legal'], level: ['3'] },
@@ -76,6 +80,7 @@ for (const kind of DATABASES) {
         organizations: [leaf, middle, root].map((o) => ({ id: o.id, technicalName: o.technicalName, friendlyName: o.friendlyName })),
       });
       const loner = await aStoredUser(store);
+      assert.deepEqual(await store.policies.subject(unique('none-'), loner.id, { ancestors: true }), { policy: undefined, attributes: {}, groups: [], organizations: [] });
       assert.deepEqual(await store.policies.subject(unique('none-'), loner.id), { policy: undefined, attributes: {}, groups: [], organizations: [] });
     });
 

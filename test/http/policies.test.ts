@@ -34,7 +34,8 @@ for (const db of DATABASES) {
     let signedSecret: string;
     let alice: User;
     let bob: User;
-    const orgChild = anOrganization({ friendlyName: 'Acme Finland' });
+    const orgRoot = anOrganization({ friendlyName: 'Acme' });
+    const orgChild = anOrganization({ friendlyName: 'Acme Finland', parentId: orgRoot.id });
     const policyName = `staff-${randomUUID().slice(0, 8)}`;
     const claims = [
       { claim: 'department', from: 'attribute:department', in: ['id_token', 'userinfo'], scope: 'profile' },
@@ -69,6 +70,7 @@ for (const db of DATABASES) {
     before(async () => {
       server = await startServer(db);
       const store = server.gatehouse.store;
+      await store.organizations.insert(orgRoot);
       await store.organizations.insert(orgChild);
       staff = aGroup({ name: `Staff-${randomUUID().slice(0, 8)}` });
       await store.groups.insert(staff);
@@ -169,6 +171,23 @@ for (const db of DATABASES) {
       await store.groups.addMember(staff.id, dave.id);
       const again = await postForm(tokenUrl(), { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, { authorization: basic(guarded.clientId, guardedSecret) });
       assert.equal(again.status, 200, JSON.stringify(again.body));
+    });
+
+    test('PO-16: organizations: a user of a sub-organization is let in only with include_sub_organizations, seen at the next grant after the policy changes', async () => {
+      const store = server.gatehouse.store;
+      const name = `${policyName}-org`;
+      const orgOnly = (sub: boolean) => parsePolicyDocument({ name, access: { organizations: [orgRoot.id], include_sub_organizations: sub }, claims: [{ claim: 'org', from: 'organization.name' }] });
+      await store.policies.insert({ document: orgOnly(false), version: 1, createdAt: 0, updatedAt: 0 });
+      const { client, clientSecret } = await createTestClient(store, { redirectUris: [REDIRECT_URI], grantTypes: ['authorization_code', 'password'] });
+      await store.clients.update({ ...client, authorizationPolicy: name });
+      const grant = () => postForm(tokenUrl(), { grant_type: 'password', username: alice.username, password: PASSWORD, scope: 'openid' }, { authorization: basic(client.clientId, clientSecret) });
+      assert.deepEqual([(await grant()).status, (await grant()).body.error], [400, 'invalid_grant']);
+      await store.policies.update(orgOnly(true), 1);
+      const allowed = await grant();
+      assert.equal(allowed.status, 200, JSON.stringify(allowed.body));
+      assert.equal(decodeJwt(allowed.body.id_token as string).org, 'Acme Finland');
+      await store.policies.update(orgOnly(false), 2);
+      assert.equal((await grant()).status, 400);
     });
 
     test('PO-14: the password grant refuses a user the policy refuses with invalid_grant; an allowed user gets the mapped claims', async () => {

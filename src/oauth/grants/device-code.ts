@@ -54,7 +54,7 @@ async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: strin
       await checkGrantedAudiences(tx.clients, client, scope);
       // The family is named by the device code's hash: one family per device authorization.
       // The client's authorization policy, checked at approval, again as stored now (RFC 8628 §3.5 access_denied).
-      const policy = await readPolicy(tx, client.authorizationPolicy, user.id);
+      const policy = await readPolicy(tx, client.authorizationPolicy, user.id, { forAccess: true });
       if (!policyAllows(policy)) throw new DeviceAccessDenied('The authorization policy of this client does not allow this user.');
       const grant: GrantFacts = { client, user, scope, sessionIndex: approval.sessionIndex, authTime: approval.authTime, amr: approval.amr, acr: approval.acr, codeHash: undefined, familyId: deviceCodeHash, policy };
       const minted = mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? scope : undefined });

@@ -85,7 +85,7 @@ async function passwordCredentials(deps: OAuthDeps, client: Client, body: RawPar
     await checkGrantedAudiences(tx.clients, client, scope);
     // The client's authorization policy: a user it refuses gets the grant's one answer, invalid_grant
     // (RFC 6749 §5.2); read once, for the ID token's claims too.
-    const policy = await readPolicy(tx, client.authorizationPolicy, current.user.id);
+    const policy = await readPolicy(tx, client.authorizationPolicy, current.user.id, { forAccess: true });
     if (!policyAllows(policy)) throw new InvalidGrant(GENERIC_FAILURE, { detail: 'authorization policy refused' });
     const tokens = mintTokens(deps, { ...grant, user: current.user }, { refreshScope: issuesRefreshTokens(client) ? scope : undefined });
     await tx.tokens.insertMany(tokens.rows);

@@ -22,11 +22,28 @@ export interface PolicyFacts {
   subject: PolicySubject;
 }
 
-/** The client's policy and the user's facts, in one statement; undefined (and no statement) for a client without a policy. */
-export async function readPolicy(reader: PolicyReader, policyName: string | undefined, userId: string): Promise<PolicyFacts | undefined> {
+/**
+ * The client's policy and the user's facts, in one statement; undefined (and no statement) for a
+ * client without a policy. `forAccess`: the access rules will be evaluated, so the organization's
+ * ancestors are read when the policy has a rule that needs them (include_sub_organizations) —
+ * guessed from the document parsed last for this name, and read again in the rare case the policy
+ * changed to need them since. Claims alone never need them.
+ */
+export async function readPolicy(reader: PolicyReader, policyName: string | undefined, userId: string, options: { forAccess: boolean }): Promise<PolicyFacts | undefined> {
   if (policyName === undefined) return undefined;
-  const subject = await reader.policies.subject(policyName, userId);
-  return { document: subject.policy === undefined ? undefined : parsedDocument(policyName, subject.policy), subject };
+  const known = PARSED.get(policyName);
+  const ancestors = options.forAccess && (known === undefined || needsAncestors(known.document));
+  let subject = await reader.policies.subject(policyName, userId, { ancestors });
+  let document = subject.policy === undefined ? undefined : parsedDocument(policyName, subject.policy);
+  if (options.forAccess && !ancestors && needsAncestors(document)) {
+    subject = await reader.policies.subject(policyName, userId, { ancestors: true });
+    document = subject.policy === undefined ? undefined : parsedDocument(policyName, subject.policy);
+  }
+  return { document, subject };
+}
+
+function needsAncestors(document: PolicyDocument | undefined): boolean {
+  return document?.access?.includeSubOrganizations === true && document.access.organizations.length > 0;
 }
 
 /**
@@ -101,7 +118,7 @@ export const POLICY_REFUSAL = 'The authorization policy of this client does not 
  */
 export async function checkPolicyAccess(reader: PolicyReader, client: Pick<Client, 'authorizationPolicy'>, userId: string): Promise<boolean> {
   if (client.authorizationPolicy === undefined) return true;
-  return policyAllows(await readPolicy(reader, client.authorizationPolicy, userId));
+  return policyAllows(await readPolicy(reader, client.authorizationPolicy, userId, { forAccess: true }));
 }
 
 /**
@@ -115,7 +132,7 @@ export async function policyClaimsFor(
   grant: { policyName: string | undefined; user: UserProfile; scope: readonly string[] },
 ): Promise<Record<string, unknown>> {
   if (grant.policyName === undefined) return {};
-  return policyClaims(await readPolicy(reader, grant.policyName, grant.user.id), grant.user, target, grant.scope);
+  return policyClaims(await readPolicy(reader, grant.policyName, grant.user.id, { forAccess: false }), grant.user, target, grant.scope);
 }
 
 /** Parsed documents by name, each with the version it was parsed from: a new version replaces the entry. */
