@@ -5,6 +5,7 @@
  * front channel answers (bench/lib/front-channel.ts); `mintCodes` serves its warm-up.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { parsePolicyDocument } from '../../src/domain/policy.ts';
 import type { JWK } from 'jose';
 import type { Client } from '../../src/domain/client.ts';
 import type { AuthorizationCode, Token } from '../../src/domain/grant.ts';
@@ -43,6 +44,26 @@ export interface Fixture {
   accessToken: string;
   /** A live refresh token of the user for the rp (rotation off, reusable). */
   refreshToken: string;
+  /**
+   * S10: a live access token of a user with attributes, a group and an organization, for a client
+   * whose authorization policy releases five claims to introspection.
+   */
+  policyAccessToken: string;
+}
+
+/** S10's policy: five claims, one of each kind of source (docs/authorization.md). */
+export function benchPolicy(name: string): unknown {
+  return {
+    name,
+    access: { groups: [name] },
+    claims: [
+      { claim: 'department', from: 'attribute:department' },
+      { claim: 'groups', from: 'groups' },
+      { claim: 'org', from: 'organization.technicalName' },
+      { claim: 'mail', from: 'user.email' },
+      { claim: 'tenant', value: 'acme' },
+    ],
+  };
 }
 
 export function basic(clientId: string, secret: string): string {
@@ -132,7 +153,21 @@ export async function seedFixture(store: Store): Promise<Fixture> {
   const accessToken = randomBytes(32).toString('base64url');
   const refreshToken = randomBytes(32).toString('base64url');
   await store.tokens.insertMany([tokenRow('access_token', accessToken, rp.clientId, user.id, now), tokenRow('refresh_token', refreshToken, rp.clientId, user.id, now)]);
-  return { rp, rotating, rs, jwtRs, userId: user.id, login, accessToken, refreshToken };
+
+  // S10: the policy, its client, and a user it lets in, in a group and an organization, with attributes.
+  const policyName = `bench-policy-${tag}`;
+  await store.policies.insert({ document: parsePolicyDocument(benchPolicy(policyName)), version: 1, createdAt: now, updatedAt: now });
+  const policyRp = await addClient(store, `bench policy rp ${tag}`, { authorizationPolicy: policyName });
+  const organization = { id: randomUUID(), parentId: undefined, technicalName: `bench-org-${tag}`, friendlyName: 'Bench organization', type: undefined, virtual: false, attributes: {}, createdAt: now, updatedAt: now };
+  await store.organizations.insert(organization);
+  const member = { ...aUser(`bench-member-${tag}`), organizationId: organization.id, attributes: { department: ['Sales', 'Legal'] } };
+  await store.users.insert(member, undefined);
+  const group = { id: randomUUID(), name: policyName, description: undefined, createdAt: now };
+  await store.groups.insert(group);
+  await store.groups.addMember(group.id, member.id);
+  const policyAccessToken = randomBytes(32).toString('base64url');
+  await store.tokens.insert(tokenRow('access_token', policyAccessToken, policyRp.clientId, member.id, now));
+  return { rp, rotating, rs, jwtRs, userId: user.id, login, accessToken, refreshToken, policyAccessToken };
 }
 
 /** `count` fresh authorization codes for the rp, as the authorization endpoint would issue them. */

@@ -11,7 +11,7 @@ import type { PeerFixture } from './peer.ts';
 import { missing, pathOf, requestDeviceCodes, type DeviceCodes, type Discovery } from './protocol.ts';
 
 export type CeilingId = 'R1' | 'R2' | 'R3' | 'R4';
-export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S3j' | 'S4a' | 'S4b' | 'S5' | 'S6' | 'S7' | 'S8' | 'S9';
+export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S3j' | 'S4a' | 'S4b' | 'S5' | 'S6' | 'S7' | 'S8' | 'S9' | 'S10';
 
 /** What S7–S9 need of a server, gatehouse or the peer, so that both get the same requests. */
 interface MachineSide {
@@ -99,7 +99,8 @@ export interface Scenario {
   prepare(ctx: ScenarioContext, seconds: number): Promise<Prepared | string>;
   /**
    * Another scenario of the same suite this one is compared with, and the least ratio of their
-   * operations per second (S3j against S3: the same grant with one more signature, issue 13).
+   * operations per second (issue 13: S3j against S3, the same grant with one more signature; S10
+   * against S1, the same introspection with a five-claim policy).
    */
   versus?: { id: ScenarioId; target: number };
   /** The same operation on the peer, measured in the same run (issue 12, "Speed"). */
@@ -450,6 +451,26 @@ export const SCENARIOS: Scenario[] = [
     hotPath: true,
     prepare: (ctx, seconds) => devicePolling(ctx, seconds, DEFAULT_CONNECTIONS),
     peer: { prepare: (side, seconds) => devicePolling(side, seconds, DEFAULT_CONNECTIONS) },
+  },
+  {
+    // Issue 13, "Speed": S1's introspection, for a token whose client has an authorization policy
+    // releasing five claims (bench/lib/fixtures.ts benchPolicy): the policy costs one statement.
+    id: 'S10',
+    name: 'introspection, client with a five-claim policy',
+    ceiling: 'R1',
+    target: 0.35,
+    ok: [200],
+    opStatus: 200,
+    hotPath: true,
+    versus: { id: 'S1', target: 0.9 },
+    async prepare({ base, fixture }) {
+      const request = { method: 'POST', path: '/uas/oauth2/introspection', headers: { 'content-type': FORM, authorization: fixture.rs.basic }, body: form({ token: fixture.policyAccessToken }) } as const;
+      // The five claims must be there, or the figure measures something else.
+      const probe = (await (await fetch(`${base}${request.path}`, { method: 'POST', headers: request.headers, body: request.body })).json()) as Record<string, unknown>;
+      const missing = ['department', 'groups', 'org', 'mail', 'tenant'].filter((claim) => !(claim in probe));
+      if (missing.length > 0) return `S10: introspection lacks the policy's claims ${missing.join(', ')}`;
+      return { requests: [request] };
+    },
   },
 ];
 

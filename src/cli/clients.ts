@@ -43,6 +43,7 @@ interface MetadataFlags {
   consentRequired?: boolean;
   accessTokenFormat?: string;
   accessTokenSignedResponseAlg?: string;
+  authorizationPolicy?: string;
 }
 
 interface JsonFlag {
@@ -88,6 +89,7 @@ function withMetadataOptions(command: Command): Command {
     // JWT access tokens (RFC 9068): what the tokens meant for this client, as a resource server, look like.
     .addOption(new Option('--access-token-format <format>', 'the form of the access tokens whose audience is this client: jwt (RFC 9068, validated locally) or opaque (introspected); default GATEHOUSE_ACCESS_TOKEN_FORMAT').choices([...ACCESS_TOKEN_FORMATS]))
     .option('--access-token-signed-response-alg <alg>', `what the JWT access tokens meant for this client are signed with: ${SIGNING_ALGS.join(', ')} (default RS256)`)
+    .option('--authorization-policy <name>', 'the authorization policy (gatehouse policy create) that decides who may use the client and which extra claims it gets; "" removes it')
     .option('--json', 'print JSON only');
 }
 
@@ -118,6 +120,8 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   if (flags.consentRequired !== undefined) doc.consent_required = flags.consentRequired;
   if (flags.accessTokenFormat !== undefined) doc.access_token_format = flags.accessTokenFormat;
   if (flags.accessTokenSignedResponseAlg !== undefined) doc.access_token_signed_response_alg = flags.accessTokenSignedResponseAlg;
+  // "" removes the policy (null: the key's default, none).
+  if (flags.authorizationPolicy !== undefined) doc.authorization_policy = flags.authorizationPolicy === '' ? null : flags.authorizationPolicy;
   return doc;
 }
 

@@ -10,6 +10,7 @@ import { registerConsentCommands } from './consents.ts';
 import { registerGroupCommands } from './groups.ts';
 import { registerKeyCommands } from './keys.ts';
 import { registerOrganizationCommands } from './orgs.ts';
+import { registerPolicyCommands } from './policies.ts';
 import { registerServerCommands } from './server.ts';
 import { registerUserCommands } from './users.ts';
 import { VERSION } from '../version.ts';
@@ -17,7 +18,7 @@ import { VERSION } from '../version.ts';
 /** `output` redirects what Commander itself prints (help, usage errors); tests capture it. */
 export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'writeErr'> = {}): Command {
   const program = new Command('gatehouse')
-    .description('gatehouse single sign-on server: manage clients, users, groups, organizations, keys and consents')
+    .description('gatehouse single sign-on server: manage clients, users, groups, organizations, policies, keys and consents')
     // Settings are inherited by subcommands created after this point.
     .exitOverride()
     .configureOutput({ ...output, outputError: (message, write) => write(`gatehouse: ${oneLine(message.replace(/^error: /, ''))}\n`) })
@@ -27,6 +28,7 @@ export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'wri
   registerUserCommands(program);
   registerGroupCommands(program);
   registerOrganizationCommands(program);
+  registerPolicyCommands(program);
   registerKeyCommands(program);
   registerServerCommands(program);
   registerCleanupCommands(program);

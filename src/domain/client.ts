@@ -44,6 +44,11 @@ export interface Client {
   idTokenSignedResponseAlg: SigningAlg;
   /** When set, UserInfo answers it a JWT signed with this (OIDC Core §5.3.2); else plain JSON. */
   userinfoSignedResponseAlg: SigningAlg | undefined;
+  /**
+   * The name of its authorization policy (client metadata `authorization_policy`,
+   * src/domain/policy.ts): who may use it and which extra claims it gets. Absent: none.
+   */
+  authorizationPolicy?: string | undefined;
   /** The client metadata document as registered (snake_case wire names), without secrets. */
   metadata: Record<string, unknown>;
   createdAt: number;

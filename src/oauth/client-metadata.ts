@@ -36,6 +36,7 @@ export type ClientSettings = Pick<
   | 'postLogoutRedirectUris'
   | 'idTokenSignedResponseAlg'
   | 'userinfoSignedResponseAlg'
+  | 'authorizationPolicy'
   | 'metadata'
 > & {
   /** undefined when the document does not say. */
@@ -92,6 +93,8 @@ const TYPED_KEYS = new Set([
   'id_token_signed_response_alg',
   'userinfo_signed_response_alg',
   'active',
+  // Authorization policies (issue 13, item 1): the name of a stored policy (migration 012).
+  'authorization_policy',
 ]);
 
 /** Keys gatehouse acts on that are kept in `metadata` as registered (validated here, read where used). */
@@ -214,6 +217,7 @@ export function parseClientMetadata(document: unknown): ClientSettings {
     // OIDC Registration §2: RS256 unless the client registers another.
     idTokenSignedResponseAlg: signingAlg(doc, 'id_token_signed_response_alg') ?? DEFAULT_SIGNING_ALG,
     userinfoSignedResponseAlg: signingAlg(doc, 'userinfo_signed_response_alg'),
+    authorizationPolicy: doc.authorization_policy === undefined ? undefined : policyName(doc.authorization_policy),
     metadata: Object.fromEntries(Object.entries(doc).filter(([key]) => !TYPED_KEYS.has(key))),
     active: optionalBoolean(doc, 'active'),
   };
@@ -248,6 +252,7 @@ export function clientView(client: Client): Record<string, unknown> {
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     id_token_signed_response_alg: client.idTokenSignedResponseAlg,
     userinfo_signed_response_alg: client.userinfoSignedResponseAlg,
+    authorization_policy: client.authorizationPolicy,
     active: client.active,
     created_at: new Date(client.createdAt).toISOString(),
     ...extras,
@@ -540,6 +545,15 @@ function scope(value: unknown): string {
   const bad = tokens.find((token) => !SCOPE_TOKEN.test(token));
   if (bad !== undefined) throw new InvalidClientMetadata('scope', `${JSON.stringify(bad)} is not a valid scope value (RFC 6749 §3.3)`);
   return [...new Set(tokens)].join(' ');
+}
+
+/**
+ * `authorization_policy`: the name of a stored policy (src/domain/policy.ts). That it exists is
+ * the store's to say (a foreign key, migration 012); registration turns a missing one into this error.
+ */
+function policyName(value: unknown): string {
+  if (typeof value !== 'string' || value === '' || value.length > 100) throw new InvalidClientMetadata('authorization_policy', 'must be the name of a policy (gatehouse policy list)');
+  return value;
 }
 
 function accessTokenTtl(value: unknown): number {

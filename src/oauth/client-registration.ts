@@ -8,7 +8,7 @@ import type { Clock } from '../lib/clock.ts';
 import { sealClientSecret } from '../crypto/key-encryption.ts';
 import { hashSecret } from '../lib/hash.ts';
 import type { Random } from '../lib/random.ts';
-import { ConflictError, type ClientStore, type Store, type StoreTransaction } from '../storage/ports.ts';
+import { ConflictError, MissingReferenceError, type ClientStore, type Store, type StoreTransaction } from '../storage/ports.ts';
 import { GENERATED_KEYS, InvalidClientMetadata, allowedAudiences, clientView, isResourceServer, parseClientMetadata, resourceUrisOf, type ClientSettings } from './client-metadata.ts';
 
 export { InvalidClientMetadata, clientView } from './client-metadata.ts';
@@ -61,22 +61,27 @@ export async function registerClient(deps: ClientRegistrationDeps, metadata: unk
   const clientId = deps.random.uuid();
   const now = deps.clock.now();
   const clientSecret = hasSecret(settings.tokenEndpointAuthMethod) ? deps.random.token(SECRET_BYTES) : undefined;
-  const { active, ...typed } = settings;
+  const { active, authorizationPolicy, ...typed } = settings;
   const client: Client = {
     ...typed,
+    // Only a client with a policy has the member, as the store reads it back.
+    ...(authorizationPolicy === undefined ? {} : { authorizationPolicy }),
     clientId,
     ...secretFields(settings.tokenEndpointAuthMethod, clientSecret, deps.keyEncryptionKey),
     active: options.active ?? active ?? true,
     createdAt: now,
     updatedAt: now,
   };
-  // One unit of work: the audiences checked and the resource URIs claimed with the row that names them.
-  await withResourceUris(() =>
-    deps.transaction(async (tx) => {
-      await checkAudiences(tx.clients, clientId, settings, new Set(), deps.apiClientId);
-      await checkResourceUris(tx.clients, client);
-      await tx.clients.insert(client);
-    }),
+  // One unit of work: the audiences checked and the resource URIs claimed with the row that names
+  // them; the policy's foreign key refuses an unknown authorization_policy (withKnownPolicy).
+  await withKnownPolicy(client, () =>
+    withResourceUris(() =>
+      deps.transaction(async (tx) => {
+        await checkAudiences(tx.clients, clientId, settings, new Set(), deps.apiClientId);
+        await checkResourceUris(tx.clients, client);
+        await tx.clients.insert(client);
+      }),
+    ),
   );
   return { client, clientSecret };
 }
@@ -109,10 +114,27 @@ export async function updateClient(deps: ClientRegistrationDeps, clientId: strin
           : { secretHash: undefined, secretSealed: undefined }),
       updatedAt: deps.clock.now(),
     };
-    await checkResourceUris(tx.clients, client);
-    await replace(tx, client);
+      await checkResourceUris(tx.clients, client);
+    if (settings.authorizationPolicy === undefined) delete client.authorizationPolicy;
+    await withKnownPolicy(client, () => replace(tx, client));
     return { client, clientSecret };
   }));
+}
+
+/**
+ * A write of a client whose `authorization_policy` names no stored policy: the store's foreign key
+ * refuses it (also when the policy is deleted at the same moment, migration 012), and the
+ * administrator is told which key is wrong.
+ */
+async function withKnownPolicy<T>(client: Client, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (error instanceof MissingReferenceError && client.authorizationPolicy !== undefined) {
+      throw new InvalidClientMetadata('authorization_policy', `no policy is named ${JSON.stringify(client.authorizationPolicy)} (gatehouse policy list)`);
+    }
+    throw error;
+  }
 }
 
 /** Replaces a confidential client's secret; the old one stops working at once. */

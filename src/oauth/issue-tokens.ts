@@ -10,6 +10,7 @@ import { familyFingerprint, fingerprint } from '../observability/audit.ts';
 import { scopeClaims, wantsScopeClaimsInIdToken } from './claims.ts';
 import type { OAuthDeps } from './deps.ts';
 import { accessTokenForm, signAccessToken, type AccessTokenAuthentication, type AccessTokenContent } from './jwt-access-token.ts';
+import { policyClaims, readPolicy, type PolicyFacts, type PolicyReader } from './policy/evaluate.ts';
 import { formatScope } from './scope.ts';
 
 /** The token response of the spec's table (RFC 6749 §5.1). */
@@ -33,6 +34,8 @@ export interface GrantFacts {
   acr: string | undefined;
   codeHash: string | undefined;
   familyId: string;
+  /** The client's policy as the grant already read it (its access check); read for the ID token otherwise. */
+  policy?: PolicyFacts | undefined;
 }
 
 export interface IssueOptions {
@@ -72,13 +75,10 @@ interface PendingJwt {
 
 /**
  * What minting an access token needs besides the grant (jwt-access-token.ts): where the
- * audiences' registrations are read — the unit of work's view, so the form and the row agree.
+ * audiences' registrations and the client's authorization policy are read — the unit of work's
+ * view, so the form, the claims and the row agree.
  */
-export interface MintContext {
-  clients: Pick<ClientStore, 'get'>;
-  /** The authorization policy's `access_token` claims: added to a JWT access token (signAccessToken). */
-  accessTokenClaims?: Readonly<Record<string, unknown>>;
-}
+export type MintContext = { clients: Pick<ClientStore, 'get'> } & PolicyReader;
 
 /**
  * The access token of a grant and its lifetime in seconds: opaque, or — for a resource server
@@ -88,7 +88,7 @@ export interface MintContext {
 async function mintAccessToken(
   deps: Pick<OAuthDeps, 'config' | 'random'>,
   context: MintContext,
-  grant: { client: Client; scope: string[]; subject: string; authentication: AccessTokenAuthentication | undefined },
+  grant: { client: Client; scope: string[]; subject: string; authentication: AccessTokenAuthentication | undefined; policyClaims: () => Promise<Record<string, unknown>> },
   now: number,
 ): Promise<{ accessToken: string; lifetime: number; pendingJwt?: PendingJwt }> {
   const form = await accessTokenForm(context.clients, deps.config, grant.scope);
@@ -108,7 +108,7 @@ async function mintAccessToken(
     expiresAt: now + jwtLifetime * 1000,
     authentication: grant.authentication,
   };
-  return { accessToken, lifetime: jwtLifetime, pendingJwt: { placeholderHash: hashSecret(accessToken), alg: form.alg, content, extraClaims: context.accessTokenClaims } };
+  return { accessToken, lifetime: jwtLifetime, pendingJwt: { placeholderHash: hashSecret(accessToken), alg: form.alg, content, extraClaims: await grant.policyClaims() } };
 }
 
 /**
@@ -133,7 +133,9 @@ export async function finishTokens(deps: Pick<OAuthDeps, 'keyRing' | 'store'>, m
  */
 export async function mintTokens(deps: Pick<OAuthDeps, 'config' | 'clock' | 'random'>, grant: GrantFacts, options: IssueOptions, context: MintContext): Promise<MintedTokens> {
   const now = deps.clock.now();
-  const { accessToken, lifetime, pendingJwt } = await mintAccessToken(deps, context, { client: grant.client, scope: grant.scope, subject: grant.user.id, authentication: grant }, now);
+  // The policy's access_token claims (docs/authorization.md), read only for a JWT: an opaque token carries none.
+  const policyClaimsOfJwt = async () => policyClaims(grant.policy ?? (await readPolicy(context, grant.client.authorizationPolicy, grant.user.id, { forAccess: false })), grant.user, 'access_token', grant.scope);
+  const { accessToken, lifetime, pendingJwt } = await mintAccessToken(deps, context, { client: grant.client, scope: grant.scope, subject: grant.user.id, authentication: grant, policyClaims: policyClaimsOfJwt }, now);
   const base = {
     clientId: grant.client.clientId,
     userId: grant.user.id,
@@ -175,7 +177,8 @@ export interface ClientGrantFacts {
  */
 export async function mintClientToken(deps: Pick<OAuthDeps, 'config' | 'clock' | 'random' | 'keyRing'>, grant: ClientGrantFacts, context: MintContext): Promise<MintedTokens> {
   const now = deps.clock.now();
-  const minted = await mintAccessToken(deps, context, { client: grant.client, scope: grant.scope, subject: grant.client.clientId, authentication: undefined }, now);
+  // A policy maps claims about users: a client's own token has none to carry.
+  const minted = await mintAccessToken(deps, context, { client: grant.client, scope: grant.scope, subject: grant.client.clientId, authentication: undefined, policyClaims: async () => ({}) }, now);
   const { lifetime, pendingJwt } = minted;
   // No unit of work here: a JWT is signed before its row is stored, keyed by its hash at once.
   const accessToken = pendingJwt ? await signAccessToken(await deps.keyRing.activeKey(pendingJwt.alg), pendingJwt.content, pendingJwt.extraClaims) : minted.accessToken;
@@ -245,6 +248,8 @@ async function signIdToken(deps: OAuthDeps, grant: GrantFacts, accessToken: stri
     ...(nonce === undefined ? {} : { nonce }),
     ...(grant.acr === undefined ? {} : { acr: grant.acr }),
     ...(wantsScopeClaimsInIdToken(grant.client) ? scopeClaims(grant.user, grant.scope) : {}),
+    // The policy's id_token claims (docs/authorization.md); they override scope claims of the same name and can name no claim above.
+    ...policyClaims(grant.policy ?? (await readPolicy(deps.store, grant.client.authorizationPolicy, grant.user.id, { forAccess: false })), grant.user, 'id_token', grant.scope),
   };
   return signJwt(claims, await deps.keyRing.activeKey(alg));
 }

@@ -8,10 +8,11 @@ import type { DeviceApproval, DeviceAuthorization } from '../domain/device-autho
 import type { AuthorizationCode, Token } from '../domain/grant.ts';
 import type { Group } from '../domain/group.ts';
 import type { Organization } from '../domain/organization.ts';
+import type { Policy, PolicyDocument } from '../domain/policy.ts';
 import type { SsoSession } from '../domain/session.ts';
 import type { SigningKey } from '../domain/signing-key.ts';
 import type { SigningAlg } from '../crypto/algorithms.ts';
-import type { User, UserCredentials, UserProfile } from '../domain/user.ts';
+import type { Attributes, User, UserCredentials, UserProfile } from '../domain/user.ts';
 
 /** A uniqueness rule of the store was broken (duplicate username, client_id, …). */
 export class ConflictError extends Error {
@@ -60,6 +61,14 @@ export class OrganizationInUseError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'OrganizationInUseError';
+  }
+}
+
+/** A policy still attached to a client cannot be deleted. */
+export class PolicyInUseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PolicyInUseError';
   }
 }
 
@@ -176,6 +185,52 @@ export interface GroupStore {
   isMember(userId: string, groupName: string): Promise<boolean>;
 }
 
+/**
+ * What evaluating a policy for one user needs, read in ONE statement: the policy's row as stored
+ * now (never a cached copy: another instance may have changed it), and the user's attributes,
+ * group names and organization chain.
+ */
+export interface PolicySubject {
+  /** The stored document (JSON text) and its version; undefined when no policy has that name. */
+  policy: { version: number; document: string } | undefined;
+  attributes: Attributes;
+  /** The names of the user's groups. */
+  groups: string[];
+  /**
+   * The user's organization first, then (when the read asked for its ancestors) its parent, up to
+   * the root; empty: no organization.
+   */
+  organizations: { id: string; technicalName: string; friendlyName: string }[];
+}
+
+/**
+ * Named authorization policies (src/domain/policy.ts). Race rules: a client refers to a policy by
+ * a foreign key with ON DELETE RESTRICT (migration 012), so the database itself decides between a
+ * delete and a client being attached at the same time, on any instance: either the delete fails
+ * with PolicyInUseError or the attach fails with MissingReferenceError; no client is ever left
+ * referring to a deleted policy. `update` raises the version in the same statement that writes
+ * the document, so concurrent updates each get their own version and the last one wins whole.
+ */
+export interface PolicyStore {
+  /** ConflictError when a policy of that name exists. */
+  insert(policy: Policy): Promise<void>;
+  get(name: string): Promise<Policy | undefined>;
+  /** Every policy, by name. */
+  list(): Promise<Policy[]>;
+  /** Replaces the document and raises the version by one; the policy as stored, or undefined when none has that name. */
+  update(document: PolicyDocument, now: number): Promise<Policy | undefined>;
+  /** false when none has that name; PolicyInUseError (nothing deleted) while a client refers to it. */
+  delete(name: string): Promise<boolean>;
+  /** The client_ids of the clients that refer to the policy. */
+  clientsUsing(name: string): Promise<string[]>;
+  /**
+   * The policy row and the user's facts it is evaluated on (PolicySubject), in one prepared
+   * statement; the organization's ancestors only with `ancestors` (a walk up the tree, which only
+   * an access rule with include_sub_organizations needs).
+   */
+  subject(policyName: string, userId: string, options?: { ancestors?: boolean }): Promise<PolicySubject>;
+}
+
 export interface SessionStore {
   insert(session: SsoSession): Promise<void>;
   /** The session if it exists and has not expired at `now`. */
@@ -255,6 +310,8 @@ export interface TokenWithUser {
   clientActive: boolean;
   /** The client's `userinfo_signed_response_alg` (OIDC Core §5.3.2): UserInfo answers it a signed JWT. */
   clientUserinfoAlg: SigningAlg | undefined;
+  /** The client's authorization policy (migration 012), read in the same statement; undefined: none. */
+  clientPolicy: string | undefined;
 }
 
 export interface TokenStore {
@@ -537,6 +594,7 @@ export interface StoreTransaction {
   users: UserStore;
   organizations: OrganizationStore;
   groups: GroupStore;
+  policies: PolicyStore;
   sessions: SessionStore;
   codes: CodeStore;
   tokens: TokenStore;

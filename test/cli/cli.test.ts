@@ -322,6 +322,35 @@ for (const kind of DATABASES) {
       assert.deepEqual(text.slice(1, 6), ['username         Robert', 'status           enabled', 'email            -', 'given_name       Rob', 'family_name      Smith'], 'text output shows the user');
     });
 
+    test('policy create, list, show, update and delete; a client refers to a policy by --authorization-policy; a policy in use is not deleted (PO-01, PO-02)', async () => {
+      const name = `staff-${Date.now()}`;
+      const file = join(dir, `${name}.json`);
+      const document = { name, access: { groups: ['Staff'] }, claims: [{ claim: 'department', from: 'attribute:department', in: ['id_token', 'userinfo'], scope: 'profile' }, { claim: 'tenant', value: 'acme' }] };
+      writeFileSync(file, JSON.stringify(document));
+      const created = json(await run('policy', 'create', '--file', file, '--json'));
+      assert.deepEqual({ ...created, created_at: undefined, updated_at: undefined }, { ...document, version: 1, created_at: undefined, updated_at: undefined });
+      failed(await run('policy', 'create', '--file', file), /^gatehouse: policy already exists\n$/);
+      const bad = join(dir, `${name}-bad.json`);
+      writeFileSync(bad, JSON.stringify({ name: `${name}-bad`, claims: [{ claim: 'a', value: 'x' }, { claim: 'sub', from: 'user.id' }] }));
+      failed(await run('policy', 'create', '--file', bad), /^gatehouse: claims\[1\]\.claim: "sub" is set by the server and cannot be mapped\n$/);
+      assert.ok((json(await run('policy', 'list', '--json')) as Record<string, unknown>[]).some((p) => p.name === name));
+
+      failed(await run('client', 'create', '--name', 'Intranet', '--redirect-uri', 'https://intranet.example/cb', '--authorization-policy', `${name}-none`), /^gatehouse: authorization_policy: no policy is named ".*-none" \(gatehouse policy list\)\n$/);
+      const client = json(await run('client', 'create', '--name', 'Intranet', '--redirect-uri', 'https://intranet.example/cb', '--authorization-policy', name, '--json'));
+      assert.equal(client.authorization_policy, name);
+      const shown = json(await run('policy', 'show', name));
+      assert.deepEqual(shown.clients, [client.client_id]);
+
+      writeFileSync(file, JSON.stringify({ claims: [{ claim: 'tenant', value: 'other' }] }));
+      const updated = json(await run('policy', 'update', name, '--file', file, '--json'));
+      assert.deepEqual([updated.version, updated.claims, updated.access], [2, [{ claim: 'tenant', value: 'other' }], undefined]);
+      failed(await run('policy', 'delete', name), /^gatehouse: policy .* is used by a client; detach it first/);
+      const detached = json(await run('client', 'update', client.client_id as string, '--authorization-policy', '', '--json'));
+      assert.equal(detached.authorization_policy, undefined);
+      assert.deepEqual(json(await run('policy', 'delete', name, '--json')), { name, deleted: true });
+      failed(await run('policy', 'show', name), /^gatehouse: no policy is named ".*"\n$/);
+    });
+
     test('group members lists the members by username; group delete removes the group and its memberships, not the users', async () => {
       const group = `Editors-${Date.now()}`;
       json(await run('group', 'create', group, '--json'));

@@ -33,6 +33,8 @@ const CHECKLIST: [string, number][] = [
   ['CN', 18],
   ['RI', 14],
   ['JA', 11],
+  // Authorization policies (issue 13, item 1).
+  ['PO', 16],
 ];
 /** Modules 0 (common set-up) to 38 of the Basic OP plan (research/conformance.md §1). */
 const MODULES = 39;

@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { parsePolicyDocument } from '../../src/domain/policy.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { authorizationUrl, createTestClient, createTestUser } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
@@ -58,6 +59,7 @@ describe('WCAG 2.2 AA of the pages (axe-core in Chromium)', { skip }, () => {
   let logoUri: string;
   let loginUrl: (extra?: Record<string, string>) => string;
   let username: string;
+  let deniedUrl: (extra?: Record<string, string>) => string;
 
   before(async () => {
     server = await startServer(sqlite);
@@ -71,6 +73,10 @@ describe('WCAG 2.2 AA of the pages (axe-core in Chromium)', { skip }, () => {
     const { client } = await createTestClient(server.gatehouse.store, { name: 'Library', redirectUris: [`${origin}/callback`], metadata: { 'client_name#fi': 'Kirjasto', logo_uri: logoUri } });
     username = `a11y-${Date.now()}`;
     await createTestUser(server.gatehouse.store, { username, password: PASSWORD });
+    // A client whose authorization policy lets nobody in: the refusal page (docs/authorization.md).
+    await server.gatehouse.store.policies.insert({ document: parsePolicyDocument({ name: 'a11y-nobody', access: { groups: ['Nobody'] } }), version: 1, createdAt: 0, updatedAt: 0 });
+    const { client: guarded } = await createTestClient(server.gatehouse.store, { name: 'Payroll', redirectUris: [`${origin}/callback`], authorizationPolicy: 'a11y-nobody' });
+    deniedUrl = (extra = {}) => authorizationUrl(server.url, { client_id: guarded.clientId, redirect_uri: guarded.redirectUris[0]!, response_type: 'code', scope: 'openid', state: 's', ...extra });
     loginUrl = (extra = {}) => authorizationUrl(server.url, { client_id: client.clientId, redirect_uri: client.redirectUris[0]!, response_type: 'code', scope: 'openid', state: 's', ...extra });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -185,6 +191,37 @@ describe('WCAG 2.2 AA of the pages (axe-core in Chromium)', { skip }, () => {
       await page.goto(loginUrl({ response_mode: 'form_post', response_type: 'token', ui_locales: 'fi' }));
       assert.equal(await page.title(), 'Palataan sovellukseen');
       assert.deepEqual(await seriousViolations(page), []);
+      assert.deepEqual(problems, []);
+    } finally {
+      await close();
+    }
+  });
+
+  test('the policy refusal page, after the login form and from an SSO session, has no serious violation; its control returns access_denied by the response mode (PO-08)', { timeout: 60_000 }, async () => {
+    const { page, problems, close } = await open();
+    try {
+      await page.goto(deniedUrl({ ui_locales: 'sv' }));
+      await page.getByLabel('Användarnamn').fill(username);
+      await page.getByLabel('Lösenord').fill(PASSWORD);
+      await page.getByRole('button').click();
+      await page.getByRole('heading', { name: 'Ingen åtkomst till den här applikationen' }).waitFor();
+      assert.deepEqual(await seriousViolations(page), []);
+      await Promise.all([page.waitForURL(/\/callback\?/), page.getByRole('link', { name: 'Tillbaka till applikationen' }).click()]);
+      const back = new URL(page.url());
+      assert.deepEqual([back.searchParams.get('error'), back.searchParams.get('state')], ['access_denied', 's']);
+
+      // The session from that sign-in does not get past the policy; form_post: a button posts the error.
+      await page.goto(deniedUrl({ response_mode: 'form_post' }));
+      await page.getByRole('heading', { name: 'No access to this application' }).waitFor();
+      assert.deepEqual(await seriousViolations(page), []);
+      const posted = page.waitForRequest((request) => request.url().endsWith('/callback') && request.method() === 'POST');
+      await page.getByRole('button', { name: 'Return to the application' }).click();
+      assert.deepEqual(Object.fromEntries(new URLSearchParams((await posted).postData() ?? '')), {
+        error: 'access_denied',
+        error_description: 'The authorization policy of this client does not allow this user.',
+        state: 's',
+        iss: server.issuer,
+      });
       assert.deepEqual(problems, []);
     } finally {
       await close();

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '../../src/domain/client.ts';
+import { parsePolicyDocument } from '../../src/domain/policy.ts';
 import type { User } from '../../src/domain/user.ts';
 import { withdrawConsent } from '../../src/oauth/consents.ts';
 import { AuditCapture } from '../helpers/audit.ts';
@@ -17,6 +18,7 @@ import { DATABASES } from '../helpers/databases.ts';
 import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, formAction, formFields, loginThroughForm, submit } from '../helpers/fixtures.ts';
 import { assertCodeRedirect, assertErrorPage, assertErrorRedirect, assertLoginPage } from '../helpers/front-channel.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+import { aGroup } from '../helpers/store.ts';
 
 const PASSWORD = 'consent password 1';
 
@@ -120,6 +122,23 @@ for (const db of DATABASES) {
       const tokens = await exchange(codeOf(await answer(jar, html, 'allow')));
       assert.equal(tokens.scope, `openid ${resourceServer.clientId}`);
       assert.deepEqual((await consentOf(user))?.scope, ['openid', resourceServer.clientId].sort());
+    });
+
+    test("the answer is a path to a code of its own: the client's authorization policy is checked again, and a user it no longer lets in gets access_denied (CN-12)", async () => {
+      const store = server.gatehouse.store;
+      const group = aGroup();
+      await store.groups.insert(group);
+      const policyName = `consent-policy-${randomUUID()}`;
+      await store.policies.insert({ document: parsePolicyDocument({ name: policyName, access: { groups: [group.name] } }), version: 1, createdAt: 0, updatedAt: 0 });
+      const guarded = await createTestClient(store, { name: 'Guarded Partner', redirectUris: ['https://guarded.example.test/cb'], authorizationPolicy: policyName, metadata: { consent_required: true } });
+      const user = await newUser();
+      await store.groups.addMember(group.id, user.id);
+      const jar = new CookieJar();
+      const page = await assertConsentPage(await loginThroughForm({ baseUrl: server.url, jar }, query(guarded.client), { username: user.username, password: PASSWORD }));
+      // Removed from the group while the page was open.
+      await store.groups.removeMember(group.id, user.id);
+      assertErrorRedirect(await answer(jar, page, 'allow'), { redirectUri: guarded.client.redirectUris[0]!, error: 'access_denied', state: 's', issuer: server.issuer });
+      assert.equal(await store.consents.find(user.id, guarded.client.clientId), undefined, 'nothing remembered');
     });
 
     test('a wider scope asks again, and the answer widens the remembered set (CN-04)', async () => {

@@ -18,6 +18,8 @@ import { basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { browse, CookieJar, createTestClient, createTestUser, formAction, formFields, logoutConfirmed, submit } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+import { aGroup } from '../helpers/store.ts';
+import { parsePolicyDocument } from '../../src/domain/policy.ts';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 const PASSWORD = 'device flow password';
@@ -211,6 +213,26 @@ for (const db of DATABASES) {
       const tokens = await postForm(tokenUrl(), { grant_type: DEVICE_GRANT, device_code: issued.device_code }, { authorization: basic(confidential.client.clientId, confidential.clientSecret) });
       assert.equal(tokens.status, 200);
       assert.deepEqual(Object.keys(tokens.body).sort(), ['access_token', 'expires_in', 'scope', 'token_type']);
+    });
+
+    test('a user the client\'s authorization policy refuses cannot approve (access_denied); one removed from the group after approving gets access_denied at the poll (PO-15)', async () => {
+      const { store } = server.gatehouse;
+      const group = aGroup();
+      await store.groups.insert(group);
+      const name = `device-${group.id.slice(0, 8)}`;
+      await store.policies.insert({ document: parsePolicyDocument({ name, access: { groups: [group.name] } }), version: 1, createdAt: 0, updatedAt: 0 });
+      const { client: guarded } = await createTestClient(store, { tokenEndpointAuthMethod: 'none', redirectUris: [], grantTypes: [DEVICE_GRANT], authorizationPolicy: name });
+      const refused = await issue(guarded);
+      assert.equal((await decide(refused.user_code, 'approve')).status, 200);
+      const first = await poll(refused, guarded);
+      assert.deepEqual([first.status, first.body.error], [400, 'access_denied']);
+
+      await store.groups.addMember(group.id, user.id);
+      const approved = await issue(guarded);
+      assert.equal((await decide(approved.user_code, 'approve')).status, 200);
+      await store.groups.removeMember(group.id, user.id);
+      const late = await poll(approved, guarded);
+      assert.deepEqual([late.status, late.body.error], [400, 'access_denied']);
     });
 
     test('denied: polls get access_denied; the code cannot be approved afterwards', async () => {

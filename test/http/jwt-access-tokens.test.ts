@@ -11,6 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import * as oauth from 'oauth4webapi';
 import type { Client } from '../../src/domain/client.ts';
+import { parsePolicyDocument } from '../../src/domain/policy.ts';
 import type { User } from '../../src/domain/user.ts';
 import { addMember, createGroup } from '../../src/identity/groups.ts';
 import { ManualClock, toNumericDate } from '../../src/lib/clock.ts';
@@ -126,6 +127,37 @@ for (const db of DATABASES) {
       // A refresh token and an ID token come with it as ever; at_hash is over the JWT.
       assert.ok(isOpaque(body.refresh_token));
       assert.equal(typeof body.id_token, 'string');
+    });
+
+    test("the client's authorization policy puts its access_token claims, and only those, in the JWT (issue 13: a policy's claims in `in: access_token`)", async () => {
+      const store = server.gatehouse.store;
+      const policyName = `jwt-claims-${randomUUID()}`;
+      await store.policies.insert({
+        document: parsePolicyDocument({
+          name: policyName,
+          claims: [
+            { claim: 'tenant', value: 'acme', in: ['access_token'] },
+            { claim: 'mail', from: 'user.email', in: ['access_token'], scope: 'email' },
+            { claim: 'not_in_jwt', value: 'x', in: ['userinfo'] },
+          ],
+        }),
+        version: 1,
+        createdAt: 0,
+        updatedAt: 0,
+      });
+      const withPolicy = await addClient(store, { grantTypes: ['authorization_code'], metadata: { aud: [rs.client.clientId] }, authorizationPolicy: policyName });
+      const tokenFor = async (scope: string) => {
+        const { code, row } = await mintCode(store, withPolicy.client, user, { scope, amr: ['pwd'], now: clock.now() });
+        const response = await postForm(discovery.token_endpoint!, { grant_type: 'authorization_code', code, redirect_uri: row.redirectUri }, { authorization: basic(withPolicy.client.clientId, withPolicy.secret) });
+        assert.equal(response.status, 200, JSON.stringify(response.body));
+        return (await verify(response.body.access_token as string, rs.client.clientId)).payload;
+      };
+      const iat = toNumericDate(clock.now());
+      const base = { iss: server.issuer, exp: iat + JWT_TTL, aud: rs.client.clientId, sub: user.id, client_id: withPolicy.client.clientId, iat, auth_time: iat - 5, amr: ['pwd'] };
+      const plain = await tokenFor(`openid ${rs.client.clientId}`);
+      assert.deepEqual(plain, { ...base, jti: plain.jti, scope: `openid ${rs.client.clientId}`, tenant: 'acme' });
+      const withEmail = await tokenFor(`openid email ${rs.client.clientId}`);
+      assert.deepEqual(withEmail, { ...base, jti: withEmail.jti, scope: `openid email ${rs.client.clientId}`, tenant: 'acme', mail: user.email });
     });
 
     test('oauth4webapi validates the token as a resource server does (RFC 9068 §4), against the discovery jwks_uri', async () => {

@@ -41,7 +41,6 @@ export async function consentRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     if (decision !== 'allow' && decision !== 'deny') {
       return sendAuthorizationError(request, reply, deps, authorization.target, new InvalidRequest('The consent decision must be allow or deny.'));
     }
-    // (Merge: the authorization policy's access check, issue 13 item 1, belongs before the answer here too.)
     const answer = await answerConsent(deps, authorization, session, decision === 'allow', clientAddress(request));
     if (answer.type === 'error') return sendAuthorizationError(request, reply, deps, answer.target, answer.error);
     return sendCode(request, reply, deps, answer.target, answer.code, 303);

@@ -3,7 +3,8 @@ import { validateAuthorization } from '../../oauth/authorize/authorize.ts';
 import { loginWithPassword } from '../../oauth/authorize/login.ts';
 import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
-import { sendAuthorizationError, sendCode } from '../render/authorization.ts';
+import { clientNameFor } from '../../oauth/client-metadata.ts';
+import { sendAccessDeniedPage, sendAuthorizationError, sendCode } from '../render/authorization.ts';
 import { readSessionCookie, setSessionCookie } from './cookies.ts';
 import { sendConsentPage } from './consent-page.ts';
 import { csrfValid } from './csrf.ts';
@@ -42,7 +43,15 @@ export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): P
       reply.header('retry-after', String(outcome.retryAfter));
       return sendLoginPage(request, reply, deps, authorization, { status: 429, message: 'tooManyAttempts', username, retryAfter: outcome.retryAfter });
     }
-    if (outcome.type === 'error') return sendAuthorizationError(request, reply, deps, outcome.target, outcome.error);
+    if (outcome.type === 'error') {
+      if (outcome.cookieValue !== undefined) setSessionCookie(reply, deps.config, outcome.cookieValue);
+      return sendAuthorizationError(request, reply, deps, outcome.target, outcome.error);
+    }
+    if (outcome.type === 'denied') {
+      // Signed in (the session serves the user's other clients), but not to this one: say why first.
+      setSessionCookie(reply, deps.config, outcome.cookieValue);
+      return sendAccessDeniedPage(request, reply, deps, outcome.request.target, (locale) => clientNameFor(outcome.request.client, locale), outcome.request.uiLocales);
+    }
     setSessionCookie(reply, deps.config, outcome.cookieValue);
     // A third-party client: the consent page, for the session just started (consent-route.ts takes the answer).
     if (outcome.type === 'consent') return sendConsentPage(request, reply, deps, authorization, outcome.session);

@@ -16,7 +16,7 @@ export const LOGIN_CSS = readFileSync(join(import.meta.dirname, 'assets', 'login
 /** The form_post page's one script (it submits the form), read once at start-up: a file, so the page's CSP needs no inline script. */
 export const FORM_POST_JS = readFileSync(join(import.meta.dirname, 'assets', 'form-post.js'), 'utf8');
 
-export type View = 'consent' | 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm' | 'landing' | 'form-post' | 'device-code' | 'device-login' | 'device-confirm' | 'device-done';
+export type View = 'consent' | 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm' | 'landing' | 'form-post' | 'device-code' | 'device-login' | 'device-confirm' | 'device-done' | 'access-denied';
 
 /** `base` is the issuer's path (config.issuerPath): the layout links the stylesheet under it. */
 export function renderView(view: View, data: Record<string, unknown> & { base: string }): string {

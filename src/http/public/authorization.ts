@@ -7,7 +7,8 @@ import { sendConsentPage } from '../interaction/consent-page.ts';
 import { readSessionCookie } from '../interaction/cookies.ts';
 import { requestParams, useHtmlScope } from '../interaction/html-scope.ts';
 import { sendLoginPage } from '../interaction/login-page.ts';
-import { sendAuthorizationError, sendCode } from '../render/authorization.ts';
+import { clientNameFor } from '../../oauth/client-metadata.ts';
+import { sendAccessDeniedPage, sendAuthorizationError, sendCode } from '../render/authorization.ts';
 
 /** The authorization endpoint, GET and form POST with the same meaning (OIDC Core §3.1.2.1). */
 export async function authorizationRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
@@ -21,6 +22,8 @@ export async function authorizationRoutes(app: FastifyInstance, deps: HttpDeps):
         return sendLoginPage(request, reply, deps, outcome.request);
       case 'consent':
         return sendConsentPage(request, reply, deps, outcome.request, outcome.session);
+      case 'denied':
+        return sendAccessDeniedPage(request, reply, deps, outcome.request.target, (locale) => clientNameFor(outcome.request.client, locale), outcome.request.uiLocales);
       case 'error':
         return sendAuthorizationError(request, reply, deps, outcome.target, outcome.error);
     }

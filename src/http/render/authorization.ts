@@ -8,7 +8,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RedirectTarget } from '../../oauth/authorize/request.ts';
 import type { Delivery, ResponseParams } from '../../oauth/authorize/response-modes/mode.ts';
-import { InvalidRedirectUri, type OAuthError } from '../../oauth/errors.ts';
+import { AccessDenied, InvalidRedirectUri, type OAuthError } from '../../oauth/errors.ts';
+import { POLICY_REFUSAL } from '../../oauth/policy/evaluate.ts';
 import type { HttpDeps } from '../deps.ts';
 import { chooseLocale, messages } from '../interaction/i18n.ts';
 import { renderView, sendPage } from '../interaction/views.ts';
@@ -63,6 +64,32 @@ function sendFormPostPage(request: FastifyRequest, reply: FastifyReply, base: st
   const html = renderView('form-post', { base, lang: locale, t, title: t.formPostTitle, display: 'page', action: delivery.action, fields: delivery.fields });
   const formAction = formActionSource(delivery.action);
   return sendPage(reply, 200, html, { formActionSources: formAction === undefined ? [] : [formAction], scriptSources: ["'self'"] });
+}
+
+/**
+ * The authorization policy refused the signed-in user (docs/authorization.md): a page in the
+ * user's language that says so, with one control that delivers `access_denied` to the client by
+ * the request's response mode — a link for a redirect, a form (submitted by the user, no script)
+ * for form_post. The user reads why before the application gets the error.
+ */
+export function sendAccessDeniedPage(request: FastifyRequest, reply: FastifyReply, deps: Pick<HttpDeps, 'config'>, target: RedirectTarget, clientName: (locale: string) => string, uiLocales: string | undefined): FastifyReply {
+  const locale = chooseLocale(uiLocales, request.headers['accept-language']);
+  const t = messages(locale);
+  const error = new AccessDenied(POLICY_REFUSAL);
+  const delivery = target.responseMode.deliver(target.redirectUri, { error: error.error, error_description: error.description, state: target.state, iss: deps.config.issuer });
+  const html = renderView('access-denied', {
+    base: deps.config.issuerPath,
+    lang: locale,
+    t,
+    title: t.accessDeniedTitle,
+    display: 'page',
+    message: t.accessDenied.replace('{client}', () => clientName(locale)),
+    location: delivery.type === 'redirect' ? delivery.location : undefined,
+    action: delivery.type === 'form_post' ? delivery.action : undefined,
+    fields: delivery.type === 'form_post' ? delivery.fields : [],
+  });
+  const formAction = delivery.type === 'form_post' ? formActionSource(delivery.action) : undefined;
+  return sendPage(reply, 403, html, { formActionSources: formAction === undefined ? [] : [formAction] });
 }
 
 /** What the user was doing when the error page is shown: its title and plain words depend on it. */

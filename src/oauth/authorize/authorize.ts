@@ -8,7 +8,8 @@ import type { OAuthDeps } from '../deps.ts';
 import type { RawParams } from '../params.ts';
 import { checkPkceRequest } from '../pkce.ts';
 import { grantedAudiences, grantedScope, parseScope } from '../scope.ts';
-import { TemporarilyUnavailable } from '../errors.ts';
+import { AccessDenied, TemporarilyUnavailable } from '../errors.ts';
+import { checkPolicyAccess, POLICY_REFUSAL } from '../policy/evaluate.ts';
 import { findUsableSession, touchSession } from '../sessions.ts';
 import { takeSilentAuthorization } from '../throttling/silent-authorizations.ts';
 import { checkClient } from './check-client.ts';
@@ -24,7 +25,7 @@ import { chooseAcr } from './choose-acr.ts';
 import { decideInteraction } from './decide-interaction.ts';
 import { issueCode } from './issue-code.ts';
 import { maxLength, parseRequest } from './parse-request.ts';
-import type { AuthorizeOutcome, RedirectTarget, Validation } from './request.ts';
+import type { AuthorizationRequest, AuthorizeOutcome, RedirectTarget, Validation } from './request.ts';
 import { DEFAULT_RESPONSE_MODE } from './response-modes/registry.ts';
 
 /** Validates an authorization request from scratch: the GET/POST endpoint and the login form both call it. */
@@ -82,6 +83,10 @@ export async function authorize(deps: OAuthDeps, raw: RawParams, sessionCookie: 
     const session = await findUsableSession(deps, sessionCookie);
     const interaction = decideInteraction(request, session, deps.clock.now()); // login_required under prompt=none
     if (interaction.type === 'login') return { type: 'login', request };
+    // After authentication, before consent and the code (docs/authorization.md): a session from
+    // another client does not get past the client's authorization policy.
+    const refused = await policyRefusal(deps, request, interaction.session.userId);
+    if (refused) return refused;
     // A third-party client's consent page (consent.ts); under prompt=none, consent_required.
     if (await needsConsent(deps, request, interaction.session.userId)) return { type: 'consent', request, session: interaction.session };
     // A silent code costs the browser nothing but a stored row: bounded per session and address.
@@ -95,6 +100,18 @@ export async function authorize(deps: OAuthDeps, raw: RawParams, sessionCookie: 
   } catch (error) {
     return { type: 'error', target: request.target, error };
   }
+}
+
+/**
+ * The authorization endpoint's policy check, shared by the silent path and the login form:
+ * undefined when the client's authorization policy lets the user in; otherwise the explanation
+ * page (`denied`), or — under prompt=none, which shows no page (OIDC Core §3.1.2.1) — access_denied
+ * delivered at once (RFC 6749 §4.1.2.1: the resource owner's authorization is refused).
+ */
+export async function policyRefusal(deps: OAuthDeps, request: AuthorizationRequest, userId: string): Promise<Extract<AuthorizeOutcome, { type: 'denied' | 'error' }> | undefined> {
+  if (await checkPolicyAccess(deps.store, request.client, userId)) return undefined;
+  if (request.prompt.has('none')) return { type: 'error', target: request.target, error: new AccessDenied(POLICY_REFUSAL) };
+  return { type: 'denied', request };
 }
 
 /**

@@ -4,6 +4,7 @@ import { consentRequired } from '../client-metadata.ts';
 import { consentCovers, findConsent, grantConsent } from '../consents.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { AccessDenied, ConsentRequired, InvalidRequest, TemporarilyUnavailable } from '../errors.ts';
+import { checkPolicyAccess, POLICY_REFUSAL } from '../policy/evaluate.ts';
 import { formatScope } from '../scope.ts';
 import { touchSession } from '../sessions.ts';
 import { takeSilentAuthorization } from '../throttling/silent-authorizations.ts';
@@ -33,7 +34,8 @@ export type ConsentAnswer = { type: 'code'; target: RedirectTarget; code: string
  * The user's answer on the consent page, for a request validated again from scratch and the
  * browser's usable session. Allow: the consent is remembered (widening any earlier one, in one
  * unit of work) and the code issued; deny: `access_denied` (RFC 6749 §4.1.2.1), and nothing is
- * remembered, so the next request asks again. A client that asks no consent (the form was
+ * remembered, so the next request asks again. Allow is subject to the client's authorization
+ * policy once more (access_denied when it now refuses the user). A client that asks no consent (the form was
  * tampered with to name a first-party client) is refused: the form exists for third-party
  * clients only, and a first-party client's code comes by the ordinary paths.
  */
@@ -45,6 +47,9 @@ export async function answerConsent(deps: OAuthDeps, request: AuthorizationReque
       deps.audit.emit({ event: 'consent.denied', ...event });
       throw new AccessDenied('The user denied the client access.');
     }
+    // The page was shown after the policy's access check, but the policy or the user may have
+    // changed since: the answer is a third path to a code, so it checks again.
+    if (!(await checkPolicyAccess(deps.store, request.client, session.userId))) throw new AccessDenied(POLICY_REFUSAL);
     // A code from a session without a password, like single sign-on: the same budget (authorize.ts).
     if (!(await takeSilentAuthorization(deps, session, ip, request.clientId))) throw new TemporarilyUnavailable('Too many authorization requests from this session or address; try again later.');
     await grantConsent(deps.store, { userId: session.userId, clientId: request.clientId, scope: request.scope }, deps.clock.now());

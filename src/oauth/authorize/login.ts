@@ -4,6 +4,7 @@ import { fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { LoginRequired } from '../errors.ts';
 import { createSession, findSession } from '../sessions.ts';
+import { policyRefusal } from './authorize.ts';
 import { needsConsent } from './consent.ts';
 import { issueCode } from './issue-code.ts';
 import type { AuthorizationRequest, RedirectTarget } from './request.ts';
@@ -13,10 +14,12 @@ export type LoginOutcome =
   | { type: 'code'; target: RedirectTarget; code: string; cookieValue: string }
   /** Signed in, but a third-party client needs the user's consent before the code (consent.ts). */
   | { type: 'consent'; session: SsoSession; cookieValue: string }
+  /** Signed in, but the client's authorization policy refuses the user: the explanation page (the session stays, for other clients). */
+  | { type: 'denied'; request: AuthorizationRequest; cookieValue: string }
   | { type: 'failed' }
   /** Refused by the throttle, or failed and now made to wait: try again in `retryAfter` seconds. */
   | { type: 'throttled'; retryAfter: number }
-  | { type: 'error'; target: RedirectTarget; error: unknown };
+  | { type: 'error'; target: RedirectTarget; error: unknown; cookieValue?: string };
 
 /**
  * The login form's submission, for a request already validated again from scratch (so a tampered
@@ -47,6 +50,9 @@ export async function loginWithPassword(
     if (previous) await deps.store.sessions.end(previous.idHash);
     const { cookieValue, session } = await createSession(deps, { userId: user.id, amr: ['pwd'], acr: request.acr });
     deps.audit.emit({ event: 'login.succeeded', userId: user.id, username: user.username, clientId, session: fingerprint(session.sessionIndex), ip });
+    const refused = await policyRefusal(deps, request, user.id);
+    if (refused?.type === 'denied') return { type: 'denied', request, cookieValue };
+    if (refused) return { ...refused, cookieValue };
     // A third-party client's consent page comes between the login and the code (consent.ts).
     if (await needsConsent(deps, request, user.id)) return { type: 'consent', session, cookieValue };
     const code = await issueCode(deps, request, session);

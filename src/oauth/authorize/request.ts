@@ -79,4 +79,6 @@ export type AuthorizeOutcome =
   | { type: 'login'; request: AuthorizationRequest }
   /** The user is signed in, but a third-party client needs their consent first (consent.ts). */
   | { type: 'consent'; request: AuthorizationRequest; session: SsoSession }
+  /** The client's authorization policy refused the signed-in user: the explanation page, then access_denied. */
+  | { type: 'denied'; request: AuthorizationRequest }
   | { type: 'error'; target: RedirectTarget; error: unknown };

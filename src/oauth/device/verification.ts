@@ -14,6 +14,7 @@ import type { SsoSession } from '../../domain/session.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { RateBudget } from '../../storage/ports.ts';
 import type { OAuthDeps } from '../deps.ts';
+import { checkPolicyAccess } from '../policy/evaluate.ts';
 import { createSession, findSession } from '../sessions.ts';
 import { addressGroup, counterKey } from '../throttling/keys.ts';
 import { passwordAbandoned, passwordFailed, passwordSucceeded, reservePasswordAttempt } from '../throttling/password-attempts.ts';
@@ -103,10 +104,13 @@ export async function signInForDevice(deps: OAuthDeps, device: PendingDevice, cr
 export async function decideDevice(deps: OAuthDeps, device: PendingDevice, session: SsoSession, approve: boolean, ip?: string): Promise<DeviceAuthorization | undefined> {
   const now = deps.clock.now();
   const approval = { userId: session.userId, sessionIndex: session.sessionIndex, authTime: session.authTime, amr: session.amr, acr: session.acr };
-  const decided = await deps.store.deviceAuthorizations.decide(device.authorization.userCode, approve ? { approve: approval } : 'deny', now);
+  // A user the client's authorization policy refuses cannot approve: the approval is recorded as a
+  // denial, so the device gets access_denied (RFC 8628 §3.5); the token endpoint checks again.
+  const allowed = approve && (await checkPolicyAccess(deps.store, device.client, session.userId));
+  const decided = await deps.store.deviceAuthorizations.decide(device.authorization.userCode, allowed ? { approve: approval } : 'deny', now);
   if (decided) {
     const facts = { clientId: decided.clientId, userId: session.userId, session: fingerprint(session.sessionIndex), userCode: fingerprint(decided.userCode), ip };
-    deps.audit.emit(approve ? { event: 'device.approved', ...facts } : { event: 'device.denied', ...facts });
+    deps.audit.emit(allowed ? { event: 'device.approved', ...facts } : { event: 'device.denied', ...facts });
   }
   return decided;
 }

@@ -65,7 +65,7 @@ async function redeemCode(deps: OAuthDeps, client: Client, body: RawParams, ip?:
       // The family is named by the code's hash, so a replay finds every token descending from it.
       const grant: GrantFacts = { client, user, scope, sessionIndex: bound.sessionIndex, authTime: bound.authTime, amr: bound.amr, acr: bound.acr, codeHash, familyId: codeHash };
         // The refresh token carries the whole grant (RFC 8707 §2.2): later refreshes may ask for any of its audiences.
-        const minted = await mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? granted : undefined }, { clients: tx.clients });
+        const minted = await mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? granted : undefined }, tx);
       await tx.tokens.insertMany(minted.rows);
       return { outcome: 'issued', grant, minted, nonce: bound.nonce };
     } catch (error) {

@@ -56,7 +56,7 @@ async function issueForClient(deps: OAuthDeps, client: Client, body: RawParams, 
 
   // RFC 8707 §2: each resource's server must be in the client's `aud`, else invalid_target.
   const scope = withAudiences(requested, await allowedResourceAudiences(deps.store.clients, client, resources));
-  const minted = await mintClientToken(deps, { client, scope }, { clients: deps.store.clients });
+  const minted = await mintClientToken(deps, { client, scope }, deps.store);
   await deps.store.tokens.insertMany(minted.rows);
   const response = minted.response;
   deps.audit.emit({

@@ -5,6 +5,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { AuthorizationPending, DeviceAccessDenied, ExpiredToken, InvalidGrant, OAuthError, PollingSlowDown } from '../errors.ts';
 import { auditTokensIssued, finishTokens, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
 import { requiredParam, type RawParams } from '../params.ts';
+import { policyAllows, readPolicy } from '../policy/evaluate.ts';
 import { narrowToResources, parseResources, RESOURCE_PARAM, resourceServers } from '../resource.ts';
 import { checkGrantedAudiences } from '../scope.ts';
 import { issuesRefreshTokens } from './authorization-code.ts';
@@ -58,8 +59,11 @@ async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: strin
       // The endpoint checked the audiences when it issued the code; the client may have changed since.
       await checkGrantedAudiences(tx.clients, client, scope);
       // The family is named by the device code's hash: one family per device authorization.
-      const grant: GrantFacts = { client, user, scope, sessionIndex: approval.sessionIndex, authTime: approval.authTime, amr: approval.amr, acr: approval.acr, codeHash: undefined, familyId: deviceCodeHash };
-        const minted = await mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? granted : undefined }, { clients: tx.clients });
+      // The client's authorization policy, checked at approval, again as stored now (RFC 8628 §3.5 access_denied).
+      const policy = await readPolicy(tx, client.authorizationPolicy, user.id, { forAccess: true });
+      if (!policyAllows(policy)) throw new DeviceAccessDenied('The authorization policy of this client does not allow this user.');
+      const grant: GrantFacts = { client, user, scope, sessionIndex: approval.sessionIndex, authTime: approval.authTime, amr: approval.amr, acr: approval.acr, codeHash: undefined, familyId: deviceCodeHash, policy };
+      const minted = await mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? granted : undefined }, tx);
       await tx.tokens.insertMany(minted.rows);
       return { outcome: 'issued', grant, minted };
     } catch (error) {

@@ -6,6 +6,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant, SlowDown } from '../errors.ts';
 import { auditTokensIssued, finishTokens, type GrantFacts, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
+import { policyAllows, readPolicy } from '../policy/evaluate.ts';
 import { allowedResourceAudiences, parseResources, RESOURCE_PARAM, withAudiences } from '../resource.ts';
 import { checkGrantedAudiences, grantedAudiences, grantedScope, parseScope } from '../scope.ts';
 import { issuesRefreshTokens } from './authorization-code.ts';
@@ -86,13 +87,17 @@ async function passwordCredentials(deps: OAuthDeps, client: Client, body: RawPar
       throw new InvalidGrant(GENERIC_FAILURE, { detail: 'the user or the password changed while the password was being checked' });
     }
     await checkGrantedAudiences(tx.clients, client, scope);
-    const tokens = await mintTokens(deps, { ...grant, user: current.user }, { refreshScope: issuesRefreshTokens(client) ? scope : undefined }, { clients: tx.clients });
+      // The client's authorization policy: a user it refuses gets the grant's one answer, invalid_grant
+      // (RFC 6749 §5.2); read once, for the ID token's and a JWT access token's claims too.
+      const policy = await readPolicy(tx, client.authorizationPolicy, current.user.id, { forAccess: true });
+      if (!policyAllows(policy)) throw new InvalidGrant(GENERIC_FAILURE, { detail: 'authorization policy refused' });
+      const tokens = await mintTokens(deps, { ...grant, user: current.user, policy }, { refreshScope: issuesRefreshTokens(client) ? scope : undefined }, tx);
     await tx.tokens.insertMany(tokens.rows);
-    return tokens;
+    return { tokens, policy };
   });
 
-  const tokens = await finishTokens(deps, minted);
-  const response = scope.includes('openid') ? await withIdToken(deps, grant, tokens, undefined) : tokens;
+  const tokens = await finishTokens(deps, minted.tokens);
+  const response = scope.includes('openid') ? await withIdToken(deps, { ...grant, policy: minted.policy }, tokens, undefined) : tokens;
   deps.audit.emit({ event: 'login.succeeded', userId: grant.user.id, username: grant.user.username, clientId: client.clientId, session: fingerprint(sessionIndex), via: 'password_grant', ip });
   auditTokensIssued(deps, 'password', grant, response, ip);
   return response;

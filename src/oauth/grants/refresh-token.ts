@@ -7,6 +7,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant } from '../errors.ts';
 import { finishTokens, mintTokens, type MintedTokens, type TokenResponse } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
+import { checkPolicyAccess } from '../policy/evaluate.ts';
 import { narrowToResources, parseResources, RESOURCE_PARAM, resourceServers } from '../resource.ts';
 import { checkGrantedAudiences, narrowScope } from '../scope.ts';
 import type { Grant } from './grant.ts';
@@ -64,6 +65,10 @@ async function refresh(deps: OAuthDeps, client: Client, body: RawParams, ip?: st
     // The client's `aud` may have lost an audience since the grant: a refresh keeps none it may no longer get.
     await checkGrantedAudiences(tx.clients, client, scope);
     const user = activeUser(found.user);
+    // The client's authorization policy, as stored now: a user it no longer lets in (removed from
+    // the group, the policy changed) gets no new tokens. Thrown, so the unit rolls back and the
+    // refresh token is not spent (docs/authorization.md).
+    if (!(await checkPolicyAccess(tx, client, user.id))) throw new InvalidGrant('The authorization policy of this client no longer allows this user.', { detail: 'authorization policy refused' });
     const rotate = isPublicClient(client) || client.rotateRefreshTokens;
     // The unit runs as if alone, so nothing rotates the token between the read above and this
     // write; the guarded statement keeps the port's promise all the same.
@@ -71,7 +76,7 @@ async function refresh(deps: OAuthDeps, client: Client, body: RawParams, ip?: st
       return { outcome: 'reused', token, revoked: await tx.tokens.revokeFamily(token.familyId, now), detail: 'concurrent refresh token reuse' };
     }
     const grant = { client, user, scope, sessionIndex: token.sessionIndex, authTime: token.authTime, amr: token.amr, acr: token.acr, codeHash: token.codeHash, familyId: token.familyId };
-    const minted = await mintTokens(deps, grant, rotate ? { refreshScope: original } : { keepRefreshToken: presented }, { clients: tx.clients });
+    const minted = await mintTokens(deps, grant, rotate ? { refreshScope: original } : { keepRefreshToken: presented }, tx);
     await tx.tokens.insertMany(minted.rows);
     return { outcome: 'issued', token, user, rotated: rotate, minted };
   });

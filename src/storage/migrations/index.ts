@@ -9,6 +9,7 @@ import * as clientSubjectTokens from './008-client-subject-tokens.ts';
 import * as clientAssertions from './009-client-assertions.ts';
 import * as deviceAuthorizations from './010-device-authorizations.ts';
 import * as clientSigningAlgs from './011-client-signing-algs.ts';
+import * as policies from './012-policies.ts';
 import * as consents from './013-consents.ts';
 import * as clientResourceUris from './014-client-resource-uris.ts';
 
@@ -24,6 +25,7 @@ export const migrations: Record<string, Migration> = {
   '009-client-assertions': clientAssertions,
   '010-device-authorizations': deviceAuthorizations,
   '011-client-signing-algs': clientSigningAlgs,
+  '012-policies': policies,
   '013-consents': consents,
   '014-client-resource-uris': clientResourceUris,
 };

@@ -27,6 +27,7 @@ export class SqlClientStore implements ClientStore {
 
   async insert(client: Client): Promise<void> {
     await atomically(this.#db, async (db) => {
+      // A policy that does not exist (or is deleted meanwhile) is a MissingReferenceError (migration 012).
       await translated('client', () => db.insertInto('clients').values(toRow(client)).execute());
       await insertResourceUris(db, client);
     });
@@ -59,7 +60,7 @@ export class SqlClientStore implements ClientStore {
   async update(client: Client): Promise<boolean> {
     const { client_id: _id, created_at: _created, ...row } = toRow(client);
     return atomically(this.#db, async (db) => {
-      const result = await db.updateTable('clients').set(row).where('client_id', '=', client.clientId).executeTakeFirst();
+      const result = await translated('client', () => db.updateTable('clients').set(row).where('client_id', '=', client.clientId).executeTakeFirst());
       if (result.numUpdatedRows === 0n) return false;
       // The URIs as registered now: the old rows go, the new ones go in; another client's URI is a conflict.
       await db.deleteFrom('client_resource_uris').where('client_id', '=', client.clientId).execute();
@@ -130,6 +131,7 @@ function toRow(c: Client): ClientsTable {
     // Null is the registered default, RS256 (OIDC Registration §2).
     id_token_signed_response_alg: c.idTokenSignedResponseAlg === DEFAULT_SIGNING_ALG ? null : c.idTokenSignedResponseAlg,
     userinfo_signed_response_alg: c.userinfoSignedResponseAlg ?? null,
+    authorization_policy: c.authorizationPolicy ?? null,
     metadata: JSON.stringify(c.metadata),
     created_at: c.createdAt,
     updated_at: c.updatedAt,
@@ -155,6 +157,8 @@ function fromRow(r: Selectable<ClientsTable>): Client {
     postLogoutRedirectUris: JSON.parse(r.post_logout_redirect_uris) as string[],
     idTokenSignedResponseAlg: signingAlgOf(r.id_token_signed_response_alg) ?? DEFAULT_SIGNING_ALG,
     userinfoSignedResponseAlg: signingAlgOf(r.userinfo_signed_response_alg),
+    // Only clients with a policy have the member (migration 012), as with secretSealed.
+    ...(r.authorization_policy === null ? {} : { authorizationPolicy: r.authorization_policy }),
     metadata: JSON.parse(r.metadata) as Record<string, unknown>,
     createdAt: r.created_at,
     updatedAt: r.updated_at,

@@ -65,6 +65,8 @@ export interface ClientsTable {
   post_logout_redirect_uris: string;
   id_token_signed_response_alg: string | null;
   userinfo_signed_response_alg: string | null;
+  /** The name of the client's authorization policy (migration 012); null: none. */
+  authorization_policy: string | null;
   metadata: string;
   created_at: number;
   updated_at: number;
@@ -186,6 +188,16 @@ export interface Database {
   device_authorizations: DeviceAuthorizationsTable;
   consents: ConsentsTable;
   client_resource_uris: ClientResourceUrisTable;
+  policies: PoliciesTable;
+}
+
+/** Authorization policies (migration 012): the document as JSON text; `version` rises with each update. */
+export interface PoliciesTable {
+  name: string;
+  document: string;
+  version: number;
+  created_at: number;
+  updated_at: number;
 }
 
 /** Client assertion jtis used once (migration 009): SHA-256 of client_id and jti, kept until the assertion's exp. */

@@ -8,6 +8,7 @@ import { hasSchema, migrateToLatest, openDatabase, ping, type DialectName, type 
 import { SqlGroupStore } from './group-store.ts';
 import { SqlKeyStore } from './key-store.ts';
 import { SqlOrganizationStore } from './organization-store.ts';
+import { SqlPolicyStore } from './policy-store.ts';
 import { SqlRateLimitStore } from './rate-limit-store.ts';
 import { SqlAssertionStore } from './assertion-store.ts';
 import { SqlSessionStore } from './session-store.ts';
@@ -69,6 +70,7 @@ interface SqlStores extends StoreTransaction {
   throttling: SqlThrottleStore;
   rateLimits: SqlRateLimitStore;
   assertions: SqlAssertionStore;
+  policies: SqlPolicyStore;
 }
 
 /**
@@ -82,6 +84,7 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     users: new SqlUserStore(db, sharing?.users),
     organizations: new SqlOrganizationStore(db, dialect),
     groups: new SqlGroupStore(db),
+    policies: new SqlPolicyStore(db, sharing?.policies),
     sessions: new SqlSessionStore(db, sharing?.sessions),
     codes: new SqlCodeStore(db, sharing?.codes),
     tokens: new SqlTokenStore(db, sharing?.tokens),

@@ -47,9 +47,9 @@ export class SqlTokenStore implements TokenStore {
     const row = await this.#q.findWithUser.first({ tokenHash }, this.#db);
     if (!row) return undefined;
     // A left join: no user row leaves every user__ column null; no client row, client__active.
-    const { client__active: clientActive, client__userinfo_alg: userinfoAlg, ...tokenRow } = row;
+    const { client__active: clientActive, client__userinfo_alg: userinfoAlg, client__policy: clientPolicy, ...tokenRow } = row;
     const user = row.user__id === null ? undefined : profileFromRow(Object.fromEntries(PROFILE_COLUMNS.map((column) => [column, row[`user__${column}`]])) as Pick<UsersTable, ProfileColumn>);
-    return { token: fromRow(tokenRow), user, clientActive: Number(clientActive) === 1, clientUserinfoAlg: isSigningAlg(userinfoAlg) ? userinfoAlg : undefined };
+    return { token: fromRow(tokenRow), user, clientActive: Number(clientActive) === 1, clientUserinfoAlg: isSigningAlg(userinfoAlg) ? userinfoAlg : undefined, clientPolicy: clientPolicy ?? undefined };
   }
 
   async markRotated(tokenHash: string, now: number): Promise<boolean> {
@@ -139,9 +139,9 @@ function statements(db: Kysely<Database>) {
         .leftJoin('clients', 'clients.client_id', 'tokens.client_id')
         .selectAll('tokens')
         .select(PROFILE_COLUMNS.map((column) => `users.${column} as user__${column}` as const))
-        .select(['clients.active as client__active', 'clients.userinfo_signed_response_alg as client__userinfo_alg'])
+        .select(['clients.active as client__active', 'clients.userinfo_signed_response_alg as client__userinfo_alg', 'clients.authorization_policy as client__policy'])
         .where('tokens.token_hash', '=', p('tokenHash')),
-    ) as Prepared<{ tokenHash: string }, Selectable<TokensTable> & UserColumns & { client__active: number | null; client__userinfo_alg: string | null }>,
+    ) as Prepared<{ tokenHash: string }, Selectable<TokensTable> & UserColumns & { client__active: number | null; client__userinfo_alg: string | null; client__policy: string | null }>,
     markRotated: prepared<{ tokenHash: string; now: number }, unknown>(db, (p) =>
       db.updateTable('tokens').set({ rotated_at: p('now') }).where('token_hash', '=', p('tokenHash')).where('rotated_at', 'is', null).where('revoked_at', 'is', null),
     ),

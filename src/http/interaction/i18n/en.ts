@@ -31,6 +31,10 @@ export const en = {
   formPostReturning: 'Returning you to the application…',
   formPostNoScript: 'JavaScript is turned off in your browser. Select Continue to return to the application.',
   formPostContinue: 'Continue',
+  /** The authorization policy refused the user (docs/authorization.md): shown after sign-in, before access_denied goes to the application. */
+  accessDeniedTitle: 'No access to this application',
+  accessDenied: 'You are signed in, but your account is not allowed to use {client}. If you think you should have access, contact the administrator of the application.',
+  accessDeniedContinue: 'Return to the application',
   deviceTitle: 'Connect a device',
   deviceIntro: 'Enter the code shown on your device.',
   deviceCodeLabel: 'Code',

@@ -1,0 +1,155 @@
+/**
+ * Evaluating an authorization policy (issue 13, item 1; docs/authorization.md): whether a user may
+ * use a client (the access rules), and which extra claims a response carries (the claim mappings).
+ *
+ * Never stale: the policy's row is read at each use, in the one statement that also reads the
+ * user's attributes, groups and organization chain (PolicyStore.subject), so a change made on any
+ * instance shows at the next response. Only the parsing of the document is cached, keyed by
+ * (name, version): a new version is a new key. A client without a policy costs no statement.
+ */
+import type { Client } from '../../domain/client.ts';
+import { parsePolicyDocument, type ClaimMapping, type ClaimTarget, type PolicyDocument } from '../../domain/policy.ts';
+import { normalizeUsername, type UserProfile } from '../../domain/user.ts';
+import type { PolicyStore, PolicySubject } from '../../storage/ports.ts';
+
+/** What a policy evaluation reads: the store's policies (the store itself, or a unit of work's). */
+export type PolicyReader = { policies: Pick<PolicyStore, 'subject'> };
+
+/** The policy of one client, as stored now, with the facts about one user it is evaluated on. */
+export interface PolicyFacts {
+  /** undefined: the client names a policy that is not stored (only rows written by hand can): it allows no one and maps nothing. */
+  document: PolicyDocument | undefined;
+  subject: PolicySubject;
+}
+
+/**
+ * The client's policy and the user's facts, in one statement; undefined (and no statement) for a
+ * client without a policy. `forAccess`: the access rules will be evaluated, so the organization's
+ * ancestors are read when the policy has a rule that needs them (include_sub_organizations) —
+ * guessed from the document parsed last for this name, and read again in the rare case the policy
+ * changed to need them since. Claims alone never need them.
+ */
+export async function readPolicy(reader: PolicyReader, policyName: string | undefined, userId: string, options: { forAccess: boolean }): Promise<PolicyFacts | undefined> {
+  if (policyName === undefined) return undefined;
+  const known = PARSED.get(policyName);
+  const ancestors = options.forAccess && (known === undefined || needsAncestors(known.document));
+  let subject = await reader.policies.subject(policyName, userId, { ancestors });
+  let document = subject.policy === undefined ? undefined : parsedDocument(policyName, subject.policy);
+  if (options.forAccess && !ancestors && needsAncestors(document)) {
+    subject = await reader.policies.subject(policyName, userId, { ancestors: true });
+    document = subject.policy === undefined ? undefined : parsedDocument(policyName, subject.policy);
+  }
+  return { document, subject };
+}
+
+function needsAncestors(document: PolicyDocument | undefined): boolean {
+  return document?.access?.includeSubOrganizations === true && document.access.organizations.length > 0;
+}
+
+/**
+ * The access rules: a user passes when any rule matches — a group they are in, their organization
+ * (or, with include_sub_organizations, an organization above theirs), or an attribute holding one
+ * of the listed values. A policy without access rules lets everyone in; a missing one, no one.
+ */
+export function policyAllows(facts: PolicyFacts | undefined): boolean {
+  if (facts === undefined) return true;
+  const { document, subject } = facts;
+  if (document === undefined) return false;
+  const access = document.access;
+  if (access === undefined) return true;
+  if (access.groups.length > 0) {
+    const mine = new Set(subject.groups.map(normalizeUsername));
+    if (access.groups.some((group) => mine.has(normalizeUsername(group)))) return true;
+  }
+  if (access.organizations.length > 0 && subject.organizations.length > 0) {
+    const chain = access.includeSubOrganizations ? subject.organizations : subject.organizations.slice(0, 1);
+    if (chain.some((organization) => access.organizations.includes(organization.id.toLowerCase()))) return true;
+  }
+  for (const [name, accepted] of Object.entries(access.attributes)) {
+    if ((subject.attributes[name] ?? []).some((value) => accepted.includes(value))) return true;
+  }
+  return false;
+}
+
+/**
+ * The claims the policy maps for `target`, released by `scope`: a mapping with a `scope` is
+ * released only when the granted scope holds that value. A source without a value (an attribute
+ * the user does not have, an unset profile field, no organization) leaves the claim out, as OIDC
+ * Core §5.3.2 asks of claims with no value. Attributes are arrays of their values unless the
+ * mapping says `single` (then the first value), as in the product gatehouse replaces.
+ */
+export function policyClaims(facts: PolicyFacts | undefined, user: UserProfile, target: ClaimTarget, scope: readonly string[]): Record<string, unknown> {
+  const claims: Record<string, unknown> = {};
+  if (facts?.document === undefined) return claims;
+  for (const mapping of facts.document.claims) {
+    if (!mapping.targets.includes(target)) continue;
+    if (mapping.scope !== undefined && !scope.includes(mapping.scope)) continue;
+    const value = claimValue(mapping, user, facts.subject);
+    if (value !== undefined) claims[mapping.claim] = value;
+  }
+  return claims;
+}
+
+function claimValue(mapping: ClaimMapping, user: UserProfile, subject: PolicySubject): unknown {
+  const { source } = mapping;
+  switch (source.type) {
+    case 'value':
+      return source.value;
+    case 'user':
+      return user[source.field];
+    case 'groups':
+      return subject.groups;
+    case 'organization':
+      return subject.organizations[0]?.[source.field];
+    case 'attribute': {
+      const values = subject.attributes[source.name];
+      if (values === undefined || values.length === 0) return undefined;
+      return mapping.single ? values[0] : values;
+    }
+  }
+}
+
+/** The error_description of a policy refusal (access_denied), for the client's developer. */
+export const POLICY_REFUSAL = 'The authorization policy of this client does not allow this user.';
+
+/**
+ * Whether the client's policy lets the user use it (docs/authorization.md): the one check of the
+ * authorization endpoint (silent and after the login form), the refresh, password and device grants.
+ */
+export async function checkPolicyAccess(reader: PolicyReader, client: Pick<Client, 'authorizationPolicy'>, userId: string): Promise<boolean> {
+  if (client.authorizationPolicy === undefined) return true;
+  return policyAllows(await readPolicy(reader, client.authorizationPolicy, userId, { forAccess: true }));
+}
+
+/**
+ * The claims the client's policy maps for `target` for this user and granted scope: what the ID
+ * token, UserInfo and introspection add, and what a JWT access token (RFC 9068) carries for the
+ * `access_token` target. No statement for a client without a policy.
+ */
+export async function policyClaimsFor(
+  reader: PolicyReader,
+  target: ClaimTarget,
+  grant: { policyName: string | undefined; user: UserProfile; scope: readonly string[] },
+): Promise<Record<string, unknown>> {
+  if (grant.policyName === undefined) return {};
+  return policyClaims(await readPolicy(reader, grant.policyName, grant.user.id, { forAccess: false }), grant.user, target, grant.scope);
+}
+
+/** Parsed documents by name, each with the version it was parsed from: a new version replaces the entry. */
+const PARSED = new Map<string, { version: number; document: PolicyDocument | undefined }>();
+const MAX_PARSED = 1000;
+
+function parsedDocument(name: string, stored: { version: number; document: string }): PolicyDocument | undefined {
+  const cached = PARSED.get(name);
+  if (cached && cached.version === stored.version) return cached.document;
+  let document: PolicyDocument | undefined;
+  try {
+    document = Object.freeze(parsePolicyDocument(JSON.parse(stored.document)));
+  } catch {
+    // A stored document that no longer parses (written by hand, or by a newer version) fails closed.
+    document = undefined;
+  }
+  if (PARSED.size >= MAX_PARSED && !PARSED.has(name)) PARSED.delete(PARSED.keys().next().value!);
+  PARSED.set(name, { version: stored.version, document });
+  return document;
+}
