@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { parsePolicyDocument } from '../../src/domain/policy.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { IDENTITY_API_POLICY, seedIdentityApiPolicy } from '../../src/oauth/policy/identity-api.ts';
-import { MissingReferenceError } from '../../src/storage/ports.ts';
+import { MissingReferenceError, type PolicyStore, type Store } from '../../src/storage/ports.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { aClient, T0, unique, warmUp, withTestStore } from '../helpers/store.ts';
 
@@ -62,6 +62,36 @@ for (const kind of DATABASES) {
         assert.deepEqual(await store.clients.get(other.clientId), other);
         // No API client registered yet: the policy alone (the bearer check falls back to it by name).
         assert.deepEqual(await seedIdentityApiPolicy({ store, clock }, { apiClientId: unique('later-'), apiGroup: GROUP }), { created: false, attached: false });
+      });
+    });
+
+    test('an insert that loses the race to another instance (ConflictError) is taken as "already there", and the unit runs again (PO-18)', async () => {
+      await withTestStore(kind, async (store) => {
+        const api = aClient();
+        await store.clients.insert(api);
+        // Another instance's policy, committed between this unit's read and its insert: the read is
+        // made to miss it once, so the insert meets the unique name as it would in that race.
+        const theirs = parsePolicyDocument({ name: IDENTITY_API_POLICY, access: { groups: ['Theirs'] } });
+        await store.policies.insert({ document: theirs, version: 1, createdAt: T0, updatedAt: T0 });
+        let misses = 1;
+        const racing: Pick<Store, 'transaction'> = {
+          transaction: (work) =>
+            store.transaction((tx) => {
+              const policies: PolicyStore = {
+                get: async (name) => (misses-- > 0 ? undefined : tx.policies.get(name)),
+                insert: (policy) => tx.policies.insert(policy),
+                list: () => tx.policies.list(),
+                update: (document, now) => tx.policies.update(document, now),
+                delete: (name) => tx.policies.delete(name),
+                clientsUsing: (name) => tx.policies.clientsUsing(name),
+                subject: (name, userId, options) => tx.policies.subject(name, userId, options),
+              };
+              return work({ ...tx, policies });
+            }),
+        };
+        assert.deepEqual(await seedIdentityApiPolicy({ store: racing, clock: new ManualClock(T0 + 1) }, { apiClientId: api.clientId, apiGroup: GROUP }), { created: false, attached: true });
+        assert.deepEqual(await store.policies.get(IDENTITY_API_POLICY), { document: theirs, version: 1, createdAt: T0, updatedAt: T0 });
+        assert.equal((await store.clients.get(api.clientId))!.authorizationPolicy, IDENTITY_API_POLICY);
       });
     });
 
