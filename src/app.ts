@@ -104,7 +104,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     const keyRing = keyRingFor(config, store, clock);
     // Seals keys left in the clear, and stops here when the sealed ones do not open (KeyEncryptionError).
     const sealed = await keyRing.prepare();
-    // The identity API's default authorization policy (docs/decisions.md PO11): created if absent and
+    // The identity API's default authorization policy (docs/decisions.md PO12): created if absent and
     // attached to the API client if it has none, in one unit of work that instances starting
     // together may all run.
     const identityApiPolicy = config.apiClientId === undefined ? undefined : await seedIdentityApiPolicy({ store, clock }, { apiClientId: config.apiClientId, apiGroup: config.apiGroup });

@@ -1,7 +1,7 @@
 /**
  * Seeding the identity API's authorization policy (src/oauth/policy/identity-api.ts; issue 13,
  * item 5): the policy created once, attached to the API client only where it has none, in one unit
- * of work that several instances starting at once may all run (docs/decisions.md PO11–PO12).
+ * of work that several instances starting at once may all run (docs/decisions.md PO12–PO13).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

@@ -94,7 +94,7 @@ async function bearer(deps: HttpDeps, token: string): Promise<ApiCaller> {
   if (live.userId === undefined) return { method: 'bearer', userId: undefined, clientId: live.clientId };
   // As at UserInfo: a user who may no longer sign in keeps no access, even with a token still live.
   if (!user || user.status !== 'enabled') throw invalid('The access token is invalid or has expired.');
-  // Who may call the API is the API client's authorization policy (docs/decisions.md PO10): its
+  // Who may call the API is the API client's authorization policy (docs/decisions.md PO11): its
   // own, or the seeded `identity-api` by name; read at each request, so a change is seen at once.
   const policyName = identityApiPolicyName(await store.clients.get(config.apiClientId));
   if (!(await checkPolicyAccess(store, { authorizationPolicy: policyName }, live.userId))) {

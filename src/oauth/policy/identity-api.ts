@@ -1,6 +1,6 @@
 /**
  * The identity API's authorization policy (issue 13, item 5; docs/identity-api.md, "OAuth 2.0
- * bearer token"; docs/decisions.md PO10–PO14). The identity API is a resource server whose client
+ * bearer token"; docs/decisions.md PO11–PO15). The identity API is a resource server whose client
  * is GATEHOUSE_API_CLIENT_ID; who may call it with a user's bearer token is decided by that
  * client's policy's access rules, as for any other client — not by a special case.
  *

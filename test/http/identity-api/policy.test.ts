@@ -1,6 +1,6 @@
 /**
  * Who may call the identity API with a user's bearer token is the API client's authorization
- * policy (issue 13, item 5; docs/identity-api.md; docs/decisions.md PO10–PO14): the seeded
+ * policy (issue 13, item 5; docs/identity-api.md; docs/decisions.md PO11–PO15): the seeded
  * `identity-api` policy (members of GATEHOUSE_API_GROUP) until an administrator changes it or
  * attaches another policy to the API client, seen at the next request on a running server.
  */
