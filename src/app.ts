@@ -11,6 +11,7 @@ import { buildHttpServer, type ServerOptions } from './http/server.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { cryptoRandom, type Random } from './lib/random.ts';
 import { scheduleCleanup } from './oauth/cleanup.ts';
+import { IDENTITY_API_POLICY, seedIdentityApiPolicy } from './oauth/policy/identity-api.ts';
 import { RemoteJwks, type RemoteJwksOptions } from './crypto/remote-jwks.ts';
 import type { ClientAuthDeps, JwksFetcher } from './oauth/client-auth/method.ts';
 import { openAuditFile } from './observability/audit-file.ts';
@@ -103,6 +104,10 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     const keyRing = keyRingFor(config, store, clock);
     // Seals keys left in the clear, and stops here when the sealed ones do not open (KeyEncryptionError).
     const sealed = await keyRing.prepare();
+    // The identity API's default authorization policy (docs/decisions.md PO12): created if absent and
+    // attached to the API client if it has none, in one unit of work that instances starting
+    // together may all run.
+    const identityApiPolicy = config.apiClientId === undefined ? undefined : await seedIdentityApiPolicy({ store, clock }, { apiClientId: config.apiClientId, apiGroup: config.apiGroup });
     if (config.metricsPort !== undefined) {
       metrics = new Metrics({
         // SQLite has no pool: no pool metrics.
@@ -123,6 +128,8 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     toServerLog.attach(loggerAuditSink(auditLogger(app.log, config.logLevel)));
     // An existing SQLite file or folder is the operator's: said, not changed (docs/operations.md, "File permissions").
     if (config.sqlitePath !== undefined && config.sqlitePath !== ':memory:') for (const warning of sqliteAccessWarnings(config.sqlitePath)) app.log.warn({ sqlitePath: config.sqlitePath }, warning);
+    if (identityApiPolicy?.created) app.log.info({ policy: IDENTITY_API_POLICY, group: config.apiGroup }, 'created the identity API\'s authorization policy: members of GATEHOUSE_API_GROUP may call the API with a bearer token (gatehouse policy update identity-api changes it)');
+    if (identityApiPolicy?.attached) app.log.info({ policy: IDENTITY_API_POLICY, clientId: config.apiClientId }, 'attached the identity-api policy to the API client (GATEHOUSE_API_CLIENT_ID)');
     if (sealed > 0) app.log.info({ sealed }, 'sealed the signing keys stored in the clear with GATEHOUSE_KEY_ENCRYPTION_KEY');
     // Expired codes, tokens, sessions and throttling counters are deleted in the background.
     const cleanup = config.cleanupInterval > 0 && runtime.cleanup !== false ? scheduleCleanup({ store, clock }, { intervalMs: config.cleanupInterval * 1000, log: app.log.child({ component: 'cleanup' }) }) : undefined;

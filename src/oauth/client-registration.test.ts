@@ -39,6 +39,12 @@ class MemoryClients implements ClientStore {
   async delete(clientId: string) {
     return this.rows.delete(clientId);
   }
+  async attachPolicyIfNone(clientId: string, policyName: string, now: number) {
+    const row = this.rows.get(clientId);
+    if (!row || row.authorizationPolicy !== undefined) return false;
+    this.rows.set(clientId, { ...row, authorizationPolicy: policyName, updatedAt: now });
+    return true;
+  }
   async findByResourceUri(uri: string) {
     const row = [...this.rows.values()].find((client) => Array.isArray(client.metadata.resource_uris) && client.metadata.resource_uris.includes(uri));
     return row && structuredClone(row);

@@ -84,6 +84,13 @@ export interface ClientStore {
   list(): Promise<Client[]>;
   /** Replaces the stored client; false when it does not exist. */
   update(client: Client): Promise<boolean>;
+  /**
+   * Attaches the policy `policyName` to the client only where the client has none: one
+   * conditional write, so a policy an administrator attached meanwhile (on any instance) is never
+   * overwritten. true when it was attached; false when the client does not exist or has a policy.
+   * MissingReferenceError when no policy has that name.
+   */
+  attachPolicyIfNone(clientId: string, policyName: string, now: number): Promise<boolean>;
   delete(clientId: string): Promise<boolean>;
 }
 

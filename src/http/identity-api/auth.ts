@@ -5,11 +5,13 @@
  * 1. OAuth 2.0 bearer token (RFC 6750 §2.1): a live access token issued by this server, for the
  *    API — its scope holds the client_id of the client that stands for the API
  *    (GATEHOUSE_API_CLIENT_ID, Ubisecure's `scope=openid <CustomerID API client_id>`) — to an
- *    active client whose `aud` metadata allows that audience now, for a member of the API group
- *    (GATEHOUSE_API_GROUP, "Identity API Users"). A token whose subject is the client itself
- *    (client_credentials) passes the same token, client and audience checks and then acts as that
- *    client: it has no user to be a member of the group, and the operator who put the API in the
- *    client's `aud` is who let it call the API (docs/security.md, "Client tokens").
+ *    active client whose `aud` metadata allows that audience now, for a user the API client's
+ *    authorization policy lets in (src/oauth/policy/identity-api.ts: its own policy, else the
+ *    seeded `identity-api`, which admits the members of GATEHOUSE_API_GROUP until changed). A
+ *    token whose subject is the client itself (client_credentials) passes the same token, client
+ *    and audience checks and then acts as that client: it has no user for a policy to judge, and
+ *    the operator who put the API in the client's `aud` is who let it call the API
+ *    (docs/security.md, "Client tokens").
  * 2. HTTP Basic (RFC 7617) with the single account from configuration.
  * 3. The same account as the query parameters `username` and `password`. Only the query string
  *    counts, never a form body (the spec: "not form parameters in the request content").
@@ -23,6 +25,8 @@ import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import { constantTimeEqual } from '../../lib/hash.ts';
 import { allowedAudiences } from '../../oauth/client-metadata.ts';
+import { checkPolicyAccess } from '../../oauth/policy/evaluate.ts';
+import { identityApiPolicyName } from '../../oauth/policy/identity-api.ts';
 import { checkApiAccount } from '../../oauth/throttling/api-account.ts';
 import { findLiveAccessToken } from '../../oauth/userinfo.ts';
 import type { Actor } from '../../observability/audit.ts';
@@ -86,12 +90,15 @@ async function bearer(deps: HttpDeps, token: string): Promise<ApiCaller> {
       challenges: [`Bearer realm=${quoted(REALM)}, error="insufficient_scope", error_description="The access token was not issued for the identity API.", scope=${quoted(scope)}`],
     });
   }
-  // A client token: the checks above are all there is (no user, so no status and no group).
+  // A client token: the checks above are all there is (no user, so no status and no policy).
   if (live.userId === undefined) return { method: 'bearer', userId: undefined, clientId: live.clientId };
   // As at UserInfo: a user who may no longer sign in keeps no access, even with a token still live.
   if (!user || user.status !== 'enabled') throw invalid('The access token is invalid or has expired.');
-  if (!(await store.groups.isMember(live.userId, config.apiGroup))) {
-    throw new ApiError(403, 'Unauthorized', `The token's user is not a member of the group ${JSON.stringify(config.apiGroup)}.`);
+  // Who may call the API is the API client's authorization policy (docs/decisions.md PO11): its
+  // own, or the seeded `identity-api` by name; read at each request, so a change is seen at once.
+  const policyName = identityApiPolicyName(await store.clients.get(config.apiClientId));
+  if (!(await checkPolicyAccess(store, { authorizationPolicy: policyName }, live.userId))) {
+    throw new ApiError(403, 'Unauthorized', `The identity API's authorization policy ${JSON.stringify(policyName)} does not allow the token's user.`);
   }
   return { method: 'bearer', userId: live.userId, clientId: live.clientId };
 }

@@ -136,7 +136,7 @@ export function openApiDocument(config: Config, scopes: RouteScope[]): Record<st
     paths,
     components: {
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', description: `An access token whose scope holds the API client_id (GATEHOUSE_API_CLIENT_ID), issued to an active client whose aud metadata lists it, for a member of the group "${config.apiGroup}".` },
+        bearer: { type: 'http', scheme: 'bearer', description: "An access token whose scope holds the API client_id (GATEHOUSE_API_CLIENT_ID), issued to an active client whose aud metadata lists it. For a user's token, the API client's authorization policy decides who may call (its access rules; by default the policy `identity-api`, which admits the members of GATEHOUSE_API_GROUP until an administrator changes it); a refused user gets 403. A client's own token (client_credentials) acts as that client." },
         basic: { type: 'http', scheme: 'basic', description: 'The API account (GATEHOUSE_API_USERNAME / GATEHOUSE_API_PASSWORD).' },
         apiUsername: { type: 'apiKey', in: 'query', name: 'username', description: 'The API account as URL parameters (query string only, never a form body).' },
         apiPassword: { type: 'apiKey', in: 'query', name: 'password' },

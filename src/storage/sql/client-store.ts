@@ -69,6 +69,14 @@ export class SqlClientStore implements ClientStore {
     });
   }
 
+  async attachPolicyIfNone(clientId: string, policyName: string, now: number): Promise<boolean> {
+    // The condition is in the statement (`authorization_policy is null`), not a read before it.
+    const result = await translated('client', () =>
+      this.#db.updateTable('clients').set({ authorization_policy: policyName, updated_at: now }).where('client_id', '=', clientId).where('authorization_policy', 'is', null).executeTakeFirst(),
+    );
+    return result.numUpdatedRows > 0n;
+  }
+
   async delete(clientId: string): Promise<boolean> {
     const result = await this.#db.deleteFrom('clients').where('client_id', '=', clientId).executeTakeFirst();
     return result.numDeletedRows > 0n;

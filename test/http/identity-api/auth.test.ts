@@ -90,10 +90,11 @@ for (const db of DATABASES) {
       assert.equal((await call(server, 'GET', LIST, { authorization: `bearer ${token}` })).status, 200, 'the scheme is case-insensitive');
     });
 
-    test('bearer: a valid token of a user outside the API group is 403 Unauthorized', async () => {
+    test("bearer: a valid token of a user the API's policy refuses (outside the API group) is 403 Unauthorized naming the policy", async () => {
       const { token } = await accessToken(server, `openid ${server.apiClientId}`);
       const response = await call(server, 'GET', LIST, { authorization: `Bearer ${token}` });
       assertCleanError(response, 403, 'Unauthorized');
+      assert.equal(response.json.error!.message, 'The identity API\'s authorization policy "identity-api" does not allow the token\'s user.');
     });
 
     test('bearer: a token not issued for the API is 403 with error="insufficient_scope" (RFC 6750 §3.1)', async () => {
@@ -125,7 +126,7 @@ for (const db of DATABASES) {
       assert.match(response.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
     });
 
-    test('bearer: a token whose user left the API group is refused from then on', async () => {
+    test("bearer: a token whose user left the API group (the identity-api policy's rule) is refused from then on", async () => {
       const user = await member();
       const { token } = await accessToken(server, `openid ${server.apiClientId}`, user);
       assert.equal((await call(server, 'GET', LIST, { authorization: `Bearer ${token}` })).status, 200);
