@@ -150,7 +150,7 @@ export function registerClientCommands(program: Command): void {
     .action((flags: MetadataFlags & JsonFlag & { inactive?: boolean }) =>
       withStore(async (env) => {
         const { client, clientSecret } = await registerClient(env.deps, await metadataFrom(flags), flags.inactive ? { active: false } : {});
-        env.audit.emit({ event: 'client.created', clientId: client.clientId, actor: cliActor() });
+        env.audit.emit({ event: 'client.created', clientId: client.clientId, authorizationPolicy: client.authorizationPolicy ?? null, actor: cliActor() });
         warn(client);
         show(client, clientSecret, flags.json);
       }),
@@ -183,7 +183,7 @@ export function registerClientCommands(program: Command): void {
     .action((clientId: string, flags: MetadataFlags & JsonFlag) =>
       withStore(async (env) => {
         const { client, clientSecret } = await updateClient(env.deps, clientId, await metadataFrom(flags));
-        env.audit.emit({ event: 'client.updated', clientId: client.clientId, actor: cliActor() });
+        env.audit.emit({ event: 'client.updated', clientId: client.clientId, authorizationPolicy: client.authorizationPolicy ?? null, actor: cliActor() });
         warn(client);
         show(client, clientSecret, flags.json);
       }),

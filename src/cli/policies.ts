@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { policyDocumentJson, type Policy } from '../domain/policy.ts';
 import { createPolicy, deletePolicy, getPolicy, listPolicies, updatePolicy } from '../oauth/policy/manage.ts';
 import { systemClock } from '../lib/clock.ts';
-import { readJsonFile, withStore } from './context.ts';
+import { cliActor, readJsonFile, withStore } from './context.ts';
 import { isoTime, printJson, printLine, printTable } from './output.ts';
 
 interface JsonFlag {
@@ -30,8 +30,9 @@ export function registerPolicyCommands(program: Command): void {
     .requiredOption('--file <file>', 'the policy document (JSON)')
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag & { file: string }) =>
-      withStore(async ({ store }) => {
+      withStore(async ({ store, audit }) => {
         const created = await createPolicy({ policies: store.policies, clock: systemClock }, await readJsonFile(flags.file));
+        audit.emit({ event: 'policy.created', policy: created.document.name, version: created.version, actor: cliActor() });
         if (flags.json) return printJson(policyView(created));
         printLine(`Created policy ${created.document.name} (version ${created.version}).`);
       }),
@@ -71,8 +72,9 @@ export function registerPolicyCommands(program: Command): void {
     .requiredOption('--file <file>', 'the new policy document (JSON)')
     .option('--json', 'print JSON only')
     .action((name: string, flags: JsonFlag & { file: string }) =>
-      withStore(async ({ store }) => {
+      withStore(async ({ store, audit }) => {
         const updated = await updatePolicy({ policies: store.policies, clock: systemClock }, name, await readJsonFile(flags.file));
+        audit.emit({ event: 'policy.updated', policy: updated.document.name, version: updated.version, actor: cliActor() });
         if (flags.json) return printJson(policyView(updated));
         printLine(`Updated policy ${updated.document.name} (version ${updated.version}).`);
       }),
@@ -84,8 +86,9 @@ export function registerPolicyCommands(program: Command): void {
     .argument('<name>')
     .option('--json', 'print JSON only')
     .action((name: string, flags: JsonFlag) =>
-      withStore(async ({ store }) => {
+      withStore(async ({ store, audit }) => {
         await deletePolicy({ policies: store.policies }, name);
+        audit.emit({ event: 'policy.deleted', policy: name, actor: cliActor() });
         if (flags.json) return printJson({ name, deleted: true });
         printLine(`Deleted policy ${name}.`);
       }),

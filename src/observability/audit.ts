@@ -86,8 +86,13 @@ export type AuditEvent =
   | { event: 'user.updated'; userId: string; username: string; fields: string[]; status?: string; actor: Actor }
   | { event: 'user.group_added' | 'user.group_removed'; userId: string; username: string; group: string; actor: Actor }
   | { event: 'user.status_changed'; userId: string; username: string; status: string; actor: Actor }
-  | { event: 'client.created' | 'client.updated' | 'client.deleted' | 'client.secret_rotated'; clientId: string; actor: Actor }
-  | { event: 'client.status_changed'; clientId: string; active: boolean; actor: Actor };
+  /** `authorizationPolicy`: the client's authorization policy after the change (null: none), so the trail shows who got which policy. */
+  | { event: 'client.created' | 'client.updated'; clientId: string; authorizationPolicy: string | null; actor: Actor }
+  | { event: 'client.deleted' | 'client.secret_rotated'; clientId: string; actor: Actor }
+  | { event: 'client.status_changed'; clientId: string; active: boolean; actor: Actor }
+  /** An authorization policy created, replaced (`version`: the new one) or deleted by the CLI (docs/authorization.md). */
+  | { event: 'policy.created' | 'policy.updated'; policy: string; version: number; actor: Actor }
+  | { event: 'policy.deleted'; policy: string; actor: Actor };
 
 export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 

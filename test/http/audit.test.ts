@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -231,7 +231,7 @@ for (const db of DATABASES) {
       assert.equal(events[0]?.level, 30);
     });
 
-    test('with GATEHOUSE_AUDIT_LOG, into that file: the server’s events and the CLI’s user and client changes', async () => {
+    test('with GATEHOUSE_AUDIT_LOG, into that file: the server’s events and the CLI’s user, client and policy changes', async () => {
       const database = await db.create();
       const file = join(dir, `audit-${db.name}.log`);
       const env = { GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_AUDIT_LOG: file };
@@ -255,13 +255,32 @@ for (const db of DATABASES) {
         const newSecret = (JSON.parse(rotated.stdout) as { client_secret: string }).client_secret;
         await gatehouse(['client', 'deactivate', clientId], env);
         await gatehouse(['client', 'delete', clientId], env);
+        // Authorization policies: created, attached, replaced, detached, deleted.
+        const policyFile = join(dir, `policy-${db.name}.json`);
+        writeFileSync(policyFile, JSON.stringify({ name: 'audited-policy', claims: [{ claim: 'tenant', value: 'acme' }] }));
+        await gatehouse(['policy', 'create', '--file', policyFile], env);
+        const guarded = await gatehouse(['client', 'create', '--name', 'Guarded RP', '--redirect-uri', 'https://rp.example/cb', '--authorization-policy', 'audited-policy', '--json'], env);
+        const guardedId = (JSON.parse(guarded.stdout) as { client_id: string }).client_id;
+        writeFileSync(policyFile, JSON.stringify({ name: 'audited-policy', claims: [{ claim: 'tenant', value: 'acme-2' }] }));
+        await gatehouse(['policy', 'update', 'audited-policy', '--file', policyFile], env);
+        await gatehouse(['client', 'update', guardedId, '--authorization-policy', ''], env);
+        await gatehouse(['policy', 'delete', 'audited-policy'], env);
 
         const text = readFileSync(file, 'utf8');
         const events = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
         assert.deepEqual(
           events.map((e) => e.event),
-          ['client_auth.failed', 'user.created', 'user.status_changed', 'user.password_changed', 'user.deleted', 'client.created', 'client.secret_rotated', 'client.status_changed', 'client.deleted'],
+          ['client_auth.failed', 'user.created', 'user.status_changed', 'user.password_changed', 'user.deleted', 'client.created', 'client.secret_rotated', 'client.status_changed', 'client.deleted', 'policy.created', 'client.created', 'policy.updated', 'client.updated', 'policy.deleted'],
         );
+        const facts = (e: Record<string, unknown>) => ({ event: e.event, policy: e.policy, version: e.version, clientId: e.clientId, authorizationPolicy: e.authorizationPolicy, via: (e.actor as { via: string }).via });
+        assert.deepEqual(events.slice(5, 6).map(facts), [{ event: 'client.created', policy: undefined, version: undefined, clientId, authorizationPolicy: null, via: 'cli' }]);
+        assert.deepEqual(events.slice(9).map(facts), [
+          { event: 'policy.created', policy: 'audited-policy', version: 1, clientId: undefined, authorizationPolicy: undefined, via: 'cli' },
+          { event: 'client.created', policy: undefined, version: undefined, clientId: guardedId, authorizationPolicy: 'audited-policy', via: 'cli' },
+          { event: 'policy.updated', policy: 'audited-policy', version: 2, clientId: undefined, authorizationPolicy: undefined, via: 'cli' },
+          { event: 'client.updated', policy: undefined, version: undefined, clientId: guardedId, authorizationPolicy: null, via: 'cli' },
+          { event: 'policy.deleted', policy: 'audited-policy', version: undefined, clientId: undefined, authorizationPolicy: undefined, via: 'cli' },
+        ]);
         for (const e of events) assert.equal(e.audit, true);
         assert.equal((events[1]!.actor as { via: string }).via, 'cli');
         assert.deepEqual([events[1]!.userId, events[1]!.username], [userId, 'audited']);

@@ -141,6 +141,36 @@ for (const db of DATABASES) {
       assert.equal(await store.consents.find(user.id, guarded.client.clientId), undefined, 'nothing remembered');
     });
 
+    test("the claims list names the client's policy claims the scope releases, after the standard ones, from each of the three paths to the page (CN-02)", async () => {
+      const store = server.gatehouse.store;
+      const policyName = `consent-claims-${randomUUID()}`;
+      const document = parsePolicyDocument({
+        name: policyName,
+        claims: [
+          { claim: 'department', from: 'attribute:department', in: ['id_token'], scope: 'profile' },
+          { claim: 'groups', from: 'groups', in: ['access_token'] },
+          { claim: 'mail_alias', from: 'attribute:alias', scope: 'email' },
+          { claim: 'email', from: 'user.email', in: ['introspection'] },
+          { claim: 'tenant', value: 'acme' },
+        ],
+      });
+      await store.policies.insert({ document, version: 1, createdAt: 0, updatedAt: 0 });
+      const mapped = await createTestClient(store, { name: 'Mapped Partner', redirectUris: ['https://mapped.example.test/cb'], authorizationPolicy: policyName, metadata: { consent_required: true } });
+      const user = await newUser();
+      const jar = new CookieJar();
+      const profile = ['An identifier for you', 'Your full name', 'Your first name', 'Your last name', 'Your username', 'When your profile last changed'];
+      // The login form's path: department (released by profile), groups in plain words, email (no standard email here), tenant; not mail_alias (email not asked).
+      const afterLogin = await assertConsentPage(await loginThroughForm({ baseUrl: server.url, jar }, query(mapped.client, { scope: 'openid profile' }), { username: user.username, password: PASSWORD }));
+      assert.deepEqual(listItems(afterLogin, 'consent-claims'), [...profile, 'department', 'The groups you belong to', 'Your email address', 'tenant']);
+      // The authorization endpoint's path (single sign-on), with email asked: the standard email claim once, then mail_alias.
+      const silent = await assertConsentPage(await authorizeWith(jar, mapped.client, { scope: 'openid email' }));
+      assert.deepEqual(listItems(silent, 'consent-claims'), ['An identifier for you', 'Your email address', 'The groups you belong to', 'mail_alias', 'tenant']);
+      // The consent answer's path (an expired form shows the page again), in Finnish.
+      const finnish = await assertConsentPage(await authorizeWith(jar, mapped.client, { scope: 'openid', ui_locales: 'fi' }));
+      const expired = await assertConsentPage(await answer(jar, finnish, 'allow', (fields) => fields.map(([n, v]): [string, string] => [n, n === 'csrf_token' ? 'A'.repeat(43) : v])), 403);
+      assert.deepEqual(listItems(expired, 'consent-claims'), ['Sinua yksilöivän tunnisteen', 'Ryhmät, joihin kuulut', 'Sähköpostiosoitteesi', 'tenant']);
+    });
+
     test('a wider scope asks again, and the answer widens the remembered set (CN-04)', async () => {
       const user = await newUser();
       const { jar, html } = await signIn(user);

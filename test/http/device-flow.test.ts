@@ -82,12 +82,17 @@ for (const db of DATABASES) {
       return { jar, html, response };
     }
 
-    async function decide(typed: string, decision: 'approve' | 'deny'): Promise<Response> {
-      const { jar, html, response } = await confirmationFor(typed);
+    async function decide(typed: string, decision: 'approve' | 'deny', headers: Record<string, string> = {}): Promise<Response> {
+      const { jar, html, response } = await confirmationFor(typed, new CookieJar(), headers);
       assert.equal(response.status, 200, html);
       const fields = Object.fromEntries(formFields(html));
-      return submit(`${server.url}${formAction(html)}`, { ...fields, decision }, jar);
+      return submit(`${server.url}${formAction(html)}`, { ...fields, decision }, jar, headers);
     }
+    /** The title and the message of the page that ends the confirmation. */
+    const donePage = async (response: Response) => {
+      const html = await response.text();
+      return [/<h1>([^<]*)<\/h1>/.exec(html)?.[1], /<p role="status">([^<]*)<\/p>/.exec(html)?.[1]];
+    };
 
     test('the endpoint answers RFC 8628 §3.2: codes, where to go, how long and how often', async () => {
       const response = await postForm(endpoint(), { client_id: device.clientId, scope: 'openid profile unknown-value' });
@@ -215,17 +220,37 @@ for (const db of DATABASES) {
       assert.deepEqual(Object.keys(tokens.body).sort(), ['access_token', 'expires_in', 'scope', 'token_type']);
     });
 
-    test('a user the client\'s authorization policy refuses cannot approve (access_denied); one removed from the group after approving gets access_denied at the poll (PO-15)', async () => {
+    test('a user the client\'s authorization policy refuses cannot approve: the page explains it as the authorization endpoint does (en/fi/sv), the device gets access_denied; one removed from the group after approving gets access_denied at the poll (PO-15)', async () => {
       const { store } = server.gatehouse;
       const group = aGroup();
       await store.groups.insert(group);
       const name = `device-${group.id.slice(0, 8)}`;
       await store.policies.insert({ document: parsePolicyDocument({ name, access: { groups: [group.name] } }), version: 1, createdAt: 0, updatedAt: 0 });
-      const { client: guarded } = await createTestClient(store, { tokenEndpointAuthMethod: 'none', redirectUris: [], grantTypes: [DEVICE_GRANT], authorizationPolicy: name });
+      const { client: guarded } = await createTestClient(store, { name: 'Guarded TV', tokenEndpointAuthMethod: 'none', redirectUris: [], grantTypes: [DEVICE_GRANT], authorizationPolicy: name });
       const refused = await issue(guarded);
-      assert.equal((await decide(refused.user_code, 'approve')).status, 200);
+      // The page says why, in the words of the authorization endpoint's refusal page, and in the user's language.
+      const page = await decide(refused.user_code, 'approve');
+      assert.equal(page.status, 403);
+      assert.deepEqual(await donePage(page), [
+        'No access to this application',
+        'You are signed in, but your account is not allowed to use Guarded TV. If you think you should have access, contact the administrator of the application.',
+      ]);
       const first = await poll(refused, guarded);
       assert.deepEqual([first.status, first.body.error], [400, 'access_denied']);
+      const finnish = await decide((await issue(guarded)).user_code, 'approve', { 'accept-language': 'fi' });
+      assert.deepEqual([finnish.status, ...(await donePage(finnish))], [
+        403,
+        'Ei pääsyä tähän sovellukseen',
+        'Olet kirjautunut sisään, mutta tunnuksellasi ei ole oikeutta käyttää sovellusta Guarded TV. Jos sinulla mielestäsi pitäisi olla pääsy, ota yhteyttä sovelluksen ylläpitäjään.',
+      ]);
+      const swedish = await decide((await issue(guarded)).user_code, 'approve', { 'accept-language': 'sv' });
+      assert.deepEqual([swedish.status, ...(await donePage(swedish))], [
+        403,
+        'Ingen åtkomst till den här applikationen',
+        'Du är inloggad, men ditt konto får inte använda Guarded TV. Om du anser att du borde ha åtkomst, kontakta applikationens administratör.',
+      ]);
+      // The user's own denial keeps its own words.
+      assert.deepEqual(await donePage(await decide((await issue(guarded)).user_code, 'deny')), ['Access denied', 'You have denied the device access. You can close this page.']);
 
       await store.groups.addMember(group.id, user.id);
       const approved = await issue(guarded);

@@ -4,6 +4,7 @@ import { type AuthorizationRequest, carriedFields } from '../../oauth/authorize/
 import { releasedClaimNames } from '../../oauth/claims.ts';
 import { clientNameFor, logoUriOf } from '../../oauth/client-metadata.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
+import { policyClaimNames } from '../../oauth/policy/evaluate.ts';
 import { scopeAudiences } from '../../oauth/scope.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { HttpDeps } from '../deps.ts';
@@ -21,12 +22,6 @@ export interface ConsentPageOptions {
   status?: number;
   /** Shown above the lists: the form expired. */
   expired?: boolean;
-  /**
-   * Names of further claims the client will receive beyond the standard ones of its scope (the
-   * authorization policy's claim mappings, issue 13 item 1): listed after them, in plain words
-   * where the bundle has them.
-   */
-  extraClaims?: readonly string[];
 }
 
 /**
@@ -60,7 +55,13 @@ export async function sendConsentPage(
   // Only an https logo on this page: what the user is asked to trust should not come over plain http.
   const logoUri = logoUriOf(authorization.client);
   const logoSource = logoUri?.startsWith('https://') ? imageSource(logoUri) : undefined;
-  const [user, audiences] = await Promise.all([deps.store.users.getProfile(session.userId), audienceNames(deps, authorization.scope, locale)]);
+  // The policy's claims (issue 13 item 1) are read here, the one place all three callers (the
+  // authorization endpoint, the login form, the consent answer) pass through.
+  const [user, audiences, extraClaims] = await Promise.all([
+    deps.store.users.getProfile(session.userId),
+    audienceNames(deps, authorization.scope, locale),
+    policyClaimNames(deps.store, authorization.client, session.userId, authorization.scope),
+  ]);
   const audienceValues = new Set(scopeAudiences(authorization.scope));
   const html = renderView('consent', {
     lang: locale,
@@ -72,7 +73,7 @@ export async function sendConsentPage(
     logoUri: logoSource === undefined ? undefined : logoUri,
     logoAlt: t.consentLogoAlt.replace('{client}', () => clientName),
     scopes: authorization.scope.filter((value) => !audienceValues.has(value)).map((value) => plain(t.consentScopeNames, value)),
-    claims: consentClaims(authorization.scope, options.extraClaims).map((name) => plain(t.claimNames, name)),
+    claims: consentClaims(authorization.scope, extraClaims).map((name) => plain(t.claimNames, name)),
     audiences,
     username: user?.username ?? '',
     message: options.expired ? t.consentExpired : undefined,
@@ -87,7 +88,7 @@ export async function sendConsentPage(
   return sendPage(reply, options.status ?? 200, html, { formActionSources: formAction === undefined ? [] : [formAction], imgSources: logoSource === undefined ? [] : [logoSource] });
 }
 
-/** The claim names the client will receive: the standard ones its scope releases, then `extra` (the policy's), without duplicates. */
+/** The claim names the client will receive: the standard ones its scope releases, then `extra` (the policy's, in plain words where the bundle has them), without duplicates. */
 export function consentClaims(scope: readonly string[], extra: readonly string[] = []): string[] {
   return [...new Set([...releasedClaimNames(scope), ...extra])];
 }

@@ -73,16 +73,16 @@ export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promis
     const decided = await decideDevice(deps, device, session, decision === 'approve', clientAddress(request));
     if (!decided) return sendCodePage(request, reply, deps, paths.code, { status: 400, message: 'deviceNoLongerValid', userCode: '' });
     const { t, locale } = texts(request);
-    const approved = decided.status === 'approved';
-    const html = renderView('device-done', {
-      base: deps.config.issuerPath,
-      lang: locale,
-      t,
-      display: 'page',
-      title: approved ? t.deviceApprovedTitle : t.deviceDeniedTitle,
-      message: approved ? t.deviceApproved : t.deviceDenied,
-    });
-    return sendPage(reply, 200, html);
+    const approved = decided.authorization.status === 'approved';
+    // Refused by the client's authorization policy: the same explanation as the authorization
+    // endpoint's refusal page (sendAccessDeniedPage), and its 403; the device polls access_denied.
+    const { title, message } = decided.refusedByPolicy
+      ? { title: t.accessDeniedTitle, message: t.accessDenied.replace('{client}', () => clientNameFor(device.client, locale)) }
+      : approved
+        ? { title: t.deviceApprovedTitle, message: t.deviceApproved }
+        : { title: t.deviceDeniedTitle, message: t.deviceDenied };
+    const html = renderView('device-done', { base: deps.config.issuerPath, lang: locale, t, display: 'page', title, message });
+    return sendPage(reply, decided.refusedByPolicy ? 403 : 200, html);
   });
 }
 

@@ -95,13 +95,19 @@ export async function signInForDevice(deps: OAuthDeps, device: PendingDevice, cr
   return { type: 'signed_in', session, cookieValue };
 }
 
+/** A recorded decision: the authorization as decided, and whether an approval became a denial because the client's authorization policy refuses the user. */
+export interface DeviceDecision {
+  authorization: DeviceAuthorization;
+  refusedByPolicy: boolean;
+}
+
 /**
  * The user's decision (RFC 8628 §3.3), one conditional write (DeviceAuthorizationStore.decide):
  * approving binds the authorization to the signed-in user and their SSO session (the tokens then
  * carry its session index, auth time and `amr`). undefined when the code is no longer pending
  * (already decided, expired, or unknown): approving or denying twice changes nothing.
  */
-export async function decideDevice(deps: OAuthDeps, device: PendingDevice, session: SsoSession, approve: boolean, ip?: string): Promise<DeviceAuthorization | undefined> {
+export async function decideDevice(deps: OAuthDeps, device: PendingDevice, session: SsoSession, approve: boolean, ip?: string): Promise<DeviceDecision | undefined> {
   const now = deps.clock.now();
   const approval = { userId: session.userId, sessionIndex: session.sessionIndex, authTime: session.authTime, amr: session.amr, acr: session.acr };
   // A user the client's authorization policy refuses cannot approve: the approval is recorded as a
@@ -112,5 +118,5 @@ export async function decideDevice(deps: OAuthDeps, device: PendingDevice, sessi
     const facts = { clientId: decided.clientId, userId: session.userId, session: fingerprint(session.sessionIndex), userCode: fingerprint(decided.userCode), ip };
     deps.audit.emit(allowed ? { event: 'device.approved', ...facts } : { event: 'device.denied', ...facts });
   }
-  return decided;
+  return decided && { authorization: decided, refusedByPolicy: approve && !allowed };
 }

@@ -135,6 +135,20 @@ export async function policyClaimsFor(
   return policyClaims(await readPolicy(reader, grant.policyName, grant.user.id, { forAccess: false }), grant.user, target, grant.scope);
 }
 
+/**
+ * The names of the claims the client's policy releases for `scope` to any target (id_token,
+ * userinfo, introspection, access_token), in the document's order: what the consent page lists
+ * after the standard claims of the scope. Every mapping the scope releases is named, whether or
+ * not the user has a value for it today: the policy is evaluated at each response and a consent
+ * is remembered, so a value set later must already have been agreed to.
+ */
+export async function policyClaimNames(reader: PolicyReader, client: Pick<Client, 'authorizationPolicy'>, userId: string, scope: readonly string[]): Promise<string[]> {
+  if (client.authorizationPolicy === undefined) return [];
+  const facts = await readPolicy(reader, client.authorizationPolicy, userId, { forAccess: false });
+  const released = (facts?.document?.claims ?? []).filter((mapping) => mapping.scope === undefined || scope.includes(mapping.scope));
+  return [...new Set(released.map((mapping) => mapping.claim))];
+}
+
 /** Parsed documents by name, each with the version it was parsed from: a new version replaces the entry. */
 const PARSED = new Map<string, { version: number; document: PolicyDocument | undefined }>();
 const MAX_PARSED = 1000;

@@ -89,6 +89,7 @@ export const en = {
     preferred_username: 'Your username',
     updated_at: 'When your profile last changed',
     email: 'Your email address',
+    groups: 'The groups you belong to',
   },
   /** What went wrong while signing in, in plain words, by the error code shown in small print. */
   signInErrors: {

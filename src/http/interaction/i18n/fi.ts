@@ -84,6 +84,7 @@ export const fi: Messages = {
     preferred_username: 'Käyttäjätunnuksesi',
     updated_at: 'Profiilisi viimeisimmän muutosajan',
     email: 'Sähköpostiosoitteesi',
+    groups: 'Ryhmät, joihin kuulut',
   },
   signInErrors: {
     invalid_client: 'Sovellus, josta tulit, ei ole tämän kirjautumispalvelun tuntema, tai se on poistettu käytöstä. Ota yhteyttä sovelluksen tukeen.',

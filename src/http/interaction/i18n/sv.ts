@@ -84,6 +84,7 @@ export const sv: Messages = {
     preferred_username: 'Ditt användarnamn',
     updated_at: 'När din profil senast ändrades',
     email: 'Din e-postadress',
+    groups: 'Grupperna du tillhör',
   },
   signInErrors: {
     invalid_client: 'Tjänsten som skickade hit dig är okänd för den här inloggningstjänsten, eller så har den stängts av. Kontakta tjänstens support.',
