@@ -1,9 +1,9 @@
-import { sql, type Expression, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
+import { sql, type Expression, type RawBuilder, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { Token, TokenKind } from '../../domain/grant.ts';
 import { isSigningAlg } from '../../crypto/algorithms.ts';
 import type { TokenStore, TokenWithUser } from '../ports.ts';
 import type { DialectName } from './database.ts';
-import { policyFactsColumn, subjectFromFacts } from './policy-facts.ts';
+import { policyFactsColumns, subjectFromFacts } from './policy-facts.ts';
 import { prepared, type Prepared } from './prepared.ts';
 import type { Database, TokensTable, UsersTable } from './schema.ts';
 import { PROFILE_COLUMNS, profileFromRow, type ProfileColumn } from './user-store.ts';
@@ -49,7 +49,7 @@ export class SqlTokenStore implements TokenStore {
     const row = await this.#q.findWithUser.first({ tokenHash }, this.#db);
     if (!row) return undefined;
     // A left join: no user row leaves every user__ column null; no client row, client__active.
-    const { client__active: clientActive, client__userinfo_alg: userinfoAlg, client__policy: clientPolicy, policy__version: policyVersion, policy__document: policyDocument, policy__facts: policyFacts, ...tokenRow } = row;
+    const { client__active: clientActive, client__userinfo_alg: userinfoAlg, client__policy: clientPolicy, policy__version: policyVersion, policy__document: policyDocument, facts__attributes: attributes, facts__groups: groups, facts__organization: organization, ...tokenRow } = row;
     const user = row.user__id === null ? undefined : profileFromRow(Object.fromEntries(PROFILE_COLUMNS.map((column) => [column, row[`user__${column}`]])) as Pick<UsersTable, ProfileColumn>);
     const policy = policyVersion === null || policyDocument === null ? undefined : { version: Number(policyVersion), document: policyDocument };
     return {
@@ -58,7 +58,7 @@ export class SqlTokenStore implements TokenStore {
       clientActive: Number(clientActive) === 1,
       clientUserinfoAlg: isSigningAlg(userinfoAlg) ? userinfoAlg : undefined,
       clientPolicy: clientPolicy ?? undefined,
-      clientPolicySubject: clientPolicy === null || policyFacts === null ? undefined : subjectFromFacts(policy, policyFacts),
+      clientPolicySubject: clientPolicy === null || attributes === null || groups === null ? undefined : subjectFromFacts(policy, { attributes, groups, organization }),
     };
   }
 
@@ -155,9 +155,11 @@ function statements(db: Kysely<Database>, dialect: DialectName) {
         .select(PROFILE_COLUMNS.map((column) => `users.${column} as user__${column}` as const))
         .select(['clients.active as client__active', 'clients.userinfo_signed_response_alg as client__userinfo_alg', 'clients.authorization_policy as client__policy'])
         .select(['policies.version as policy__version', 'policies.document as policy__document'])
-        .select(
-          sql<string | null>`case when clients.authorization_policy is null then null else ${policyFactsColumn(dialect, sql.ref('tokens.user_id'), sql.ref('users.organization_id'))} end`.as('policy__facts'),
-        )
+        .select(() => {
+          const facts = policyFactsColumns(dialect, sql.ref('tokens.user_id'), sql.ref('users.organization_id'));
+          const onlyWithPolicy = <T>(column: RawBuilder<T>) => sql<T | null>`case when clients.authorization_policy is null then null else ${column} end`;
+          return [onlyWithPolicy(facts.attributes).as('facts__attributes'), onlyWithPolicy(facts.groups).as('facts__groups'), onlyWithPolicy(facts.organization).as('facts__organization')];
+        })
         .where('tokens.token_hash', '=', p('tokenHash')),
     ) as Prepared<
       { tokenHash: string },
@@ -168,7 +170,9 @@ function statements(db: Kysely<Database>, dialect: DialectName) {
           client__policy: string | null;
           policy__version: number | string | null;
           policy__document: string | null;
-          policy__facts: string | null;
+          facts__attributes: string | null;
+          facts__groups: string | null;
+          facts__organization: string | null;
         }
     >,
     markRotated: prepared<{ tokenHash: string; now: number }, unknown>(db, (p) =>
