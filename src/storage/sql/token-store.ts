@@ -71,8 +71,7 @@ export class SqlTokenStore implements TokenStore {
   }
 
   async rekey(fromHash: string, toHash: string): Promise<boolean> {
-    const result = await this.#db.updateTable('tokens').set({ token_hash: toHash }).where('token_hash', '=', fromHash).executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return (await this.#q.rekey.affected({ fromHash, toHash }, this.#db)) > 0;
   }
 
   async revokeFamily(familyId: string, now: number): Promise<number> {
@@ -179,6 +178,8 @@ function statements(db: Kysely<Database>, dialect: DialectName) {
       db.updateTable('tokens').set({ rotated_at: p('now') }).where('token_hash', '=', p('tokenHash')).where('rotated_at', 'is', null).where('revoked_at', 'is', null),
     ),
     revoke: prepared<{ tokenHash: string; now: number }, unknown>(db, (p) => db.updateTable('tokens').set({ revoked_at: p('now') }).where('token_hash', '=', p('tokenHash')).where('revoked_at', 'is', null)),
+    // Every code exchange for a JWT access token (issue-tokens.ts, finishTokens): a hot path too.
+    rekey: prepared<{ fromHash: string; toHash: string }, unknown>(db, (p) => db.updateTable('tokens').set({ token_hash: p('toHash') }).where('token_hash', '=', p('fromHash'))),
   };
 }
 
