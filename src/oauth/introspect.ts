@@ -7,7 +7,7 @@ import type { OAuthDeps } from './deps.ts';
 import { ENDPOINT_PATHS } from './discovery.ts';
 import { requiredParam, rejectRepeated, type RawParams } from './params.ts';
 import { MAX_TOKEN_LENGTH } from './issue-tokens.ts';
-import { policyClaimsFor } from './policy/evaluate.ts';
+import { tokenPolicyClaims } from './policy/evaluate.ts';
 import { scopeAudiences } from './scope.ts';
 
 const INACTIVE = Object.freeze({ active: false });
@@ -48,7 +48,7 @@ export async function introspect(deps: OAuthDeps, authorization: string | undefi
     active: true,
     ...userInfoClaims(deps.config.issuer, token, user),
     // The token's client's policy, its introspection claims (docs/authorization.md); protected names cannot be among them.
-    ...(await policyClaimsFor(deps.store, 'introspection', { policyName: found.clientPolicy, user, scope: token.scope.split(' ') })),
+    ...tokenPolicyClaims(found, 'introspection', { user, scope: token.scope.split(' ') }),
     aud: caller.clientId,
     scope: token.scope,
     client_id: token.clientId,

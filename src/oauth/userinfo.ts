@@ -6,7 +6,7 @@ import { userInfoClaims } from './claims.ts';
 import type { OAuthDeps } from './deps.ts';
 import { InsufficientScope, InvalidToken } from './errors.ts';
 import { MAX_TOKEN_LENGTH } from './issue-tokens.ts';
-import { policyClaimsFor } from './policy/evaluate.ts';
+import { tokenPolicyClaims } from './policy/evaluate.ts';
 
 /**
  * An access token that is live at `now` (known, an access token, not revoked and not expired, and
@@ -36,7 +36,7 @@ export type UserInfoAnswer = ({ claims: Record<string, unknown> } | { jwt: strin
 export async function userInfo(deps: OAuthDeps, accessToken: string): Promise<UserInfoAnswer> {
   const found = await findLiveAccessToken(deps, accessToken, deps.clock.now());
   if (!found) throw new InvalidToken('The access token is invalid or has expired.');
-  const { token, user, clientUserinfoAlg, clientPolicy } = found;
+  const { token, user, clientUserinfoAlg } = found;
   // A token whose subject is its client (client_credentials) has no user to describe: UserInfo
   // returns claims about the authenticated End-User (OIDC Core §5.3), so such a token is not a
   // credential for it, and RFC 6750 §3.1's invalid_token is the answer for a token that cannot be
@@ -46,7 +46,7 @@ export async function userInfo(deps: OAuthDeps, accessToken: string): Promise<Us
   if (!user || user.status !== 'enabled') throw new InvalidToken('The access token is invalid or has expired.');
   // The claims carry iss and aud (the client_id) either way.
   // Plus the policy's userinfo claims, read now: a changed attribute shows at the next request.
-  const claims = { ...userInfoClaims(deps.config.issuer, token, user), ...(await policyClaimsFor(deps.store, 'userinfo', { policyName: clientPolicy, user, scope: token.scope.split(' ') })) };
+  const claims = { ...userInfoClaims(deps.config.issuer, token, user), ...tokenPolicyClaims(found, 'userinfo', { user, scope: token.scope.split(' ') }) };
   if (clientUserinfoAlg === undefined) return { claims, clientId: token.clientId };
   return { jwt: await signJwt(claims, await deps.keyRing.activeKey(clientUserinfoAlg)), clientId: token.clientId };
 }

@@ -319,6 +319,12 @@ export interface TokenWithUser {
   clientUserinfoAlg: SigningAlg | undefined;
   /** The client's authorization policy (migration 012), read in the same statement; undefined: none. */
   clientPolicy: string | undefined;
+  /**
+   * For a client with a policy, the policy's row and the user's attributes, groups and own
+   * organization (no ancestors), read in the same statement, as PolicyStore.subject reads them;
+   * undefined for a client without one.
+   */
+  clientPolicySubject: PolicySubject | undefined;
 }
 
 export interface TokenStore {

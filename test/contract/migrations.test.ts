@@ -206,7 +206,7 @@ for (const kind of DATABASES) {
         assert.equal(await store.tokens.revokeFamily(code, T0 + 6), 1);
         const clientToken = aClientToken({ clientId: client.clientId });
         await store.tokens.insert(clientToken);
-        assert.deepEqual(await store.tokens.findWithUser(clientToken.tokenHash), { token: clientToken, user: undefined, clientActive: true, clientUserinfoAlg: undefined, clientPolicy: undefined });
+        assert.deepEqual(await store.tokens.findWithUser(clientToken.tokenHash), { token: clientToken, user: undefined, clientActive: true, clientUserinfoAlg: undefined, clientPolicy: undefined, clientPolicySubject: undefined });
       } finally {
         await store.close();
       }

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { parsePolicyDocument, type Policy } from '../../src/domain/policy.ts';
 import { ConflictError, MissingReferenceError, PolicyInUseError, type Store } from '../../src/storage/ports.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { aClient, aGroup, anOrganization, aStoredUser, T0, unique, warmUp, openTestStore, type TestStore } from '../helpers/store.ts';
+import { aClient, aGroup, anOrganization, aStoredUser, aToken, T0, unique, warmUp, openTestStore, type TestStore } from '../helpers/store.ts';
 
 function aPolicy(name = unique('policy-'), claims: unknown[] = [{ claim: 'tenant', value: 'acme' }]): Policy {
   return { document: parsePolicyDocument({ name, access: { groups: ['Staff'] }, claims }), version: 1, createdAt: T0, updatedAt: T0 };
@@ -82,6 +82,46 @@ for (const kind of DATABASES) {
       const loner = await aStoredUser(store);
       assert.deepEqual(await store.policies.subject(unique('none-'), loner.id, { ancestors: true }), { policy: undefined, attributes: {}, groups: [], organizations: [] });
       assert.deepEqual(await store.policies.subject(unique('none-'), loner.id), { policy: undefined, attributes: {}, groups: [], organizations: [] });
+    });
+
+    test("findWithUser reads the token's client's policy and the user's facts as subject does; for a client without a policy, none", async () => {
+      const policy = aPolicy();
+      await store.policies.insert(policy);
+      const parent = anOrganization();
+      const own = anOrganization({ parentId: parent.id });
+      for (const o of [parent, own]) await store.organizations.insert(o);
+      // Attribute names that are Object.prototype's members stay plain attributes.
+      const user = await aStoredUser(store, { organizationId: own.id, attributes: { department: ['Sales', 'Legal', 'Ops'], toString: ['x'], ['__proto__']: ['y'], level: ['3'] } });
+      const [g1, g2] = [aGroup({ name: unique('B-') }), aGroup({ name: unique('A-') })];
+      for (const g of [g1, g2]) {
+        await store.groups.insert(g);
+        await store.groups.addMember(g.id, user.id);
+      }
+      const client = aClient({ authorizationPolicy: policy.document.name });
+      const bare = aClient();
+      for (const c of [client, bare]) await store.clients.insert(c);
+      const token = aToken({ clientId: client.clientId, userId: user.id });
+      const other = aToken({ clientId: bare.clientId, userId: user.id });
+      for (const t of [token, other]) await store.tokens.insert(t);
+
+      const found = await store.tokens.findWithUser(token.tokenHash);
+      const subject = await store.policies.subject(policy.document.name, user.id);
+      assert.deepEqual(found?.clientPolicySubject, subject);
+      assert.deepEqual(subject, {
+        policy: { version: 1, document: JSON.stringify({ name: policy.document.name, access: { groups: ['Staff'] }, claims: [{ claim: 'tenant', value: 'acme' }] }) },
+        attributes: { department: ['Sales', 'Legal', 'Ops'], toString: ['x'], ['__proto__']: ['y'], level: ['3'] },
+        groups: [g2.name, g1.name],
+        organizations: [{ id: own.id, technicalName: own.technicalName, friendlyName: own.friendlyName }],
+      });
+      assert.equal((await store.tokens.findWithUser(other.tokenHash))?.clientPolicySubject, undefined);
+      // A user without attributes, groups or organization: empty facts, not missing ones.
+      const loner = await aStoredUser(store);
+      const lonely = aToken({ clientId: client.clientId, userId: loner.id });
+      await store.tokens.insert(lonely);
+      assert.deepEqual((await store.tokens.findWithUser(lonely.tokenHash))?.clientPolicySubject, { policy: subject.policy, attributes: {}, groups: [], organizations: [] });
+      // Read at each lookup: a new version of the policy shows at the next one.
+      await store.policies.update(parsePolicyDocument({ name: policy.document.name }), T0 + 1);
+      assert.equal((await store.tokens.findWithUser(token.tokenHash))?.clientPolicySubject?.policy?.version, 2);
     });
 
     test('concurrent updates each get their own version, and the stored document is one of them whole', async () => {

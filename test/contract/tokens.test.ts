@@ -67,9 +67,9 @@ for (const kind of DATABASES) {
     test('findWithUser reads the token with its user\'s profile; the user undefined when gone; an unknown hash is undefined', async () => {
       const { attributes: _attributes, ...profile } = await aStoredUser(harness.store, { givenName: 'Ada', attributes: { colour: ['blue'] } });
       const token = await stored({ userId: profile.id, revokedAt: T0 + 7 });
-      assert.deepEqual(await tokens.findWithUser(token.tokenHash), { token, user: profile, clientActive: false, clientUserinfoAlg: undefined, clientPolicy: undefined });
+      assert.deepEqual(await tokens.findWithUser(token.tokenHash), { token, user: profile, clientActive: false, clientUserinfoAlg: undefined, clientPolicy: undefined, clientPolicySubject: undefined });
       const orphan = await stored();
-      assert.deepEqual(await tokens.findWithUser(orphan.tokenHash), { token: orphan, user: undefined, clientActive: false, clientUserinfoAlg: undefined, clientPolicy: undefined });
+      assert.deepEqual(await tokens.findWithUser(orphan.tokenHash), { token: orphan, user: undefined, clientActive: false, clientUserinfoAlg: undefined, clientPolicy: undefined, clientPolicySubject: undefined });
       assert.equal(await tokens.findWithUser(aHash()), undefined);
     });
 
@@ -84,7 +84,7 @@ for (const kind of DATABASES) {
       assert.equal(await other.clients.update({ ...client, active: true, updatedAt: client.updatedAt + 2 }), true);
       assert.equal((await tokens.findWithUser(token.tokenHash))?.clientActive, true);
       assert.equal(await other.clients.delete(client.clientId), true);
-      assert.deepEqual(await tokens.findWithUser(token.tokenHash), { token, user: undefined, clientActive: false, clientUserinfoAlg: undefined, clientPolicy: undefined });
+      assert.deepEqual(await tokens.findWithUser(token.tokenHash), { token, user: undefined, clientActive: false, clientUserinfoAlg: undefined, clientPolicy: undefined, clientPolicySubject: undefined });
     });
 
     test("findWithUser reports the client's userinfo_signed_response_alg as stored now (AL-07)", async () => {
@@ -201,7 +201,7 @@ for (const kind of DATABASES) {
       await tokens.insert(token);
       assert.deepEqual(await tokens.find(token.tokenHash), token);
       assert.deepEqual(await otherTokens.find(token.tokenHash), token);
-      assert.deepEqual(await tokens.findWithUser(token.tokenHash), { token, user: undefined, clientActive: true, clientUserinfoAlg: undefined, clientPolicy: undefined });
+      assert.deepEqual(await tokens.findWithUser(token.tokenHash), { token, user: undefined, clientActive: true, clientUserinfoAlg: undefined, clientPolicy: undefined, clientPolicySubject: undefined });
       const batch = [aClientToken(), aToken()];
       await tokens.insertMany(batch);
       for (const t of batch) assert.deepEqual(await tokens.find(t.tokenHash), t);

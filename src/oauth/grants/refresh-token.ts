@@ -68,7 +68,9 @@ async function refresh(deps: OAuthDeps, client: Client, body: RawParams, ip?: st
     // The client's authorization policy, as stored now: a user it no longer lets in (removed from
     // the group, the policy changed) gets no new tokens. Thrown, so the unit rolls back and the
     // refresh token is not spent (docs/authorization.md).
-    if (!(await checkPolicyAccess(tx, client, user.id))) throw new InvalidGrant('The authorization policy of this client no longer allows this user.', { detail: 'authorization policy refused' });
+    // The facts read with the token serve when they are of the same policy (no second statement).
+    const alreadyRead = found.clientPolicy === client.authorizationPolicy ? found.clientPolicySubject : undefined;
+    if (!(await checkPolicyAccess(tx, client, user.id, alreadyRead))) throw new InvalidGrant('The authorization policy of this client no longer allows this user.', { detail: 'authorization policy refused' });
     const rotate = isPublicClient(client) || client.rotateRefreshTokens;
     // The unit runs as if alone, so nothing rotates the token between the read above and this
     // write; the guarded statement keeps the port's promise all the same.

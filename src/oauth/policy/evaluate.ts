@@ -3,14 +3,15 @@
  * use a client (the access rules), and which extra claims a response carries (the claim mappings).
  *
  * Never stale: the policy's row is read at each use, in the one statement that also reads the
- * user's attributes, groups and organization chain (PolicyStore.subject), so a change made on any
- * instance shows at the next response. Only the parsing of the document is cached, keyed by
+ * user's attributes, groups and organization chain (PolicyStore.subject, or for a token's
+ * responses the token's own lookup, TokenStore.findWithUser), so a change made on any instance
+ * shows at the next response. Only the parsing of the document is cached, keyed by
  * (name, version): a new version is a new key. A client without a policy costs no statement.
  */
 import type { Client } from '../../domain/client.ts';
 import { parsePolicyDocument, type ClaimMapping, type ClaimTarget, type PolicyDocument } from '../../domain/policy.ts';
 import { normalizeUsername, type UserProfile } from '../../domain/user.ts';
-import type { PolicyStore, PolicySubject } from '../../storage/ports.ts';
+import type { PolicyStore, PolicySubject, TokenWithUser } from '../../storage/ports.ts';
 
 /** What a policy evaluation reads: the store's policies (the store itself, or a unit of work's). */
 export type PolicyReader = { policies: Pick<PolicyStore, 'subject'> };
@@ -29,11 +30,17 @@ export interface PolicyFacts {
  * guessed from the document parsed last for this name, and read again in the rare case the policy
  * changed to need them since. Claims alone never need them.
  */
-export async function readPolicy(reader: PolicyReader, policyName: string | undefined, userId: string, options: { forAccess: boolean }): Promise<PolicyFacts | undefined> {
+export async function readPolicy(
+  reader: PolicyReader,
+  policyName: string | undefined,
+  userId: string,
+  options: { forAccess: boolean; alreadyRead?: PolicySubject | undefined },
+): Promise<PolicyFacts | undefined> {
   if (policyName === undefined) return undefined;
   const known = PARSED.get(policyName);
   const ancestors = options.forAccess && (known === undefined || needsAncestors(known.document));
-  let subject = await reader.policies.subject(policyName, userId, { ancestors });
+  // `alreadyRead`: the same facts read with the token (TokenWithUser.clientPolicySubject), which has no ancestors.
+  let subject = options.alreadyRead !== undefined && !ancestors ? options.alreadyRead : await reader.policies.subject(policyName, userId, { ancestors });
   let document = subject.policy === undefined ? undefined : parsedDocument(policyName, subject.policy);
   if (options.forAccess && !ancestors && needsAncestors(document)) {
     subject = await reader.policies.subject(policyName, userId, { ancestors: true });
@@ -116,23 +123,25 @@ export const POLICY_REFUSAL = 'The authorization policy of this client does not 
  * Whether the client's policy lets the user use it (docs/authorization.md): the one check of the
  * authorization endpoint (silent and after the login form), the refresh, password and device grants.
  */
-export async function checkPolicyAccess(reader: PolicyReader, client: Pick<Client, 'authorizationPolicy'>, userId: string): Promise<boolean> {
+export async function checkPolicyAccess(reader: PolicyReader, client: Pick<Client, 'authorizationPolicy'>, userId: string, alreadyRead?: PolicySubject): Promise<boolean> {
   if (client.authorizationPolicy === undefined) return true;
-  return policyAllows(await readPolicy(reader, client.authorizationPolicy, userId, { forAccess: true }));
+  return policyAllows(await readPolicy(reader, client.authorizationPolicy, userId, { forAccess: true, alreadyRead }));
 }
 
 /**
- * The claims the client's policy maps for `target` for this user and granted scope: what the ID
- * token, UserInfo and introspection add, and what a JWT access token (RFC 9068) carries for the
- * `access_token` target. No statement for a client without a policy.
+ * The claims the token's client's policy maps for `target` (UserInfo, introspection) for the
+ * token's user and scope, from the policy and facts read with the token itself
+ * (TokenStore.findWithUser): no statement of its own, and nothing at all for a client without a policy.
  */
-export async function policyClaimsFor(
-  reader: PolicyReader,
+export function tokenPolicyClaims(
+  found: Pick<TokenWithUser, 'clientPolicy' | 'clientPolicySubject'>,
   target: ClaimTarget,
-  grant: { policyName: string | undefined; user: UserProfile; scope: readonly string[] },
-): Promise<Record<string, unknown>> {
-  if (grant.policyName === undefined) return {};
-  return policyClaims(await readPolicy(reader, grant.policyName, grant.user.id, { forAccess: false }), grant.user, target, grant.scope);
+  grant: { user: UserProfile; scope: readonly string[] },
+): Record<string, unknown> {
+  const { clientPolicy: name, clientPolicySubject: subject } = found;
+  if (name === undefined || subject === undefined) return {};
+  const document = subject.policy === undefined ? undefined : parsedDocument(name, subject.policy);
+  return policyClaims({ document, subject }, grant.user, target, grant.scope);
 }
 
 /**

@@ -1,9 +1,9 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { MAX_ORGANIZATION_DEPTH } from '../../domain/organization.ts';
 import { parsePolicyDocument, policyDocumentJson, type Policy, type PolicyDocument } from '../../domain/policy.ts';
-import type { Attributes } from '../../domain/user.ts';
 import { MissingReferenceError, PolicyInUseError, type PolicyStore, type PolicySubject } from '../ports.ts';
 import { translated } from './errors.ts';
+import { addAttributeValue } from './policy-facts.ts';
 import { prepared } from './prepared.ts';
 import type { Database, PoliciesTable } from './schema.ts';
 
@@ -76,22 +76,16 @@ export class SqlPolicyStore implements PolicyStore {
     const statement = options.ancestors ? this.#q.subjectWithAncestors : this.#q.subject;
     const { rows } = await statement.execute({ policyName, userId }, this.#db);
     const subject: PolicySubject = { policy: undefined, attributes: {}, groups: [], organizations: [] };
-    const attributes: Attributes = subject.attributes;
-    const positions: Record<string, number[]> = {};
+    const valued: [name: string, position: number, value: string][] = [];
     for (const row of rows) {
       if (row.kind === 'policy') subject.policy = { version: Number(row.n), document: row.a };
       else if (row.kind === 'group') subject.groups.push(row.a);
       else if (row.kind === 'organization') subject.organizations[Number(row.n)] = { id: row.a, technicalName: row.b ?? '', friendlyName: row.c ?? '' };
-      else {
-        (attributes[row.a] ??= []).push(row.b ?? '');
-        (positions[row.a] ??= []).push(Number(row.n));
-      }
+      else valued.push([row.a, Number(row.n), row.b ?? '']);
     }
     // Values keep their stored order (the statement's union has none of its own).
-    for (const [name, values] of Object.entries(attributes)) {
-      const order = positions[name]!;
-      attributes[name] = values.map((value, i) => [order[i]!, value] as const).sort((x, y) => x[0] - y[0]).map(([, value]) => value);
-    }
+    valued.sort((x, y) => x[1] - y[1]);
+    for (const [name, , value] of valued) addAttributeValue(subject.attributes, name, value);
     subject.groups.sort();
     subject.organizations = subject.organizations.filter((o) => o !== undefined);
     return subject;

@@ -87,7 +87,7 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     policies: new SqlPolicyStore(db, sharing?.policies),
     sessions: new SqlSessionStore(db, sharing?.sessions),
     codes: new SqlCodeStore(db, sharing?.codes),
-    tokens: new SqlTokenStore(db, sharing?.tokens),
+    tokens: new SqlTokenStore(db, dialect, sharing?.tokens),
     keys: new SqlKeyStore(db, dialect),
     throttling: new SqlThrottleStore(db, dialect, sharing?.throttling),
     rateLimits: new SqlRateLimitStore(db, sharing?.rateLimits),

@@ -1,7 +1,9 @@
-import type { Expression, ExpressionBuilder, Kysely, Selectable, SqlBool } from 'kysely';
+import { sql, type Expression, type RawBuilder, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { Token, TokenKind } from '../../domain/grant.ts';
 import { isSigningAlg } from '../../crypto/algorithms.ts';
 import type { TokenStore, TokenWithUser } from '../ports.ts';
+import type { DialectName } from './database.ts';
+import { policyFactsColumns, subjectFromFacts } from './policy-facts.ts';
 import { prepared, type Prepared } from './prepared.ts';
 import type { Database, TokensTable, UsersTable } from './schema.ts';
 import { PROFILE_COLUMNS, profileFromRow, type ProfileColumn } from './user-store.ts';
@@ -14,9 +16,9 @@ export class SqlTokenStore implements TokenStore {
   readonly #q: ReturnType<typeof statements>;
 
   /** `sharing`: a store whose compiled statements to reuse (the same store inside a unit of work). */
-  constructor(db: Kysely<Database>, sharing?: SqlTokenStore) {
+  constructor(db: Kysely<Database>, dialect: DialectName, sharing?: SqlTokenStore) {
     this.#db = db;
-    this.#q = sharing ? sharing.#q : statements(db);
+    this.#q = sharing ? sharing.#q : statements(db, dialect);
   }
 
   async insert(t: Token): Promise<void> {
@@ -47,9 +49,17 @@ export class SqlTokenStore implements TokenStore {
     const row = await this.#q.findWithUser.first({ tokenHash }, this.#db);
     if (!row) return undefined;
     // A left join: no user row leaves every user__ column null; no client row, client__active.
-    const { client__active: clientActive, client__userinfo_alg: userinfoAlg, client__policy: clientPolicy, ...tokenRow } = row;
+    const { client__active: clientActive, client__userinfo_alg: userinfoAlg, client__policy: clientPolicy, policy__version: policyVersion, policy__document: policyDocument, facts__attributes: attributes, facts__groups: groups, facts__organization: organization, ...tokenRow } = row;
     const user = row.user__id === null ? undefined : profileFromRow(Object.fromEntries(PROFILE_COLUMNS.map((column) => [column, row[`user__${column}`]])) as Pick<UsersTable, ProfileColumn>);
-    return { token: fromRow(tokenRow), user, clientActive: Number(clientActive) === 1, clientUserinfoAlg: isSigningAlg(userinfoAlg) ? userinfoAlg : undefined, clientPolicy: clientPolicy ?? undefined };
+    const policy = policyVersion === null || policyDocument === null ? undefined : { version: Number(policyVersion), document: policyDocument };
+    return {
+      token: fromRow(tokenRow),
+      user,
+      clientActive: Number(clientActive) === 1,
+      clientUserinfoAlg: isSigningAlg(userinfoAlg) ? userinfoAlg : undefined,
+      clientPolicy: clientPolicy ?? undefined,
+      clientPolicySubject: clientPolicy === null || attributes === null || groups === null ? undefined : subjectFromFacts(policy, { attributes, groups, organization }),
+    };
   }
 
   async markRotated(tokenHash: string, now: number): Promise<boolean> {
@@ -61,8 +71,7 @@ export class SqlTokenStore implements TokenStore {
   }
 
   async rekey(fromHash: string, toHash: string): Promise<boolean> {
-    const result = await this.#db.updateTable('tokens').set({ token_hash: toHash }).where('token_hash', '=', fromHash).executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return (await this.#q.rekey.affected({ fromHash, toHash }, this.#db)) > 0;
   }
 
   async revokeFamily(familyId: string, now: number): Promise<number> {
@@ -121,7 +130,7 @@ export class SqlTokenStore implements TokenStore {
  * The hot paths' statements, compiled once per store (src/storage/sql/prepared.ts). A grant
  * inserts one or two rows (access token, refresh token); larger batches are built as they come.
  */
-function statements(db: Kysely<Database>) {
+function statements(db: Kysely<Database>, dialect: DialectName) {
   const insertRows = (count: number) =>
     prepared<Record<string, unknown>, unknown>(db, (p) =>
       db.insertInto('tokens').values(Array.from({ length: count }, (_, i) => Object.fromEntries(TOKEN_COLUMNS.map((column) => [column, p(`${i}.${column}`)])) as unknown as TokensTable)),
@@ -137,15 +146,40 @@ function statements(db: Kysely<Database>) {
         // The client's current state, by primary key in the same statement: a token of a
         // deactivated or deleted client stops working at once, on every instance.
         .leftJoin('clients', 'clients.client_id', 'tokens.client_id')
+        // The client's authorization policy and the user's facts it reads, in the same statement
+        // (bench S10: a second statement cost about a quarter of an introspection). The facts
+        // are computed only for a client with a policy; for any other they are null, unread.
+        .leftJoin('policies', 'policies.name', 'clients.authorization_policy')
         .selectAll('tokens')
         .select(PROFILE_COLUMNS.map((column) => `users.${column} as user__${column}` as const))
         .select(['clients.active as client__active', 'clients.userinfo_signed_response_alg as client__userinfo_alg', 'clients.authorization_policy as client__policy'])
+        .select(['policies.version as policy__version', 'policies.document as policy__document'])
+        .select(() => {
+          const facts = policyFactsColumns(dialect, sql.ref('tokens.user_id'), sql.ref('users.organization_id'));
+          const onlyWithPolicy = <T>(column: RawBuilder<T>) => sql<T | null>`case when clients.authorization_policy is null then null else ${column} end`;
+          return [onlyWithPolicy(facts.attributes).as('facts__attributes'), onlyWithPolicy(facts.groups).as('facts__groups'), onlyWithPolicy(facts.organization).as('facts__organization')];
+        })
         .where('tokens.token_hash', '=', p('tokenHash')),
-    ) as Prepared<{ tokenHash: string }, Selectable<TokensTable> & UserColumns & { client__active: number | null; client__userinfo_alg: string | null; client__policy: string | null }>,
+    ) as Prepared<
+      { tokenHash: string },
+      Selectable<TokensTable> &
+        UserColumns & {
+          client__active: number | null;
+          client__userinfo_alg: string | null;
+          client__policy: string | null;
+          policy__version: number | string | null;
+          policy__document: string | null;
+          facts__attributes: string | null;
+          facts__groups: string | null;
+          facts__organization: string | null;
+        }
+    >,
     markRotated: prepared<{ tokenHash: string; now: number }, unknown>(db, (p) =>
       db.updateTable('tokens').set({ rotated_at: p('now') }).where('token_hash', '=', p('tokenHash')).where('rotated_at', 'is', null).where('revoked_at', 'is', null),
     ),
     revoke: prepared<{ tokenHash: string; now: number }, unknown>(db, (p) => db.updateTable('tokens').set({ revoked_at: p('now') }).where('token_hash', '=', p('tokenHash')).where('revoked_at', 'is', null)),
+    // Every code exchange for a JWT access token (issue-tokens.ts, finishTokens): a hot path too.
+    rekey: prepared<{ fromHash: string; toHash: string }, unknown>(db, (p) => db.updateTable('tokens').set({ token_hash: p('toHash') }).where('token_hash', '=', p('fromHash'))),
   };
 }
 
