@@ -40,26 +40,23 @@ export async function introspect(deps: OAuthDeps, authorization: string | undefi
   // §6, §10.4), so to any other caller it is a token we do not want to tell about (RFC 7662 §4:
   // answer active=false). Access tokens stay introspectable by resource servers (§1).
   if (token.kind === 'refresh_token' && token.clientId !== caller.clientId) return INACTIVE;
+  // Split once: the policy's scope gate and the audiences read the same values.
+  const scope = token.scope === '' ? [] : token.scope.split(' ');
   if (isClientToken(token)) {
-    return { active: true, ...clientTokenClaims(deps.config.issuer, token), aud: caller.clientId, scope: token.scope, client_id: token.clientId, token_type: token.kind, token_audiences: audiencesOf(token) };
+    return { active: true, ...clientTokenClaims(deps.config.issuer, token), aud: caller.clientId, scope: token.scope, client_id: token.clientId, token_type: token.kind, token_audiences: scopeAudiences(scope) };
   }
   if (!user || user.status !== 'enabled') return INACTIVE;
   return {
     active: true,
     ...userInfoClaims(deps.config.issuer, token, user),
     // The token's client's policy, its introspection claims (docs/authorization.md); protected names cannot be among them.
-    ...tokenPolicyClaims(found, 'introspection', { user, scope: token.scope.split(' ') }),
+    ...tokenPolicyClaims(found, 'introspection', { user, scope }),
     aud: caller.clientId,
     scope: token.scope,
     client_id: token.clientId,
     token_type: token.kind,
-    token_audiences: audiencesOf(token),
+    token_audiences: scopeAudiences(scope),
   };
-}
-
-/** The token's audiences: the client_ids in its scope (a granted scope holds supported values and audiences only). */
-function audiencesOf(token: Token): string[] {
-  return scopeAudiences(token.scope === '' ? [] : token.scope.split(' '));
 }
 
 function isActive(token: Token, now: number): boolean {
