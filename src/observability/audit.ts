@@ -23,8 +23,12 @@ interface From {
  * Never the API account's name, which the logs treat as half a credential.
  */
 export interface Actor {
-  via: 'cli' | 'identity-api';
-  /** The OS account (CLI) or the bearer token's user id (identity API; absent for a client's own token). */
+  /**
+   * `manage-api`: the management API (and so the web console, which calls it with its signed-in
+   * administrator's token); `dcr`: RFC 7591/7592 dynamic client registration, named by clientId.
+   */
+  via: 'cli' | 'identity-api' | 'manage-api' | 'dcr';
+  /** The OS account (CLI) or the bearer token's user id (identity and management APIs; absent for a client's own token). */
   caller?: string;
   method?: 'bearer' | 'basic' | 'url_params';
   clientId?: string;

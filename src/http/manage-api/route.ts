@@ -1,0 +1,63 @@
+/**
+ * A route of the management API (`/manage/api/v1`) as data: method, path, schemas, documentation,
+ * the role it needs and a handler that calls a use case. The plugin registers the table
+ * (routes/index.ts) with Fastify and openapi.ts publishes the same table, so the served routes and
+ * the document cannot drift apart. docs/management-api.md.
+ */
+import type { Actor } from '../../observability/audit.ts';
+import type { HttpDeps } from '../deps.ts';
+
+export type ManageMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export type JsonSchema = Record<string, unknown>;
+
+/**
+ * Who calls: an administrator (may change things), a reader (GATEHOUSE_ADMIN_READONLY_GROUP: sees
+ * everything, changes nothing). `userId` is absent for a client's own token (client_credentials).
+ */
+export interface ManageCaller {
+  role: 'admin' | 'reader';
+  userId?: string;
+  clientId: string;
+}
+
+export interface ManageCall {
+  deps: HttpDeps;
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  body: unknown;
+  /** Who the audit events of a change name (`via: 'manage-api'`). */
+  actor: Actor;
+  caller: ManageCaller;
+}
+
+export interface ManageResult {
+  /** 200 unless said; 204 sends no body. */
+  status?: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface ManageResponseDoc {
+  description: string;
+  schema?: JsonSchema;
+}
+
+export interface ManageRoute {
+  method: ManageMethod;
+  /** Below `/manage/api/v1`, in Fastify's syntax: `/clients/:id`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  /** The OpenAPI tag: the resource, e.g. `Clients`. */
+  tag: string;
+  /** `read`: any manager; `write`: administrators only. GET is read, everything else write. */
+  access: 'read' | 'write';
+  params?: JsonSchema;
+  querystring?: JsonSchema;
+  body?: JsonSchema;
+  /** The success answers; error answers (problem details) are common to every route. */
+  responses: Record<number, ManageResponseDoc>;
+  handle(call: ManageCall): Promise<ManageResult>;
+}

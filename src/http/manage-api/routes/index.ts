@@ -1,0 +1,8 @@
+/**
+ * The management API's route registry: each resource is one file that declares its routes; the
+ * plugin registers this list and openapi.ts documents it. Add a resource by adding its line.
+ */
+import type { ManageRoute } from '../route.ts';
+
+export const MANAGE_ROUTES: ManageRoute[] = [
+];
