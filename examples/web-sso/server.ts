@@ -1,7 +1,9 @@
 /**
  * Web single sign-on with gatehouse (use case 1): a confidential web application that signs the
  * user in with the authorization code grant (PKCE S256, state, nonce), shows the ID token and
- * UserInfo claims, and signs out through the OpenID Provider's end_session_endpoint.
+ * UserInfo claims (fetched again with the same access token on demand, so a token the provider has
+ * revoked — its session ended by an administrator, say — is seen refused), and signs out through
+ * the OpenID Provider's end_session_endpoint.
  *
  * Plain node:http and openid-client v6; run from the repository root with `node examples/web-sso/server.ts`.
  * Settings (environment): CLIENT_ID and CLIENT_SECRET (required, from `gatehouse client create`),
@@ -38,7 +40,7 @@ interface Session {
   /** Between /login and /callback: the secrets that bind the authorization response to this browser. */
   pending?: { codeVerifier: string; state: string; nonce: string };
   /** After a successful login. */
-  login?: { idToken: string; idTokenClaims: Record<string, unknown>; userinfo: Record<string, unknown> };
+  login?: { idToken: string; idTokenClaims: Record<string, unknown>; userinfo: Record<string, unknown>; accessToken: string; userinfoError?: string };
 }
 
 const SESSION_COOKIE = 'web_sso_example_sid';
@@ -108,6 +110,8 @@ ${row('auth_time', authTime)}
 <pre id="id-token-claims">${escapeHtml(JSON.stringify(claims, null, 2))}</pre>
 <h2>UserInfo claims</h2>
 <pre id="userinfo-claims">${escapeHtml(JSON.stringify(login.userinfo, null, 2))}</pre>
+${login.userinfoError === undefined ? '' : `<p id="userinfo-error" role="alert">The access token was refused: ${escapeHtml(login.userinfoError)}</p>`}
+<form method="post" action="/userinfo"><button type="submit">Fetch UserInfo again</button></form>
 <form method="post" action="/logout"><button type="submit">Log out</button></form>`,
   );
 }
@@ -148,13 +152,33 @@ async function callback(request: IncomingMessage, response: ServerResponse): Pro
     });
     const idTokenClaims = tokens.claims()!;
     const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, idTokenClaims.sub);
-    newSession(response, { login: { idToken: tokens.id_token!, idTokenClaims: { ...idTokenClaims }, userinfo: { ...userinfo } } }, current.id);
+    newSession(response, { login: { idToken: tokens.id_token!, idTokenClaims: { ...idTokenClaims }, userinfo: { ...userinfo }, accessToken: tokens.access_token } }, current.id);
     redirect(response, '/');
   } catch (error) {
     const detail = error instanceof oidc.AuthorizationResponseError ? `${error.error}: ${error.error_description ?? ''}` : String(error);
     console.error('login failed:', error);
     page(response, 400, 'Login failed', `<p>${escapeHtml(detail)}</p><p><a href="/">Start again</a>.</p>`);
   }
+}
+
+/**
+ * POST /userinfo: UserInfo again with the access token from the login. A revoked or expired token
+ * is answered 401 with `WWW-Authenticate: Bearer error="invalid_token"` (RFC 6750 §3.1), shown as is.
+ */
+async function refreshUserinfo(request: IncomingMessage, response: ServerResponse): Promise<void> {
+  const login = sessionOf(request)?.session.login;
+  if (!login) {
+    redirect(response, '/');
+    return;
+  }
+  try {
+    login.userinfo = { ...(await oidc.fetchUserInfo(config, login.accessToken, String(login.idTokenClaims.sub))) };
+    delete login.userinfoError;
+  } catch (error) {
+    const challenge = error instanceof oidc.WWWAuthenticateChallengeError ? error.cause[0] : undefined;
+    login.userinfoError = challenge ? `${challenge.parameters.error ?? challenge.scheme}${challenge.parameters.error_description ? ` (${challenge.parameters.error_description})` : ''}` : String(error);
+  }
+  redirect(response, '/');
 }
 
 /** POST /logout: forget the local session, then let the OpenID Provider end its SSO session and send the browser back. */
@@ -184,6 +208,8 @@ const server = createServer((request, response) => {
         return login(request, response);
       case 'GET /callback':
         return callback(request, response);
+      case 'POST /userinfo':
+        return refreshUserinfo(request, response);
       case 'POST /logout':
         return logout(request, response);
       default:

@@ -195,6 +195,12 @@ describe('the examples against a real gatehouse on sqlite', () => {
       assert.equal(userinfo.email, 'alice@example.com');
       assert.equal(userinfo.name, 'Alice Example');
 
+      // The same access token fetches UserInfo again while the SSO session lives.
+      await page.getByRole('button', { name: 'Fetch UserInfo again' }).click();
+      await page.locator('#userinfo-claims').waitFor();
+      assert.equal(await page.locator('#userinfo-error').count(), 0, 'the token is still accepted');
+      assert.equal((JSON.parse(await page.locator('#userinfo-claims').innerText()) as Record<string, unknown>).sub, users.alice);
+
       await page.getByRole('button', { name: 'Log out' }).click();
       await page.getByText('You are not signed in.').waitFor();
       assert.equal(page.url(), `${origin}/`);
