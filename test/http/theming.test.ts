@@ -213,7 +213,7 @@ describe('an invalid theme stops start-up, naming the file and the field', () =>
     assert.match(refusal(brokenTheme((_dir, json) => (json.colors = { link: 'red' }))), /theme\.json: colors\.link: "red" is not a colour/);
     assert.match(refusal(brokenTheme((_dir, json) => (json.colors = { text: 'rgb(1,2,3) !important' }))), /colors\.text: .* is not a colour/);
     assert.match(refusal(brokenTheme((_dir, json) => (json.colors = { shadow: '#000' }))), /colors\.shadow: is not a theme colour/);
-    for (const bad of ['red;}body{', 'rgb(1,2,3);x', 'rgb(300,0,0)', 'url(x)', 'var(--x)', 'rgb(1,2,3)/**/', 'hsl(1,2,3)', '#abcd', '#12345', 'expression(alert(1))']) assert.equal(parseCssColor(bad), undefined, bad);
+    for (const bad of ['red;}body{', '#abc;}body{', '#abcdef }', 'rgb(1,2,3) }', 'rgb(1,2,3);x', 'rgb(300,0,0)', 'url(x)', 'var(--x)', 'rgb(1,2,3)/**/', 'hsl(1,2,3)', '#abcd', '#12345', 'expression(alert(1))']) assert.equal(parseCssColor(bad), undefined, bad);
     for (const good of ['#abc', '#a1b2c3', '#a1b2c3d4', 'rgb(1, 2, 3)', 'rgb(1 2 3 / 50%)', 'rgba(1,2,3,0.5)', 'hsl(120deg 50% 40%)', 'HSL(120, 50%, 40%)']) assert.ok(parseCssColor(good), good);
   });
 
