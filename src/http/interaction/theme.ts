@@ -48,6 +48,8 @@ export interface Theme {
   assets: ReadonlyMap<string, ThemeAsset>;
   /** The catalogue with the theme's texts laid over it, by locale. */
   messages: Readonly<Record<ThemeLocale, Messages>>;
+  /** The keys the theme overrides, dotted (`signInErrors.server_error`), by locale: what `gatehouse theme check` and the console list. */
+  overridden: Readonly<Record<ThemeLocale, readonly string[]>>;
 }
 
 /** Refusal of a theme: `<file>: <field>: <why>`, so the operator knows where to look. */
@@ -110,10 +112,10 @@ export function loadTheme(folder: string): Theme {
   const customCss = doc.css === undefined ? undefined : cssFile(dir, jsonFile, doc.css);
   const colors = themeColors(jsonFile, doc.colors);
   const stylesheet = asset('theme.css', 'text/css; charset=utf-8', Buffer.from(themeStylesheet(colors), 'utf8'));
-  const messages = themeMessages(dir, jsonFile, doc.texts);
+  const { messages, overridden } = themeMessages(dir, jsonFile, doc.texts);
 
   const assets = new Map([stylesheet, logo, favicon, customCss].filter((a): a is ThemeAsset => a !== undefined).map((a) => [a.name, a]));
-  return { dir, productName: productName.trim(), logo, favicon, stylesheet, customCss, assets, messages };
+  return { dir, productName: productName.trim(), logo, favicon, stylesheet, customCss, assets, messages, overridden };
 }
 
 function asset(name: string, contentType: string, body: Buffer): ThemeAsset {
@@ -367,11 +369,12 @@ const placeholders = (text: string) => new Set(text.match(/\{[a-z]+\}/gi) ?? [])
  * `texts.<locale>` or from `texts/<locale>.json`, not both. Keys are the catalogue's, dotted for
  * its groups (`signInErrors.invalid_client`), or nested objects of them.
  */
-function themeMessages(dir: string, jsonFile: string, value: unknown): Record<ThemeLocale, Messages> {
+function themeMessages(dir: string, jsonFile: string, value: unknown): Pick<Theme, 'messages' | 'overridden'> {
   if (value !== undefined && (typeof value !== 'object' || value === null || Array.isArray(value))) throw new ThemeError(jsonFile, 'texts', 'must be an object of locales (en, fi, sv)');
   const inline = (value ?? {}) as Record<string, unknown>;
   for (const key of Object.keys(inline)) if (!(LOCALES as string[]).includes(key)) throw new ThemeError(jsonFile, `texts.${key}`, `is not a locale of the pages (${LOCALES.join(', ')})`);
   const out = {} as Record<ThemeLocale, Messages>;
+  const overridden = {} as Record<ThemeLocale, string[]>;
   for (const locale of LOCALES) {
     const file = join(dir, 'texts', `${locale}.json`);
     const fromFile = existsSync(file);
@@ -381,12 +384,15 @@ function themeMessages(dir: string, jsonFile: string, value: unknown): Record<Th
     const given = fromFile ? readJson(file, THEME_LIMITS.texts) : inline[locale];
     if (given === undefined) {
       out[locale] = CATALOGUE[locale];
+      overridden[locale] = [];
       continue;
     }
     if (typeof given !== 'object' || given === null || Array.isArray(given)) throw new ThemeError(source, `texts.${locale}`, 'must be an object of text keys');
-    out[locale] = overlay(CATALOGUE[locale], textOverrides(source, fieldPrefix, locale, given as Record<string, unknown>));
+    const overrides = textOverrides(source, fieldPrefix, locale, given as Record<string, unknown>);
+    out[locale] = overlay(CATALOGUE[locale], overrides);
+    overridden[locale] = [...overrides.keys()];
   }
-  return out;
+  return { messages: out, overridden };
 }
 
 function textOverrides(file: string, fieldPrefix: string, locale: ThemeLocale, given: Record<string, unknown>): Map<string, string> {
