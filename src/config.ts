@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_FILE_VARIABLE, readConfigFile } from './config-file.ts';
 import { ACCESS_TOKEN_FORMATS } from './oauth/access-token-format.ts';
+import { loadTheme, type Theme } from './http/interaction/theme.ts';
 
 /**
  * The default GATEHOUSE_HOME: `data` in the installation folder (where package.json is), so the
@@ -486,11 +487,18 @@ export const settings = {
     doc: 'Mark cookies Secure (and give them the __Host- prefix).',
     parse: boolean,
   }),
+  theme: setting<Theme>({
+    env: 'GATEHOUSE_THEME_DIR',
+    type: 'path',
+    default: undefined,
+    doc: 'Folder of a login-page theme: `theme.json` with the product name, logo, favicon, colours, custom CSS and per-locale texts (docs/theming.md; example: examples/theme). Read and validated once at start-up: an invalid theme stops start-up with a message naming the file and field. Unset: the built-in look.',
+    parse: (raw) => loadTheme(nonEmpty(raw)),
+  }),
 };
 
 type Settings = typeof settings;
 type ParsedSetting<S> = S extends Setting<infer T> ? T : never;
-type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'auditLog' | 'metricsPort' | 'metricsToken' | 'configFile';
+type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'auditLog' | 'metricsPort' | 'metricsToken' | 'configFile' | 'theme';
 // `home` and `databaseUrl` are always set: their defaults are derived (loadConfig).
 
 export type Config = {
@@ -579,7 +587,7 @@ function configFileSettings(env: Env): Record<string, string> {
 }
 
 /** The first path segments of the OpenID Provider's routes when the issuer is a bare host. */
-const ROOT_ISSUER_SEGMENTS = ['.well-known', 'oauth2', 'status', 'assets'];
+const ROOT_ISSUER_SEGMENTS = ['.well-known', 'oauth2', 'status', 'assets', 'theme'];
 
 /**
  * The identity API (`/{prefix}/services/...`) and the health checks (`/health/...`) stay at the

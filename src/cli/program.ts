@@ -12,6 +12,7 @@ import { registerKeyCommands } from './keys.ts';
 import { registerOrganizationCommands } from './orgs.ts';
 import { registerPolicyCommands } from './policies.ts';
 import { registerServerCommands } from './server.ts';
+import { registerThemeCommands } from './theme.ts';
 import { registerUserCommands } from './users.ts';
 import { VERSION } from '../version.ts';
 
@@ -33,6 +34,7 @@ export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'wri
   registerServerCommands(program);
   registerCleanupCommands(program);
   registerConsentCommands(program);
+  registerThemeCommands(program);
   return program;
 }
 

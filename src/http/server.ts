@@ -7,6 +7,7 @@ import { identityApiRoutes } from './identity-api/plugin.ts';
 import { consentRoutes } from './interaction/consent-route.ts';
 import { deviceRoutes } from './interaction/device-routes.ts';
 import { interactionRoutes } from './interaction/login-route.ts';
+import { themeRoutes } from './interaction/theme-routes.ts';
 import { parseParams } from './params.ts';
 import { BODY_LIMIT, clientErrorHandler, frameworkErrorHandler, MAX_HEADER_SIZE, useRequestLimits } from './plugins/limits.ts';
 import { CorsOriginSet } from './plugins/cors.ts';
@@ -79,6 +80,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   await app.register(async (scope) => tokenRoutes(scope, deps, corsOrigins));
   await app.register(async (scope) => userInfoRoutes(scope, deps, corsOrigins));
   await app.register(async (scope) => identityApiRoutes(scope, deps));
+  await app.register(async (scope) => themeRoutes(scope, deps));
   return app;
 }
 

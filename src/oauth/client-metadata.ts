@@ -138,8 +138,8 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
  * counts as absent. Every key must be one gatehouse implements: RFC 7591 §2 lets a server ignore
  * the others, but gatehouse refuses them, naming the key, rather than store a promise it does not
  * keep (docs/decisions.md). Keys without a typed column (`aud`, `response_types`,
- * `id_token_scope_claims`, `logo_uri` and `client_name#<language>`,
- * both shown on the login page) are validated and kept in `metadata`.
+ * `id_token_scope_claims`, `logo_uri`, `client_name#<language>` and `logo_uri#<language>`,
+ * shown on the login page) are validated and kept in `metadata`.
  * Whether `aud` names registered clients needs the store: client-registration.ts checks it.
  */
 export function parseClientMetadata(document: unknown): ClientSettings {
@@ -151,8 +151,8 @@ export function parseClientMetadata(document: unknown): ClientSettings {
     if (IMPLEMENTED_KEYS.has(key)) continue;
     // Own keys only, as for grant_types below: "constructor" must not find Object.prototype's.
     if (Object.hasOwn(UNSUPPORTED_KEYS, key)) throw new InvalidClientMetadata(key, `is not supported: ${UNSUPPORTED_KEYS[key]}`);
-    if (key.startsWith(`${LOCALIZED_NAME}#`)) continue;
-    if (key.includes('#')) throw new InvalidClientMetadata(key, `is not supported: of the language-tagged metadata (RFC 7591 §2.2) only ${LOCALIZED_NAME}#<language> is shown`);
+    if (LOCALIZED_KEYS.some((base) => key.startsWith(`${base}#`))) continue;
+    if (key.includes('#')) throw new InvalidClientMetadata(key, `is not supported: of the language-tagged metadata (RFC 7591 §2.2) only ${LOCALIZED_KEYS.map((base) => `${base}#<language>`).join(' and ')} are shown`);
     throw new InvalidClientMetadata(key, 'is not a client metadata key gatehouse implements; remove it (in an update, set it to null)');
   }
 
@@ -197,9 +197,13 @@ export function parseClientMetadata(document: unknown): ClientSettings {
   }
   if (doc.allowed_cors_origins !== undefined) doc.allowed_cors_origins = corsOriginList(doc.allowed_cors_origins);
   for (const key of Object.keys(doc)) {
-    if (!key.startsWith(`${LOCALIZED_NAME}#`)) continue;
-    languageTag(key, key.slice(LOCALIZED_NAME.length + 1));
-    doc[key] = clientName(doc[key], key);
+    if (key.startsWith(`${LOCALIZED_NAME}#`)) {
+      languageTag(key, key.slice(LOCALIZED_NAME.length + 1));
+      doc[key] = clientName(doc[key], key);
+    } else if (key.startsWith(`${LOCALIZED_LOGO}#`)) {
+      languageTag(key, key.slice(LOCALIZED_LOGO.length + 1));
+      logoUri(doc[key], key);
+    }
   }
 
   return {
@@ -268,8 +272,10 @@ function clientName(value: unknown, field = 'client_name'): string {
   return name;
 }
 
-/** The one language-tagged key gatehouse shows (on the login page): `client_name#fi`, `client_name#sv-FI`. */
+/** The language-tagged keys gatehouse shows (on the login and consent pages): `client_name#fi`, `client_name#sv-FI`, `logo_uri#fi`. */
 const LOCALIZED_NAME = 'client_name';
+const LOCALIZED_LOGO = 'logo_uri';
+const LOCALIZED_KEYS = [LOCALIZED_NAME, LOCALIZED_LOGO] as const;
 
 /** BCP 47 (RFC 5646 §2.1) language tag of a `client_name#<tag>` key (RFC 7591 §2.2). */
 function languageTag(field: string, tag: string): void {
@@ -290,8 +296,8 @@ function languageTag(field: string, tag: string): void {
  * (img-src is widened to this origin on the login page only, see imageSource in
  * src/http/plugins/security-headers.ts), so an IPv6 literal is refused.
  */
-function logoUri(value: unknown): void {
-  const refuse = (why: string) => new InvalidClientMetadata('logo_uri', why);
+function logoUri(value: unknown, field = 'logo_uri'): void {
+  const refuse = (why: string) => new InvalidClientMetadata(field, why);
   if (typeof value !== 'string' || value === '') throw refuse('must be a URL string');
   if (value.length > 2048 || /[^\x21-\x7e]/.test(value)) throw refuse('must be printable ASCII, at most 2048 characters');
   let url: URL;
@@ -314,10 +320,15 @@ function logoUri(value: unknown): void {
  * (`client_name#fi-FI`), else `client_name` (RFC 7591 §2.2: the untagged value is the default).
  */
 export function clientNameFor(client: Pick<Client, 'name' | 'metadata'>, language: string): string {
-  const tagged = Object.entries(client.metadata).filter((entry): entry is [string, string] => entry[0].startsWith(`${LOCALIZED_NAME}#`) && typeof entry[1] === 'string');
+  return localized(client.metadata, LOCALIZED_NAME, language) ?? client.name;
+}
+
+/** The value of `<base>#<tag>` for `language`: exact tag first, then by primary subtag; undefined when none is a string. */
+function localized(metadata: Client['metadata'], base: string, language: string): string | undefined {
+  const tagged = Object.entries(metadata).filter((entry): entry is [string, string] => entry[0].startsWith(`${base}#`) && typeof entry[1] === 'string');
   const wanted = language.toLowerCase();
-  const tagOf = (key: string) => key.slice(LOCALIZED_NAME.length + 1).toLowerCase();
-  return (tagged.find(([key]) => tagOf(key) === wanted) ?? tagged.find(([key]) => tagOf(key).split('-')[0] === wanted))?.[1] ?? client.name;
+  const tagOf = (key: string) => key.slice(base.length + 1).toLowerCase();
+  return (tagged.find(([key]) => tagOf(key) === wanted) ?? tagged.find(([key]) => tagOf(key).split('-')[0] === wanted))?.[1];
 }
 
 /**
@@ -329,9 +340,14 @@ export function consentRequired(client: Pick<Client, 'metadata'>): boolean {
   return client.metadata.consent_required === true;
 }
 
-/** The client's registered `logo_uri`, when it is a string (a row stored before it was validated may hold anything). */
-export function logoUriOf(client: Pick<Client, 'metadata'>): string | undefined {
-  return typeof client.metadata.logo_uri === 'string' ? client.metadata.logo_uri : undefined;
+/**
+ * The client's registered `logo_uri`, when it is a string (a row stored before it was validated
+ * may hold anything); with `language`, its `logo_uri#<tag>` for that language first (RFC 7591
+ * §2.2, chosen as clientNameFor chooses the name).
+ */
+export function logoUriOf(client: Pick<Client, 'metadata'>, language?: string): string | undefined {
+  const tagged = language === undefined ? undefined : localized(client.metadata, LOCALIZED_LOGO, language);
+  return tagged ?? (typeof client.metadata.logo_uri === 'string' ? client.metadata.logo_uri : undefined);
 }
 
 function grantTypes(value: unknown): GrantType[] {

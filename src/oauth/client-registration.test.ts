@@ -17,7 +17,7 @@ import {
   setClientActive,
   updateClient,
 } from './client-registration.ts';
-import { clientNameFor, clientWarnings, corsOriginsOf } from './client-metadata.ts';
+import { clientNameFor, clientWarnings, corsOriginsOf, logoUriOf } from './client-metadata.ts';
 
 class MemoryClients implements ClientStore {
   readonly rows = new Map<string, Client>();
@@ -287,6 +287,10 @@ describe('registerClient', () => {
     assert.equal(clientNameFor(client, 'fi'), 'Verkkokauppa');
     assert.equal(clientNameFor(client, 'sv'), 'Webbutik');
     assert.equal(clientNameFor(client, 'en'), client.name);
+    const logos = (await register({ logo_uri: 'https://shop.example/logo.png', 'logo_uri#fi': 'https://shop.example/logo-fi.png' })).client;
+    assert.equal(logoUriOf(logos, 'fi'), 'https://shop.example/logo-fi.png');
+    assert.equal(logoUriOf(logos, 'sv'), 'https://shop.example/logo.png', 'no logo_uri#sv: the untagged one');
+    assert.equal(logoUriOf(logos), 'https://shop.example/logo.png');
     assert.equal((await register({ logo_uri: 'http://127.0.0.1:3000/logo.svg' })).client.metadata.logo_uri, 'http://127.0.0.1:3000/logo.svg');
     await refused({ logo_uri: 'http://shop.example/logo.png' }, 'logo_uri', /^logo_uri: must be an https URL \(http only on a loopback host\)$/);
     await refused({ logo_uri: 'javascript:alert(1)' }, 'logo_uri', /must name its host|https URL/);
@@ -299,7 +303,10 @@ describe('registerClient', () => {
     await refused({ 'client_name#fi': 'a\u0007b' }, 'client_name#fi', /control characters/);
     await refused({ 'client_name#': 'x' }, 'client_name#', /not a BCP 47 language tag/);
     await refused({ 'client_name#not a tag': 'x' }, 'client_name#not a tag', /not a BCP 47 language tag/);
-    await refused({ 'tos_uri#fi': 'https://shop.example/tos' }, 'tos_uri#fi', /^tos_uri#fi: is not supported: of the language-tagged metadata \(RFC 7591 §2.2\) only client_name#<language> is shown$/);
+    await refused({ 'logo_uri#fi': 'http://shop.example/logo.png' }, 'logo_uri#fi', /https URL/);
+    await refused({ 'logo_uri#fi': 'https://shop.example/logo.png#x' }, 'logo_uri#fi', /fragment/);
+    await refused({ 'logo_uri#x y': 'https://shop.example/logo.png' }, 'logo_uri#x y', /not a BCP 47 language tag/);
+    await refused({ 'tos_uri#fi': 'https://shop.example/tos' }, 'tos_uri#fi', /^tos_uri#fi: is not supported: of the language-tagged metadata \(RFC 7591 §2.2\) only client_name#<language> and logo_uri#<language> are shown$/);
   });
 
   test('allowed_cors_origins: origins only (scheme://host[:port]), https or loopback http, stored as browsers send them (SP-11)', async () => {

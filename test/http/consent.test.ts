@@ -84,7 +84,7 @@ for (const db of DATABASES) {
       const { html } = await signIn(user, { scope: `openid profile email ${resourceServer.clientId}` });
       assert.match(html, /<h1>Allow access\?<\/h1>/);
       assert.match(html, /<p class="client">Partner App asks for access to your account.<\/p>/);
-      assert.match(html, /<img class="logo" src="https:\/\/partner.example\/logo.png" alt="Partner App logo">/);
+      assert.match(html, /<img class="logo" src="https:\/\/partner.example\/logo.png" alt="Partner App logo" referrerpolicy="no-referrer">/);
       assert.deepEqual(listItems(html, 'consent-scopes'), ['Sign you in', 'See your name and username', 'See your email address']);
       assert.deepEqual(listItems(html, 'consent-claims'), ['An identifier for you', 'Your full name', 'Your first name', 'Your last name', 'Your username', 'When your profile last changed', 'Your email address']);
       assert.deepEqual(listItems(html, 'consent-audiences'), ['Payroll API']);

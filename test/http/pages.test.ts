@@ -134,11 +134,12 @@ for (const db of DATABASES) {
         assert.equal(response.headers.get('content-security-policy'), BASE_CSP.replace("img-src 'self'", "img-src 'self' https://cdn.example.test").replace("form-action 'self'", "form-action 'self' https://rp.example.test"));
         const html = await assertLoginPage(response);
         names.push(/<strong>([^<]*)<\/strong>/.exec(html)?.[1]);
-        assert.deepEqual([...html.matchAll(/<img class="logo" src="([^"]*)" alt="">/g)].map((m) => m[1]), ['https://cdn.example.test/img/logo.png?v=2']);
+        // alt: the client's name in the page's language; no Referer to the logo's server.
+        assert.deepEqual([...html.matchAll(/<img class="logo" src="([^"]*)" alt="([^"]*)" referrerpolicy="no-referrer">/g)].map((m) => [m[1], m[2]]), [['https://cdn.example.test/img/logo.png?v=2', names.at(-1)]]);
       }
       assert.deepEqual(names, ['Kirjasto', 'Bibliotek', 'Library']);
       // display=touch shows them too.
-      assert.match(await assertLoginPage(await browse(url({ ui_locales: 'fi', display: 'touch' }))), /<img class="logo" src="https:\/\/cdn.example.test\/img\/logo.png\?v=2" alt="">\n<h1>[^<]*<\/h1>\n<p class="client"><strong>Kirjasto<\/strong>/);
+      assert.match(await assertLoginPage(await browse(url({ ui_locales: 'fi', display: 'touch' }))), /<img class="logo" src="https:\/\/cdn.example.test\/img\/logo.png\?v=2" alt="Kirjasto" referrerpolicy="no-referrer">\n<h1>[^<]*<\/h1>\n<p class="client"><strong>Kirjasto<\/strong>/);
 
       // No logo, or one the policy cannot name (a row stored before logo_uri was validated): no image, img-src 'self'.
       for (const metadata of [{}, { logo_uri: 'https://[2001:db8::1]/logo.png' }, { logo_uri: 'javascript:alert(1)' }, { logo_uri: 42 }]) {

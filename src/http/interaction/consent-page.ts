@@ -50,10 +50,10 @@ export async function sendConsentPage(
   options: ConsentPageOptions = {},
 ): Promise<FastifyReply> {
   const locale = chooseLocale(authorization.uiLocales, request.headers['accept-language']);
-  const t = messages(locale);
+  const t = messages(locale, deps.config.theme);
   const clientName = clientNameFor(authorization.client, locale);
   // Only an https logo on this page: what the user is asked to trust should not come over plain http.
-  const logoUri = logoUriOf(authorization.client);
+  const logoUri = logoUriOf(authorization.client, locale);
   const logoSource = logoUri?.startsWith('https://') ? imageSource(logoUri) : undefined;
   // The policy's claims (issue 13 item 1) are read here, the one place all three callers (the
   // authorization endpoint, the login form, the consent answer) pass through.
@@ -78,6 +78,7 @@ export async function sendConsentPage(
     username: user?.username ?? '',
     message: options.expired ? t.consentExpired : undefined,
     base: deps.config.issuerPath,
+    theme: deps.config.theme,
     action: consentPath(deps.config),
     hidden: carriedFields(authorization),
     csrfToken: csrfToken(request, reply, deps),

@@ -72,7 +72,7 @@ export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promis
     if (!session) return sendLoginPage(request, reply, deps, paths.login, device);
     const decided = await decideDevice(deps, device, session, decision === 'approve', clientAddress(request));
     if (!decided) return sendCodePage(request, reply, deps, paths.code, { status: 400, message: 'deviceNoLongerValid', userCode: '' });
-    const { t, locale } = texts(request);
+    const { t, locale } = texts(request, deps);
     const approved = decided.authorization.status === 'approved';
     // Refused by the client's authorization policy: the same explanation as the authorization
     // endpoint's refusal page (sendAccessDeniedPage), and its 403; the device polls access_denied.
@@ -81,17 +81,17 @@ export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promis
       : approved
         ? { title: t.deviceApprovedTitle, message: t.deviceApproved }
         : { title: t.deviceDeniedTitle, message: t.deviceDenied };
-    const html = renderView('device-done', { base: deps.config.issuerPath, lang: locale, t, display: 'page', title, message });
+    const html = renderView('device-done', { base: deps.config.issuerPath, theme: deps.config.theme, lang: locale, t, display: 'page', title, message });
     return sendPage(reply, decided.refusedByPolicy ? 403 : 200, html);
   });
 }
 
 /** The page's language: `ui_locales` when sent (OIDC Core §3.1.2.1), else the browser's. */
-function texts(request: FastifyRequest): { locale: Locale; t: ReturnType<typeof messages> } {
+function texts(request: FastifyRequest, deps: Pick<HttpDeps, 'config'>): { locale: Locale; t: ReturnType<typeof messages> } {
   const raw: RawParams = requestParams(request);
   const uiLocales = typeof raw.ui_locales === 'string' && raw.ui_locales.length <= 256 ? raw.ui_locales : undefined;
   const locale = chooseLocale(uiLocales, request.headers['accept-language']);
-  return { locale, t: messages(locale) };
+  return { locale, t: messages(locale, deps.config.theme) };
 }
 
 /**
@@ -121,9 +121,10 @@ function messageText(locale: Locale, t: ReturnType<typeof messages>, options: Pa
 }
 
 function sendCodePage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, action: string, options: PageOptions & { userCode: string; invalid?: boolean }): FastifyReply {
-  const { locale, t } = texts(request);
+  const { locale, t } = texts(request, deps);
   const html = renderView('device-code', {
     base: deps.config.issuerPath,
+    theme: deps.config.theme,
     lang: locale,
     t,
     title: t.deviceTitle,
@@ -138,9 +139,10 @@ function sendCodePage(request: FastifyRequest, reply: FastifyReply, deps: HttpDe
 }
 
 function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, action: string, device: PendingDevice, options: PageOptions & { username?: string } = {}): FastifyReply {
-  const { locale, t } = texts(request);
+  const { locale, t } = texts(request, deps);
   const html = renderView('device-login', {
     base: deps.config.issuerPath,
+    theme: deps.config.theme,
     lang: locale,
     t,
     title: t.signInTitle,
@@ -157,12 +159,13 @@ function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps: HttpD
 }
 
 async function sendConfirmPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, action: string, device: PendingDevice, userId: string): Promise<FastifyReply> {
-  const { locale, t } = texts(request);
+  const { locale, t } = texts(request, deps);
   const user = await deps.store.users.getProfile(userId);
   const names: Readonly<Record<string, string>> = t.scopeNames;
   const scopes = device.authorization.scope === '' ? [] : device.authorization.scope.split(' ');
   const html = renderView('device-confirm', {
     base: deps.config.issuerPath,
+    theme: deps.config.theme,
     lang: locale,
     t,
     title: t.deviceConfirmTitle,

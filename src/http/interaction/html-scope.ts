@@ -9,7 +9,7 @@ import { htmlErrorHandler, type PageContext } from '../render/authorization.ts';
  * is read only as a form (OIDC Core §3.1.2.1), so JSON or text bodies are refused, not guessed at.
  */
 export function useHtmlScope(app: FastifyInstance, deps: Pick<HttpDeps, 'config'>, context: PageContext = 'signIn'): void {
-  app.setErrorHandler(htmlErrorHandler(deps.config.issuerPath, context));
+  app.setErrorHandler(htmlErrorHandler(deps.config, context));
   app.removeContentTypeParser(['application/json', 'text/plain']);
 }
 

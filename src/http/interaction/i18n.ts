@@ -7,6 +7,7 @@ import { UI_LOCALES } from '../../oauth/discovery.ts';
 import { en, type Messages } from './i18n/en.ts';
 import { fi } from './i18n/fi.ts';
 import { sv } from './i18n/sv.ts';
+import type { Theme } from './theme.ts';
 
 export type Locale = (typeof UI_LOCALES)[number];
 export type { Messages };
@@ -15,8 +16,9 @@ export type MessageKey = { [K in keyof Messages]: Messages[K] extends string ? K
 
 const BUNDLES: Record<Locale, Messages> = { en, fi, sv };
 
-export function messages(locale: Locale): Messages {
-  return BUNDLES[locale];
+/** The texts of `locale`: the theme's (its overrides laid over the catalogue, docs/theming.md) when there is one. */
+export function messages(locale: Locale, theme?: Pick<Theme, 'messages'>): Messages {
+  return theme?.messages[locale] ?? BUNDLES[locale];
 }
 
 export function chooseLocale(uiLocales: string | undefined, acceptLanguage: string | undefined): Locale {

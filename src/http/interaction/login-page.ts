@@ -30,8 +30,8 @@ export interface LoginPageOptions {
  */
 export function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, options: LoginPageOptions = {}): FastifyReply {
   const locale = chooseLocale(authorization.uiLocales, request.headers['accept-language']);
-  const t = messages(locale);
-  const logoUri = logoUriOf(authorization.client);
+  const t = messages(locale, deps.config.theme);
+  const logoUri = logoUriOf(authorization.client, locale);
   const logoSource = logoUri === undefined ? undefined : imageSource(logoUri);
   const html = renderView(`login-${authorization.display}`, {
     lang: locale,
@@ -45,6 +45,7 @@ export function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps
     // message is their description (aria-describedby).
     invalidCredentials: options.message === 'loginFailed',
     base: deps.config.issuerPath,
+    theme: deps.config.theme,
     action: loginPath(deps.config),
     hidden: carriedFields(authorization),
     csrfToken: csrfToken(request, reply, deps),

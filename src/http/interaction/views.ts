@@ -6,7 +6,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Eta } from 'eta';
 import type { FastifyReply } from 'fastify';
+import type { Config } from '../../config.ts';
 import { contentSecurityPolicy } from '../plugins/security-headers.ts';
+import type { Theme } from './theme.ts';
 
 const eta = new Eta({ views: join(import.meta.dirname, 'templates'), cache: true, autoEscape: true });
 
@@ -18,9 +20,28 @@ export const FORM_POST_JS = readFileSync(join(import.meta.dirname, 'assets', 'fo
 
 export type View = 'consent' | 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm' | 'landing' | 'form-post' | 'device-code' | 'device-login' | 'device-confirm' | 'device-done' | 'access-denied';
 
-/** `base` is the issuer's path (config.issuerPath): the layout links the stylesheet under it. */
-export function renderView(view: View, data: Record<string, unknown> & { base: string }): string {
-  return eta.render(`./${view}`, data);
+/** What every page needs of the configuration: where it is served and its theme. */
+export type PageConfig = Pick<Config, 'issuerPath' | 'theme'>;
+
+/**
+ * `base` is the issuer's path (config.issuerPath): the layout links the stylesheet under it.
+ * `theme` (GATEHOUSE_THEME_DIR, docs/theming.md), when set, adds the product name to the title,
+ * its logo and name above the page, and links its stylesheets after login.css; without one the
+ * pages are exactly the built-in ones.
+ */
+export function renderView(view: View, data: Record<string, unknown> & { base: string; theme?: Theme | undefined }): string {
+  return eta.render(`./${view}`, { ...data, brand: data.theme === undefined ? undefined : brandOf(data.theme, data.base) });
+}
+
+/** The theme's parts the layout shows: file URLs under `<issuer path>/theme/` (src/http/interaction/theme-routes.ts). */
+function brandOf(theme: Theme, base: string) {
+  const url = (name: string | undefined) => (name === undefined ? undefined : `${base}/theme/${name}`);
+  return {
+    productName: theme.productName,
+    logoUri: url(theme.logo?.name),
+    faviconUri: url(theme.favicon?.name),
+    stylesheets: [url(theme.stylesheet.name), url(theme.customCss?.name)].filter((href) => href !== undefined),
+  };
 }
 
 /**

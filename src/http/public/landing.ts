@@ -22,8 +22,8 @@ export async function landingRoutes(app: FastifyInstance, deps: HttpDeps): Promi
   const landing = async (request: FastifyRequest, reply: FastifyReply) => {
     // The page has no parameters, so only the browser's language picks its language.
     const locale = chooseLocale(undefined, request.headers['accept-language']);
-    const t = messages(locale);
-    return sendPage(reply, 200, renderView('landing', { base, lang: locale, t, title: t.landingTitle, display: 'page', apiDocs }));
+    const t = messages(locale, deps.config.theme);
+    return sendPage(reply, 200, renderView('landing', { base, theme: deps.config.theme, lang: locale, t, title: t.landingTitle, display: 'page', apiDocs }));
   };
   app.get('/', landing);
   if (base !== '') app.get(base, landing);

@@ -33,8 +33,8 @@ export async function logoutRoutes(app: FastifyInstance, deps: HttpDeps): Promis
     if (result.clearCookie) clearSessionCookie(reply, deps.config);
     if (result.redirect) return sendRedirect(reply, withParams(result.redirect.uri, { state: result.redirect.state }));
     const locale = chooseLocale(uiLocales, request.headers['accept-language']);
-    const t = messages(locale);
-    return sendPage(reply, 200, renderView('signed-out', { base: deps.config.issuerPath, lang: locale, t, title: t.signedOutTitle, display: 'page' }));
+    const t = messages(locale, deps.config.theme);
+    return sendPage(reply, 200, renderView('signed-out', { base: deps.config.issuerPath, theme: deps.config.theme, lang: locale, t, title: t.signedOutTitle, display: 'page' }));
   };
   // Before the GET route, so Fastify does not derive a HEAD route from it. A malformed request
   // still gets the error page's status; a valid one 200, as the page a GET would show.
@@ -49,13 +49,14 @@ export async function logoutRoutes(app: FastifyInstance, deps: HttpDeps): Promis
 /** The question "sign out?" with a form that posts back here with the CSRF token. */
 function sendConfirmation(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, uiLocales: string | undefined, options: { status?: number; message?: MessageKey }): FastifyReply {
   const locale = chooseLocale(uiLocales, request.headers['accept-language']);
-  const t = messages(locale);
+  const t = messages(locale, deps.config.theme);
   const html = renderView('logout-confirm', {
     lang: locale,
     t,
     title: t.signOutTitle,
     display: 'page',
     base: deps.config.issuerPath,
+    theme: deps.config.theme,
     action: logoutPath(deps),
     csrfToken: csrfToken(request, reply, deps),
     uiLocales,

@@ -12,7 +12,7 @@ import { AccessDenied, InvalidRedirectUri, type OAuthError } from '../../oauth/e
 import { POLICY_REFUSAL } from '../../oauth/policy/evaluate.ts';
 import type { HttpDeps } from '../deps.ts';
 import { chooseLocale, messages } from '../interaction/i18n.ts';
-import { renderView, sendPage } from '../interaction/views.ts';
+import { type PageConfig, renderView, sendPage } from '../interaction/views.ts';
 import { formActionSource } from '../plugins/security-headers.ts';
 import { toOAuthError } from './errors.ts';
 
@@ -39,14 +39,14 @@ export function sendCode(request: FastifyRequest, reply: FastifyReply, deps: Pic
  */
 export function sendAuthorizationError(request: FastifyRequest, reply: FastifyReply, deps: Pick<HttpDeps, 'config'>, target: RedirectTarget, error: unknown): FastifyReply {
   const oauthError = toOAuthError(error, request);
-  if (!oauthError.redirectable) return sendErrorPage(request, reply, deps.config.issuerPath, oauthError);
+  if (!oauthError.redirectable) return sendErrorPage(request, reply, deps.config, oauthError);
   return deliver(request, reply, deps, target, { error: oauthError.error, error_description: oauthError.description, state: target.state, iss: deps.config.issuer });
 }
 
 function deliver(request: FastifyRequest, reply: FastifyReply, deps: Pick<HttpDeps, 'config'>, target: RedirectTarget, params: ResponseParams, status: 302 | 303 = 302): FastifyReply {
   const delivery: Delivery = target.responseMode.deliver(target.redirectUri, params);
   if (delivery.type === 'redirect') return sendRedirect(reply, delivery.location, status);
-  return sendFormPostPage(request, reply, deps.config.issuerPath, delivery);
+  return sendFormPostPage(request, reply, deps.config, delivery);
 }
 
 /**
@@ -58,10 +58,10 @@ function deliver(request: FastifyRequest, reply: FastifyReply, deps: Pick<HttpDe
  * no-referrer, so the POST carries no Referer with the request's parameters. 200: a redirect's
  * body is never shown.
  */
-function sendFormPostPage(request: FastifyRequest, reply: FastifyReply, base: string, delivery: Extract<Delivery, { type: 'form_post' }>): FastifyReply {
+function sendFormPostPage(request: FastifyRequest, reply: FastifyReply, config: PageConfig, delivery: Extract<Delivery, { type: 'form_post' }>): FastifyReply {
   const locale = chooseLocale(uiLocalesOf(request), request.headers['accept-language']);
-  const t = messages(locale);
-  const html = renderView('form-post', { base, lang: locale, t, title: t.formPostTitle, display: 'page', action: delivery.action, fields: delivery.fields });
+  const t = messages(locale, config.theme);
+  const html = renderView('form-post', { base: config.issuerPath, theme: config.theme, lang: locale, t, title: t.formPostTitle, display: 'page', action: delivery.action, fields: delivery.fields });
   const formAction = formActionSource(delivery.action);
   return sendPage(reply, 200, html, { formActionSources: formAction === undefined ? [] : [formAction], scriptSources: ["'self'"] });
 }
@@ -74,11 +74,12 @@ function sendFormPostPage(request: FastifyRequest, reply: FastifyReply, base: st
  */
 export function sendAccessDeniedPage(request: FastifyRequest, reply: FastifyReply, deps: Pick<HttpDeps, 'config'>, target: RedirectTarget, clientName: (locale: string) => string, uiLocales: string | undefined): FastifyReply {
   const locale = chooseLocale(uiLocales, request.headers['accept-language']);
-  const t = messages(locale);
+  const t = messages(locale, deps.config.theme);
   const error = new AccessDenied(POLICY_REFUSAL);
   const delivery = target.responseMode.deliver(target.redirectUri, { error: error.error, error_description: error.description, state: target.state, iss: deps.config.issuer });
   const html = renderView('access-denied', {
     base: deps.config.issuerPath,
+    theme: deps.config.theme,
     lang: locale,
     t,
     title: t.accessDeniedTitle,
@@ -102,12 +103,13 @@ export type PageContext = 'signIn' | 'signOut';
  * §4.1.2.1: "used to assist the client developer") and so stays English. A "back to the
  * application" link only when the error names one (InvalidRedirectUri of a known client).
  */
-export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, base: string, error: OAuthError, context: PageContext = 'signIn'): FastifyReply {
+export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, config: PageConfig, error: OAuthError, context: PageContext = 'signIn'): FastifyReply {
   const locale = chooseLocale(uiLocalesOf(request), request.headers['accept-language']);
-  const t = messages(locale);
+  const t = messages(locale, config.theme);
   const texts: Readonly<Record<string, string>> = context === 'signOut' ? t.signOutErrors : t.signInErrors;
   const html = renderView('error', {
-    base,
+    base: config.issuerPath,
+    theme: config.theme,
     lang: locale,
     t,
     title: context === 'signOut' ? t.signOutErrorTitle : t.errorTitle,
@@ -121,8 +123,8 @@ export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, base
 }
 
 /** The error handler of the HTML route groups: everything thrown becomes the error page. */
-export function htmlErrorHandler(base: string, context: PageContext = 'signIn') {
-  return (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => sendErrorPage(request, reply, base, toOAuthError(error, request), context);
+export function htmlErrorHandler(config: PageConfig, context: PageContext = 'signIn') {
+  return (error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply => sendErrorPage(request, reply, config, toOAuthError(error, request), context);
 }
 
 function uiLocalesOf(request: FastifyRequest): string | undefined {
