@@ -3,6 +3,16 @@
  * plugin registers this list and openapi.ts documents it. Add a resource by adding its line.
  */
 import type { ManageRoute } from '../route.ts';
+import { consentRoutes } from './consents.ts';
+import { groupRoutes } from './groups.ts';
+import { organizationRoutes } from './organizations.ts';
+import { sessionRoutes } from './sessions.ts';
+import { userRoutes } from './users.ts';
 
 export const MANAGE_ROUTES: ManageRoute[] = [
+  ...userRoutes,
+  ...sessionRoutes,
+  ...consentRoutes,
+  ...groupRoutes,
+  ...organizationRoutes,
 ];
