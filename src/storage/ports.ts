@@ -92,6 +92,18 @@ export interface ClientStore {
    */
   attachPolicyIfNone(clientId: string, policyName: string, now: number): Promise<boolean>;
   delete(clientId: string): Promise<boolean>;
+  /**
+   * Inserts the client unless one with its client_id exists: one conditional write (never a read
+   * before it), so concurrent callers (two `gatehouse admin bootstrap` runs) never fail or
+   * duplicate. true when it was inserted. A resource URI another client holds is a ConflictError.
+   */
+  insertIfAbsent(client: Client): Promise<boolean>;
+  /**
+   * One keyset page for the management API: the clients whose client_id sorts after `after`, by
+   * client_id, at most `limit` of them (callers ask for one more than they show); `q` keeps those
+   * whose client_id or client_name contains it, case-insensitively (LIKE wildcards match literally).
+   */
+  page(query: PageQuery<string>): Promise<Client[]>;
 }
 
 export interface UserQuery {
@@ -206,6 +218,8 @@ export interface GroupStore {
   page(query: PageQuery<string>): Promise<Group[]>;
   /** One page of a group's members' profiles in username order (case-insensitive key) after `after`. */
   memberPage(groupId: string, query: PageQuery<string>): Promise<UserProfile[]>;
+  /** Inserts the group unless one of that name (case-insensitively) exists: one conditional write; true when inserted. */
+  insertIfAbsent(group: Group): Promise<boolean>;
 }
 
 /**
@@ -252,6 +266,8 @@ export interface PolicyStore {
    * an access rule with include_sub_organizations needs).
    */
   subject(policyName: string, userId: string, options?: { ancestors?: boolean }): Promise<PolicySubject>;
+  /** One keyset page by name (as ClientStore.page); `q` searches the name. */
+  page(query: PageQuery<string>): Promise<Policy[]>;
 }
 
 export interface SessionStore {
@@ -662,9 +678,9 @@ export interface Store extends StoreTransaction {
 }
 
 /**
- * A page of a keyset-paged list (management API, src/http/manage-api/pagination.ts): the rows
- * after the sort key `after` in the list's order, at most `limit` of them; `q` a case-insensitive
- * substring where the list supports it. Never an offset: a page does not shift when rows are
+ * A keyset page request (the management API's lists, src/http/manage-api/pagination.ts): the rows
+ * after the sort key `after` (all from the start when absent), at most `limit`, optionally only
+ * those matching the search text `q`. Never an offset: a page does not shift when rows are
  * inserted or deleted before it.
  */
 export interface PageQuery<K> {

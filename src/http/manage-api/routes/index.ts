@@ -5,11 +5,13 @@
 import type { ManageRoute } from '../route.ts';
 import { consentRoutes } from './consents.ts';
 import { groupRoutes } from './groups.ts';
+import { meRoutes } from './me.ts';
 import { organizationRoutes } from './organizations.ts';
 import { sessionRoutes } from './sessions.ts';
 import { userRoutes } from './users.ts';
 
 export const MANAGE_ROUTES: ManageRoute[] = [
+  ...meRoutes,
   ...userRoutes,
   ...sessionRoutes,
   ...consentRoutes,
