@@ -89,7 +89,7 @@ export const userRoutes: ManageRoute[] = [
         q: qProperty,
         status: { type: 'string', enum: [...USER_STATUSES] },
         group: { type: 'string', minLength: 1, maxLength: 255, description: 'Only members of the group of this name.' },
-        organization_id: uuidSchema,
+        organization_id: { type: 'string', pattern: '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$', description: 'Only the users of the organization with this id.' },
       },
     },
     responses: { 200: { description: 'A page of users (without groups and custom attributes).', schema: pageSchema(userSchema) } },
