@@ -92,6 +92,7 @@ export const keyRoutes: ManageRoute[] = [
     tag: TAG,
     access: 'write',
     body: { type: 'object', additionalProperties: false, properties: { alg: { enum: [...SIGNING_ALGS], default: DEFAULT_SIGNING_ALG } } },
+    bodyOptional: true,
     responses: { 201: { description: 'The new key.', schema: keySchema } },
     async handle({ deps, body, actor }) {
       const alg = ((body as { alg?: SigningAlg } | undefined)?.alg ?? DEFAULT_SIGNING_ALG);
