@@ -25,6 +25,8 @@ for (const db of DATABASES) {
     });
     after(async () => server.close());
 
+    /** `client.created` shares its union member with `client.updated`, which `audit.of` cannot narrow. */
+    const createdEvents = () => audit.all().filter((e) => e.event === 'client.created') as unknown as { clientId: string; actor: unknown }[];
     const adminActor = () => ({ via: 'manage-api', caller: tokens.adminUser.id, clientId: CONSOLE_CLIENT_ID });
 
     test('register: 201 with the secret once; the secret works at the token endpoint; audited with the administrator', async () => {
@@ -43,7 +45,7 @@ for (const db of DATABASES) {
       assert.equal(shown.status, 200);
       assert.equal(shown.json.client_secret, undefined, 'never shown again');
       assert.ok(!/secret_hash|secretHash/.test(shown.text));
-      assert.deepEqual(audit.of('client.created').map((e) => ({ clientId: e.clientId, actor: e.actor })), [{ clientId: id, actor: adminActor() }]);
+      assert.deepEqual(createdEvents().map((e) => ({ clientId: e.clientId, actor: e.actor })), [{ clientId: id, actor: adminActor() }]);
     });
 
     test('a metadata error names its field; a wrong type names the element', async () => {
@@ -109,7 +111,7 @@ for (const db of DATABASES) {
       assert.equal(imported.json.client_id, `${id}-copy`);
       assert.equal(typeof imported.json.client_secret, 'string');
       assert.equal(imported.json.client_name, 'Exported');
-      assert.deepEqual(audit.of('client.created').map((e) => e.clientId), [`${id}-copy`]);
+      assert.deepEqual(createdEvents().map((e) => e.clientId), [`${id}-copy`]);
       const { client_id: _id, ...anonymous } = exported.json;
       const generated = await manageCall(server, 'POST', '/clients/import', { token: tokens.admin, body: anonymous });
       assert.equal(generated.status, 201);
@@ -172,7 +174,7 @@ for (const db of DATABASES) {
       audit.clear();
       const created = await manageCall(server, 'POST', '/clients', { token: tokens.automation, body: DOCUMENT });
       assert.equal(created.status, 201);
-      assert.deepEqual(audit.of('client.created')[0]!.actor, { via: 'manage-api', clientId: tokens.automationClient.clientId });
+      assert.deepEqual(createdEvents()[0]!.actor, { via: 'manage-api', clientId: tokens.automationClient.clientId });
     });
   });
 }
