@@ -104,7 +104,9 @@ export type AuditEvent =
   | { event: 'group.deleted'; group: string; members: number; actor: Actor }
   /** An organization created, changed (`fields`: the names of what changed, never the values) or deleted. */
   | { event: 'organization.created' | 'organization.deleted'; organizationId: string; technicalName: string; actor: Actor }
-  | { event: 'organization.updated'; organizationId: string; technicalName: string; fields: string[]; actor: Actor };
+  | { event: 'organization.updated'; organizationId: string; technicalName: string; fields: string[]; actor: Actor }
+  /** A signing key rotated in (`kid`: the new key; `alg`: its algorithm, whose previous key retires), by the CLI or the management API. */
+  | { event: 'key.rotated'; kid: string; alg: string; actor: Actor };
 
 export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 

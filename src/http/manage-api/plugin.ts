@@ -20,6 +20,8 @@ const METHODS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELE
 interface RouteConfig {
   access?: ManageRoute['access'];
   public?: boolean;
+  /** A 405 route: a known path asked with a method it does not have. */
+  methodNotAllowed?: boolean;
 }
 
 /**
@@ -92,6 +94,13 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: readonly Mana
       url: route.path,
       config: { access: route.access } satisfies RouteConfig,
       bodyLimit: MANAGE_BODY_LIMIT,
+      ...(route.bodyOptional
+        ? {
+            preValidation: async (request: FastifyRequest) => {
+              if (request.body === undefined || request.body === null) request.body = {};
+            },
+          }
+        : {}),
       schema: {
         ...(route.params ? { params: route.params } : {}),
         ...(route.querystring ? { querystring: route.querystring } : {}),
@@ -122,6 +131,7 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: readonly Mana
     api.route({
       method: others,
       url,
+      config: { methodNotAllowed: true } satisfies RouteConfig,
       handler: async () => {
         throw new ManageProblem(405, 'Method Not Allowed', `${url} allows ${allow}.`, { headers: { allow } });
       },
