@@ -93,6 +93,9 @@ for (const db of DATABASES) {
         assert.equal(answer.status, 400, answer.text);
         assert.ok(answer.json.errors?.some((e) => e.field === field), `${field} in ${answer.text}`);
       }
+      const bare = await manageCall(server, 'POST', '/organizations', { token: tokens.admin });
+      assert.equal(bare.status, 201, `no body at all: every member has a default; ${bare.text}`);
+      assert.equal(bare.json.technical_name, bare.json.id);
       assert.equal((await call('POST', '/organizations', { technical_name: 'twin' })).status, 201);
       const duplicate = await call('POST', '/organizations', { technical_name: 'twin' });
       assert.equal(duplicate.status, 409);

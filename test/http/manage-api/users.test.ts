@@ -191,6 +191,7 @@ for (const db of DATABASES) {
         await call('GET', '/users?limit=0'),
         await call('GET', '/users?limit=100000'),
         await call('GET', '/users?status=root'),
+        await call('GET', '/users?sort=password_hash'),
         await call('GET', `/users?q=${'x'.repeat(1000)}`),
         await call('GET', '/users?organization_id=%27%20or%201=1--'),
         await call('POST', '/users', ['username']),

@@ -6,7 +6,7 @@
 import type { Consent } from '../../../domain/consent.ts';
 import { findConsent, withdrawConsent } from '../../../oauth/consents.ts';
 import { notFound } from '../errors.ts';
-import { decodeCursor, pageQueryProperties, pageSchema, toPage } from '../pagination.ts';
+import { decodeCursor, listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageRoute } from '../route.ts';
 import { isoTime, pageLimit, pathUser, uuidSchema } from './identity-shared.ts';
 
@@ -34,7 +34,7 @@ export const consentRoutes: ManageRoute[] = [
     tag: 'Consents',
     access: 'read',
     params: { type: 'object', required: ['id'], properties: { id: uuidSchema } },
-    querystring: { type: 'object', properties: { ...pageQueryProperties } },
+    querystring: listQuerySchema(undefined),
     responses: { 200: { description: 'A page of consents.', schema: pageSchema(consentSchema) } },
     async handle(call) {
       const user = await pathUser(call);

@@ -8,9 +8,9 @@ import type { Group } from '../../../domain/group.ts';
 import { normalizeUsername } from '../../../domain/user.ts';
 import { addMember, createGroup, deleteGroup, getGroup } from '../../../identity/groups.ts';
 import { conflict, notFound } from '../errors.ts';
-import { pageQueryProperties, pageSchema, toPage } from '../pagination.ts';
+import { listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
-import { identityCall, isoTime, pageLimit, pageSearch, pathUser, qProperty, stringCursor, text, uuidSchema } from './identity-shared.ts';
+import { identityCall, isoTime, pageLimit, pageSearch, pathUser, stringCursor, text, uuidSchema } from './identity-shared.ts';
 
 export const groupSchema: JsonSchema = {
   type: 'object',
@@ -41,7 +41,7 @@ export const groupRoutes: ManageRoute[] = [
     description: 'In name order (case-insensitive), paged by a keyset cursor; `q` matches a substring of the name.',
     tag: 'Groups',
     access: 'read',
-    querystring: { type: 'object', properties: { ...pageQueryProperties, q: qProperty } },
+    querystring: listQuerySchema('the name'),
     responses: { 200: { description: 'A page of groups.', schema: pageSchema(groupSchema) } },
     async handle(call) {
       const limit = pageLimit(call);
@@ -106,7 +106,7 @@ export const groupRoutes: ManageRoute[] = [
     tag: 'Groups',
     access: 'read',
     params: nameParams,
-    querystring: { type: 'object', properties: { ...pageQueryProperties, q: qProperty } },
+    querystring: listQuerySchema('the username'),
     responses: { 200: { description: 'A page of members.', schema: pageSchema(memberSchema) } },
     async handle(call) {
       const group = await identityCall(() => getGroup(call.deps.store, call.params.name ?? ''));

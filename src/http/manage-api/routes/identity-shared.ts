@@ -84,8 +84,6 @@ export function stringCursor(call: ManageCall): string | undefined {
   return decodeCursor(call.query.cursor, (key): key is string => typeof key === 'string' && key.length <= 1024);
 }
 
-export const qProperty: JsonSchema = { type: 'string', maxLength: 255, description: 'Case-insensitive substring to search for.' };
-
 export const uuidSchema: JsonSchema = { type: 'string', maxLength: 64, description: 'An id (UUID).' };
 
 /** ISO-8601 text of a stored time (ms). */

@@ -10,9 +10,9 @@ import { updateOrganization, deleteOrganization, type OrganizationChanges } from
 import { createOrganization, getOrganization } from '../../../identity/organizations.ts';
 import { isUuid } from '../../../lib/uuid.ts';
 import { notFound } from '../errors.ts';
-import { decodeCursor, pageQueryProperties, pageSchema, toPage } from '../pagination.ts';
+import { decodeCursor, listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
-import { attributeChangesSchema, attributesSchema, identityCall, isoTime, nullableText, pageLimit, pageSearch, qProperty, text, uuidSchema } from './identity-shared.ts';
+import { attributeChangesSchema, attributesSchema, identityCall, isoTime, nullableText, pageLimit, pageSearch, text, uuidSchema } from './identity-shared.ts';
 
 export const organizationSchema: JsonSchema = {
   type: 'object',
@@ -69,7 +69,7 @@ export const organizationRoutes: ManageRoute[] = [
     description: 'In technical-name order (then id), paged by a keyset cursor; `q` matches a substring of the technical or friendly name, case-insensitively.',
     tag: 'Organizations',
     access: 'read',
-    querystring: { type: 'object', properties: { ...pageQueryProperties, q: qProperty } },
+    querystring: listQuerySchema('the technical or friendly name'),
     responses: { 200: { description: 'A page of organizations.', schema: pageSchema(organizationSchema) } },
     async handle(call) {
       const limit = pageLimit(call);
@@ -86,6 +86,7 @@ export const organizationRoutes: ManageRoute[] = [
     description: 'The technical name defaults to the new id, the friendly name (`name`) to the technical name; without `parent_id` it sits at the root. 409 when the technical name is taken among its siblings.',
     tag: 'Organizations',
     access: 'write',
+    bodyOptional: true,
     body: {
       type: 'object',
       additionalProperties: false,

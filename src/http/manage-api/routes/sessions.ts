@@ -9,7 +9,7 @@ import { fingerprint } from '../../../observability/audit.ts';
 import { sessionDeadline } from '../../../oauth/sessions.ts';
 import type { SessionPageKey } from '../../../storage/ports.ts';
 import { notFound } from '../errors.ts';
-import { decodeCursor, pageQueryProperties, pageSchema, toPage } from '../pagination.ts';
+import { decodeCursor, listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageRoute } from '../route.ts';
 import { isoTime, pageLimit, pathUser, uuidSchema } from './identity-shared.ts';
 
@@ -57,7 +57,7 @@ export const sessionRoutes: ManageRoute[] = [
     tag: 'Sessions',
     access: 'read',
     params: { type: 'object', required: ['id'], properties: { id: uuidSchema } },
-    querystring: { type: 'object', properties: { ...pageQueryProperties } },
+    querystring: listQuerySchema(undefined),
     responses: { 200: { description: 'A page of sessions.', schema: pageSchema(sessionSchema) } },
     async handle(call) {
       const user = await pathUser(call);

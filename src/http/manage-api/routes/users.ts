@@ -9,7 +9,7 @@ import { checkedAttributes } from '../../../identity/attributes.ts';
 import { groupsOfUser } from '../../../identity/groups.ts';
 import { updateUser, type UserChanges } from '../../../identity/user-changes.ts';
 import { createUser, deleteUser, setPassword, setStatus } from '../../../identity/users.ts';
-import { pageQueryProperties, pageSchema, toPage } from '../pagination.ts';
+import { listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
 import {
   attributeChangesSchema,
@@ -20,7 +20,6 @@ import {
   pageLimit,
   pageSearch,
   pathUser,
-  qProperty,
   stringCursor,
   text,
   uuidSchema,
@@ -82,16 +81,11 @@ export const userRoutes: ManageRoute[] = [
     description: 'In username order (case-insensitive), paged by a keyset cursor. `q` matches a substring of the username, email, given or family name, case-insensitively.',
     tag: 'Users',
     access: 'read',
-    querystring: {
-      type: 'object',
-      properties: {
-        ...pageQueryProperties,
-        q: qProperty,
+    querystring: listQuerySchema('the username, email, given or family name', {
         status: { type: 'string', enum: [...USER_STATUSES] },
         group: { type: 'string', minLength: 1, maxLength: 255, description: 'Only members of the group of this name.' },
         organization_id: { type: 'string', pattern: '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$', description: 'Only the users of the organization with this id.' },
-      },
-    },
+    }),
     responses: { 200: { description: 'A page of users (without groups and custom attributes).', schema: pageSchema(userSchema) } },
     async handle(call) {
       const limit = pageLimit(call);
