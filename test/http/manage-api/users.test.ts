@@ -40,6 +40,7 @@ for (const db of DATABASES) {
       assert.equal(created.status, 201, created.text);
       const id = created.json.id as string;
       assert.equal(created.json.username, 'Mgmt-Alice');
+      assert.equal(created.headers.get('location'), `/manage/api/v1/users/${id}`);
       assert.equal(created.json.name, 'Alice Liddell');
       assert.equal(created.json.status, 'enabled');
       assert.deepEqual(created.json.groups, []);

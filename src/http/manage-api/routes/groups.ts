@@ -9,6 +9,7 @@ import { normalizeUsername } from '../../../domain/user.ts';
 import { addMember, createGroup, deleteGroup, getGroup } from '../../../identity/groups.ts';
 import { conflict, notFound } from '../errors.ts';
 import { listQuerySchema, pageSchema, toPage } from '../pagination.ts';
+import { MANAGE_API_PATH } from '../../../manage/clients.ts';
 import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
 import { identityCall, isoTime, pageLimit, pageSearch, pathUser, stringCursor, text, uuidSchema } from './identity-shared.ts';
 
@@ -63,7 +64,7 @@ export const groupRoutes: ManageRoute[] = [
       const body = call.body as { name: string; description?: string };
       const group = await identityCall(() => createGroup({ groups: call.deps.store.groups, clock: call.deps.clock, random: call.deps.random }, body));
       call.deps.audit.emit({ event: 'group.created', group: group.name, actor: call.actor });
-      return { status: 201, body: groupView(group), headers: { location: `groups/${encodeURIComponent(group.name)}` } };
+      return { status: 201, body: groupView(group), headers: { location: `${MANAGE_API_PATH}/groups/${encodeURIComponent(group.name)}` } };
     },
   },
   {

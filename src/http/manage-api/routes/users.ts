@@ -10,6 +10,7 @@ import { groupsOfUser } from '../../../identity/groups.ts';
 import { updateUser, type UserChanges } from '../../../identity/user-changes.ts';
 import { createUser, deleteUser, setPassword, setStatus } from '../../../identity/users.ts';
 import { listQuerySchema, pageSchema, toPage } from '../pagination.ts';
+import { MANAGE_API_PATH } from '../../../manage/clients.ts';
 import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
 import {
   attributeChangesSchema,
@@ -150,7 +151,7 @@ export const userRoutes: ManageRoute[] = [
         }),
       );
       call.deps.audit.emit({ event: 'user.created', userId: user.id, username: user.username, actor: call.actor });
-      return { status: 201, body: await fullView(call, user), headers: { location: `users/${user.id}` } };
+      return { status: 201, body: await fullView(call, user), headers: { location: `${MANAGE_API_PATH}/users/${user.id}` } };
     },
   },
   {
