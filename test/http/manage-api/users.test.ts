@@ -210,6 +210,27 @@ for (const db of DATABASES) {
       for (const answer of answers) assert.ok(answer.status >= 400 && answer.status < 500, `${answer.status} ${answer.text.slice(0, 200)}`);
     });
 
+    test('the last enabled administrator can be neither deleted nor disabled (409); another one can', async () => {
+      const store = server.gatehouse.store;
+      const group = (await store.groups.getByName(server.config.manageAdminGroup))!;
+      for (const id of await store.groups.members(group.id)) if (id !== tokens.adminUser.id) await store.groups.removeMember(group.id, id);
+      // A disabled member is no administrator: it does not count.
+      await addManager(server, server.config.manageAdminGroup, { status: 'disabled' });
+      for (const [method, path] of [
+        ['DELETE', `/users/${tokens.adminUser.id}`],
+        ['POST', `/users/${tokens.adminUser.id}/disable`],
+      ] as const) {
+        const refused = await call(method, path);
+        assert.equal(refused.status, 409, refused.text);
+        assert.match(refused.json.detail as string, /without an enabled member/);
+      }
+      assert.equal((await store.users.get(tokens.adminUser.id))?.status, 'enabled');
+      const other = await addManager(server, server.config.manageAdminGroup);
+      assert.equal((await call('POST', `/users/${other.id}/disable`)).status, 200, 'another administrator remains');
+      assert.equal((await call('POST', `/users/${other.id}/enable`)).status, 200);
+      assert.equal((await call('DELETE', `/users/${other.id}`)).status, 204);
+    });
+
     test('a second administrator is named as the actor of their own changes', async () => {
       const other = await addManager(server, server.config.manageAdminGroup);
       const { issueManageToken } = await import('../../helpers/manage.ts');
