@@ -231,6 +231,27 @@ for (const db of DATABASES) {
       assert.equal((await call('DELETE', `/users/${other.id}`)).status, 204);
     });
 
+    test('two administrators disabling each other at once: one succeeds, an enabled administrator remains', async () => {
+      const store = server.gatehouse.store;
+      const adminGroup = server.config.manageAdminGroup;
+      const group = (await store.groups.getByName(adminGroup))!;
+      const { issueManageToken } = await import('../../helpers/manage.ts');
+      for (let round = 0; round < 5; round++) {
+        const a = await addManager(server, adminGroup);
+        const b = await addManager(server, adminGroup);
+        for (const id of await store.groups.members(group.id)) if (id !== a.id && id !== b.id) await store.groups.removeMember(group.id, id);
+        const [aToken, bToken] = [await issueManageToken(server, { userId: a.id }), await issueManageToken(server, { userId: b.id })];
+        const answers = await Promise.all([call('POST', `/users/${b.id}/disable`, undefined, aToken), call('POST', `/users/${a.id}/disable`, undefined, bToken)]);
+        const statuses = answers.map((r) => r.status).sort();
+        assert.equal(statuses[0], 200, answers.map((r) => r.text).join(' | '));
+        // The loser is refused as no longer an administrator (401/403) or by the rule (409).
+        assert.ok([401, 403, 409].includes(statuses[1]!), statuses.join(','));
+        const enabled = [(await store.users.get(a.id))?.status, (await store.users.get(b.id))?.status].filter((s) => s === 'enabled');
+        assert.equal(enabled.length, 1);
+      }
+      await store.groups.addMember(group.id, tokens.adminUser.id);
+    });
+
     test('a second administrator is named as the actor of their own changes', async () => {
       const other = await addManager(server, server.config.manageAdminGroup);
       const { issueManageToken } = await import('../../helpers/manage.ts');
