@@ -12,7 +12,7 @@ import type { Policy, PolicyDocument } from '../domain/policy.ts';
 import type { SsoSession } from '../domain/session.ts';
 import type { SigningKey } from '../domain/signing-key.ts';
 import type { SigningAlg } from '../crypto/algorithms.ts';
-import type { Attributes, User, UserCredentials, UserProfile } from '../domain/user.ts';
+import type { Attributes, User, UserCredentials, UserProfile, UserStatus } from '../domain/user.ts';
 
 /** A uniqueness rule of the store was broken (duplicate username, client_id, …). */
 export class ConflictError extends Error {
@@ -92,6 +92,18 @@ export interface ClientStore {
    */
   attachPolicyIfNone(clientId: string, policyName: string, now: number): Promise<boolean>;
   delete(clientId: string): Promise<boolean>;
+  /**
+   * Inserts the client unless one with its client_id exists: one conditional write (never a read
+   * before it), so concurrent callers (two `gatehouse admin bootstrap` runs) never fail or
+   * duplicate. true when it was inserted. A resource URI another client holds is a ConflictError.
+   */
+  insertIfAbsent(client: Client): Promise<boolean>;
+  /**
+   * One keyset page for the management API: the clients whose client_id sorts after `after`, by
+   * client_id, at most `limit` of them (callers ask for one more than they show); `q` keeps those
+   * whose client_id or client_name contains it, case-insensitively (LIKE wildcards match literally).
+   */
+  page(query: PageQuery<string>): Promise<Client[]>;
 }
 
 export interface UserQuery {
@@ -123,6 +135,13 @@ export interface UserStore {
   update(user: User): Promise<boolean>;
   setPasswordHash(id: string, passwordHash: string, now: number): Promise<boolean>;
   delete(id: string): Promise<boolean>;
+  /**
+   * One page of users in username order (the case-insensitive key), after the key `after`: at
+   * most `limit` profiles, which callers ask one more of than they show. `q` matches a substring
+   * of the username, email or names, case-insensitively; the other members filter exactly.
+   * Keyset paging: rows inserted meanwhile never shift a page (management API).
+   */
+  page(query: UserPageQuery): Promise<UserProfile[]>;
 }
 
 export interface OrganizationQuery {
@@ -176,6 +195,11 @@ export interface OrganizationStore {
    * its organization.
    */
   delete(id: string): Promise<boolean>;
+  /**
+   * One page of organizations in (technical name, id) order after `after`, at most `limit`; `q`
+   * matches a substring of the technical or friendly name, case-insensitively (management API).
+   */
+  page(query: PageQuery<OrganizationPageKey>): Promise<Organization[]>;
 }
 
 export interface GroupStore {
@@ -190,6 +214,12 @@ export interface GroupStore {
   /** Deletes the group and its memberships in one statement; false when it did not exist. */
   delete(groupId: string): Promise<boolean>;
   isMember(userId: string, groupName: string): Promise<boolean>;
+  /** One page of groups in name order (case-insensitive key) after `after`; `q`: a substring of the name. */
+  page(query: PageQuery<string>): Promise<Group[]>;
+  /** One page of a group's members' profiles in username order (case-insensitive key) after `after`. */
+  memberPage(groupId: string, query: PageQuery<string>): Promise<UserProfile[]>;
+  /** Inserts the group unless one of that name (case-insensitively) exists: one conditional write; true when inserted. */
+  insertIfAbsent(group: Group): Promise<boolean>;
 }
 
 /**
@@ -236,6 +266,8 @@ export interface PolicyStore {
    * an access rule with include_sub_organizations needs).
    */
   subject(policyName: string, userId: string, options?: { ancestors?: boolean }): Promise<PolicySubject>;
+  /** One keyset page by name (as ClientStore.page); `q` searches the name. */
+  page(query: PageQuery<string>): Promise<Policy[]>;
 }
 
 export interface SessionStore {
@@ -257,6 +289,13 @@ export interface SessionStore {
    * `before`; how many it deleted. Idempotent: instances may run it at the same time.
    */
   deleteExpired(before: number, limit: number): Promise<number>;
+  /**
+   * One page of a user's sessions live at `now`, newest first: (createdAt, sessionIndex)
+   * descending, after the key `after` (management API). Never exposes what the cookie holds.
+   */
+  pageOfUser(userId: string, now: number, query: PageQuery<SessionPageKey>): Promise<SsoSession[]>;
+  /** Ends the session with this session_index only when it is `userId`'s; returns it when it was. */
+  endOfUser(userId: string, sessionIndex: string): Promise<SsoSession | undefined>;
 }
 
 export type Redemption = { outcome: 'redeemed'; code: AuthorizationCode } | { outcome: 'replayed'; code: AuthorizationCode } | { outcome: 'unknown' };
@@ -636,4 +675,36 @@ export interface Store extends StoreTransaction {
   /** Resolves when the database answers; rejects otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * A keyset page request (the management API's lists, src/http/manage-api/pagination.ts): the rows
+ * after the sort key `after` (all from the start when absent), at most `limit`, optionally only
+ * those matching the search text `q`. Never an offset: a page does not shift when rows are
+ * inserted or deleted before it.
+ */
+export interface PageQuery<K> {
+  after?: K | undefined;
+  limit: number;
+  q?: string | undefined;
+}
+
+/** The users' page: `after` is a username key (normalizeUsername); the filters are exact. */
+export interface UserPageQuery extends PageQuery<string> {
+  status?: UserStatus | undefined;
+  /** Only the members of this group (its id). */
+  groupId?: string | undefined;
+  organizationId?: string | undefined;
+}
+
+/** Where a page of organizations goes on: technical names repeat across parents, so the id breaks ties. */
+export interface OrganizationPageKey {
+  technicalName: string;
+  id: string;
+}
+
+/** Where a page of sessions (newest first) goes on. */
+export interface SessionPageKey {
+  createdAt: number;
+  sessionIndex: string;
 }

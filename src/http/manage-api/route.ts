@@ -9,6 +9,10 @@ import type { HttpDeps } from '../deps.ts';
 
 export type ManageMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+/**
+ * A JSON Schema (draft-07 keywords, as Ajv reads them; plugin.ts). `format` is not validated
+ * (validateFormats: false): check such values in the handler or the use case, which names the field.
+ */
 export type JsonSchema = Record<string, unknown>;
 
 /**
@@ -57,6 +61,8 @@ export interface ManageRoute {
   params?: JsonSchema;
   querystring?: JsonSchema;
   body?: JsonSchema;
+  /** The body may be left out altogether (then it is validated and handled as `{}`). */
+  bodyOptional?: boolean;
   /** The success answers; error answers (problem details) are common to every route. */
   responses: Record<number, ManageResponseDoc>;
   handle(call: ManageCall): Promise<ManageResult>;
