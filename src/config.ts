@@ -333,6 +333,20 @@ export const settings = {
   }),
   identityRestPrefix: setting({ env: 'GATEHOUSE_IDENTITY_REST_PREFIX', type: 'path segment', default: 'customerid-rest', doc: 'First path segment of the identity REST API (`/{prefix}/services/2.0/...`).', parse: prefix }),
   legacyRestPrefix: setting({ env: 'GATEHOUSE_LEGACY_REST_PREFIX', type: 'path segment', default: 'eidm2', doc: 'First path segment of the legacy identity API (`/{prefix}/services/...`).', parse: prefix }),
+  manageAdminGroup: setting({
+    env: 'GATEHOUSE_ADMIN_GROUP',
+    type: 'string',
+    default: 'Administrators',
+    doc: "Group whose enabled members are administrators of the management API (`/manage/api/v1`) and the web console: they may read and change everything. Membership is read at every request. `gatehouse admin bootstrap` creates the group (docs/management-api.md).",
+    parse: nonEmpty,
+  }),
+  manageReadonlyGroup: setting({
+    env: 'GATEHOUSE_ADMIN_READONLY_GROUP',
+    type: 'string',
+    default: 'Administrators (read-only)',
+    doc: 'Group whose enabled members may read everything the management API shows but change nothing (every write is 403). A member of both groups is an administrator.',
+    parse: nonEmpty,
+  }),
   keyCacheTtl: setting({
     env: 'GATEHOUSE_KEY_CACHE_TTL',
     type: 'seconds',

@@ -3,6 +3,8 @@
  * plugin registers this list and openapi.ts documents it. Add a resource by adding its line.
  */
 import type { ManageRoute } from '../route.ts';
+import { meRoutes } from './me.ts';
 
 export const MANAGE_ROUTES: ManageRoute[] = [
+  ...meRoutes,
 ];
