@@ -4,7 +4,9 @@
  */
 import type { ManageRoute } from '../route.ts';
 import { meRoutes } from './me.ts';
+import { auditRoutes } from './audit.ts';
 
 export const MANAGE_ROUTES: ManageRoute[] = [
   ...meRoutes,
+  ...auditRoutes,
 ];
