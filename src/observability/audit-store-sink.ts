@@ -1,6 +1,6 @@
 /**
  * Audit events kept in the store, for the management API (`GET /manage/api/v1/audit-events`;
- * docs/observability.md, "Audit events in the store"). The sink never makes its caller wait: `emit`
+ * docs/operations.md, "Audit events in the store"). The sink never makes its caller wait: `emit`
  * stamps the event with the clock, gives it a time-ordered id and buffers it; a batch is written
  * with one multi-row insert every FLUSH_MS or as soon as MAX_BATCH events wait, whichever comes
  * first. So the token endpoint's hot path costs one array push, and a busy server writes one

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 /**
- * Audit events kept in the store (issue 14; docs/observability.md, "Audit events in the store"), so
+ * Audit events kept in the store (issue 14; docs/operations.md, "Audit events in the store"), so
  * the management API can list them: one row per event, `id` time-ordered and unique (a UUIDv7 of
  * the event's time), `at` its time in epoch ms, the event's subject user and client and its acting
  * administrator (`actor_id`: an admin's user id or the CLI's OS account) as columns to filter on,

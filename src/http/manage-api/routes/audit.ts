@@ -54,7 +54,7 @@ const itemSchema: JsonSchema = {
   properties: {
     id: { type: 'string', description: 'Unique and time-ordered (UUIDv7).' },
     time: { type: 'string', description: 'When it happened (ISO 8601, UTC).' },
-    event: { type: 'string', description: 'The event name (docs/observability.md).' },
+    event: { type: 'string', description: 'The event name (docs/management-api.md, "Audit events").' },
     user_id: { type: 'string', description: 'The user the event is about.' },
     client_id: { type: 'string', description: 'The client the event is about.' },
     actor: { ...actorSchema, description: 'Who made an administrative change.' },
@@ -93,7 +93,7 @@ function eventNames(raw: unknown): string[] | undefined {
       if (family.length === 0) throw invalidField('type', `no event name starts with ${JSON.stringify(prefix)}`);
       family.forEach((name) => names.add(name));
     } else if (isAuditEventName(part)) names.add(part);
-    else throw invalidField('type', `${JSON.stringify(part.slice(0, 100))} is not an event name (names: docs/observability.md, or \`prefix.*\`)`);
+    else throw invalidField('type', `${JSON.stringify(part.slice(0, 100))} is not an event name (names: docs/management-api.md, or \`prefix.*\`)`);
   }
   return [...names];
 }
