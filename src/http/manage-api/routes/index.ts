@@ -12,6 +12,7 @@ import { organizationRoutes } from './organizations.ts';
 import { policyRoutes } from './policies.ts';
 import { sessionRoutes } from './sessions.ts';
 import { userRoutes } from './users.ts';
+import { auditRoutes } from './audit.ts';
 
 export const MANAGE_ROUTES: ManageRoute[] = [
   ...meRoutes,
@@ -23,4 +24,5 @@ export const MANAGE_ROUTES: ManageRoute[] = [
   ...consentRoutes,
   ...groupRoutes,
   ...organizationRoutes,
+  ...auditRoutes,
 ];
