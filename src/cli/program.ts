@@ -11,6 +11,7 @@ import { registerGroupCommands } from './groups.ts';
 import { registerKeyCommands } from './keys.ts';
 import { registerOrganizationCommands } from './orgs.ts';
 import { registerPolicyCommands } from './policies.ts';
+import { registerRegistrationTokenCommands } from './registration-tokens.ts';
 import { registerServerCommands } from './server.ts';
 import { registerUserCommands } from './users.ts';
 import { VERSION } from '../version.ts';
@@ -33,6 +34,7 @@ export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'wri
   registerServerCommands(program);
   registerCleanupCommands(program);
   registerConsentCommands(program);
+  registerRegistrationTokenCommands(program);
   return program;
 }
 

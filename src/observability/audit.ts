@@ -96,7 +96,16 @@ export type AuditEvent =
   | { event: 'client.status_changed'; clientId: string; active: boolean; actor: Actor }
   /** An authorization policy created, replaced (`version`: the new one) or deleted by the CLI (docs/authorization.md). */
   | { event: 'policy.created' | 'policy.updated'; policy: string; version: number; actor: Actor }
-  | { event: 'policy.deleted'; policy: string; actor: Actor };
+  | { event: 'policy.deleted'; policy: string; actor: Actor }
+  /**
+   * Dynamic client registration (RFC 7591/7592): an initial access token minted or revoked by an
+   * administrator (`id`: its id, never its value), and a client registered with one (`token`: the
+   * id of the initial access token spent). The client's own later changes are client.updated and
+   * client.deleted with the actor `{via: 'dcr', clientId}`.
+   */
+  | { event: 'initial_access_token.created'; id: string; expiresAt: number; uses: number; actor: Actor }
+  | { event: 'initial_access_token.revoked'; id: string; actor: Actor }
+  | ({ event: 'client.registered'; clientId: string; token: string; actor: Actor } & From);
 
 export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 
