@@ -343,6 +343,20 @@ export const settings = {
     doc: 'RFC 7591/7592 dynamic client registration at `<issuer>/oauth2/register`. `off`: the endpoint answers 404 and discovery names no `registration_endpoint`. `initial_access_token`: discovery publishes it, and each registration must carry `Authorization: Bearer <initial access token>` minted by an administrator (`gatehouse registration-token create`, or the management API), each with an expiry and a use count; the registration access token it answers manages that one client (docs/clients.md, "Dynamic client registration").',
     parse: oneOf(DYNAMIC_REGISTRATION_MODES),
   }),
+  manageAdminGroup: setting({
+    env: 'GATEHOUSE_ADMIN_GROUP',
+    type: 'string',
+    default: 'Administrators',
+    doc: "Group whose enabled members are administrators of the management API (`/manage/api/v1`) and the web console: they may read and change everything. Membership is read at every request. `gatehouse admin bootstrap` creates the group (docs/management-api.md).",
+    parse: nonEmpty,
+  }),
+  manageReadonlyGroup: setting({
+    env: 'GATEHOUSE_ADMIN_READONLY_GROUP',
+    type: 'string',
+    default: 'Administrators (read-only)',
+    doc: 'Group whose enabled members may read everything the management API shows but change nothing (every write is 403). A member of both groups is an administrator.',
+    parse: nonEmpty,
+  }),
   keyCacheTtl: setting({
     env: 'GATEHOUSE_KEY_CACHE_TTL',
     type: 'seconds',

@@ -45,6 +45,14 @@ class MemoryClients implements ClientStore {
     this.rows.set(clientId, { ...row, authorizationPolicy: policyName, updatedAt: now });
     return true;
   }
+  async insertIfAbsent(client: Client) {
+    if (this.rows.has(client.clientId)) return false;
+    await this.insert(client);
+    return true;
+  }
+  async page(query: { after?: string; limit: number }) {
+    return [...this.rows.values()].filter((c) => query.after === undefined || c.clientId > query.after).sort((a, b) => (a.clientId < b.clientId ? -1 : 1)).slice(0, query.limit);
+  }
   async findByResourceUri(uri: string) {
     const row = [...this.rows.values()].find((client) => Array.isArray(client.metadata.resource_uris) && client.metadata.resource_uris.includes(uri));
     return row && structuredClone(row);

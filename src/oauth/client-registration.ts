@@ -53,7 +53,8 @@ const SECRET_BYTES = 32;
 
 /**
  * Registers a client from a metadata document. `options.active` overrides the document's
- * `active`; a client is active unless one of them says otherwise. Public clients
+ * `active`; a client is active unless one of them says otherwise. `options.clientId`: the
+ * client_id to keep (an import), instead of a generated one. Public clients
  * (`token_endpoint_auth_method: none`) get no secret.
  */
 export async function registerClient(
@@ -61,6 +62,7 @@ export async function registerClient(
   metadata: unknown,
   options: {
     active?: boolean;
+    clientId?: string;
     /**
      * More work in the unit of work that inserts the client, after the insert: it commits with the
      * client or, when it throws, neither does (dynamic registration spends its initial access token here).
@@ -69,7 +71,8 @@ export async function registerClient(
   } = {},
 ): Promise<ClientWithSecret> {
   const settings = parseClientMetadata(metadata);
-  const clientId = deps.random.uuid();
+  // An imported client keeps its client_id (the management API's import); a taken one is the store's ConflictError.
+  const clientId = options.clientId ?? deps.random.uuid();
   const now = deps.clock.now();
   const clientSecret = hasSecret(settings.tokenEndpointAuthMethod) ? deps.random.token(SECRET_BYTES) : undefined;
   const { active, authorizationPolicy, ...typed } = settings;

@@ -105,7 +105,9 @@ export type AuditEvent =
    */
   | { event: 'initial_access_token.created'; id: string; expiresAt: number; uses: number; actor: Actor }
   | { event: 'initial_access_token.revoked'; id: string; actor: Actor }
-  | ({ event: 'client.registered'; clientId: string; token: string; actor: Actor } & From);
+  | ({ event: 'client.registered'; clientId: string; token: string; actor: Actor } & From)
+  /** A signing key rotated in (`kid`: the new key; `alg`: its algorithm, whose previous key retires), by the CLI or the management API. */
+  | { event: 'key.rotated'; kid: string; alg: string; actor: Actor };
 
 export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 

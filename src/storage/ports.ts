@@ -92,6 +92,18 @@ export interface ClientStore {
    */
   attachPolicyIfNone(clientId: string, policyName: string, now: number): Promise<boolean>;
   delete(clientId: string): Promise<boolean>;
+  /**
+   * Inserts the client unless one with its client_id exists: one conditional write (never a read
+   * before it), so concurrent callers (two `gatehouse admin bootstrap` runs) never fail or
+   * duplicate. true when it was inserted. A resource URI another client holds is a ConflictError.
+   */
+  insertIfAbsent(client: Client): Promise<boolean>;
+  /**
+   * One keyset page for the management API: the clients whose client_id sorts after `after`, by
+   * client_id, at most `limit` of them (callers ask for one more than they show); `q` keeps those
+   * whose client_id or client_name contains it, case-insensitively (LIKE wildcards match literally).
+   */
+  page(query: PageQuery<string>): Promise<Client[]>;
 }
 
 export interface UserQuery {
@@ -190,6 +202,8 @@ export interface GroupStore {
   /** Deletes the group and its memberships in one statement; false when it did not exist. */
   delete(groupId: string): Promise<boolean>;
   isMember(userId: string, groupName: string): Promise<boolean>;
+  /** Inserts the group unless one of that name (case-insensitively) exists: one conditional write; true when inserted. */
+  insertIfAbsent(group: Group): Promise<boolean>;
 }
 
 /**
@@ -236,6 +250,8 @@ export interface PolicyStore {
    * an access rule with include_sub_organizations needs).
    */
   subject(policyName: string, userId: string, options?: { ancestors?: boolean }): Promise<PolicySubject>;
+  /** One keyset page by name (as ClientStore.page); `q` searches the name. */
+  page(query: PageQuery<string>): Promise<Policy[]>;
 }
 
 export interface SessionStore {
@@ -682,4 +698,16 @@ export interface RegistrationStore {
   insertRegistrationToken(clientId: string, tokenHash: string, now: number): Promise<void>;
   /** The hash of the client's registration access token; undefined when it has none (not dynamically registered, or deleted). */
   registrationTokenHash(clientId: string): Promise<string | undefined>;
+}
+
+/**
+ * A keyset page request (the management API's lists, src/http/manage-api/pagination.ts): the rows
+ * after the sort key `after` (all from the start when absent), at most `limit`, optionally only
+ * those matching the search text `q`. Never an offset: a page does not shift when rows are
+ * inserted or deleted before it.
+ */
+export interface PageQuery<K> {
+  after?: K | undefined;
+  limit: number;
+  q?: string | undefined;
 }

@@ -85,6 +85,7 @@ for (const kind of DATABASES) {
                 delete: (name) => tx.policies.delete(name),
                 clientsUsing: (name) => tx.policies.clientsUsing(name),
                 subject: (name, userId, options) => tx.policies.subject(name, userId, options),
+                page: (query) => tx.policies.page(query),
               };
               return work({ ...tx, policies });
             }),

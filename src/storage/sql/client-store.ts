@@ -1,7 +1,8 @@
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import { DEFAULT_SIGNING_ALG, isSigningAlg, type SigningAlg } from '../../crypto/algorithms.ts';
 import { resourceUrisOf, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../../domain/client.ts';
-import type { ClientStore } from '../ports.ts';
+import type { ClientStore, PageQuery } from '../ports.ts';
+import { escapeLike } from './attributes.ts';
 import { translated } from './errors.ts';
 import { atomically } from './unit-of-work.ts';
 import { prepared } from './prepared.ts';
@@ -80,6 +81,25 @@ export class SqlClientStore implements ClientStore {
   async delete(clientId: string): Promise<boolean> {
     const result = await this.#db.deleteFrom('clients').where('client_id', '=', clientId).executeTakeFirst();
     return result.numDeletedRows > 0n;
+  }
+
+  async page(query: PageQuery<string>): Promise<Client[]> {
+    let select = this.#db.selectFrom('clients').selectAll().orderBy('client_id').limit(query.limit);
+    if (query.after !== undefined) select = select.where('client_id', '>', query.after);
+    if (query.q !== undefined && query.q !== '') {
+      const pattern = `%${escapeLike(query.q.toLowerCase())}%`;
+      select = select.where((eb) => eb.or([sql<SqlBool>`lower(client_id) like ${pattern} escape '\\'`, sql<SqlBool>`lower(name) like ${pattern} escape '\\'`]));
+    }
+    return (await select.execute()).map(fromRow);
+  }
+
+  async insertIfAbsent(client: Client): Promise<boolean> {
+    return atomically(this.#db, async (db) => {
+      const result = await translated('client', () => db.insertInto('clients').values(toRow(client)).onConflict((oc) => oc.column('client_id').doNothing()).executeTakeFirst());
+      if ((result.numInsertedOrUpdatedRows ?? 0n) === 0n) return false;
+      await insertResourceUris(db, client);
+      return true;
+    });
   }
 }
 

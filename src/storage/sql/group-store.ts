@@ -20,6 +20,17 @@ export class SqlGroupStore implements GroupStore {
     );
   }
 
+  async insertIfAbsent(g: Group): Promise<boolean> {
+    return translated('group', async () => {
+      const result = await this.#db
+        .insertInto('groups')
+        .values({ id: g.id, name: g.name, name_key: nameKey(g.name), description: g.description ?? null, created_at: g.createdAt })
+        .onConflict((oc) => oc.column('name_key').doNothing())
+        .executeTakeFirst();
+      return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+    });
+  }
+
   async getByName(name: string): Promise<Group | undefined> {
     const row = await this.#db.selectFrom('groups').selectAll().where('name_key', '=', nameKey(name)).executeTakeFirst();
     return row && { id: row.id, name: row.name, description: row.description ?? undefined, createdAt: row.created_at };

@@ -1,7 +1,8 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable, type SqlBool } from 'kysely';
+import { escapeLike } from './attributes.ts';
 import { MAX_ORGANIZATION_DEPTH } from '../../domain/organization.ts';
 import { parsePolicyDocument, policyDocumentJson, type Policy, type PolicyDocument } from '../../domain/policy.ts';
-import { MissingReferenceError, PolicyInUseError, type PolicyStore, type PolicySubject } from '../ports.ts';
+import { MissingReferenceError, PolicyInUseError, type PageQuery, type PolicyStore, type PolicySubject } from '../ports.ts';
 import { translated } from './errors.ts';
 import { addAttributeValue } from './policy-facts.ts';
 import { prepared } from './prepared.ts';
@@ -65,6 +66,13 @@ export class SqlPolicyStore implements PolicyStore {
       if (error instanceof MissingReferenceError) throw new PolicyInUseError(`policy ${name} is used by a client; detach it first (gatehouse client update … --authorization-policy "")`);
       throw error;
     }
+  }
+
+  async page(query: PageQuery<string>): Promise<Policy[]> {
+    let select = this.#db.selectFrom('policies').selectAll().orderBy('name').limit(query.limit);
+    if (query.after !== undefined) select = select.where('name', '>', query.after);
+    if (query.q !== undefined && query.q !== '') select = select.where(sql<SqlBool>`lower(name) like ${`%${escapeLike(query.q.toLowerCase())}%`} escape '\\'`);
+    return (await select.execute()).map(fromRow);
   }
 
   async clientsUsing(name: string): Promise<string[]> {
