@@ -4,6 +4,7 @@
  */
 import type { ManageRoute } from '../route.ts';
 import { clientRoutes } from './clients.ts';
+import { initialAccessTokenRoutes } from './initial-access-tokens.ts';
 import { keyRoutes } from './keys.ts';
 import { meRoutes } from './me.ts';
 import { policyRoutes } from './policies.ts';
@@ -13,4 +14,5 @@ export const MANAGE_ROUTES: ManageRoute[] = [
   ...clientRoutes,
   ...policyRoutes,
   ...keyRoutes,
+  ...initialAccessTokenRoutes,
 ];
