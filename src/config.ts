@@ -340,7 +340,7 @@ export const settings = {
     env: 'GATEHOUSE_DYNAMIC_REGISTRATION',
     type: DYNAMIC_REGISTRATION_MODES.join(' | '),
     default: 'off',
-    doc: 'RFC 7591/7592 dynamic client registration at `<issuer>/oauth2/register`. `off`: the endpoint answers 404 and discovery names no `registration_endpoint`. `initial_access_token`: discovery publishes it, and each registration must carry `Authorization: Bearer <initial access token>` minted by an administrator (`gatehouse registration-token create`, or the management API), each with an expiry and a use count; the registration access token it answers manages that one client (docs/clients.md, "Dynamic client registration").',
+    doc: 'RFC 7591/7592 dynamic client registration at `<issuer>/oauth2/register`. `off`: the endpoint answers 404 and discovery names no `registration_endpoint`. `initial_access_token`: discovery publishes it, and each registration must carry `Authorization: Bearer <initial access token>` minted by an administrator (`gatehouse registration-token create`, or the management API), each with an expiry and a use count; the registration access token it answers manages that one client (docs/authorization.md, "Dynamic client registration").',
     parse: oneOf(DYNAMIC_REGISTRATION_MODES),
   }),
   manageAdminGroup: setting({

@@ -1,6 +1,6 @@
 /**
  * `gatehouse registration-token …`: initial access tokens of RFC 7591 dynamic client registration
- * (GATEHOUSE_DYNAMIC_REGISTRATION=initial_access_token; docs/clients.md, "Dynamic client registration").
+ * (GATEHOUSE_DYNAMIC_REGISTRATION=initial_access_token; docs/authorization.md, "Dynamic client registration").
  */
 import type { Command } from 'commander';
 import { systemClock } from '../lib/clock.ts';

@@ -1,7 +1,7 @@
 /**
  * Dynamic client registration (RFC 7591) and its management protocol (RFC 7592), open only to
  * holders of an initial access token an administrator minted (GATEHOUSE_DYNAMIC_REGISTRATION =
- * initial_access_token; docs/clients.md, "Dynamic client registration"; decisions DR1–DR9).
+ * initial_access_token; docs/authorization.md, "Dynamic client registration"; decisions DR1–DR9).
  *
  * The metadata rules are registerClient's (client-registration.ts, the CLI's), plus what a client
  * registering itself may not decide (PRIVILEGED_KEYS): who it may act for, who may use it, whether

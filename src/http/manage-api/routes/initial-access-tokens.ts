@@ -1,5 +1,5 @@
 /**
- * Initial access tokens of RFC 7591 dynamic client registration (docs/clients.md, "Dynamic client
+ * Initial access tokens of RFC 7591 dynamic client registration (docs/authorization.md, "Dynamic client
  * registration"; docs/management-api.md): list, mint (the value answered once, only its hash
  * kept) and revoke, as `gatehouse registration-token …` does, with the same audit events. A token
  * is `{ id, description?, expires_at, uses_left, created_at, created_by }`; never its value again.
