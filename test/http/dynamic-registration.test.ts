@@ -308,6 +308,17 @@ for (const db of DATABASES) {
       assert.equal(await usesLeft(token.id), 1);
     });
 
+    test('metadata gatehouse does not understand is ignored as RFC 7591 §2 requires: left out of the registration and the answer; known but unsupported keys are refused (DR-10)', async () => {
+      const body = await register({ ...WEB_APP, contacts: ['ops@example.com'], software_id: 'build-bot', software_version: '1.2', 'x-vendor': { nested: true }, constructor: 'x' });
+      for (const key of ['contacts', 'software_id', 'software_version', 'x-vendor']) assert.equal(body[key], undefined, key);
+      const stored = await server.gatehouse.store.clients.get(body.client_id);
+      assert.deepEqual(Object.keys(stored!.metadata).filter((key) => ['contacts', 'software_id', 'software_version', 'x-vendor', 'constructor'].includes(key)), []);
+      const { value } = await mint(1);
+      const unsupported = await send(endpoint(), { token: value, body: { ...WEB_APP, policy_uri: 'https://app.example.com/policy' } });
+      assert.deepEqual([unsupported.status, unsupported.body.error], [400, 'invalid_client_metadata']);
+      assert.match(unsupported.body.error_description as string, /^policy_uri: is not supported/);
+    });
+
     test('malformed, oversized and hostile bodies are 400 invalid_client_metadata, never a 5xx, and spend nothing (DR-10)', async () => {
       const { token, value } = await mint(1);
       const hostile: { raw: string; contentType?: string }[] = [
