@@ -13,6 +13,7 @@ import { constantTimeEqual, hashSecret } from '../lib/hash.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import type { InitialAccessToken, RegistrationStore } from '../storage/ports.ts';
+import { isKnownMetadataKey } from './client-metadata.ts';
 import { ClientNotFound, InvalidClientMetadata, clientView, registerClient, updateClient, type ClientRegistrationDeps } from './client-registration.ts';
 import { InvalidClientMetadataError, InvalidRedirectUri, InvalidSoftwareStatement, InvalidToken, type OAuthError } from './errors.ts';
 import { isLookupKey } from './lookup-key.ts';
@@ -44,6 +45,9 @@ export const REFUSED_GRANT_TYPES: Record<string, string> = {
 
 /** Response members the server sets (RFC 7591 §3.2.1, RFC 7592 §3); RFC 7592 §2.2: an update MUST NOT send the last four. */
 const SERVER_KEYS = ['client_id_issued_at', 'client_secret_expires_at', 'registration_access_token', 'registration_client_uri'] as const;
+
+/** Keys this module answers itself, whatever registerClient knows: RFC 7591 §2.3 and RFC 7592 §3. */
+const OWN_KEYS: ReadonlySet<string> = new Set(['software_statement', ...SERVER_KEYS]);
 
 // ---------------------------------------------------------------------------------------------
 // Initial access tokens (minted by an administrator: the CLI and the management API)
@@ -229,7 +233,10 @@ function invalidRegistrationToken(): InvalidToken {
  */
 function registrationDocument(body: unknown, current: Client | undefined): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidClientMetadataError('The request body must be a JSON object of client metadata (RFC 7591 section 2).');
-  const doc: Record<string, unknown> = { ...(body as Record<string, unknown>) };
+  // RFC 7591 §2: metadata the server does not understand is ignored (left out of the registration,
+  // so the answer shows the client it was not registered); what gatehouse knows but does not
+  // implement is still refused by registerClient's rules, naming the key (decision DR10).
+  const doc: Record<string, unknown> = Object.fromEntries(Object.entries(body as Record<string, unknown>).filter(([key]) => isKnownMetadataKey(key) || OWN_KEYS.has(key)));
   if (doc.software_statement !== undefined) throw new InvalidSoftwareStatement('Software statements are not accepted (RFC 7591 section 2.3); send the metadata itself.');
   for (const key of [...SERVER_KEYS, 'client_id', 'client_secret']) {
     if (doc[key] !== undefined) throw new InvalidClientMetadataError(`${key}: is set by the server and cannot be sent${current ? ' in an update (RFC 7592 section 2.2)' : ''}.`);
