@@ -356,4 +356,26 @@ for (const db of DATABASES) {
       assert.deepEqual([get.status, get.headers.get('allow')], [405, 'POST']);
     });
   });
+
+  describe(`dynamic client registration under another issuer path on ${db.name}`, () => {
+    let server: RunningServer;
+    before(async () => {
+      server = await startServer(db, { env: { ...ON, GATEHOUSE_ISSUER: 'https://sso.example.com/auth/tenant', GATEHOUSE_SECURE_COOKIES: 'false' } });
+    });
+    after(async () => server.close());
+
+    test('the endpoint and the configuration URI live under the issuer\'s path, like the other endpoints; nothing under /uas (DR-01)', async () => {
+      const discovery = await send(`${server.url}/auth/tenant/.well-known/openid-configuration`);
+      assert.equal(discovery.body.registration_endpoint, 'https://sso.example.com/auth/tenant/oauth2/register');
+      const { value } = await mintInitialAccessToken({ registrations: server.gatehouse.store.registrations, clock: { now: () => Date.now() }, random: cryptoRandom }, { expiresIn: HOUR, uses: 1, createdBy: 'test' });
+      assert.equal((await send(`${server.url}/uas/oauth2/register`, { token: value, body: WEB_APP })).status, 404);
+      const registered = await send(`${server.url}/auth/tenant/oauth2/register`, { token: value, body: WEB_APP });
+      assert.equal(registered.status, 201, JSON.stringify(registered.body));
+      const uri = registered.body.registration_client_uri as string;
+      assert.equal(uri, `https://sso.example.com/auth/tenant/oauth2/register/${registered.body.client_id as string}`);
+      const read = await send(`${server.url}${new URL(uri).pathname}`, { token: registered.body.registration_access_token as string });
+      assert.equal(read.status, 200);
+      assert.equal(read.body.client_id, registered.body.client_id);
+    });
+  });
 }
