@@ -45,6 +45,9 @@ interface Setting<T> {
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 const LOG_TIMES = ['epoch', 'iso'] as const;
+/** GATEHOUSE_DYNAMIC_REGISTRATION (RFC 7591): off, or open to holders of an initial access token. */
+export const DYNAMIC_REGISTRATION_MODES = ['off', 'initial_access_token'] as const;
+export type DynamicRegistrationMode = (typeof DYNAMIC_REGISTRATION_MODES)[number];
 export type LogTime = (typeof LOG_TIMES)[number];
 
 function nonEmpty(raw: string): string {
@@ -334,6 +337,13 @@ export const settings = {
   }),
   identityRestPrefix: setting({ env: 'GATEHOUSE_IDENTITY_REST_PREFIX', type: 'path segment', default: 'customerid-rest', doc: 'First path segment of the identity REST API (`/{prefix}/services/2.0/...`).', parse: prefix }),
   legacyRestPrefix: setting({ env: 'GATEHOUSE_LEGACY_REST_PREFIX', type: 'path segment', default: 'eidm2', doc: 'First path segment of the legacy identity API (`/{prefix}/services/...`).', parse: prefix }),
+  dynamicRegistration: setting({
+    env: 'GATEHOUSE_DYNAMIC_REGISTRATION',
+    type: DYNAMIC_REGISTRATION_MODES.join(' | '),
+    default: 'off',
+    doc: 'RFC 7591/7592 dynamic client registration at `<issuer>/oauth2/register`. `off`: the endpoint answers 404 and discovery names no `registration_endpoint`. `initial_access_token`: discovery publishes it, and each registration must carry `Authorization: Bearer <initial access token>` minted by an administrator (`gatehouse registration-token create`, or the management API), each with an expiry and a use count; the registration access token it answers manages that one client (docs/authorization.md, "Dynamic client registration").',
+    parse: oneOf(DYNAMIC_REGISTRATION_MODES),
+  }),
   manageAdminGroup: setting({
     env: 'GATEHOUSE_ADMIN_GROUP',
     type: 'string',

@@ -12,6 +12,7 @@ import { registerGroupCommands } from './groups.ts';
 import { registerKeyCommands } from './keys.ts';
 import { registerOrganizationCommands } from './orgs.ts';
 import { registerPolicyCommands } from './policies.ts';
+import { registerRegistrationTokenCommands } from './registration-tokens.ts';
 import { registerServerCommands } from './server.ts';
 import { registerThemeCommands } from './theme.ts';
 import { registerUserCommands } from './users.ts';
@@ -36,6 +37,7 @@ export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'wri
   registerCleanupCommands(program);
   registerConsentCommands(program);
   registerThemeCommands(program);
+  registerRegistrationTokenCommands(program);
   registerAdminCommands(program);
   return program;
 }

@@ -18,6 +18,7 @@ import { authorizationRoutes } from './public/authorization.ts';
 import { discoveryRoutes } from './public/discovery.ts';
 import { landingRoutes } from './public/landing.ts';
 import { logoutRoutes } from './public/logout.ts';
+import { registrationRoutes } from './public/registration.ts';
 import { statusRoutes } from './public/status.ts';
 import { tokenRoutes } from './public/token.ts';
 import { userInfoRoutes } from './public/userinfo.ts';
@@ -82,6 +83,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   await app.register(async (scope) => userInfoRoutes(scope, deps, corsOrigins));
   await app.register(async (scope) => identityApiRoutes(scope, deps));
   await app.register(async (scope) => themeRoutes(scope, deps));
+  await app.register(async (scope) => registrationRoutes(scope, deps));
   await app.register(async (scope) => manageApiRoutes(scope, deps));
   return app;
 }

@@ -611,3 +611,14 @@ function stringList(value: unknown, field: string): string[] {
   if (!Array.isArray(value) || value.some((item) => typeof item !== 'string')) throw new InvalidClientMetadata(field, 'must be an array of strings');
   return value as string[];
 }
+
+/**
+ * Whether gatehouse knows the metadata key: one it implements (`client_name#<tag>` included), one
+ * it refuses with a reason (UNSUPPORTED_KEYS, language-tagged forms included), or one it generates.
+ * Dynamic registration drops the others (RFC 7591 §2: the server "MUST ignore any client metadata
+ * sent by the client that it does not understand"), where the CLI refuses them.
+ */
+export function isKnownMetadataKey(key: string): boolean {
+  const base = key.includes('#') ? key.slice(0, key.indexOf('#')) : key;
+  return IMPLEMENTED_KEYS.has(base) || Object.hasOwn(UNSUPPORTED_KEYS, base) || (GENERATED_KEYS as readonly string[]).includes(base);
+}

@@ -57,7 +57,19 @@ const SECRET_BYTES = 32;
  * client_id to keep (an import), instead of a generated one. Public clients
  * (`token_endpoint_auth_method: none`) get no secret.
  */
-export async function registerClient(deps: ClientRegistrationDeps, metadata: unknown, options: { active?: boolean; clientId?: string } = {}): Promise<ClientWithSecret> {
+export async function registerClient(
+  deps: ClientRegistrationDeps,
+  metadata: unknown,
+  options: {
+    active?: boolean;
+    clientId?: string;
+    /**
+     * More work in the unit of work that inserts the client, after the insert: it commits with the
+     * client or, when it throws, neither does (dynamic registration spends its initial access token here).
+     */
+    inUnitOfWork?: (tx: StoreTransaction, client: Client) => Promise<void>;
+  } = {},
+): Promise<ClientWithSecret> {
   const settings = parseClientMetadata(metadata);
   // An imported client keeps its client_id (the management API's import); a taken one is the store's ConflictError.
   const clientId = options.clientId ?? deps.random.uuid();
@@ -82,6 +94,7 @@ export async function registerClient(deps: ClientRegistrationDeps, metadata: unk
         await checkAudiences(tx.clients, clientId, settings, new Set(), deps.apiClientId);
         await checkResourceUris(tx.clients, client);
         await tx.clients.insert(client);
+        await options.inUnitOfWork?.(tx, client);
       }),
     ),
   );
@@ -93,11 +106,17 @@ export async function registerClient(deps: ClientRegistrationDeps, metadata: unk
  * ones (null removes a key, restoring its default); the result is validated as a whole. A client
  * that turns public loses its secret; one that stops being public gets a new one, returned here.
  */
-export async function updateClient(deps: ClientRegistrationDeps, clientId: string, patch: Record<string, unknown>): Promise<ClientWithSecret> {
+export async function updateClient(
+  deps: ClientRegistrationDeps,
+  clientId: string,
+  /** Or made from the client as read in the unit of work (dynamic registration checks its token and the echoed keys there). */
+  patch: Record<string, unknown> | ((current: Client, tx: StoreTransaction) => Promise<Record<string, unknown>>),
+): Promise<ClientWithSecret> {
   return withResourceUris(() => deps.transaction(async (tx) => {
     const current = await getClient(tx, clientId);
+    const changes = typeof patch === 'function' ? await patch(current, tx) : patch;
     const { client_id: _id, created_at: _created, ...registered } = clientView(current);
-    const settings = parseClientMetadata({ ...registered, ...withoutEchoedKeys(current, patch) });
+    const settings = parseClientMetadata({ ...registered, ...withoutEchoedKeys(current, changes) });
     await checkAudiences(tx.clients, clientId, settings, allowedAudiences(current), deps.apiClientId);
     const method = settings.tokenEndpointAuthMethod;
     const hadSecret = hasSecret(current.tokenEndpointAuthMethod) && current.secretHash !== undefined;

@@ -50,15 +50,19 @@ export const ENDPOINT_PATHS = {
   deviceAuthorization: '/oauth2/device_authorization',
   /** The user-code page, RFC 8628 §3.2 verification_uri. */
   deviceVerification: '/oauth2/device',
+  /** RFC 7591 §3; the client configuration endpoint of RFC 7592 is this + `/{client_id}`. */
+  registration: '/oauth2/register',
 } as const;
 
 export interface DiscoveryOptions {
   issuer: string;
   /** acr values configured for authentication methods; omitted from metadata when empty. */
   acrValues?: readonly string[];
+  /** RFC 8414 §2 `registration_endpoint`: published only when dynamic registration is on (GATEHOUSE_DYNAMIC_REGISTRATION). */
+  registration?: boolean;
 }
 
-export function discoveryDocument({ issuer, acrValues = [] }: DiscoveryOptions): Record<string, unknown> {
+export function discoveryDocument({ issuer, acrValues = [], registration = false }: DiscoveryOptions): Record<string, unknown> {
   const at = (path: string) => `${issuer}${path}`;
   return {
     issuer,
@@ -70,6 +74,7 @@ export function discoveryDocument({ issuer, acrValues = [] }: DiscoveryOptions):
     end_session_endpoint: at(ENDPOINT_PATHS.endSession),
     jwks_uri: at(ENDPOINT_PATHS.jwks),
     device_authorization_endpoint: at(ENDPOINT_PATHS.deviceAuthorization),
+    ...(registration ? { registration_endpoint: at(ENDPOINT_PATHS.registration) } : {}),
     scopes_supported: [...SUPPORTED_SCOPES],
     response_types_supported: [...RESPONSE_TYPES],
     response_modes_supported: RESPONSE_MODES.map((mode) => mode.name),

@@ -25,7 +25,9 @@ export type OAuthErrorCode =
   | 'temporarily_unavailable'
   | 'slow_down'
   | 'authorization_pending'
-  | 'expired_token';
+  | 'expired_token'
+  | 'invalid_client_metadata'
+  | 'invalid_software_statement';
 
 export interface OAuthErrorOptions {
   /** Logged, never sent. */
@@ -243,5 +245,19 @@ export class SlowDown extends OAuthError {
  */
 export class PollingSlowDown extends SlowDown {
   override readonly status: number = 400;
+  override readonly redirectable = false;
+}
+
+/** RFC 7591 §3.2.2: a client metadata value is invalid (the description names the field). */
+export class InvalidClientMetadataError extends OAuthError {
+  readonly error = 'invalid_client_metadata';
+  readonly status = 400;
+  override readonly redirectable = false;
+}
+
+/** RFC 7591 §3.2.2: the software statement is invalid (gatehouse accepts none: docs/decisions.md DR*). */
+export class InvalidSoftwareStatement extends OAuthError {
+  readonly error = 'invalid_software_statement';
+  readonly status = 400;
   override readonly redirectable = false;
 }

@@ -49,6 +49,9 @@ export const AUDIT_EVENTS = {
   'organization.updated': 'An organization was changed (the names of the fields).',
   'organization.deleted': 'An organization was deleted.',
   'key.rotated': 'A new signing key was made active.',
+  'initial_access_token.created': 'An administrator minted an initial access token for dynamic client registration (its id, never its value).',
+  'initial_access_token.revoked': 'An administrator revoked an initial access token.',
+  'client.registered': 'A client registered itself with an initial access token (RFC 7591).',
 } as const satisfies Record<AuditEvent['event'], string>;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

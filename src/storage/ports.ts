@@ -656,6 +656,7 @@ export interface StoreTransaction {
   assertions: AssertionStore;
   deviceAuthorizations: DeviceAuthorizationStore;
   consents: ConsentStore;
+  registrations: RegistrationStore;
 }
 
 export interface Store extends StoreTransaction {
@@ -729,6 +730,51 @@ export interface AuditStore {
   page(query: AuditQuery): Promise<AuditRecord[]>;
   /** Deletes at most `limit` of the oldest events older than `before` (epoch ms); how many went. */
   deleteOlderThan(before: number, limit: number): Promise<number>;
+}
+
+/**
+ * An initial access token of dynamic client registration (RFC 7591 §3), as stored: its SHA-256
+ * only (src/lib/hash.ts); the value is shown once, when it is minted.
+ */
+export interface InitialAccessToken {
+  id: string;
+  tokenHash: string;
+  description: string | undefined;
+  /** Who minted it: `cli:<os account>`, or the management API caller's user id or client_id. */
+  createdBy: string;
+  createdAt: number;
+  expiresAt: number;
+  /** Registrations it may still authorize. */
+  usesLeft: number;
+}
+
+/**
+ * Dynamic client registration (RFC 7591, RFC 7592; src/oauth/dynamic-registration.ts).
+ *
+ * Race rule: `useInitialAccessToken` decides and spends in ONE conditional UPDATE (a live token
+ * with a use left loses one), run in the Store.transaction that inserts the client, so a
+ * registration that fails spends nothing and, of any number of concurrent registrations with a
+ * token of n uses, on any number of instances, at most n create a client. Never read a token's
+ * `usesLeft` to decide: that is the check-then-act race this method exists to avoid.
+ */
+export interface RegistrationStore {
+  /** ConflictError when the id or the hash is taken. */
+  insertInitialAccessToken(token: InitialAccessToken): Promise<void>;
+  /** The token with this hash, whatever its state; for the error message only, never to decide. */
+  findInitialAccessToken(tokenHash: string): Promise<InitialAccessToken | undefined>;
+  /**
+   * Spends one use of the token with this hash if it expires after `now` and has a use left; the
+   * token as the UPDATE left it, or undefined (nothing changed) when it is unknown, expired or used up.
+   */
+  useInitialAccessToken(tokenHash: string, now: number): Promise<InitialAccessToken | undefined>;
+  /** Tokens by id ascending, after `after`, `limit` of them (callers ask limit + 1 to see whether more follow). */
+  listInitialAccessTokens(query: { after?: string | undefined; limit: number }): Promise<InitialAccessToken[]>;
+  /** Deletes (revokes) the token; whether it existed. */
+  deleteInitialAccessToken(id: string): Promise<boolean>;
+  /** Stores the registration access token of a client (its hash); ConflictError when the client has one. */
+  insertRegistrationToken(clientId: string, tokenHash: string, now: number): Promise<void>;
+  /** The hash of the client's registration access token; undefined when it has none (not dynamically registered, or deleted). */
+  registrationTokenHash(clientId: string): Promise<string | undefined>;
 }
 
 /**

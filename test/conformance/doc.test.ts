@@ -35,6 +35,8 @@ const CHECKLIST: [string, number][] = [
   ['JA', 11],
   // Authorization policies (issue 13, item 1).
   ['PO', 22],
+  // Dynamic client registration (issue 14, item 3).
+  ['DR', 13],
 ];
 /** Modules 0 (common set-up) to 38 of the Basic OP plan (research/conformance.md §1). */
 const MODULES = 39;

@@ -31,6 +31,9 @@ const PATHS = [
   '/uas/oauth2/userinfo',
   '/uas/oauth2/logout',
   '/uas/status',
+  // Dynamic client registration (RFC 7591/7592), switched on below: without an initial access token nothing is registered.
+  '/uas/oauth2/register',
+  '/uas/oauth2/register/00000000-0000-4000-8000-000000000000',
   '/',
   '/uas',
   '/uas/',
@@ -93,7 +96,7 @@ for (const db of DATABASES) {
     let t: FuzzTarget;
     before(async () => {
       // Forwarded headers are read only from trusted proxies: trust the test's own address so they are parsed.
-      t = await startFuzzTarget(db, { GATEHOUSE_TRUSTED_PROXIES: '127.0.0.1' });
+      t = await startFuzzTarget(db, { GATEHOUSE_TRUSTED_PROXIES: '127.0.0.1', GATEHOUSE_DYNAMIC_REGISTRATION: 'initial_access_token' });
     });
     after(async () => {
       await t?.close();

@@ -13,6 +13,7 @@ import * as policies from './012-policies.ts';
 import * as consents from './013-consents.ts';
 import * as clientResourceUris from './014-client-resource-uris.ts';
 import * as auditEvents from './015-audit-events.ts';
+import * as dynamicRegistration from './016-dynamic-registration.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '013-consents': consents,
   '014-client-resource-uris': clientResourceUris,
   '015-audit-events': auditEvents,
+  '016-dynamic-registration': dynamicRegistration,
 };

@@ -190,6 +190,8 @@ export interface Database {
   client_resource_uris: ClientResourceUrisTable;
   policies: PoliciesTable;
   audit_events: AuditEventsTable;
+  initial_access_tokens: InitialAccessTokensTable;
+  registration_access_tokens: RegistrationAccessTokensTable;
 }
 
 /** Authorization policies (migration 012): the document as JSON text; `version` rises with each update. */
@@ -225,4 +227,22 @@ export interface AuditEventsTable {
   client_id: string | null;
   actor_id: string | null;
   data: string;
+}
+
+/** Initial access tokens of dynamic client registration (migration 016): the SHA-256 of the token only. */
+export interface InitialAccessTokensTable {
+  id: string;
+  token_hash: string;
+  description: string | null;
+  created_by: string;
+  created_at: number;
+  expires_at: number;
+  uses_left: number;
+}
+
+/** RFC 7592 registration access tokens (migration 016): one per dynamically registered client, its SHA-256 only. */
+export interface RegistrationAccessTokensTable {
+  client_id: string;
+  token_hash: string;
+  created_at: number;
 }

@@ -10,6 +10,7 @@ import { SqlKeyStore } from './key-store.ts';
 import { SqlOrganizationStore } from './organization-store.ts';
 import { SqlPolicyStore } from './policy-store.ts';
 import { SqlRateLimitStore } from './rate-limit-store.ts';
+import { SqlRegistrationStore } from './registration-store.ts';
 import { SqlAssertionStore } from './assertion-store.ts';
 import { SqlAuditStore } from './audit-store.ts';
 import { SqlSessionStore } from './session-store.ts';
@@ -96,5 +97,6 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     assertions: new SqlAssertionStore(db, sharing?.assertions),
     deviceAuthorizations: new SqlDeviceAuthorizationStore(db),
     consents: new SqlConsentStore(db),
+    registrations: new SqlRegistrationStore(db),
   };
 }

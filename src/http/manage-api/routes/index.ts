@@ -6,6 +6,7 @@ import type { ManageRoute } from '../route.ts';
 import { clientRoutes } from './clients.ts';
 import { consentRoutes } from './consents.ts';
 import { groupRoutes } from './groups.ts';
+import { initialAccessTokenRoutes } from './initial-access-tokens.ts';
 import { keyRoutes } from './keys.ts';
 import { meRoutes } from './me.ts';
 import { organizationRoutes } from './organizations.ts';
@@ -25,4 +26,5 @@ export const MANAGE_ROUTES: ManageRoute[] = [
   ...groupRoutes,
   ...organizationRoutes,
   ...auditRoutes,
+  ...initialAccessTokenRoutes,
 ];
