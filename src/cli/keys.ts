@@ -2,7 +2,7 @@
 import { Option, type Command } from 'commander';
 import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, type SigningAlg } from '../crypto/algorithms.ts';
 import type { SigningKey } from '../domain/signing-key.ts';
-import { UsageError, withStore } from './context.ts';
+import { cliActor, UsageError, withStore } from './context.ts';
 import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';
 
 interface JsonFlag {
@@ -49,10 +49,11 @@ export function registerKeyCommands(program: Command): void {
     .addOption(new Option('--alg <alg>', 'the algorithm whose key to rotate').choices(SIGNING_ALGS).default(DEFAULT_SIGNING_ALG))
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag & { alg: SigningAlg }) =>
-      withStore(async ({ config, store, deps }) => {
+      withStore(async ({ config, store, deps, audit }) => {
         const { keyRingFor } = await import('../app.ts');
         const keyRing = keyRingFor(config, store, deps.clock);
         const key = await keyRing.rotate(flags.alg);
+        audit.emit({ event: 'key.rotated', kid: key.kid, alg: key.alg, actor: cliActor() });
         const signsFrom = isoTime(keyRing.signsFrom(key));
         if (flags.json) return printJson({ ...keyView(key), signs_from: signsFrom });
         printFields([

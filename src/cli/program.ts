@@ -4,6 +4,7 @@
  */
 import { Command, type OutputConfiguration } from 'commander';
 import { ConfigError } from '../config.ts';
+import { registerAdminCommands } from './admin.ts';
 import { registerCleanupCommands } from './cleanup.ts';
 import { registerClientCommands } from './clients.ts';
 import { registerConsentCommands } from './consents.ts';
@@ -33,6 +34,7 @@ export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'wri
   registerServerCommands(program);
   registerCleanupCommands(program);
   registerConsentCommands(program);
+  registerAdminCommands(program);
   return program;
 }
 

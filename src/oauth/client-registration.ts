@@ -53,12 +53,14 @@ const SECRET_BYTES = 32;
 
 /**
  * Registers a client from a metadata document. `options.active` overrides the document's
- * `active`; a client is active unless one of them says otherwise. Public clients
+ * `active`; a client is active unless one of them says otherwise. `options.clientId`: the
+ * client_id to keep (an import), instead of a generated one. Public clients
  * (`token_endpoint_auth_method: none`) get no secret.
  */
-export async function registerClient(deps: ClientRegistrationDeps, metadata: unknown, options: { active?: boolean } = {}): Promise<ClientWithSecret> {
+export async function registerClient(deps: ClientRegistrationDeps, metadata: unknown, options: { active?: boolean; clientId?: string } = {}): Promise<ClientWithSecret> {
   const settings = parseClientMetadata(metadata);
-  const clientId = deps.random.uuid();
+  // An imported client keeps its client_id (the management API's import); a taken one is the store's ConflictError.
+  const clientId = options.clientId ?? deps.random.uuid();
   const now = deps.clock.now();
   const clientSecret = hasSecret(settings.tokenEndpointAuthMethod) ? deps.random.token(SECRET_BYTES) : undefined;
   const { active, authorizationPolicy, ...typed } = settings;

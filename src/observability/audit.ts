@@ -96,7 +96,9 @@ export type AuditEvent =
   | { event: 'client.status_changed'; clientId: string; active: boolean; actor: Actor }
   /** An authorization policy created, replaced (`version`: the new one) or deleted by the CLI (docs/authorization.md). */
   | { event: 'policy.created' | 'policy.updated'; policy: string; version: number; actor: Actor }
-  | { event: 'policy.deleted'; policy: string; actor: Actor };
+  | { event: 'policy.deleted'; policy: string; actor: Actor }
+  /** A signing key rotated in (`kid`: the new key; `alg`: its algorithm, whose previous key retires), by the CLI or the management API. */
+  | { event: 'key.rotated'; kid: string; alg: string; actor: Actor };
 
 export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 

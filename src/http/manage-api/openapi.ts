@@ -76,7 +76,7 @@ function operation(route: ManageRoute): Record<string, unknown> {
     description: `${route.description ? `${route.description}\n\n` : ''}Role: ${route.access === 'read' ? 'administrator or reader' : 'administrator'}.`,
     tags: [route.tag],
     parameters: parameters(route),
-    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: shown(route.body) } } } } : {}),
+    ...(route.body ? { requestBody: { required: route.bodyOptional !== true, content: { 'application/json': { schema: shown(route.body) } } } } : {}),
     responses: { ...responses, ...errorResponses(route) },
   };
 }

@@ -55,3 +55,29 @@ export function toPage<R, I>(rows: readonly R[], limit: number, keyOf: (row: R) 
   const more = rows.length > limit;
   return { items: shown.map(view), next_cursor: more && shown.length > 0 ? encodeCursor(keyOf(shown[shown.length - 1]!)) : null };
 }
+
+/** Most characters of a `q` search. */
+export const MAX_SEARCH_LENGTH = 200;
+
+/** The querystring schema of a list: `limit`, `cursor`, and `q` when the list is searchable; nothing else. */
+export function listQuerySchema(search: string | undefined, extra: Record<string, JsonSchema> = {}): JsonSchema {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      ...pageQueryProperties,
+      ...(search ? { q: { type: 'string', maxLength: MAX_SEARCH_LENGTH, description: `Case-insensitive substring of ${search}.` } } : {}),
+      ...extra,
+    },
+  };
+}
+
+/** A cursor whose key is one string (a name or id), as most lists sort. */
+export const isStringKey = (key: unknown): key is string => typeof key === 'string' && key.length > 0 && key.length <= 1024;
+
+/** The page request of a list call sorted by one string key: `after`, `limit + 1` (to see whether more follow), `q`. */
+export function stringKeyPage(query: Record<string, unknown>): { after: string | undefined; limit: number; fetch: number; q: string | undefined } {
+  const limit = (query.limit as number | undefined) ?? DEFAULT_LIMIT;
+  const q = typeof query.q === 'string' && query.q !== '' ? query.q : undefined;
+  return { after: decodeCursor(query.cursor, isStringKey), limit, fetch: limit + 1, q };
+}

@@ -92,6 +92,13 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: readonly Mana
       url: route.path,
       config: { access: route.access } satisfies RouteConfig,
       bodyLimit: MANAGE_BODY_LIMIT,
+      ...(route.bodyOptional
+        ? {
+            preValidation: async (request: FastifyRequest) => {
+              if (request.body === undefined || request.body === null) request.body = {};
+            },
+          }
+        : {}),
       schema: {
         ...(route.params ? { params: route.params } : {}),
         ...(route.querystring ? { querystring: route.querystring } : {}),

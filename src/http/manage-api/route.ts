@@ -57,6 +57,8 @@ export interface ManageRoute {
   params?: JsonSchema;
   querystring?: JsonSchema;
   body?: JsonSchema;
+  /** The body may be left out altogether (then it is validated and handled as `{}`). */
+  bodyOptional?: boolean;
   /** The success answers; error answers (problem details) are common to every route. */
   responses: Record<number, ManageResponseDoc>;
   handle(call: ManageCall): Promise<ManageResult>;

@@ -1,0 +1,251 @@
+/**
+ * Clients (docs/management-api.md, "Clients"): the use cases of src/oauth/client-registration.ts,
+ * as `gatehouse client …` runs them, with the same audit events. A client is its metadata view
+ * (clientView) with `updated_at`; a generated secret is answered once, never again.
+ *
+ * The API's own client and the console's cannot be deleted or deactivated here (409): that would
+ * lock every administrator out of the API they are using (docs/decisions.md MA5). The CLI still can.
+ */
+import type { Client } from '../../../domain/client.ts';
+import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID, PROTECTED_CLIENT_IDS } from '../../../manage/clients.ts';
+import { GENERATED_KEYS } from '../../../oauth/client-metadata.ts';
+import { clientView, deleteClient, getClient, registerClient, rotateClientSecret, setClientActive, updateClient, type ClientRegistrationDeps } from '../../../oauth/client-registration.ts';
+import { ConflictError } from '../../../storage/ports.ts';
+import type { HttpDeps } from '../../deps.ts';
+import { conflict } from '../errors.ts';
+import { listQuerySchema, pageSchema, stringKeyPage, toPage } from '../pagination.ts';
+import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
+
+const TAG = 'Clients';
+
+function registration(deps: HttpDeps): ClientRegistrationDeps {
+  return { clients: deps.store.clients, transaction: deps.store.transaction, clock: deps.clock, random: deps.random, keyEncryptionKey: deps.config.keyEncryptionKey, apiClientId: deps.config.apiClientId };
+}
+
+/** The client on the wire: its metadata document, with its state and times. */
+export function clientJson(client: Client): Record<string, unknown> {
+  return { ...clientView(client), updated_at: new Date(client.updatedAt).toISOString() };
+}
+
+/** The document that registers the same client elsewhere (`POST /clients/import`): no times, no secret. */
+function exportDocument(client: Client): Record<string, unknown> {
+  const view: Record<string, unknown> = clientView(client);
+  for (const key of GENERATED_KEYS) if (key !== 'client_id') delete view[key];
+  return Object.fromEntries(Object.entries(view).filter(([, value]) => value !== undefined));
+}
+
+const uriList = (nullable: boolean): JsonSchema => ({ type: nullable ? ['array', 'null'] : 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 2048 } });
+const stringList = (nullable: boolean): JsonSchema => ({ type: nullable ? ['array', 'null'] : 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 255 } });
+
+/**
+ * The metadata members whose JSON types the schema checks (so a wrong type names its field, down
+ * to `redirect_uris[0]`); every other rule, and every other member, is the use case's
+ * (parseClientMetadata), which names the field it refuses. In a PATCH, null removes a member.
+ */
+function metadataSchema(patch: boolean): JsonSchema {
+  const t = (type: string) => (patch ? [type, 'null'] : type);
+  return {
+    type: 'object',
+    maxProperties: 100,
+    properties: {
+      client_name: { type: t('string'), maxLength: 255 },
+      redirect_uris: uriList(patch),
+      post_logout_redirect_uris: uriList(patch),
+      grant_types: stringList(patch),
+      response_types: stringList(patch),
+      aud: stringList(patch),
+      resource_uris: uriList(patch),
+      allowed_cors_origins: uriList(patch),
+      token_endpoint_auth_method: { type: t('string'), maxLength: 64 },
+      code_challenge_method: { type: t('string'), maxLength: 16 },
+      scope: { type: t('string'), maxLength: 2048 },
+      refresh_tokens: { type: t('boolean') },
+      rotate_refresh_tokens: { type: t('boolean') },
+      access_token_ttl: { type: t('integer') },
+      resource_server: { type: t('boolean') },
+      active: { type: t('boolean') },
+      authorization_policy: { type: t('string'), maxLength: 255 },
+      jwks_uri: { type: t('string'), maxLength: 2048 },
+      logo_uri: { type: t('string'), maxLength: 2048 },
+    },
+  };
+}
+
+const clientIdParam: JsonSchema = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1, maxLength: 255, description: 'The client_id.' } } };
+const clientSchema: JsonSchema = { type: 'object', required: ['client_id', 'client_name', 'active', 'created_at', 'updated_at'], properties: { client_id: { type: 'string' }, client_name: { type: 'string' }, active: { type: 'boolean' }, created_at: { type: 'string' }, updated_at: { type: 'string' } }, additionalProperties: true };
+const withSecret: JsonSchema = { ...clientSchema, properties: { ...(clientSchema.properties as object), client_secret: { type: 'string', description: 'The generated secret: shown this once, never again.' } } };
+
+function clientId(call: ManageCall): string {
+  return call.params.id!;
+}
+
+/** Deleting or deactivating the API's or the console's client would lock the administrators out. */
+function refuseProtected(id: string, what: string): void {
+  if (!PROTECTED_CLIENT_IDS.includes(id)) return;
+  const which = id === MANAGE_API_CLIENT_ID ? "the management API's own client" : id === CONSOLE_CLIENT_ID ? "the web console's client" : 'a protected client';
+  throw conflict(`${id} is ${which}: ${what} it through the API would lock every administrator out. Use the CLI (gatehouse client …) if you really mean it.`);
+}
+
+/** The secret, when one was generated, right after the client_id. */
+function withSecretFirst(client: Client, clientSecret: string | undefined): Record<string, unknown> {
+  const { client_id, ...rest } = clientJson(client);
+  return { client_id, ...(clientSecret === undefined ? {} : { client_secret: clientSecret }), ...rest };
+}
+
+export const clientRoutes: ManageRoute[] = [
+  {
+    method: 'GET',
+    path: '/clients',
+    operationId: 'listClients',
+    summary: 'List clients by client_id',
+    tag: TAG,
+    access: 'read',
+    querystring: listQuerySchema('client_id or client_name'),
+    responses: { 200: { description: 'A page of clients.', schema: pageSchema(clientSchema) } },
+    async handle({ deps, query }) {
+      const page = stringKeyPage(query);
+      const rows = await deps.store.clients.page({ after: page.after, limit: page.fetch, q: page.q });
+      return { body: toPage(rows, page.limit, (c) => c.clientId, clientJson) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/clients',
+    operationId: 'registerClient',
+    summary: 'Register a client',
+    description: 'The body is a client metadata document (as `gatehouse client create --file`); gatehouse generates the client_id and, for a confidential client, the client_secret, answered once.',
+    tag: TAG,
+    access: 'write',
+    body: metadataSchema(false),
+    responses: { 201: { description: 'The client, with its client_secret (once).', schema: withSecret } },
+    async handle({ deps, body, actor }) {
+      const { client, clientSecret } = await registerClient(registration(deps), body);
+      deps.audit.emit({ event: 'client.created', clientId: client.clientId, authorizationPolicy: client.authorizationPolicy ?? null, actor });
+      return { status: 201, body: withSecretFirst(client, clientSecret) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/clients/import',
+    operationId: 'importClient',
+    summary: 'Register a client from an exported document, keeping its client_id',
+    description: 'The body is a document from `GET /clients/{id}/metadata` (possibly of another gatehouse). Its `client_id`, when given, is kept; one already registered is 409. A new secret is generated for a confidential client.',
+    tag: TAG,
+    access: 'write',
+    body: { ...metadataSchema(false), properties: { ...(metadataSchema(false).properties as object), client_id: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' } } },
+    responses: { 201: { description: 'The client, with its client_secret (once).', schema: withSecret } },
+    async handle({ deps, body, actor }) {
+      const { client_id: wanted, ...document } = body as Record<string, unknown>;
+      let registered;
+      try {
+        registered = await registerClient(registration(deps), document, wanted === undefined ? {} : { clientId: wanted as string });
+      } catch (error) {
+        if (error instanceof ConflictError && wanted !== undefined && !/resource URI/.test(error.message)) throw conflict(`a client with the client_id ${JSON.stringify(wanted)} is already registered`, 'client_id');
+        throw error;
+      }
+      const { client, clientSecret } = registered;
+      deps.audit.emit({ event: 'client.created', clientId: client.clientId, authorizationPolicy: client.authorizationPolicy ?? null, actor });
+      return { status: 201, body: withSecretFirst(client, clientSecret) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/clients/:id',
+    operationId: 'getClient',
+    summary: 'A client',
+    tag: TAG,
+    access: 'read',
+    params: clientIdParam,
+    responses: { 200: { description: 'The client.', schema: clientSchema } },
+    async handle(call) {
+      return { body: clientJson(await getClient(call.deps.store, clientId(call))) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/clients/:id/metadata',
+    operationId: 'exportClient',
+    summary: "Export a client's registrable metadata document",
+    description: 'The document `POST /clients/import` takes: the metadata with the client_id, without times or secret.',
+    tag: TAG,
+    access: 'read',
+    params: clientIdParam,
+    responses: { 200: { description: 'The metadata document.', schema: { type: 'object', required: ['client_id', 'client_name'], additionalProperties: true } } },
+    async handle(call) {
+      return { body: exportDocument(await getClient(call.deps.store, clientId(call))) };
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/clients/:id',
+    operationId: 'updateClient',
+    summary: 'Change a client',
+    description: 'A partial metadata document: the members given replace the registered ones, null removes one (JSON merge patch, RFC 7396, one level deep). A client that starts needing a secret gets one, answered once.',
+    tag: TAG,
+    access: 'write',
+    params: clientIdParam,
+    body: metadataSchema(true),
+    responses: { 200: { description: 'The client as changed (with client_secret when one was generated).', schema: withSecret } },
+    async handle(call) {
+      const id = clientId(call);
+      if ((call.body as Record<string, unknown>).active === false) refuseProtected(id, 'deactivating');
+      const { client, clientSecret } = await updateClient(registration(call.deps), id, call.body as Record<string, unknown>);
+      call.deps.audit.emit({ event: 'client.updated', clientId: client.clientId, authorizationPolicy: client.authorizationPolicy ?? null, actor: call.actor });
+      return { body: withSecretFirst(client, clientSecret) };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/clients/:id',
+    operationId: 'deleteClient',
+    summary: 'Delete a client for good',
+    tag: TAG,
+    access: 'write',
+    params: clientIdParam,
+    responses: { 204: { description: 'Deleted.' } },
+    async handle(call) {
+      const id = clientId(call);
+      refuseProtected(id, 'deleting');
+      await deleteClient(call.deps.store, id);
+      call.deps.audit.emit({ event: 'client.deleted', clientId: id, actor: call.actor });
+      return { status: 204 };
+    },
+  },
+  ...([
+    ['activate', true],
+    ['deactivate', false],
+  ] as const).map(
+    ([name, active]): ManageRoute => ({
+      method: 'POST',
+      path: `/clients/:id/${name}`,
+      operationId: `${name}Client`,
+      summary: active ? 'Let the client use gatehouse again' : 'Refuse the client everywhere until activated',
+      tag: TAG,
+      access: 'write',
+      params: clientIdParam,
+      responses: { 200: { description: 'The client.', schema: clientSchema } },
+      async handle(call) {
+        const id = clientId(call);
+        if (!active) refuseProtected(id, 'deactivating');
+        const client = await setClientActive(registration(call.deps), id, active);
+        call.deps.audit.emit({ event: 'client.status_changed', clientId: client.clientId, active, actor: call.actor });
+        return { body: clientJson(client) };
+      },
+    }),
+  ),
+  {
+    method: 'POST',
+    path: '/clients/:id/secret',
+    operationId: 'rotateClientSecret',
+    summary: "Generate a new client_secret; the old one stops working at once",
+    tag: TAG,
+    access: 'write',
+    params: clientIdParam,
+    responses: { 200: { description: 'The client_id and the new secret (shown once).', schema: { type: 'object', required: ['client_id', 'client_secret'], properties: { client_id: { type: 'string' }, client_secret: { type: 'string' } } } } },
+    async handle(call) {
+      const { client, clientSecret } = await rotateClientSecret(registration(call.deps), clientId(call));
+      call.deps.audit.emit({ event: 'client.secret_rotated', clientId: client.clientId, actor: call.actor });
+      return { body: { client_id: client.clientId, client_secret: clientSecret } };
+    },
+  },
+];

@@ -1,0 +1,135 @@
+/**
+ * Authorization policies (docs/management-api.md, "Policies"; docs/authorization.md): the use
+ * cases of src/oauth/policy/manage.ts, as `gatehouse policy …` runs them, with the same audit
+ * events. A policy is its document as `gatehouse policy show` prints it, with `version`,
+ * `created_at` and `updated_at` (and, for one policy, the `clients` that use it).
+ */
+import { policyDocumentJson, type Policy } from '../../../domain/policy.ts';
+import { createPolicy, deletePolicy, getPolicy, updatePolicy, type PolicyDeps } from '../../../oauth/policy/manage.ts';
+import { ConflictError, PolicyInUseError } from '../../../storage/ports.ts';
+import type { HttpDeps } from '../../deps.ts';
+import { conflict } from '../errors.ts';
+import { listQuerySchema, pageSchema, stringKeyPage, toPage } from '../pagination.ts';
+import type { JsonSchema, ManageRoute } from '../route.ts';
+
+const TAG = 'Policies';
+
+export function policyJson(policy: Policy, clients?: string[]): Record<string, unknown> {
+  return {
+    ...policyDocumentJson(policy.document),
+    version: policy.version,
+    ...(clients === undefined ? {} : { clients }),
+    created_at: new Date(policy.createdAt).toISOString(),
+    updated_at: new Date(policy.updatedAt).toISOString(),
+  };
+}
+
+const nameParam: JsonSchema = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 100, description: 'The policy name.' } } };
+/** The document's rules are the use case's (parsePolicyDocument), which names the field at fault (`claims[2].from`). */
+const documentSchema: JsonSchema = {
+  type: 'object',
+  description: 'A policy document (docs/authorization.md, "Authorization policies"): `name`, `access`, `claims`.',
+  properties: { name: { type: 'string', maxLength: 100 }, access: { type: 'object' }, claims: { type: 'array', maxItems: 50, items: { type: 'object' } } },
+};
+const policySchema: JsonSchema = {
+  type: 'object',
+  required: ['name', 'version', 'created_at', 'updated_at'],
+  properties: { name: { type: 'string' }, access: { type: 'object' }, claims: { type: 'array' }, version: { type: 'integer' }, clients: { type: 'array', items: { type: 'string' } }, created_at: { type: 'string' }, updated_at: { type: 'string' } },
+};
+
+function policyDeps(deps: HttpDeps): PolicyDeps {
+  return { policies: deps.store.policies, clock: deps.clock };
+}
+
+export const policyRoutes: ManageRoute[] = [
+  {
+    method: 'GET',
+    path: '/policies',
+    operationId: 'listPolicies',
+    summary: 'List authorization policies by name',
+    tag: TAG,
+    access: 'read',
+    querystring: listQuerySchema('the name'),
+    responses: { 200: { description: 'A page of policies.', schema: pageSchema(policySchema) } },
+    async handle({ deps, query }) {
+      const page = stringKeyPage(query);
+      const rows = await deps.store.policies.page({ after: page.after, limit: page.fetch, q: page.q });
+      return { body: toPage(rows, page.limit, (p) => p.document.name, (p) => policyJson(p)) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/policies',
+    operationId: 'createPolicy',
+    summary: 'Create a policy',
+    tag: TAG,
+    access: 'write',
+    body: documentSchema,
+    responses: { 201: { description: 'The policy (version 1).', schema: policySchema } },
+    async handle({ deps, body, actor }) {
+      let created: Policy;
+      try {
+        created = await createPolicy(policyDeps(deps), body);
+      } catch (error) {
+        if (error instanceof ConflictError) throw conflict(`a policy named ${JSON.stringify((body as { name?: unknown }).name)} already exists`, 'name');
+        throw error;
+      }
+      deps.audit.emit({ event: 'policy.created', policy: created.document.name, version: created.version, actor });
+      return { status: 201, body: policyJson(created) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/policies/:name',
+    operationId: 'getPolicy',
+    summary: 'A policy, with the clients that use it',
+    tag: TAG,
+    access: 'read',
+    params: nameParam,
+    responses: { 200: { description: 'The policy.', schema: policySchema } },
+    async handle({ deps, params }) {
+      const policy = await getPolicy(policyDeps(deps), params.name!);
+      return { body: policyJson(policy, await deps.store.policies.clientsUsing(policy.document.name)) };
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/policies/:name',
+    operationId: 'replacePolicy',
+    summary: "Replace a policy's document (its version rises by one)",
+    description: 'The document may leave out `name`; a different name is refused (a policy cannot be renamed).',
+    tag: TAG,
+    access: 'write',
+    params: nameParam,
+    body: documentSchema,
+    responses: { 200: { description: 'The policy as stored.', schema: policySchema } },
+    async handle({ deps, params, body, actor }) {
+      const updated = await updatePolicy(policyDeps(deps), params.name!, body);
+      deps.audit.emit({ event: 'policy.updated', policy: updated.document.name, version: updated.version, actor });
+      return { body: policyJson(updated) };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/policies/:name',
+    operationId: 'deletePolicy',
+    summary: 'Delete a policy no client uses',
+    tag: TAG,
+    access: 'write',
+    params: nameParam,
+    responses: { 204: { description: 'Deleted.' } },
+    async handle({ deps, params, actor }) {
+      const name = params.name!;
+      try {
+        await deletePolicy(policyDeps(deps), name);
+      } catch (error) {
+        if (!(error instanceof PolicyInUseError)) throw error;
+        // The store refused it (ON DELETE RESTRICT); the clients named are those it refers to now.
+        const clients = await deps.store.policies.clientsUsing(name);
+        throw conflict(`the policy ${name} is used by ${clients.length === 1 ? 'the client' : 'the clients'} ${clients.join(', ')}; detach it from them first (PATCH /clients/{id} with "authorization_policy": null)`);
+      }
+      deps.audit.emit({ event: 'policy.deleted', policy: name, actor });
+      return { status: 204 };
+    },
+  },
+];
