@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import type { User } from '../../src/domain/user.ts';
 import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../../src/manage/clients.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { browse, CookieJar, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
+import { browse, CookieJar, createTestClient, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
 import { ensureManagementSetup } from '../helpers/manage.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
@@ -21,6 +21,11 @@ const PASSWORD = 'console password 1';
 const BOOTSTRAP = 'npx gatehouse admin bootstrap --username &lt;name&gt; --password-stdin';
 
 /** The value of the form field `name` on a page. */
+/** The action of the page's last form (the first is the header's sign-out). */
+function lastFormAction(html: string): string | undefined {
+  return [...html.matchAll(/<form\b[^>]*\baction="([^"]*)"/g)].at(-1)?.[1];
+}
+
 function hidden(html: string, name: string): string | undefined {
   return formFields(html).find(([n]) => n === name)?.[1];
 }
@@ -256,6 +261,152 @@ for (const db of DATABASES) {
       jar.cookies.set('gatehouse_console', 'not-a-token');
       const post = await submit(`${server.url}/manage/keys/rotate`, { csrf_token: hidden(html, 'csrf_token')! }, jar, { origin: new URL(server.issuer).origin });
       assert.equal(post.status, 403, 'the token is derived from the other session');
+    });
+
+    /** Posts a console form with the session's CSRF token (read from `from`) and our Origin. */
+    const post = async (jar: CookieJar, path: string, form: Record<string, string> | [string, string][] = {}, from = '/manage/') => {
+      const token = hidden((await page(jar, from)).html, 'csrf_token')!;
+      const fields: [string, string][] = [['csrf_token', token], ...(Array.isArray(form) ? form : Object.entries(form))];
+      const response = await submit(`${server.url}${path}`, fields, jar, { origin: new URL(server.issuer).origin });
+      return { response, html: await response.text() };
+    };
+
+    test('registering a client: the API’s field errors next to their field, then the secret once with the settings to paste', async () => {
+      const jar = await signIn(admin);
+      const form = await page(jar, '/manage/clients/new');
+      assert.equal(form.response.status, 200);
+      assert.match(form.html, /<label for="f-client_name">Name<\/label>/);
+      const fields = (redirect: string): [string, string][] => [
+        ['client_name', 'Console web app'],
+        ['redirect_uris', redirect],
+        ['post_logout_redirect_uris', 'http://127.0.0.1:3000/'],
+        ['token_endpoint_auth_method', 'client_secret_basic'],
+        ['grant_types', 'authorization_code'],
+        ['grant_types', 'refresh_token'],
+      ];
+      const refused = await post(jar, '/manage/clients/new', fields('http://127.0.0.1:3000/callback\nnot a uri'));
+      assert.equal(refused.response.status, 400);
+      const block = /<div class="field invalid">\s*<label for="f-redirect_uris">[\s\S]*?<\/div>/.exec(refused.html)?.[0] ?? '';
+      assert.match(block, /aria-invalid="true"/, 'the field is marked');
+      assert.match(block, /<ul class="field-error" id="f-redirect_uris-error"><li>[^<]*not a uri/, 'the error, next to the field');
+      assert.match(refused.html, /not a uri<\/textarea>/, 'what was typed stays');
+
+      const created = await post(jar, '/manage/clients/new', fields('http://127.0.0.1:3000/callback'));
+      assert.equal(created.response.status, 200, created.html);
+      const secret = /<code id="client-secret" class="value">([^<]+)<\/code>/.exec(created.html)?.[1];
+      const clientId = /<code id="client-id">([^<]+)<\/code>/.exec(created.html)?.[1];
+      assert.ok(secret && clientId);
+      const stored = await server.gatehouse.store.clients.get(clientId);
+      assert.equal(stored?.secretHash, createHash('sha256').update(secret).digest('base64url'), 'the secret shown is the registered one');
+      assert.ok(created.html.includes(`${server.issuer}/.well-known/openid-configuration`), 'the discovery URL');
+      assert.ok(created.html.includes(`export CLIENT_ID=&#39;${clientId}&#39;`), 'the web SSO example settings');
+      assert.ok(created.html.includes(`export CLIENT_SECRET=&#39;${secret}&#39;`));
+      // Never again: the detail page shows no secret.
+      const detail = await page(jar, `/manage/clients/${clientId}`);
+      assert.equal(detail.response.status, 200);
+      assert.equal(detail.html.includes(secret), false);
+      // Search finds it; export downloads its metadata document.
+      assert.ok((await page(jar, '/manage/clients?q=console+web')).html.includes(clientId));
+      const exported = await browse(`${server.url}/manage/clients/${clientId}/metadata.json`, jar);
+      assert.equal(exported.status, 200);
+      assert.match(exported.headers.get('content-disposition') ?? '', /^attachment; filename="/);
+      assert.equal(((await exported.json()) as { client_name: string }).client_name, 'Console web app');
+    });
+
+    test('edit, deactivate and activate, rotate the secret and delete a client, each destructive change after a confirmation page', async () => {
+      const jar = await signIn(admin);
+      const { client } = await createTestClient(server.gatehouse.store, { name: 'Doomed app' });
+      const path = `/manage/clients/${client.clientId}`;
+      const edit = await page(jar, `${path}/edit`);
+      assert.match(edit.html, /<input id="f-client_name" name="client_name" type="text" value="Doomed app"/, 'the form shows the client as it is');
+      const saved = await post(jar, `${path}/edit`, [
+        ['client_name', 'Renamed app'],
+        ['redirect_uris', client.redirectUris.join('\n')],
+        ['token_endpoint_auth_method', 'client_secret_basic'],
+        ['grant_types', 'authorization_code'],
+        ['grant_types', 'refresh_token'],
+      ]);
+      assert.equal(saved.response.status, 303, saved.html);
+      assert.equal((await server.gatehouse.store.clients.get(client.clientId))?.name, 'Renamed app');
+
+      const confirm = await page(jar, `${path}/deactivate`);
+      assert.equal(confirm.response.status, 200);
+      assert.match(confirm.html, /Renamed app/);
+      assert.equal(lastFormAction(confirm.html), `${path}/deactivate`);
+      assert.equal((await server.gatehouse.store.clients.get(client.clientId))?.active, true, 'the confirmation page changes nothing');
+      const off = await post(jar, `${path}/deactivate`);
+      assert.equal(off.response.status, 303);
+      assert.equal(off.response.headers.get('location'), `${path}?done=deactivated`);
+      assert.equal((await server.gatehouse.store.clients.get(client.clientId))?.active, false);
+      const on = await post(jar, `${path}/activate`);
+      assert.equal(on.response.status, 303);
+      assert.equal((await server.gatehouse.store.clients.get(client.clientId))?.active, true);
+
+      const before = (await server.gatehouse.store.clients.get(client.clientId))?.secretHash;
+      const rotated = await post(jar, `${path}/rotate-secret`);
+      assert.equal(rotated.response.status, 200);
+      const secret = /<code id="client-secret" class="value">([^<]+)<\/code>/.exec(rotated.html)?.[1] ?? '';
+      const after = (await server.gatehouse.store.clients.get(client.clientId))?.secretHash;
+      assert.notEqual(after, before);
+      assert.equal(after, createHash('sha256').update(secret).digest('base64url'));
+
+      assert.equal((await page(jar, `${path}/delete`)).response.status, 200);
+      const deleted = await post(jar, `${path}/delete`);
+      assert.equal(deleted.response.status, 303);
+      assert.equal(deleted.response.headers.get('location'), '/manage/clients?done=deleted');
+      assert.equal(await server.gatehouse.store.clients.get(client.clientId), undefined);
+      assert.equal((await page(jar, path)).response.status, 404, 'a deleted client: the not-found page');
+    });
+
+    test('lists page with the API’s cursor: a next-page link, and the next page continues where the first ended', async () => {
+      const jar = await signIn(admin);
+      const prefix = `paged-${Date.now()}`;
+      for (let i = 0; i < 55; i++) await createTestClient(server.gatehouse.store, { clientId: `${prefix}-${String(i).padStart(2, '0')}`, name: prefix });
+      const first = await page(jar, `/manage/clients?q=${prefix}`);
+      const shown = (html: string) => [...html.matchAll(new RegExp(`<code>(${prefix}-\\d+)</code>`, 'g'))].map((m) => m[1]!);
+      assert.equal(shown(first.html).length, 50);
+      const next = /<a href="([^"]+)" rel="next">/.exec(first.html)?.[1];
+      assert.ok(next, 'a next-page link');
+      const second = await page(jar, next.replace(/&amp;/g, '&'));
+      assert.deepEqual([...shown(first.html), ...shown(second.html)].sort(), Array.from({ length: 55 }, (_, i) => `${prefix}-${String(i).padStart(2, '0')}`));
+      assert.equal(/rel="next"/.test(second.html), false, 'the last page has no next link');
+    });
+
+    test('policies: JSON that does not parse and a document the API refuses are shown at the text area; create, view, delete', async () => {
+      const jar = await signIn(admin);
+      const notJson = await post(jar, '/manage/policies/new', { document: '{ nope' });
+      assert.equal(notJson.response.status, 400);
+      assert.match(notJson.html, /id="f-document-error"><li>This is not JSON: /);
+      const refused = await post(jar, '/manage/policies/new', { document: JSON.stringify({ name: 'console-bad', access: { groups: 'Staff' } }) });
+      assert.equal(refused.response.status, 400);
+      assert.match(refused.html, /id="f-document-error"><li>access/);
+      const name = `console-${Date.now()}`;
+      const created = await post(jar, '/manage/policies/new', { document: JSON.stringify({ name, access: { groups: ['Staff'] } }) });
+      assert.equal(created.response.status, 303, created.html);
+      assert.equal(created.response.headers.get('location'), `/manage/policies/${name}?done=created`);
+      const shown = await page(jar, `/manage/policies/${name}`);
+      assert.match(shown.html, /&quot;Staff&quot;/);
+      const deleted = await post(jar, `/manage/policies/${name}/delete`);
+      assert.equal(deleted.response.status, 303);
+      assert.equal(await server.gatehouse.store.policies.get(name), undefined);
+    });
+
+    test('keys: an administrator rotates after the confirmation page; a reader’s rotation is refused by the API (403 page)', async () => {
+      const jar = await signIn(admin);
+      const count = async () => (await server.gatehouse.store.keys.list(server.gatehouse.deps.clock.now())).length;
+      const before = await count();
+      const confirm = await page(jar, '/manage/keys/rotate');
+      assert.equal(lastFormAction(confirm.html), '/manage/keys/rotate');
+      const rotated = await post(jar, '/manage/keys/rotate');
+      assert.equal(rotated.response.status, 303);
+      assert.equal(await count(), before + 1);
+      assert.match((await page(jar, '/manage/keys?done=rotated')).html, /The signing keys were rotated/);
+
+      const readerJar = await signIn(reader);
+      const refused = await post(readerJar, '/manage/keys/rotate');
+      assert.equal(refused.response.status, 403);
+      assert.match(refused.html, /<h1>Not allowed<\/h1>/);
+      assert.equal(await count(), before + 1);
     });
 
     test('the console asks for the API audience: the token is for gatehouse-manage-api', async () => {

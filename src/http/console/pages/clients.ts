@@ -257,7 +257,9 @@ export const clientPages: ConsolePage[] = [
       if (answer.status === 400 || answer.status === 409) {
         return renderForm(call, { title: fill(call.t.editClientTitle, { name: form.client_name || id }), action: `${CONSOLE_PATH}${clientPath(id)}/edit`, submit: call.t.save, form, errors: formErrors(answer.body), status: answer.status, cancel: `${CONSOLE_PATH}${clientPath(id)}` });
       }
-      ensureOk(answer);
+      const client = ensureOk<ClientView & { client_secret?: string }>(answer);
+      // A public client that became confidential got its first secret: shown once, like a registration's.
+      if (typeof client.client_secret === 'string') return renderSecret(call, call.t.secretRotatedTitle, client, client.client_secret);
       return call.redirect(clientPath(id), 'saved');
     },
   },

@@ -17,7 +17,7 @@ const policyPath = (name: string) => `/policies/${segment(name)}`;
 
 /** The document as an administrator edits it: the policy without the API's bookkeeping. */
 function documentText(policy: PolicyView): string {
-  const { version: _version, created_at: _created, updated_at: _updated, ...document } = policy;
+  const { version: _version, created_at: _created, updated_at: _updated, clients: _clients, ...document } = policy;
   return JSON.stringify(document, null, 2);
 }
 
@@ -110,6 +110,7 @@ export const policyPages: ConsolePage[] = [
         created: formatTime(call.locale, policy.created_at),
         updated: formatTime(call.locale, policy.updated_at),
         document: documentText(policy),
+        clients: Array.isArray(policy.clients) ? policy.clients : [],
         path: `${CONSOLE_PATH}${policyPath(policy.name)}`,
       });
     },
