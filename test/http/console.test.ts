@@ -131,6 +131,39 @@ for (const db of DATABASES) {
       assert.equal(none.status, 400);
     });
 
+    /**
+     * Starts a sign-in in a fresh jar, then logs in through an authorization request of our own
+     * making (`change` edits its parameters): the callback URL the login form answers with.
+     */
+    async function callbackFor(user: User, change: (params: URLSearchParams) => void): Promise<{ jar: CookieJar; callback: URL }> {
+      const jar = new CookieJar();
+      const first = await browse(`${server.url}/manage/`, jar);
+      const authorization = new URL(first.headers.get('location')!);
+      change(authorization.searchParams);
+      const login = await browse(authorization.toString(), jar);
+      const html = await login.text();
+      const fields = formFields(html).map(([n, v]): [string, string] => [n, n === 'username' ? user.username : n === 'password' ? PASSWORD : v]);
+      const back = await submit(new URL(formAction(html), server.url).toString(), fields, jar);
+      assert.equal(back.status, 303);
+      return { jar, callback: new URL(back.headers.get('location')!) };
+    }
+
+    test('the callback refuses a real code that comes back with another state (RFC 6749 §10.12)', async () => {
+      const { jar, callback } = await callbackFor(admin, () => {});
+      callback.searchParams.set('state', 'tampered');
+      const response = await browse(callback.toString(), jar);
+      assert.equal(response.status, 400);
+      assert.equal(response.headers.getSetCookie().some((c) => /^gatehouse_console=[^;]/.test(c)), false, 'no session');
+    });
+
+    test('the callback refuses an ID token whose nonce is not the one this browser sent (OIDC Core §3.1.3.7)', async () => {
+      // Same state and PKCE challenge as the browser's transaction, another nonce: only the nonce check can tell.
+      const { jar, callback } = await callbackFor(admin, (params) => params.set('nonce', 'someone-elses-nonce'));
+      const response = await browse(callback.toString(), jar);
+      assert.equal(response.status, 400);
+      assert.equal(response.headers.getSetCookie().some((c) => /^gatehouse_console=[^;]/.test(c)), false, 'no session');
+    });
+
     test('an administrator signs in through the login form; the session cookie is HttpOnly, SameSite=Strict, Path=/manage', async () => {
       const jar = new CookieJar();
       const first = await browse(`${server.url}/manage/`, jar);
