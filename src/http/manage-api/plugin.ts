@@ -20,6 +20,8 @@ const METHODS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELE
 interface RouteConfig {
   access?: ManageRoute['access'];
   public?: boolean;
+  /** A 405 route: a known path asked with a method it does not have. */
+  methodNotAllowed?: boolean;
 }
 
 /**
@@ -129,6 +131,7 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: readonly Mana
     api.route({
       method: others,
       url,
+      config: { methodNotAllowed: true } satisfies RouteConfig,
       handler: async () => {
         throw new ManageProblem(405, 'Method Not Allowed', `${url} allows ${allow}.`, { headers: { allow } });
       },

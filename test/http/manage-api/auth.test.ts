@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../../../src/manage/clients.ts';
+import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID, manageApiResourceUri } from '../../../src/manage/clients.ts';
+import { basic, mintCode, pkcePair, postForm } from '../../helpers/back-channel.ts';
+import { createTestClient } from '../../helpers/fixtures.ts';
 import { DATABASES } from '../../helpers/databases.ts';
 import { issueManageToken, manageCall, manageTokens, type ManageTokens } from '../../helpers/manage.ts';
 import { startServer, type RunningServer } from '../../helpers/server.ts';
@@ -89,6 +91,29 @@ for (const db of DATABASES) {
       } finally {
         await store.clients.update({ ...api, active: true });
       }
+    });
+
+    test('over the token endpoint: a client_credentials token asked with resource=<origin>/manage/api/v1 is an administrator', async () => {
+      const { client, clientSecret } = await createTestClient(server.gatehouse.store, { grantTypes: ['client_credentials'], redirectUris: [], metadata: { aud: [MANAGE_API_CLIENT_ID] } });
+      const issued = await postForm(`${server.issuer}/oauth2/token`, { grant_type: 'client_credentials', resource: manageApiResourceUri(server.config) }, { authorization: basic(client.clientId, clientSecret) });
+      assert.equal(issued.status, 200, JSON.stringify(issued.body));
+      const me = await manageCall(server, 'GET', '/me', { token: issued.body.access_token as string });
+      assert.equal(me.status, 200, me.text);
+      assert.deepEqual(me.json, { role: 'admin', client_id: client.clientId });
+      const plain = await postForm(`${server.issuer}/oauth2/token`, { grant_type: 'client_credentials' }, { authorization: basic(client.clientId, clientSecret) });
+      assert.equal((await manageCall(server, 'GET', '/me', { token: plain.body.access_token as string })).status, 401, 'without the audience the token is not for the API');
+    });
+
+    test("over the token endpoint: the console client's code + PKCE exchange gives an administrator's token", async () => {
+      const store = server.gatehouse.store;
+      const console = (await store.clients.get(CONSOLE_CLIENT_ID))!;
+      const pair = pkcePair();
+      const { code } = await mintCode(store, console, tokens.adminUser, { scope: `openid ${MANAGE_API_CLIENT_ID}`, codeChallenge: pair.challenge, codeChallengeMethod: 'S256' });
+      const issued = await postForm(`${server.issuer}/oauth2/token`, { grant_type: 'authorization_code', code, redirect_uri: console.redirectUris[0]!, client_id: CONSOLE_CLIENT_ID, code_verifier: pair.verifier });
+      assert.equal(issued.status, 200, JSON.stringify(issued.body));
+      const me = await manageCall(server, 'GET', '/me', { token: issued.body.access_token as string });
+      assert.equal(me.json.role, 'admin', me.text);
+      assert.equal(me.json.client_id, CONSOLE_CLIENT_ID);
     });
 
     test('the OpenAPI document needs no token; unknown paths are 404 problems, other methods 405 with Allow', async () => {

@@ -1,0 +1,95 @@
+/**
+ * `gatehouse admin bootstrap`, run as the real command against a fresh database of every kind:
+ * its output (text and --json), idempotence, the password from stdin or generated, the audit
+ * events naming the CLI, and — the "Getting started" path of docs/management-api.md — that the
+ * administrator it creates can then call the management API.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { storeLineOf } from '../helpers/cli.ts';
+import { DATABASES, type TestDatabase } from '../helpers/databases.ts';
+import { issueManageToken, manageCall } from '../helpers/manage.ts';
+import { startServer } from '../helpers/server.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
+
+function gatehouse(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'silent', ...env }, stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input ?? '');
+  });
+}
+
+for (const kind of DATABASES) {
+  describe(`gatehouse admin bootstrap on ${kind.name}`, () => {
+    let database: TestDatabase;
+    let dir: string;
+    let env: Record<string, string>;
+    before(async () => {
+      database = await kind.create();
+      dir = mkdtempSync(join(tmpdir(), 'gatehouse-admin-'));
+      env = { GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_ISSUER: 'http://127.0.0.1:8080/uas', GATEHOUSE_AUDIT_LOG: join(dir, 'audit.log') };
+      assert.equal((await gatehouse(['migrate'], env)).code, 0);
+    });
+    after(async () => {
+      await database.drop();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    test('creates everything with --json and the password from stdin; the second run creates nothing and says so', async () => {
+      const first = await gatehouse(['admin', 'bootstrap', '--username', 'root', '--password-stdin', '--email', 'root@example.com', '--json'], env, 'correct horse battery\n');
+      assert.equal(first.stderr, storeLineOf(env), first.stderr);
+      assert.equal(first.code, 0);
+      const out = JSON.parse(first.stdout) as { changed: boolean; created: { clients: string[]; groups: string[]; user?: { id: string; username: string } }; password?: string; api: string };
+      assert.equal(out.changed, true);
+      assert.deepEqual(out.created.clients, ['gatehouse-manage-api', 'gatehouse-console']);
+      assert.deepEqual(out.created.groups, ['Administrators', 'Administrators (read-only)']);
+      assert.equal(out.created.user?.username, 'root');
+      assert.equal(out.password, undefined, 'the password came from stdin');
+      assert.equal(out.api, 'http://127.0.0.1:8080/manage/api/v1');
+
+      const events = readFileSync(env.GATEHOUSE_AUDIT_LOG!, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { event: string; actor: { via: string } });
+      assert.deepEqual(events.map((e) => e.event), ['client.created', 'client.created', 'user.created', 'user.group_added']);
+      assert.ok(events.every((e) => e.actor.via === 'cli'));
+
+      const second = await gatehouse(['admin', 'bootstrap', '--username', 'root'], env);
+      assert.equal(second.code, 0, second.stderr);
+      assert.match(second.stdout, /^Nothing to do: the management API is set up already\.\n/);
+      assert.match(second.stdout, /User root exists already: left unchanged/);
+      assert.doesNotMatch(second.stdout, /Password:/);
+      assert.equal(readFileSync(env.GATEHOUSE_AUDIT_LOG!, 'utf8').trim().split('\n').length, 4, 'no new audit events');
+
+      // Getting started: the administrator it made calls the API on a server over the same store.
+      const server = await startServer(kind, { database, env: { GATEHOUSE_ISSUER: env.GATEHOUSE_ISSUER! } });
+      try {
+        const token = await issueManageToken(server, { userId: out.created.user!.id });
+        const me = await manageCall(server, 'GET', '/me', { token });
+        assert.equal(me.status, 200, me.text);
+        assert.equal(me.json.role, 'admin');
+        assert.equal(me.json.username, 'root');
+      } finally {
+        await server.close();
+      }
+    });
+
+    test('without --password-stdin a password is generated and printed once', async () => {
+      const result = await gatehouse(['admin', 'bootstrap', '--username', 'second'], env);
+      assert.equal(result.code, 0, result.stderr);
+      assert.match(result.stdout, /Created administrator second \([0-9a-f-]{36}\) in Administrators\.\nPassword: \S{20,} {2}\(shown once: store it now\)\n/);
+      const bad = await gatehouse(['admin', 'bootstrap', '--username', 'third', '--password-stdin'], env, 'short\n');
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /password must be at least 8 characters/);
+    });
+  });
+}
