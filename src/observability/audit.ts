@@ -97,6 +97,14 @@ export type AuditEvent =
   /** An authorization policy created, replaced (`version`: the new one) or deleted by the CLI (docs/authorization.md). */
   | { event: 'policy.created' | 'policy.updated'; policy: string; version: number; actor: Actor }
   | { event: 'policy.deleted'; policy: string; actor: Actor }
+  /** An administrator ended one SSO session of a user (`session`: the fingerprint of its session_index); `revoked`: its tokens revoked with it. */
+  | { event: 'session.ended'; userId: string; session: string; revoked: number; actor: Actor }
+  /** A group created or deleted by an administrator (`members`: how many memberships went with it). */
+  | { event: 'group.created'; group: string; actor: Actor }
+  | { event: 'group.deleted'; group: string; members: number; actor: Actor }
+  /** An organization created, changed (`fields`: the names of what changed, never the values) or deleted. */
+  | { event: 'organization.created' | 'organization.deleted'; organizationId: string; technicalName: string; actor: Actor }
+  | { event: 'organization.updated'; organizationId: string; technicalName: string; fields: string[]; actor: Actor }
   /** A signing key rotated in (`kid`: the new key; `alg`: its algorithm, whose previous key retires), by the CLI or the management API. */
   | { event: 'key.rotated'; kid: string; alg: string; actor: Actor };
 

@@ -12,7 +12,7 @@ import type { Policy, PolicyDocument } from '../domain/policy.ts';
 import type { SsoSession } from '../domain/session.ts';
 import type { SigningKey } from '../domain/signing-key.ts';
 import type { SigningAlg } from '../crypto/algorithms.ts';
-import type { Attributes, User, UserCredentials, UserProfile } from '../domain/user.ts';
+import type { Attributes, User, UserCredentials, UserProfile, UserStatus } from '../domain/user.ts';
 
 /** A uniqueness rule of the store was broken (duplicate username, client_id, …). */
 export class ConflictError extends Error {
@@ -135,6 +135,13 @@ export interface UserStore {
   update(user: User): Promise<boolean>;
   setPasswordHash(id: string, passwordHash: string, now: number): Promise<boolean>;
   delete(id: string): Promise<boolean>;
+  /**
+   * One page of users in username order (the case-insensitive key), after the key `after`: at
+   * most `limit` profiles, which callers ask one more of than they show. `q` matches a substring
+   * of the username, email or names, case-insensitively; the other members filter exactly.
+   * Keyset paging: rows inserted meanwhile never shift a page (management API).
+   */
+  page(query: UserPageQuery): Promise<UserProfile[]>;
 }
 
 export interface OrganizationQuery {
@@ -188,6 +195,11 @@ export interface OrganizationStore {
    * its organization.
    */
   delete(id: string): Promise<boolean>;
+  /**
+   * One page of organizations in (technical name, id) order after `after`, at most `limit`; `q`
+   * matches a substring of the technical or friendly name, case-insensitively (management API).
+   */
+  page(query: PageQuery<OrganizationPageKey>): Promise<Organization[]>;
 }
 
 export interface GroupStore {
@@ -202,6 +214,10 @@ export interface GroupStore {
   /** Deletes the group and its memberships in one statement; false when it did not exist. */
   delete(groupId: string): Promise<boolean>;
   isMember(userId: string, groupName: string): Promise<boolean>;
+  /** One page of groups in name order (case-insensitive key) after `after`; `q`: a substring of the name. */
+  page(query: PageQuery<string>): Promise<Group[]>;
+  /** One page of a group's members' profiles in username order (case-insensitive key) after `after`. */
+  memberPage(groupId: string, query: PageQuery<string>): Promise<UserProfile[]>;
   /** Inserts the group unless one of that name (case-insensitively) exists: one conditional write; true when inserted. */
   insertIfAbsent(group: Group): Promise<boolean>;
 }
@@ -273,6 +289,13 @@ export interface SessionStore {
    * `before`; how many it deleted. Idempotent: instances may run it at the same time.
    */
   deleteExpired(before: number, limit: number): Promise<number>;
+  /**
+   * One page of a user's sessions live at `now`, newest first: (createdAt, sessionIndex)
+   * descending, after the key `after` (management API). Never exposes what the cookie holds.
+   */
+  pageOfUser(userId: string, now: number, query: PageQuery<SessionPageKey>): Promise<SsoSession[]>;
+  /** Ends the session with this session_index only when it is `userId`'s; returns it when it was. */
+  endOfUser(userId: string, sessionIndex: string): Promise<SsoSession | undefined>;
 }
 
 export type Redemption = { outcome: 'redeemed'; code: AuthorizationCode } | { outcome: 'replayed'; code: AuthorizationCode } | { outcome: 'unknown' };
@@ -664,4 +687,24 @@ export interface PageQuery<K> {
   after?: K | undefined;
   limit: number;
   q?: string | undefined;
+}
+
+/** The users' page: `after` is a username key (normalizeUsername); the filters are exact. */
+export interface UserPageQuery extends PageQuery<string> {
+  status?: UserStatus | undefined;
+  /** Only the members of this group (its id). */
+  groupId?: string | undefined;
+  organizationId?: string | undefined;
+}
+
+/** Where a page of organizations goes on: technical names repeat across parents, so the id breaks ties. */
+export interface OrganizationPageKey {
+  technicalName: string;
+  id: string;
+}
+
+/** Where a page of sessions (newest first) goes on. */
+export interface SessionPageKey {
+  createdAt: number;
+  sessionIndex: string;
 }

@@ -1,7 +1,9 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Group } from '../../domain/group.ts';
-import { normalizeUsername } from '../../domain/user.ts';
-import type { GroupStore } from '../ports.ts';
+import { normalizeUsername, type UserProfile } from '../../domain/user.ts';
+import type { GroupStore, PageQuery } from '../ports.ts';
+import { containsFolded } from './filters.ts';
+import { PROFILE_COLUMNS, profileFromRow } from './user-store.ts';
 import { translated } from './errors.ts';
 import type { Database } from './schema.ts';
 
@@ -84,5 +86,25 @@ export class SqlGroupStore implements GroupStore {
       .where('groups.name_key', '=', nameKey(groupName))
       .executeTakeFirst();
     return row !== undefined;
+  }
+
+  async page(query: PageQuery<string>): Promise<Group[]> {
+    let q = this.#db.selectFrom('groups').selectAll();
+    if (query.after !== undefined) q = q.where('name_key', '>', query.after);
+    if (query.q !== undefined && query.q !== '') q = q.where(containsFolded(sql.ref('name_key'), nameKey(query.q), { columnFolded: true }));
+    const rows = await q.orderBy('name_key').limit(query.limit).execute();
+    return rows.map((row) => ({ id: row.id, name: row.name, description: row.description ?? undefined, createdAt: row.created_at }));
+  }
+
+  async memberPage(groupId: string, query: PageQuery<string>): Promise<UserProfile[]> {
+    let q = this.#db
+      .selectFrom('users')
+      .innerJoin('group_members', 'group_members.user_id', 'users.id')
+      .select(PROFILE_COLUMNS.map((c) => `users.${c}` as const))
+      .where('group_members.group_id', '=', groupId);
+    if (query.after !== undefined) q = q.where('users.username_key', '>', query.after);
+    if (query.q !== undefined && query.q !== '') q = q.where(containsFolded(sql.ref('users.username_key'), normalizeUsername(query.q), { columnFolded: true }));
+    const rows = await q.orderBy('users.username_key').limit(query.limit).execute();
+    return rows.map(profileFromRow);
   }
 }

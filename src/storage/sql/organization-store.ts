@@ -1,10 +1,10 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { MAX_ORGANIZATION_DEPTH, type Organization } from '../../domain/organization.ts';
-import { OrganizationInUseError, TreeShapeError, type OrganizationQuery, type OrganizationStore } from '../ports.ts';
+import { OrganizationInUseError, TreeShapeError, type OrganizationPageKey, type OrganizationQuery, type OrganizationStore, type PageQuery } from '../ports.ts';
 import { loadAttributes, writeAttributes } from './attributes.ts';
 import type { DialectName } from './database.ts';
 import { translated } from './errors.ts';
-import { matches } from './filters.ts';
+import { containsFolded, matches } from './filters.ts';
 import type { Database, OrganizationsTable } from './schema.ts';
 import { atomically } from './unit-of-work.ts';
 
@@ -137,6 +137,18 @@ export class SqlOrganizationStore implements OrganizationStore {
         return result.numDeletedRows > 0n;
       }),
     );
+  }
+
+  async page(query: PageQuery<OrganizationPageKey>): Promise<Organization[]> {
+    let q = this.#db.selectFrom('organizations').selectAll();
+    const after = query.after;
+    if (after !== undefined)
+      q = q.where((eb) => eb.or([eb('technical_name', '>', after.technicalName), eb.and([eb('technical_name', '=', after.technicalName), eb('id', '>', after.id)])]));
+    if (query.q !== undefined && query.q !== '') {
+      const text = query.q.toLowerCase();
+      q = q.where((eb) => eb.or([containsFolded(sql.ref('technical_name'), text), containsFolded(sql.ref('friendly_name'), text)]));
+    }
+    return this.#withAttributes(await q.orderBy('technical_name').orderBy('id').limit(query.limit).execute());
   }
 
   async #withAttributes(rows: Selectable<OrganizationsTable>[]): Promise<Organization[]> {

@@ -1,6 +1,6 @@
 import type { ExpressionBuilder, Kysely, Selectable } from 'kysely';
 import type { SsoSession } from '../../domain/session.ts';
-import type { SessionStore } from '../ports.ts';
+import type { PageQuery, SessionPageKey, SessionStore } from '../ports.ts';
 import { prepared } from './prepared.ts';
 import type { Database, SessionsTable } from './schema.ts';
 
@@ -58,6 +58,21 @@ export class SqlSessionStore implements SessionStore {
   async endAllOfUser(userId: string): Promise<string[]> {
     const rows = await this.#db.deleteFrom('sessions').where('user_id', '=', userId).returning('session_index').execute();
     return rows.map((r) => r.session_index);
+  }
+
+  async pageOfUser(userId: string, now: number, query: PageQuery<SessionPageKey>): Promise<SsoSession[]> {
+    let q = this.#db.selectFrom('sessions').selectAll().where('user_id', '=', userId).where('expires_at', '>', now).where('max_expires_at', '>', now);
+    const after = query.after;
+    if (after !== undefined)
+      q = q.where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('session_index', '<', after.sessionIndex)])]));
+    const rows = await q.orderBy('created_at', 'desc').orderBy('session_index', 'desc').limit(query.limit).execute();
+    return rows.map(fromRow);
+  }
+
+  async endOfUser(userId: string, sessionIndex: string): Promise<SsoSession | undefined> {
+    // One conditional statement: a session of another user is never ended through this user.
+    const row = await this.#db.deleteFrom('sessions').where('session_index', '=', sessionIndex).where('user_id', '=', userId).returningAll().executeTakeFirst();
+    return row && fromRow(row);
   }
 
   async countLive(now: number, limit: number): Promise<number> {

@@ -1,9 +1,9 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { normalizeUsername, type User, type UserCredentials, type UserProfile, type UserStatus } from '../../domain/user.ts';
-import type { UserQuery, UserStore } from '../ports.ts';
+import type { UserPageQuery, UserQuery, UserStore } from '../ports.ts';
 import { loadAttributes, writeAttributes } from './attributes.ts';
 import { translated } from './errors.ts';
-import { matches } from './filters.ts';
+import { containsFolded, matches } from './filters.ts';
 import { prepared } from './prepared.ts';
 import type { Database, UsersTable } from './schema.ts';
 import { atomically } from './unit-of-work.ts';
@@ -125,6 +125,29 @@ export class SqlUserStore implements UserStore {
   async delete(id: string): Promise<boolean> {
     const result = await this.#db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
     return result.numDeletedRows > 0n;
+  }
+
+  async page(query: UserPageQuery): Promise<UserProfile[]> {
+    let q = this.#db.selectFrom('users').select(PROFILE_COLUMNS);
+    if (query.after !== undefined) q = q.where('username_key', '>', query.after);
+    if (query.q !== undefined && query.q !== '') {
+      const text = query.q;
+      q = q.where((eb) =>
+        eb.or([
+          containsFolded(sql.ref('username_key'), normalizeUsername(text), { columnFolded: true }),
+          containsFolded(sql.ref('email'), text.toLowerCase()),
+          containsFolded(sql.ref('given_name'), text.toLowerCase()),
+          containsFolded(sql.ref('family_name'), text.toLowerCase()),
+        ]),
+      );
+    }
+    if (query.status !== undefined) q = q.where('status', '=', query.status);
+    if (query.organizationId !== undefined) q = q.where('organization_id', '=', query.organizationId);
+    const groupId = query.groupId;
+    if (groupId !== undefined)
+      q = q.where(({ exists, selectFrom }) => exists(selectFrom('group_members as m').select('m.user_id').whereRef('m.user_id', '=', 'users.id').where('m.group_id', '=', groupId)));
+    const rows = await q.orderBy('username_key').limit(query.limit).execute();
+    return rows.map(profileFromRow);
   }
 
   async #withAttributes(rows: Selectable<UsersTable>[]): Promise<User[]> {

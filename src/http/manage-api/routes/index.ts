@@ -4,13 +4,23 @@
  */
 import type { ManageRoute } from '../route.ts';
 import { clientRoutes } from './clients.ts';
+import { consentRoutes } from './consents.ts';
+import { groupRoutes } from './groups.ts';
 import { keyRoutes } from './keys.ts';
 import { meRoutes } from './me.ts';
+import { organizationRoutes } from './organizations.ts';
 import { policyRoutes } from './policies.ts';
+import { sessionRoutes } from './sessions.ts';
+import { userRoutes } from './users.ts';
 
 export const MANAGE_ROUTES: ManageRoute[] = [
   ...meRoutes,
   ...clientRoutes,
   ...policyRoutes,
   ...keyRoutes,
+  ...userRoutes,
+  ...sessionRoutes,
+  ...consentRoutes,
+  ...groupRoutes,
+  ...organizationRoutes,
 ];

@@ -1,0 +1,171 @@
+/**
+ * `/groups`: list (keyset by name, `?q=`), create, read, delete, and the members (keyset by
+ * username), added and removed by user id. The administrators group (GATEHOUSE_ADMIN_GROUP)
+ * cannot lose its last member nor be deleted through the API: that would leave nobody able to
+ * manage gatehouse but someone with shell access (docs/management-api.md, "Groups").
+ */
+import type { Group } from '../../../domain/group.ts';
+import { normalizeUsername } from '../../../domain/user.ts';
+import { addMember, createGroup, deleteGroup, getGroup } from '../../../identity/groups.ts';
+import { conflict, notFound } from '../errors.ts';
+import { listQuerySchema, pageSchema, toPage } from '../pagination.ts';
+import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
+import { identityCall, isoTime, pageLimit, pageSearch, pathUser, stringCursor, text, uuidSchema } from './identity-shared.ts';
+
+export const groupSchema: JsonSchema = {
+  type: 'object',
+  required: ['name', 'description', 'created_at'],
+  properties: { name: { type: 'string' }, description: { type: ['string', 'null'] }, created_at: { type: 'string', format: 'date-time' } },
+};
+
+const memberSchema: JsonSchema = { type: 'object', required: ['id', 'username'], properties: { id: { type: 'string' }, username: { type: 'string' } } };
+
+export function groupView(group: Group): Record<string, unknown> {
+  return { name: group.name, description: group.description ?? null, created_at: isoTime(group.createdAt) };
+}
+
+const nameParams: JsonSchema = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 255 } } };
+const memberParams: JsonSchema = { type: 'object', required: ['name', 'user_id'], properties: { name: { type: 'string', minLength: 1, maxLength: 255 }, user_id: uuidSchema } };
+
+/** Whether `name` is the administrators group (names compare as the store compares them). */
+function isAdminGroup(call: ManageCall, name: string): boolean {
+  return normalizeUsername(name) === normalizeUsername(call.deps.config.manageAdminGroup);
+}
+
+export const groupRoutes: ManageRoute[] = [
+  {
+    method: 'GET',
+    path: '/groups',
+    operationId: 'listGroups',
+    summary: 'List groups',
+    description: 'In name order (case-insensitive), paged by a keyset cursor; `q` matches a substring of the name.',
+    tag: 'Groups',
+    access: 'read',
+    querystring: listQuerySchema('the name'),
+    responses: { 200: { description: 'A page of groups.', schema: pageSchema(groupSchema) } },
+    async handle(call) {
+      const limit = pageLimit(call);
+      const rows = await call.deps.store.groups.page({ after: stringCursor(call), limit: limit + 1, q: pageSearch(call) });
+      return { body: toPage(rows, limit, (g) => normalizeUsername(g.name), groupView) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/groups',
+    operationId: 'createGroup',
+    summary: 'Create a group',
+    description: 'Names are unique case-insensitively: 409 for a name taken.',
+    tag: 'Groups',
+    access: 'write',
+    body: { type: 'object', required: ['name'], additionalProperties: false, properties: { name: text, description: text } },
+    responses: { 201: { description: 'The new group.', schema: groupSchema } },
+    async handle(call) {
+      const body = call.body as { name: string; description?: string };
+      const group = await identityCall(() => createGroup({ groups: call.deps.store.groups, clock: call.deps.clock, random: call.deps.random }, body));
+      call.deps.audit.emit({ event: 'group.created', group: group.name, actor: call.actor });
+      return { status: 201, body: groupView(group), headers: { location: `groups/${encodeURIComponent(group.name)}` } };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/groups/:name',
+    operationId: 'getGroup',
+    summary: 'Read a group',
+    tag: 'Groups',
+    access: 'read',
+    params: nameParams,
+    responses: { 200: { description: 'The group.', schema: groupSchema } },
+    async handle(call) {
+      return { body: groupView(await identityCall(() => getGroup(call.deps.store, call.params.name ?? ''))) };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/groups/:name',
+    operationId: 'deleteGroup',
+    summary: 'Delete a group and its memberships (the users stay)',
+    description: 'The administrators group (GATEHOUSE_ADMIN_GROUP) cannot be deleted: 409.',
+    tag: 'Groups',
+    access: 'write',
+    params: nameParams,
+    responses: { 204: { description: 'Deleted.' } },
+    async handle(call) {
+      const name = call.params.name ?? '';
+      if (isAdminGroup(call, name)) throw conflict(`group ${JSON.stringify(name)} is the administrators group (GATEHOUSE_ADMIN_GROUP); deleting it would leave nobody to manage gatehouse`);
+      const { group, members } = await identityCall(() => deleteGroup(call.deps.store, name));
+      call.deps.audit.emit({ event: 'group.deleted', group: group.name, members: members.length, actor: call.actor });
+      return { status: 204 };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/groups/:name/members',
+    operationId: 'listGroupMembers',
+    summary: "List a group's members",
+    description: 'In username order (case-insensitive), paged by a keyset cursor; `q` matches a substring of the username.',
+    tag: 'Groups',
+    access: 'read',
+    params: nameParams,
+    querystring: listQuerySchema('the username'),
+    responses: { 200: { description: 'A page of members.', schema: pageSchema(memberSchema) } },
+    async handle(call) {
+      const group = await identityCall(() => getGroup(call.deps.store, call.params.name ?? ''));
+      const limit = pageLimit(call);
+      const rows = await call.deps.store.groups.memberPage(group.id, { after: stringCursor(call), limit: limit + 1, q: pageSearch(call) });
+      return { body: toPage(rows, limit, (u) => normalizeUsername(u.username), (u) => ({ id: u.id, username: u.username })) };
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/groups/:name/members/:user_id',
+    operationId: 'addGroupMember',
+    summary: 'Add a user to a group',
+    description: 'Idempotent: 201 when the user became a member, 200 when they already were one.',
+    tag: 'Groups',
+    access: 'write',
+    params: memberParams,
+    responses: {
+      200: { description: 'The user already was a member.', schema: memberSchema },
+      201: { description: 'The user is now a member.', schema: memberSchema },
+    },
+    async handle(call) {
+      const user = await pathUser(call, 'user_id');
+      const { group, changed } = await identityCall(() => addMember(call.deps.store, call.params.name ?? '', user.id));
+      if (changed) call.deps.audit.emit({ event: 'user.group_added', userId: user.id, username: user.username, group: group.name, actor: call.actor });
+      return { status: changed ? 201 : 200, body: { id: user.id, username: user.username } };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/groups/:name/members/:user_id',
+    operationId: 'removeGroupMember',
+    summary: 'Remove a user from a group',
+    description: 'Removing the last member of the administrators group (GATEHOUSE_ADMIN_GROUP) is refused (409). 404 when the user is not a member.',
+    tag: 'Groups',
+    access: 'write',
+    params: memberParams,
+    responses: { 204: { description: 'The membership ended.' } },
+    async handle(call) {
+      const user = await pathUser(call, 'user_id');
+      const name = call.params.name ?? '';
+      const guarded = isAdminGroup(call, name);
+      // Counted and removed in one unit of work (serializable on PostgreSQL, one writer at a time
+      // on SQLite): two administrators removing each other at once cannot both succeed and leave
+      // the group empty.
+      const outcome = await call.deps.store.transaction(async (tx) => {
+        const group = await tx.groups.getByName(name);
+        if (!group) return { kind: 'no_group' as const };
+        if (guarded) {
+          const members = await tx.groups.members(group.id);
+          if (members.length === 1 && members[0] === user.id) return { kind: 'last' as const, group };
+        }
+        return { kind: (await tx.groups.removeMember(group.id, user.id)) ? ('removed' as const) : ('not_member' as const), group };
+      });
+      if (outcome.kind === 'no_group') throw notFound(`no group is named ${JSON.stringify(name.slice(0, 80))}`);
+      if (outcome.kind === 'last') throw conflict(`${user.username} is the last member of the administrators group ${JSON.stringify(outcome.group.name)}; add another administrator first`);
+      if (outcome.kind === 'not_member') throw notFound(`${user.username} is not a member of ${JSON.stringify(outcome.group.name)}`);
+      call.deps.audit.emit({ event: 'user.group_removed', userId: user.id, username: user.username, group: outcome.group.name, actor: call.actor });
+      return { status: 204 };
+    },
+  },
+];

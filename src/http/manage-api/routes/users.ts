@@ -1,0 +1,264 @@
+/**
+ * `/users`: list (keyset by username, `?q=` over username, email and names, filters `status`,
+ * `group`, `organization_id`), create, read, change, delete, set the password, enable, disable.
+ * Each change calls the use case the CLI calls (src/identity/users.ts, user-changes.ts) and emits
+ * the audit event the CLI emits, naming the administrator (docs/management-api.md, "Users").
+ */
+import { USER_STATUSES, normalizeUsername, type User, type UserProfile } from '../../../domain/user.ts';
+import { checkedAttributes } from '../../../identity/attributes.ts';
+import { groupsOfUser } from '../../../identity/groups.ts';
+import { updateUser, type UserChanges } from '../../../identity/user-changes.ts';
+import { createUser, deleteUser, setPassword, setStatus } from '../../../identity/users.ts';
+import { listQuerySchema, pageSchema, toPage } from '../pagination.ts';
+import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
+import {
+  attributeChangesSchema,
+  attributesSchema,
+  identityCall,
+  isoTime,
+  nullableText,
+  pageLimit,
+  pageSearch,
+  pathUser,
+  stringCursor,
+  text,
+  uuidSchema,
+} from './identity-shared.ts';
+
+export const userSchema: JsonSchema = {
+  type: 'object',
+  required: ['id', 'username', 'status', 'created_at', 'updated_at'],
+  properties: {
+    id: { type: 'string' },
+    username: { type: 'string' },
+    email: { type: ['string', 'null'] },
+    given_name: { type: ['string', 'null'] },
+    family_name: { type: ['string', 'null'] },
+    name: { type: ['string', 'null'], description: 'Given and family name, when there is either.' },
+    status: { type: 'string', enum: [...USER_STATUSES] },
+    organization_id: { type: ['string', 'null'] },
+    groups: { type: 'array', items: { type: 'string' }, description: "The names of the user's groups (single user only)." },
+    attributes: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+  },
+};
+
+export function userView(user: UserProfile & { attributes?: User['attributes'] }, groups?: string[]): Record<string, unknown> {
+  const name = [user.givenName, user.familyName].filter(Boolean).join(' ');
+  return {
+    id: user.id,
+    username: user.username,
+    email: user.email ?? null,
+    given_name: user.givenName ?? null,
+    family_name: user.familyName ?? null,
+    name: name === '' ? null : name,
+    status: user.status,
+    organization_id: user.organizationId ?? null,
+    ...(groups ? { groups } : {}),
+    ...(user.attributes ? { attributes: user.attributes } : {}),
+    created_at: isoTime(user.createdAt),
+    updated_at: isoTime(user.updatedAt),
+  };
+}
+
+async function fullView(call: ManageCall, user: User): Promise<Record<string, unknown>> {
+  return userView(user, (await groupsOfUser(call.deps.store, user.id)).map((g) => g.name));
+}
+
+const idParams: JsonSchema = { type: 'object', required: ['id'], properties: { id: uuidSchema } };
+
+const passwordSchema: JsonSchema = { type: 'string', minLength: 1, maxLength: 4096, description: 'At least 8 characters.' };
+
+const userDeps = (call: ManageCall) => ({ ...call.deps.store, clock: call.deps.clock, random: call.deps.random });
+
+export const userRoutes: ManageRoute[] = [
+  {
+    method: 'GET',
+    path: '/users',
+    operationId: 'listUsers',
+    summary: 'List users',
+    description: 'In username order (case-insensitive), paged by a keyset cursor. `q` matches a substring of the username, email, given or family name, case-insensitively.',
+    tag: 'Users',
+    access: 'read',
+    querystring: listQuerySchema('the username, email, given or family name', {
+        status: { type: 'string', enum: [...USER_STATUSES] },
+        group: { type: 'string', minLength: 1, maxLength: 255, description: 'Only members of the group of this name.' },
+        organization_id: { type: 'string', pattern: '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$', description: 'Only the users of the organization with this id.' },
+    }),
+    responses: { 200: { description: 'A page of users (without groups and custom attributes).', schema: pageSchema(userSchema) } },
+    async handle(call) {
+      const limit = pageLimit(call);
+      const after = stringCursor(call);
+      const { store } = call.deps;
+      let groupId: string | undefined;
+      if (typeof call.query.group === 'string') {
+        const group = await store.groups.getByName(call.query.group);
+        // A group that does not exist has no members.
+        if (!group) return { body: { items: [], next_cursor: null } };
+        groupId = group.id;
+      }
+      const rows = await store.users.page({
+        after,
+        limit: limit + 1,
+        q: pageSearch(call),
+        status: call.query.status as User['status'] | undefined,
+        groupId,
+        organizationId: typeof call.query.organization_id === 'string' ? call.query.organization_id.toLowerCase() : undefined,
+      });
+      return { body: toPage(rows, limit, (u) => normalizeUsername(u.username), (u) => userView(u)) };
+    },
+  },
+  {
+    method: 'POST',
+    path: '/users',
+    operationId: 'createUser',
+    summary: 'Create a user',
+    description: 'Without `password` the user cannot sign in with one until it is set. `groups` must name existing groups.',
+    tag: 'Users',
+    access: 'write',
+    body: {
+      type: 'object',
+      required: ['username'],
+      additionalProperties: false,
+      properties: {
+        username: text,
+        password: passwordSchema,
+        email: text,
+        given_name: text,
+        family_name: text,
+        status: { type: 'string', enum: ['enabled', 'disabled'] },
+        organization_id: text,
+        groups: { type: 'array', maxItems: 100, uniqueItems: true, items: text },
+        attributes: attributesSchema,
+      },
+    },
+    responses: { 201: { description: 'The new user.', schema: userSchema } },
+    async handle(call) {
+      const body = call.body as Record<string, unknown>;
+      const user = await identityCall(() =>
+        createUser(userDeps(call), {
+          username: body.username as string,
+          password: body.password as string | undefined,
+          email: body.email as string | undefined,
+          givenName: body.given_name as string | undefined,
+          familyName: body.family_name as string | undefined,
+          status: body.status as User['status'] | undefined,
+          organizationId: body.organization_id as string | undefined,
+          groups: body.groups as string[] | undefined,
+          attributes: checkedNewAttributes(body.attributes),
+        }),
+      );
+      call.deps.audit.emit({ event: 'user.created', userId: user.id, username: user.username, actor: call.actor });
+      return { status: 201, body: await fullView(call, user), headers: { location: `users/${user.id}` } };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/users/:id',
+    operationId: 'getUser',
+    summary: 'Read a user, with the names of their groups',
+    tag: 'Users',
+    access: 'read',
+    params: idParams,
+    responses: { 200: { description: 'The user.', schema: userSchema } },
+    async handle(call) {
+      return { body: await fullView(call, await pathUser(call)) };
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/users/:id',
+    operationId: 'updateUser',
+    summary: 'Change a user',
+    description: 'The members given replace the stored values (null clears an optional one); for `attributes`, a list replaces that attribute and null deletes it, the others stay. The status and the password have their own routes.',
+    tag: 'Users',
+    access: 'write',
+    params: idParams,
+    body: {
+      type: 'object',
+      minProperties: 1,
+      additionalProperties: false,
+      properties: { username: text, email: nullableText, given_name: nullableText, family_name: nullableText, organization_id: nullableText, attributes: attributeChangesSchema },
+    },
+    responses: { 200: { description: 'The user as changed.', schema: userSchema } },
+    async handle(call) {
+      const user = await pathUser(call);
+      const body = call.body as Record<string, unknown>;
+      const changes: UserChanges = {
+        username: body.username as string | undefined,
+        email: body.email as string | null | undefined,
+        givenName: body.given_name as string | null | undefined,
+        familyName: body.family_name as string | null | undefined,
+        organizationId: body.organization_id as string | null | undefined,
+        attributes: body.attributes as UserChanges['attributes'],
+      };
+      const updated = await identityCall(() => updateUser({ ...call.deps.store, clock: call.deps.clock }, user.id, changes));
+      // The names of what changed, never the values.
+      const fields = Object.entries(changes).flatMap(([name, value]) => (value === undefined ? [] : [name]));
+      call.deps.audit.emit({ event: 'user.updated', userId: user.id, username: updated.username, fields, actor: call.actor });
+      return { body: await fullView(call, updated) };
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/users/:id',
+    operationId: 'deleteUser',
+    summary: 'Delete a user',
+    description: 'Ends their SSO sessions and revokes their tokens in the same unit of work. It cannot be undone.',
+    tag: 'Users',
+    access: 'write',
+    params: idParams,
+    responses: { 204: { description: 'Deleted.' } },
+    async handle(call) {
+      const user = await pathUser(call);
+      const deleted = await identityCall(() => deleteUser({ ...call.deps.store, clock: call.deps.clock }, user.id));
+      call.deps.audit.emit({ event: 'user.deleted', userId: deleted.id, username: deleted.username, actor: call.actor });
+      return { status: 204 };
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/users/:id/password',
+    operationId: 'setUserPassword',
+    summary: "Set a user's password",
+    description: "Also ends the user's SSO sessions and revokes their tokens: a password is reset because the old one may be known to someone else.",
+    tag: 'Users',
+    access: 'write',
+    params: idParams,
+    body: { type: 'object', required: ['password'], additionalProperties: false, properties: { password: passwordSchema } },
+    responses: { 204: { description: 'The password is set.' } },
+    async handle(call) {
+      const user = await pathUser(call);
+      const password = (call.body as { password: string }).password;
+      const changed = await identityCall(() => setPassword({ ...call.deps.store, clock: call.deps.clock }, user.id, password));
+      call.deps.audit.emit({ event: 'user.password_changed', userId: changed.id, username: changed.username, actor: call.actor });
+      return { status: 204 };
+    },
+  },
+  ...(['enable', 'disable'] as const).map(
+    (verb): ManageRoute => ({
+      method: 'POST',
+      path: `/users/:id/${verb}`,
+      operationId: `${verb}User`,
+      summary: verb === 'enable' ? 'Enable a user: they may sign in again' : "Disable a user: refuse their sign-ins, end their sessions and revoke their tokens",
+      tag: 'Users',
+      access: 'write',
+      params: idParams,
+      responses: { 200: { description: 'The user as changed.', schema: userSchema } },
+      async handle(call) {
+        const user = await pathUser(call);
+        const status = verb === 'enable' ? 'enabled' : 'disabled';
+        const changed = await identityCall(() => setStatus({ ...call.deps.store, clock: call.deps.clock }, user.id, status));
+        call.deps.audit.emit({ event: 'user.status_changed', userId: changed.id, username: changed.username, status, actor: call.actor });
+        return { body: await fullView(call, changed) };
+      },
+    }),
+  ),
+];
+
+/** New custom attributes, checked by the use case's rules (names, values, counts). */
+function checkedNewAttributes(value: unknown): User['attributes'] | undefined {
+  if (value === undefined) return undefined;
+  return checkedAttributes(value as Record<string, string[]>);
+}
