@@ -16,6 +16,7 @@ import { RemoteJwks, type RemoteJwksOptions } from './crypto/remote-jwks.ts';
 import type { ClientAuthDeps, JwksFetcher } from './oauth/client-auth/method.ts';
 import { openAuditFile } from './observability/audit-file.ts';
 import { auditLogger, DeferredAuditSink, loggerAuditSink, type AuditSink } from './observability/audit.ts';
+import { storeAuditSink, teeAuditSink, type AuditStoreLog, type StoredAuditSink } from './observability/audit-store-sink.ts';
 import { migrateToLatest, openDatabase, sqliteAccessWarnings } from './storage/sql/database.ts';
 import { openSqlStore, type SqlStore } from './storage/sql/store.ts';
 import type { OpenOptions } from './storage/sql/database.ts';
@@ -87,6 +88,8 @@ export interface Gatehouse {
   deps: HttpDeps;
   /** GATEHOUSE_METRICS_PORT set: this process's metrics, and its listener unless a cluster worker. */
   metrics?: { metrics: Metrics; server: Server | undefined };
+  /** GATEHOUSE_AUDIT_STORE on: the sink that keeps audit events in the store; `flush()` stores what waits (tests). */
+  auditStore?: StoredAuditSink;
   close(): Promise<void>;
 }
 
@@ -117,7 +120,12 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
         now: () => clock.now(),
       });
     }
-    const sink = runtime.audit ?? auditFile?.sink ?? toServerLog;
+    const copy = runtime.audit ?? auditFile?.sink ?? toServerLog;
+    // The file or log copy is written first and synchronously as before; the store's copy is
+    // batched (src/observability/audit-store-sink.ts). Its errors go to the server log, once it exists.
+    const storeLog: { to?: AuditStoreLog } = {};
+    const auditStore = config.auditStore ? storeAuditSink(store.audit, clock, { error: (fields, message) => storeLog.to?.error(fields, message) }) : undefined;
+    const sink = auditStore ? teeAuditSink(copy, auditStore) : copy;
     // Logins, grants and throttling are counted from the audit events on their way out.
     const audit = metrics ? metrics.countingSink(sink) : sink;
     // What client-authentication methods verify with (src/oauth/client-auth/method.ts): built here, once.
@@ -126,13 +134,14 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     const deps: HttpDeps = { config, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr], audit, clientAuth };
     const app = await buildHttpServer(deps, metrics ? { ...options, observeRequest: metrics.observeRequest.bind(metrics) } : options);
     toServerLog.attach(loggerAuditSink(auditLogger(app.log, config.logLevel)));
+    storeLog.to = app.log.child({ component: 'audit-store' });
     // An existing SQLite file or folder is the operator's: said, not changed (docs/operations.md, "File permissions").
     if (config.sqlitePath !== undefined && config.sqlitePath !== ':memory:') for (const warning of sqliteAccessWarnings(config.sqlitePath)) app.log.warn({ sqlitePath: config.sqlitePath }, warning);
     if (identityApiPolicy?.created) app.log.info({ policy: IDENTITY_API_POLICY, group: config.apiGroup }, 'created the identity API\'s authorization policy: members of GATEHOUSE_API_GROUP may call the API with a bearer token (gatehouse policy update identity-api changes it)');
     if (identityApiPolicy?.attached) app.log.info({ policy: IDENTITY_API_POLICY, clientId: config.apiClientId }, 'attached the identity-api policy to the API client (GATEHOUSE_API_CLIENT_ID)');
     if (sealed > 0) app.log.info({ sealed }, 'sealed the signing keys stored in the clear with GATEHOUSE_KEY_ENCRYPTION_KEY');
     // Expired codes, tokens, sessions and throttling counters are deleted in the background.
-    const cleanup = config.cleanupInterval > 0 && runtime.cleanup !== false ? scheduleCleanup({ store, clock }, { intervalMs: config.cleanupInterval * 1000, log: app.log.child({ component: 'cleanup' }) }) : undefined;
+    const cleanup = config.cleanupInterval > 0 && runtime.cleanup !== false ? scheduleCleanup({ store, clock, auditRetentionMs: config.auditRetention * 86_400_000 }, { intervalMs: config.cleanupInterval * 1000, log: app.log.child({ component: 'cleanup' }) }) : undefined;
     if (cleanup) app.log.info({ component: 'cleanup', intervalSeconds: config.cleanupInterval }, 'this process runs the cleanup job');
     let metricsListener: Server | undefined;
     if (metrics && runtime.metricsListener !== false) {
@@ -147,6 +156,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
       store,
       deps,
       ...(metrics ? { metrics: { metrics, server: metricsListener } } : {}),
+      ...(auditStore ? { auditStore } : {}),
       async close() {
         const metricsClosed = metricsListener && new Promise<void>((resolve) => metricsListener.close(() => resolve()));
         metricsListener?.closeAllConnections();
@@ -172,6 +182,8 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
         }
         await cleanupStopped;
         await metricsClosed;
+        // The requests are over: what they emitted is stored before the store closes.
+        await auditStore?.flush();
         await store.close();
         await auditFile?.close();
       },

@@ -440,6 +440,20 @@ export const settings = {
     doc: 'File that audit events (JSON lines with `"audit":true`) are appended to, by the server and by CLI commands (user and client changes), whatever GATEHOUSE_LOG_LEVEL says. Unset: the server writes them into its log on stdout (at info, unless the level is silent) and CLI commands write none.',
     parse: nonEmpty,
   }),
+  auditStore: setting({
+    env: 'GATEHOUSE_AUDIT_STORE',
+    type: 'boolean',
+    default: 'on',
+    doc: 'Also keep audit events in the store (table `audit_events`), where the management API lists them (`GET /manage/api/v1/audit-events`). The server writes them in batches, at most 100 ms after they happen, besides the file or log copy above; a crash loses at most the last batch from the store (docs/operations.md, "Audit events in the store"). `off`: only the file or log.',
+    parse: boolean,
+  }),
+  auditRetention: setting({
+    env: 'GATEHOUSE_AUDIT_RETENTION',
+    type: 'days',
+    default: '90',
+    doc: 'How long the store keeps an audit event: the cleanup job deletes older ones in batches of 1000 (GATEHOUSE_CLEANUP_INTERVAL, or `gatehouse cleanup`). 0 keeps them for ever. The audit file is not touched.',
+    parse: integer(0, 36_500),
+  }),
   workers: setting({
     env: 'GATEHOUSE_WORKERS',
     type: 'integer',

@@ -6,14 +6,14 @@ import { printFields, printJson } from './output.ts';
 export function registerCleanupCommands(program: Command): void {
   program
     .command('cleanup')
-    .description('delete expired codes, tokens, sessions, throttling counters and used client-assertion jtis now (the server also does it every GATEHOUSE_CLEANUP_INTERVAL)')
+    .description('delete expired codes, tokens, sessions, throttling counters and used client-assertion jtis, and audit events past GATEHOUSE_AUDIT_RETENTION now (the server also does it every GATEHOUSE_CLEANUP_INTERVAL)')
     .option('--max-batches N', 'stop a table after N batches of 1000 rows (default: until it is clean)')
     .option('--json', 'print JSON only')
     .action((flags: { json?: boolean; maxBatches?: string }) =>
-      withStore(async ({ store, deps }) => {
+      withStore(async ({ config, store, deps }) => {
         const { cleanUp } = await import('../oauth/cleanup.ts');
         const maxBatches = flags.maxBatches === undefined ? Number.MAX_SAFE_INTEGER : wholeNumber(flags.maxBatches, '--max-batches');
-        const report = await cleanUp({ store, clock: deps.clock }, { maxBatches });
+        const report = await cleanUp({ store, clock: deps.clock, auditRetentionMs: config.auditRetention * 86_400_000 }, { maxBatches });
         if (flags.json) return printJson(report);
         printFields([
           ['sessions', report.sessions],
@@ -22,6 +22,7 @@ export function registerCleanupCommands(program: Command): void {
           ['throttling', report.throttling],
           ['assertions', report.assertions],
           ['device authorizations', report.deviceAuthorizations],
+          ['audit events', report.auditEvents],
           ['more left', report.more],
           ['took ms', report.ms],
         ]);

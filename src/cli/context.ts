@@ -8,6 +8,7 @@ import { loadConfig, storeDescription, type Config } from '../config.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { cryptoRandom, type Random } from '../lib/random.ts';
 import { noAudit, type Actor, type AuditSink } from '../observability/audit.ts';
+import { storeAuditSink, teeAuditSink } from '../observability/audit-store-sink.ts';
 import { StoreMissingError, type Store } from '../storage/ports.ts';
 
 /** Every port and service a use case may ask for; each use case takes the narrow part it needs. */
@@ -31,7 +32,7 @@ export interface CliEnv {
   config: Config;
   store: Store;
   deps: UseCaseDeps;
-  /** Audit events of changes (GATEHOUSE_AUDIT_LOG; none when it is unset). */
+  /** Audit events of changes: GATEHOUSE_AUDIT_LOG (none when it is unset), and the store when GATEHOUSE_AUDIT_STORE is on. */
   audit: AuditSink;
 }
 
@@ -80,11 +81,16 @@ export async function withStore<T>(work: (env: CliEnv) => Promise<T>): Promise<T
   }
   // Synchronous: each event is on disk before the command prints its result and exits.
   const auditFile = config.auditLog === undefined ? undefined : (await import('../observability/audit-file.ts')).openAuditFile(config.auditLog, { sync: true });
+  // The store's copy is batched like the server's and flushed before the store closes, so a
+  // command's changes are listed by the management API too (a failed insert is said on stderr).
+  const auditStore = config.auditStore ? storeAuditSink(store.audit, systemClock, { error: (_fields, message) => process.stderr.write(`warning: ${message}\n`) }) : undefined;
+  const fileSink = auditFile?.sink ?? noAudit;
   try {
     const { clients, users, organizations, groups, sessions, codes, tokens } = store;
     const deps = { clients, users, organizations, groups, sessions, codes, tokens, transaction: store.transaction, clock: systemClock, random: cryptoRandom, keyEncryptionKey: config.keyEncryptionKey, apiClientId: config.apiClientId };
-    return await work({ config, store, deps, audit: auditFile?.sink ?? noAudit });
+    return await work({ config, store, deps, audit: auditStore ? teeAuditSink(fileSink, auditStore) : fileSink });
   } finally {
+    await auditStore?.flush();
     await store.close();
     await auditFile?.close();
   }

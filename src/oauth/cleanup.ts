@@ -28,6 +28,8 @@
  * - A device authorization (RFC 8628) goes GRACE_MS after it expired, whatever its state: its
  *   tokens live in the tokens table and do not need it, and a late poll is expired_token or
  *   invalid_grant either way.
+ * - A stored audit event goes once older than GATEHOUSE_AUDIT_RETENTION (`auditRetentionMs`; 0 or
+ *   absent keeps them), the oldest first (docs/decisions.md AU5).
  */
 import type { Clock } from '../lib/clock.ts';
 import type { CodeCursor, Store } from '../storage/ports.ts';
@@ -46,8 +48,10 @@ export const DEFAULT_BATCH_SIZE = 1000;
 export const DEFAULT_MAX_BATCHES = 100;
 
 export interface CleanupDeps {
-  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations'>>;
+  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit'>>;
   clock: Clock;
+  /** How long stored audit events are kept (ms; GATEHOUSE_AUDIT_RETENTION); 0 or absent: for ever. */
+  auditRetentionMs?: number;
 }
 
 export interface CleanupOptions {
@@ -66,6 +70,8 @@ export interface CleanupReport {
   /** Client-assertion jtis whose assertion expired (RFC 7523 §3: kept only until exp). */
   assertions: number;
   deviceAuthorizations: number;
+  /** Stored audit events older than the retention. */
+  auditEvents: number;
   /** true when some table hit `maxBatches`: the next pass continues there. */
   more: boolean;
   ms: number;
@@ -125,7 +131,10 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
   const assertions = store.assertions ? await drain(() => store.assertions!.deleteExpired(now, batchSize)) : 0;
   const deviceAuthorizations = store.deviceAuthorizations ? await drain(() => store.deviceAuthorizations!.deleteExpired(before, batchSize)) : 0;
 
-  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, more, ms: Date.now() - started };
+  const retentionMs = deps.auditRetentionMs ?? 0;
+  const auditEvents = store.audit && retentionMs > 0 ? await drain(() => store.audit!.deleteOlderThan(now - retentionMs, batchSize)) : 0;
+
+  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, more, ms: Date.now() - started };
 }
 
 function yieldToEventLoop(): Promise<void> {
@@ -164,7 +173,7 @@ export function scheduleCleanup(deps: CleanupDeps, options: CleanupOptions & { i
   const run = () => {
     running = cleanUp(deps, { ...options, stopping: () => stopped }).then(
       (report) => {
-        const deleted = report.sessions + report.codes + report.tokens + report.throttling;
+        const deleted = report.sessions + report.codes + report.tokens + report.throttling + report.auditEvents;
         if (deleted > 0 || report.more) log.info({ cleanup: report }, `cleanup deleted ${deleted} expired row(s)`);
       },
       (error: unknown) => log.warn({ err: error }, 'cleanup failed; it will run again at the next interval'),

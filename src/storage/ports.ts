@@ -675,6 +675,60 @@ export interface Store extends StoreTransaction {
   /** Resolves when the database answers; rejects otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Audit events kept for the management API (migration 015). Outside units of work on purpose:
+   * events are written after the change they report has committed (the race rule above), by a
+   * batching sink (src/observability/audit-store-sink.ts).
+   */
+  audit: AuditStore;
+}
+
+/** One stored audit event (src/observability/audit.ts, AuditEvent) as the store keeps it. */
+export interface AuditRecord {
+  /** Unique and time-ordered: a UUIDv7 of `at` (RFC 9562 §5.7), so (at, id) is a total order. */
+  id: string;
+  /** When the event happened, epoch ms (the injected clock's). */
+  at: number;
+  event: string;
+  /** The user the event is about (`userId`). */
+  userId?: string | undefined;
+  /** The client the event is about (`clientId`). */
+  clientId?: string | undefined;
+  /** Who made an administrative change: the actor's `caller` (an admin's user id, or the CLI's OS account). */
+  actorId?: string | undefined;
+  /** The event's other fields, its `actor` among them; never a secret (fingerprints only). */
+  data: Record<string, unknown>;
+}
+
+/** The position of a stored audit event in the newest-first order. */
+export interface AuditKey {
+  at: number;
+  id: string;
+}
+
+export interface AuditQuery {
+  /** Events at or after this time (epoch ms). */
+  since?: number | undefined;
+  /** Events before this time (epoch ms, exclusive). */
+  until?: number | undefined;
+  /** Exact event names; any of them matches. Empty or absent: every event. */
+  types?: readonly string[] | undefined;
+  /** Events about this user OR made by this acting administrator (`userId` or `actorId`). */
+  userId?: string | undefined;
+  /** Events about this client (`clientId`). */
+  clientId?: string | undefined;
+  /** Keyset: events strictly after this one in the newest-first order (older, or as old with a smaller id). */
+  before?: AuditKey | undefined;
+  limit: number;
+}
+
+export interface AuditStore {
+  /** Stores the events in one statement (one multi-row insert): all of them or none. */
+  insertMany(events: readonly AuditRecord[]): Promise<void>;
+  /** At most `limit` events matching every filter, newest first by (at, id) descending. */
+  page(query: AuditQuery): Promise<AuditRecord[]>;
+  /** Deletes at most `limit` of the oldest events older than `before` (epoch ms); how many went. */
+  deleteOlderThan(before: number, limit: number): Promise<number>;
 }
 
 /**

@@ -15,6 +15,7 @@ import { loadConfig } from '../../src/config.ts';
 import type { Client } from '../../src/domain/client.ts';
 import type { User } from '../../src/domain/user.ts';
 import { hashSecret } from '../../src/lib/hash.ts';
+import { openSqlStore, type SqlStore } from '../../src/storage/sql/store.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { AuditCapture } from '../helpers/audit.ts';
 import { addClient, basic, postForm } from '../helpers/back-channel.ts';
@@ -202,6 +203,19 @@ for (const db of DATABASES) {
         for (const secret of secrets) assert.ok(!line.includes(secret), `a secret (${secret.slice(0, 4)}…) in ${line}`);
       }
     });
+
+    test('the store keeps the same events (GATEHOUSE_AUDIT_STORE), and no row of audit_events holds a secret either', async () => {
+      await server.gatehouse.auditStore!.flush();
+      const store = server.gatehouse.store as SqlStore;
+      const rows = await store.database.db.selectFrom('audit_events').selectAll().orderBy('at').orderBy('id').execute();
+      // Each test above cleared the capture: the last test's events are the stored ones' tail.
+      const captured = audit.all().map((e) => e.event);
+      assert.ok(rows.length > 15 && captured.length > 0);
+      assert.deepEqual(rows.slice(-captured.length).map((r) => r.event), captured);
+      assert.ok(rows.some((r) => r.event === 'token.refreshed') && rows.some((r) => r.event === 'login.failed'));
+      const dump = JSON.stringify(rows);
+      for (const secret of secrets) assert.ok(!dump.includes(secret), `a secret (${secret.slice(0, 4)}…) in audit_events`);
+    });
   });
 
   describe(`where audit lines go, on ${db.name}`, () => {
@@ -286,6 +300,19 @@ for (const db of DATABASES) {
         assert.deepEqual([events[1]!.userId, events[1]!.username], [userId, 'audited']);
         assert.deepEqual([events[2]!.status, events[7]!.active, events[5]!.clientId], ['disabled', false, clientId]);
         for (const secretValue of [cliPassword, `${cliPassword} 2`, secret, newSecret]) assert.ok(!text.includes(secretValue));
+
+        // The store has every one too: the server's, flushed when it closed, and each CLI command's, flushed before it exited.
+        const store = await openSqlStore(database.url);
+        try {
+          const stored = (await store.audit.page({ limit: 100 })).reverse();
+          assert.deepEqual(stored.map((e) => e.event), events.map((e) => e.event));
+          assert.deepEqual(stored.map((e) => e.actorId), events.map((e) => (e.actor as { caller?: string } | undefined)?.caller));
+          assert.deepEqual(stored[1]!.userId, userId);
+          const dump = JSON.stringify(stored);
+          for (const secretValue of [cliPassword, `${cliPassword} 2`, secret, newSecret]) assert.ok(!dump.includes(secretValue));
+        } finally {
+          await store.close();
+        }
       } finally {
         await database.drop();
       }

@@ -55,13 +55,16 @@ for (const db of DATABASES) {
         refreshed_access_token: refreshed.body.access_token as string,
         ...Object.fromEntries([...jar.cookies].map(([name, value]) => [`cookie ${name}`, value])),
       };
-      const tables = ['clients', 'users', 'user_attributes', 'sessions', 'authorization_codes', 'tokens', 'signing_keys', 'throttle_counters', 'groups', 'organizations', 'client_assertions'];
+      // The audit events of the flows above, stored (GATEHOUSE_AUDIT_STORE, on by default) before the dump.
+      await server.gatehouse.auditStore!.flush();
+      const tables = ['clients', 'users', 'user_attributes', 'sessions', 'authorization_codes', 'tokens', 'signing_keys', 'throttle_counters', 'groups', 'organizations', 'client_assertions', 'audit_events'];
       let dump = '';
       for (const table of tables) {
         const { rows } = await sql`select * from ${sql.table(table)}`.execute(store.database.db);
         dump += JSON.stringify(rows);
       }
       assert.ok(dump.includes(client.clientId), 'the dump has the rows');
+      assert.ok(dump.includes('token.refreshed'), 'the dump has the audit events');
       for (const [name, value] of Object.entries(secrets)) assert.ok(!dump.includes(value), `${name} is in the dump`);
       const keys = await sql<{ private_jwk: string; encrypted: number }>`select private_jwk, encrypted from signing_keys`.execute(store.database.db);
       for (const key of keys.rows) {

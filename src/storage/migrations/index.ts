@@ -12,6 +12,7 @@ import * as clientSigningAlgs from './011-client-signing-algs.ts';
 import * as policies from './012-policies.ts';
 import * as consents from './013-consents.ts';
 import * as clientResourceUris from './014-client-resource-uris.ts';
+import * as auditEvents from './015-audit-events.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '012-policies': policies,
   '013-consents': consents,
   '014-client-resource-uris': clientResourceUris,
+  '015-audit-events': auditEvents,
 };

@@ -189,6 +189,7 @@ export interface Database {
   consents: ConsentsTable;
   client_resource_uris: ClientResourceUrisTable;
   policies: PoliciesTable;
+  audit_events: AuditEventsTable;
 }
 
 /** Authorization policies (migration 012): the document as JSON text; `version` rises with each update. */
@@ -213,4 +214,15 @@ export interface ConsentsTable {
   scope: string;
   granted_at: number;
   updated_at: number;
+}
+
+/** Audit events kept in the store (migration 015): the event's other fields as JSON text in `data`. */
+export interface AuditEventsTable {
+  id: string;
+  at: number;
+  event: string;
+  user_id: string | null;
+  client_id: string | null;
+  actor_id: string | null;
+  data: string;
 }

@@ -11,6 +11,7 @@ import { SqlOrganizationStore } from './organization-store.ts';
 import { SqlPolicyStore } from './policy-store.ts';
 import { SqlRateLimitStore } from './rate-limit-store.ts';
 import { SqlAssertionStore } from './assertion-store.ts';
+import { SqlAuditStore } from './audit-store.ts';
 import { SqlSessionStore } from './session-store.ts';
 import { SqlThrottleStore } from './throttle-store.ts';
 import { SqlTokenStore } from './token-store.ts';
@@ -58,6 +59,7 @@ export function sqlStoreOver(database: SqlDatabase): SqlStore {
     transaction: (work) => runUnitOfWork(database.db, database.dialect, (trx) => work(storesOver(trx, database.dialect, stores))),
     ping: () => ping(database.db),
     close: () => database.close(),
+    audit: new SqlAuditStore(database.db),
   };
 }
 

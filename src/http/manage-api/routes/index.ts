@@ -8,6 +8,7 @@ import { consentRoutes } from './consents.ts';
 import { groupRoutes } from './groups.ts';
 import { keyRoutes } from './keys.ts';
 import { meRoutes } from './me.ts';
+import { auditRoutes } from './audit.ts';
 import { organizationRoutes } from './organizations.ts';
 import { policyRoutes } from './policies.ts';
 import { sessionRoutes } from './sessions.ts';
@@ -23,4 +24,5 @@ export const MANAGE_ROUTES: ManageRoute[] = [
   ...consentRoutes,
   ...groupRoutes,
   ...organizationRoutes,
+  ...auditRoutes,
 ];

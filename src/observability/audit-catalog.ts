@@ -1,0 +1,60 @@
+/**
+ * Every audit event's name, with what it says: the registry the management API validates `type`
+ * filters against and publishes in its OpenAPI document. `satisfies` keeps it complete: an event
+ * added to the AuditEvent union without a line here fails the type check.
+ */
+import type { AuditEvent } from './audit.ts';
+
+export const AUDIT_EVENTS = {
+  'login.succeeded': 'A password sign-in succeeded (login form or password grant).',
+  'login.failed': 'A password sign-in failed.',
+  'login.throttled': 'A sign-in was refused by the throttle before its credentials were checked.',
+  lockout: 'A failure counter reached its threshold.',
+  'login.hint_mismatch': 'A correct login was refused because id_token_hint named another user.',
+  'client_auth.failed': 'A client failed to authenticate.',
+  'identity_api.auth_failed': 'An identity API caller failed to authenticate.',
+  'identity_api.throttled': 'An identity API call was refused by the throttle.',
+  'token.issued': 'Tokens were issued (fingerprints only).',
+  'token.refreshed': 'Tokens were refreshed.',
+  'token.revoked': 'A token was revoked at the revocation endpoint.',
+  'code.replayed': 'A used authorization code was presented again; its tokens were revoked.',
+  'refresh_token.reused': 'A rotated refresh token was presented again; its family was revoked.',
+  logout: 'A session ended.',
+  'authorization.rate_limited': 'Silent authorizations reached their budget.',
+  'device.approved': 'A device authorization was approved.',
+  'device.denied': 'A device authorization was denied.',
+  'device.user_code_rate_limited': 'User-code entry reached its budget.',
+  'consent.granted': 'A user allowed a client on the consent page.',
+  'consent.denied': 'A user denied a client on the consent page.',
+  'consent.withdrawn': 'An administrator withdrew a consent.',
+  'user.created': 'An administrator created a user.',
+  'user.updated': 'An administrator changed a user (the names of the fields).',
+  'user.deleted': 'An administrator deleted a user.',
+  'user.password_changed': "A user's password was set.",
+  'user.group_added': 'A user was added to a group.',
+  'user.group_removed': 'A user was removed from a group.',
+  'user.status_changed': 'A user was enabled or disabled.',
+  'client.created': 'A client was registered.',
+  'client.updated': 'A client was changed.',
+  'client.deleted': 'A client was deleted.',
+  'client.secret_rotated': "A client's secret was replaced.",
+  'client.status_changed': 'A client was activated or deactivated.',
+  'policy.created': 'An authorization policy was created.',
+  'policy.updated': 'An authorization policy was replaced.',
+  'policy.deleted': 'An authorization policy was deleted.',
+  'session.ended': 'An administrator ended an SSO session (its tokens revoked).',
+  'group.created': 'A group was created.',
+  'group.deleted': 'A group was deleted.',
+  'organization.created': 'An organization was created.',
+  'organization.updated': 'An organization was changed.',
+  'organization.deleted': 'An organization was deleted.',
+  'key.rotated': 'A signing key was rotated.',
+} as const satisfies Record<AuditEvent['event'], string>;
+
+export type AuditEventName = keyof typeof AUDIT_EVENTS;
+
+export const AUDIT_EVENT_NAMES: readonly AuditEventName[] = Object.keys(AUDIT_EVENTS) as AuditEventName[];
+
+export function isAuditEventName(name: string): name is AuditEventName {
+  return Object.hasOwn(AUDIT_EVENTS, name);
+}

@@ -1,0 +1,153 @@
+/**
+ * Audit events kept in the store, for the management API (`GET /manage/api/v1/audit-events`;
+ * docs/operations.md, "Audit events in the store"). The sink never makes its caller wait: `emit`
+ * stamps the event with the clock, gives it a time-ordered id and buffers it; a batch is written
+ * with one multi-row insert every FLUSH_MS or as soon as MAX_BATCH events wait, whichever comes
+ * first. So the token endpoint's hot path costs one array push, and a busy server writes one
+ * statement per batch instead of one per event (docs/decisions.md AU1).
+ *
+ * What it costs: events still buffered when the process dies are lost from the store (at most one
+ * batch, FLUSH_MS of events); the file or log copy, written synchronously by the sink it is teed
+ * with, has them. A failed insert is logged at error with the number of events lost and never
+ * reaches the caller. `flush()` writes what waits (close, CLI exit, tests).
+ */
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../lib/clock.ts';
+import type { AuditRecord, AuditStore } from '../storage/ports.ts';
+import { fingerprint, type Actor, type AuditEvent, type AuditSink } from './audit.ts';
+
+/** Longest an event waits in the buffer (ms). */
+export const FLUSH_MS = 100;
+/** Events per insert: a full buffer is written at once. */
+export const MAX_BATCH = 100;
+/**
+ * Most events buffered while the store is slow or down; beyond it new events are dropped from the
+ * store (counted in the error log line), so an outage cannot exhaust the memory. The file or log
+ * copy keeps them.
+ */
+export const MAX_BUFFERED = 10_000;
+
+export interface AuditStoreLog {
+  error(fields: object, message: string): void;
+}
+
+export interface StoredAuditSink extends AuditSink {
+  /** Writes every event emitted so far; resolves once they are stored (or their failure logged). Never rejects. */
+  flush(): Promise<void>;
+}
+
+export interface StoreAuditSinkOptions {
+  flushMs?: number;
+  maxBatch?: number;
+  maxBuffered?: number;
+}
+
+export function storeAuditSink(store: Pick<AuditStore, 'insertMany'>, clock: Clock, log: AuditStoreLog, options: StoreAuditSinkOptions = {}): StoredAuditSink {
+  const flushMs = options.flushMs ?? FLUSH_MS;
+  const maxBatch = options.maxBatch ?? MAX_BATCH;
+  const maxBuffered = options.maxBuffered ?? MAX_BUFFERED;
+  const ids = new AuditIds();
+  let buffer: AuditRecord[] = [];
+  /** Events emitted and not yet written (buffered, or in a batch waiting for its insert). */
+  let pending = 0;
+  let dropped = 0;
+  let timer: NodeJS.Timeout | undefined;
+  // One insert at a time, in emit order: a slow store holds events back instead of piling up connections.
+  let writing: Promise<void> = Promise.resolve();
+
+  const write = async (batch: AuditRecord[]): Promise<void> => {
+    try {
+      await store.insertMany(batch);
+    } catch (error) {
+      log.error({ err: error, count: batch.length }, `could not store ${batch.length} audit event(s); the audit file or log has them`);
+    } finally {
+      pending -= batch.length;
+    }
+  };
+
+  const flushNow = (): Promise<void> => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (dropped > 0) {
+      log.error({ count: dropped }, `dropped ${dropped} audit event(s) from the store: more than ${maxBuffered} were waiting; the audit file or log has them`);
+      dropped = 0;
+    }
+    while (buffer.length > 0) {
+      const batch = buffer.slice(0, maxBatch);
+      buffer = buffer.slice(maxBatch);
+      writing = writing.then(() => write(batch));
+    }
+    return writing;
+  };
+
+  return {
+    emit(event) {
+      if (pending >= maxBuffered) {
+        dropped++;
+        return;
+      }
+      const at = clock.now();
+      buffer.push(toRecord(event, at, ids.next(at)));
+      pending++;
+      if (buffer.length >= maxBatch) void flushNow();
+      else if (timer === undefined) {
+        timer = setTimeout(() => void flushNow(), flushMs);
+        // Waiting events never keep the process alive; close() flushes them.
+        timer.unref();
+      }
+    },
+    flush: flushNow,
+  };
+}
+
+/** Emits every event to each sink in turn (the file or log copy first, then the store). */
+export function teeAuditSink(...sinks: AuditSink[]): AuditSink {
+  return { emit: (event) => sinks.forEach((sink) => sink.emit(event)) };
+}
+
+/**
+ * A field whose name says it holds a credential (`password`, `accessToken`, `userCode`, …). Events
+ * carry fingerprints there (src/observability/audit.ts); a longer string would be a raw value that
+ * slipped into a new event, and is stored as its fingerprint instead: the store is readable through
+ * the management API, so it never keeps one (docs/decisions.md AU4).
+ */
+const CREDENTIAL_FIELD = /^(?:password|secret|token|code|cookie)$|[a-z](?:Password|Secret|Token|Code|Cookie)$/;
+const FINGERPRINT_LENGTH = 12;
+
+/** The stored form of an event: subject user, client and acting administrator as columns, the rest as data. */
+export function toRecord(event: AuditEvent, at: number, id: string): AuditRecord {
+  const { event: name, userId, clientId, ...rest } = event as AuditEvent & { userId?: string; clientId?: string };
+  const data: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(rest)) {
+    data[key] = typeof value === 'string' && value.length > FINGERPRINT_LENGTH && CREDENTIAL_FIELD.test(key) ? fingerprint(value) : value;
+  }
+  const actor = (rest as { actor?: Actor }).actor;
+  return { id, at, event: name, userId, clientId, actorId: actor?.caller, data };
+}
+
+/**
+ * UUIDv7 ids (RFC 9562 §5.7): the event's ms time in the first 48 bits, then a 12-bit counter of
+ * the events this process stamped in that ms (§6.2, method 1), then 62 random bits. Unique across
+ * processes, and in one process ordered like the events, so (at, id) sorts events of one ms in
+ * the order they happened.
+ */
+export class AuditIds {
+  #lastMs = -1;
+  #counter = 0;
+
+  next(at: number): string {
+    const ms = Math.max(0, Math.floor(at));
+    if (ms === this.#lastMs) this.#counter = Math.min(this.#counter + 1, 0xfff);
+    else {
+      this.#lastMs = ms;
+      this.#counter = 0;
+    }
+    const bytes = randomBytes(16);
+    bytes.writeUIntBE(ms % 2 ** 48, 0, 6);
+    bytes[6] = 0x70 | (this.#counter >> 8);
+    bytes[7] = this.#counter & 0xff;
+    bytes[8] = 0x80 | (bytes[8]! & 0x3f);
+    const hex = bytes.toString('hex');
+    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  }
+}

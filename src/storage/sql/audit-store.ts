@@ -1,0 +1,78 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { AuditQuery, AuditRecord, AuditStore } from '../ports.ts';
+import type { AuditEventsTable, Database } from './schema.ts';
+
+/**
+ * Rows per INSERT statement: 7 parameters each stays far below SQLite's 32766 and PostgreSQL's
+ * 65535 bind parameters. The batching sink sends fewer; a larger call is split inside one
+ * transaction, so it still stores all or none.
+ */
+const ROWS_PER_STATEMENT = 1000;
+
+/** Audit events kept in the store (migration 015, `audit_events`). */
+export class SqlAuditStore implements AuditStore {
+  readonly #db: Kysely<Database>;
+
+  constructor(db: Kysely<Database>) {
+    this.#db = db;
+  }
+
+  async insertMany(events: readonly AuditRecord[]): Promise<void> {
+    if (events.length === 0) return;
+    const rows = events.map(toRow);
+    if (rows.length <= ROWS_PER_STATEMENT) {
+      await this.#db.insertInto('audit_events').values(rows).execute();
+      return;
+    }
+    await this.#db.transaction().execute(async (trx) => {
+      for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) await trx.insertInto('audit_events').values(rows.slice(i, i + ROWS_PER_STATEMENT)).execute();
+    });
+  }
+
+  async page(query: AuditQuery): Promise<AuditRecord[]> {
+    let select = this.#db.selectFrom('audit_events').selectAll();
+    if (query.since !== undefined) select = select.where('at', '>=', query.since);
+    if (query.until !== undefined) select = select.where('at', '<', query.until);
+    if (query.types !== undefined && query.types.length > 0) select = select.where('event', 'in', [...query.types]);
+    const userId = query.userId;
+    // The subject of the event or the administrator who made it: "what happened to or by alice".
+    if (userId !== undefined) select = select.where((eb) => eb.or([eb('user_id', '=', userId), eb('actor_id', '=', userId)]));
+    if (query.clientId !== undefined) select = select.where('client_id', '=', query.clientId);
+    const before = query.before;
+    // A row-value comparison: both databases read it as one range of the (…, at, id) indexes.
+    if (before !== undefined) select = select.where((eb) => eb(eb.refTuple('at', 'id'), '<', eb.tuple(before.at, before.id)));
+    const rows = await select.orderBy('at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
+    return rows.map(fromRow);
+  }
+
+  async deleteOlderThan(before: number, limit: number): Promise<number> {
+    // The oldest first, `limit` at a time, so one statement never holds locks for long.
+    const oldest = this.#db.selectFrom('audit_events').select('id').where('at', '<', before).orderBy('at').limit(limit);
+    const result = await this.#db.deleteFrom('audit_events').where('id', 'in', oldest).where('at', '<', before).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}
+
+function toRow(event: AuditRecord): Selectable<AuditEventsTable> {
+  return {
+    id: event.id,
+    at: event.at,
+    event: event.event,
+    user_id: event.userId ?? null,
+    client_id: event.clientId ?? null,
+    actor_id: event.actorId ?? null,
+    data: JSON.stringify(event.data),
+  };
+}
+
+function fromRow(row: Selectable<AuditEventsTable>): AuditRecord {
+  return {
+    id: row.id,
+    at: Number(row.at),
+    event: row.event,
+    ...(row.user_id === null ? {} : { userId: row.user_id }),
+    ...(row.client_id === null ? {} : { clientId: row.client_id }),
+    ...(row.actor_id === null ? {} : { actorId: row.actor_id }),
+    data: JSON.parse(row.data) as Record<string, unknown>,
+  };
+}
