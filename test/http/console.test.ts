@@ -53,6 +53,17 @@ for (const db of DATABASES) {
      * Signs in as `user` the way a browser does: /manage/ → authorization endpoint → login form →
      * callback → /manage/. Returns the jar with the console's cookies.
      */
+    /** Signs in to the console's client as `username` without expecting the console to let them in. */
+    async function signInAs(username: string, password: string): Promise<void> {
+      const jar = new CookieJar();
+      const first = await browse(`${server.url}/manage/`, jar);
+      const login = await browse(first.headers.get('location')!, jar);
+      const html = await login.text();
+      const fields = formFields(html).map(([n, v]): [string, string] => [n, n === 'username' ? username : n === 'password' ? password : v]);
+      const back = await submit(new URL(formAction(html), server.url).toString(), fields, jar);
+      assert.equal(back.status, 303);
+    }
+
     async function signIn(user: User, start = '/manage/'): Promise<CookieJar> {
       const jar = new CookieJar();
       const first = await browse(`${server.url}${start}`, jar);
@@ -260,17 +271,14 @@ for (const db of DATABASES) {
 
     test('a reader sees the pages without any write form or button', async () => {
       const jar = await signIn(reader);
-      for (const path of ['/manage/', '/manage/clients', '/manage/policies', '/manage/keys']) {
+      for (const path of ['/manage/', '/manage/clients', '/manage/policies', '/manage/keys', '/manage/users', '/manage/groups', '/manage/audit', `/manage/users/${admin.id}`, `/manage/groups/${encodeURIComponent(server.config.manageAdminGroup)}`]) {
         const { response, html } = await page(jar, path);
         if (response.status === 404 || response.status === 502) continue; // a resource the API does not serve yet
         assert.equal(response.status, 200, path);
         const forms = [...html.matchAll(/<form\b[^>]*action="([^"]*)"/g)].map((m) => m[1]);
-        assert.deepEqual(
-          forms.filter((action) => action !== '/manage/sign-out' && !/method="get"/.test(action!)),
-          forms.filter((action) => action !== '/manage/sign-out' && (action === '/manage/clients' || action === '/manage/policies')),
-          `${path}: only the search and sign-out forms`,
-        );
-        assert.equal(/href="[^"]*\/(new|rotate|edit|delete)"/.test(html), false, `${path}: no write links`);
+        const posts = [...html.matchAll(/<form method="post" action="([^"]*)"/g)].map((m) => m[1]);
+        assert.deepEqual(posts, ['/manage/sign-out'], `${path}: no form but sign-out posts (${forms.join(', ')})`);
+        assert.equal(/href="[^"]*\/(new|rotate|edit|delete|password|disable|end|withdraw)"/.test(html), false, `${path}: no write links`);
       }
       assert.match((await page(jar, '/manage/')).html, /reader/);
     });
@@ -440,6 +448,52 @@ for (const db of DATABASES) {
       assert.equal(refused.response.status, 403);
       assert.match(refused.html, /<h1>Not allowed<\/h1>/);
       assert.equal(await count(), before + 1);
+    });
+
+    test('users and groups: create a user, add them to a group, end their session; the audit view finds those changes', async () => {
+      const jar = await signIn(admin);
+      const username = `console-user-${Date.now()}`;
+      const refused = await post(jar, '/manage/users/new', { username, password: 'short' });
+      assert.equal(refused.response.status, 400);
+      assert.match(refused.html, /id="f-password-error"/, 'the password error next to the password field');
+      const created = await post(jar, '/manage/users/new', { username, password: 'a long enough password', email: 'someone@example.test' });
+      assert.equal(created.response.status, 303, created.html);
+      const userPath = created.response.headers.get('location')!.split('?')[0]!;
+      const userId = userPath.split('/').at(-1)!;
+      assert.equal((await server.gatehouse.store.users.getProfile(userId))?.username, username);
+
+      const group = `Console group ${Date.now()}`;
+      const madeGroup = await post(jar, '/manage/groups/new', { name: group, description: 'from the console' });
+      assert.equal(madeGroup.response.status, 303, madeGroup.html);
+      const groupPath = `/manage/groups/${encodeURIComponent(group)}`;
+      const missing = await post(jar, `${groupPath}/members/add`, { username: 'nobody-by-this-name' });
+      assert.equal(missing.response.status, 303);
+      assert.match((await page(jar, missing.response.headers.get('location')!)).html, /There is no user/);
+      const added = await post(jar, `${groupPath}/members/add`, { username });
+      assert.equal(added.response.status, 303);
+      assert.ok((await page(jar, groupPath)).html.includes(`>${username}</a>`));
+      assert.ok((await page(jar, userPath)).html.includes(`>${group}</a>`), 'the user page lists the group');
+
+      // A session of the user (they sign in to the console's client, though they cannot use it): then end it.
+      await signInAs(username, 'a long enough password');
+      const withSession = await page(jar, userPath);
+      const end = /href="([^"]*\/sessions\/[^"]*\/end)"/.exec(withSession.html)?.[1];
+      assert.ok(end, 'an End session link');
+      assert.equal((await page(jar, end)).response.status, 200, 'the confirmation page');
+      const ended = await post(jar, end);
+      assert.equal(ended.response.status, 303);
+      assert.equal(/\/sessions\/[^"]*\/end"/.test((await page(jar, userPath)).html), false, 'no session left');
+
+      // Events reach the store in batches: made visible without waiting (the sink's flush).
+      await server.gatehouse.auditStore!.flush();
+      const audit = await page(jar, `/manage/audit?user=${userId}`);
+      assert.equal(audit.response.status, 200);
+      for (const event of ['user.created', 'user.group_added', 'session.ended']) assert.ok(audit.html.includes(`<code>${event}</code>`), `${event} in the audit view`);
+      const filtered = await page(jar, `/manage/audit?type=session.*&user=${userId}`);
+      assert.equal(filtered.html.includes('<code>user.created</code>'), false);
+      const bad = await page(jar, '/manage/audit?since=yesterday');
+      assert.equal(bad.response.status, 400);
+      assert.match(bad.html, /id="f-since-error"/, 'the API names the since field; shown next to it');
     });
 
     test('the console asks for the API audience: the token is for gatehouse-manage-api', async () => {

@@ -6,6 +6,8 @@ import { fill, type ConsoleMessageKey } from '../i18n.ts';
 /** The lists the overview counts; one that the API does not offer (404) is left out. */
 const COUNTED: { path: string; label: ConsoleMessageKey; link: string }[] = [
   { path: '/clients', label: 'navClients', link: '/clients' },
+  { path: '/users', label: 'navUsers', link: '/users' },
+  { path: '/groups', label: 'navGroups', link: '/groups' },
   { path: '/policies', label: 'navPolicies', link: '/policies' },
   { path: '/keys', label: 'navKeys', link: '/keys' },
 ];

@@ -1,6 +1,7 @@
 /** Helpers the list pages share: `?q=` and `?cursor=` in, search box and pager data out. */
 import { CONSOLE_PATH } from '../cookies.ts';
-import { field, type PageCall } from '../page.ts';
+import type { FastifyReply } from 'fastify';
+import { field, type ConsolePage, type PageCall } from '../page.ts';
 
 export const PAGE_SIZE = 50;
 
@@ -35,4 +36,30 @@ export function formatTime(locale: string, iso: unknown): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
   return new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(date) + ' UTC';
+}
+
+/**
+ * A confirmation page (GET) and the change it confirms (POST) at the same path: the GET changes
+ * nothing and shows `question` with a button that posts back; Cancel returns to `back`.
+ */
+export function confirmedChange(options: {
+  path: string;
+  section: string;
+  question(call: PageCall): Promise<string>;
+  submit(t: PageCall['t']): string;
+  back(call: PageCall): string;
+  run(call: PageCall): Promise<FastifyReply>;
+}): ConsolePage[] {
+  const action = (call: PageCall) => `${CONSOLE_PATH}${options.path.replace(/:([a-z_]+)/g, (_, name: string) => encodeURIComponent(call.params[name] ?? ''))}`;
+  return [
+    {
+      method: 'GET',
+      path: options.path,
+      section: options.section,
+      async handle(call) {
+        return call.render('confirm', { title: call.t.confirmTitle, question: await options.question(call), action: action(call), submitLabel: options.submit(call.t), cancel: `${CONSOLE_PATH}${options.back(call)}` });
+      },
+    },
+    { method: 'POST', path: options.path, section: options.section, handle: options.run },
+  ];
 }
