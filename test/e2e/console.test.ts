@@ -114,8 +114,8 @@ describe('the web console in Chromium', { skip }, () => {
       await check('overview');
 
       // Keyboard: skip link, languages, sign-out, then the main navigation, all with Tab.
-      const stops = await tabStops(page, 12);
-      for (const label of ['Overview', 'Clients', 'Policies', 'Signing keys']) assert.ok(stops.includes(`a ${label}`), `Tab reaches "${label}": ${stops.join(' | ')}`);
+      const stops = await tabStops(page, 16);
+      for (const label of ['Overview', 'Clients', 'Users', 'Groups', 'Policies', 'Signing keys', 'Audit events']) assert.ok(stops.includes(`a ${label}`), `Tab reaches "${label}": ${stops.join(' | ')}`);
       assert.equal(stops[0], 'a Skip to content');
 
       await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Clients' }).click();
@@ -168,6 +168,26 @@ describe('the web console in Chromium', { skip }, () => {
       await page.getByText('The signing keys were rotated.').waitFor();
       assert.equal(await page.locator('tbody tr').count(), before + 1);
       await check('keys after rotation');
+
+      // The identity pages and the audit view, as an administrator sees them.
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Users' }).click();
+      await page.getByRole('heading', { name: 'Users' }).waitFor();
+      await check('users');
+      await page.getByRole('link', { name: username }).click();
+      await page.getByRole('heading', { name: `User ${username}` }).waitFor();
+      await check('user');
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Groups' }).click();
+      await page.getByRole('heading', { name: 'Groups' }).waitFor();
+      await check('groups');
+      await page.getByRole('link', { name: 'Administrators', exact: true }).click();
+      await check('group');
+      await server.gatehouse.auditStore?.flush();
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Audit events' }).click();
+      await page.getByRole('heading', { name: 'Audit events' }).waitFor();
+      await page.getByLabel('Event type').fill('key.*');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.locator('tbody code', { hasText: 'key.rotated' }).first().waitFor();
+      await check('audit events');
 
       await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Policies' }).click();
       await page.getByRole('heading', { name: 'Authorization policies' }).waitFor();
