@@ -271,7 +271,7 @@ for (const db of DATABASES) {
 
     test('a reader sees the pages without any write form or button', async () => {
       const jar = await signIn(reader);
-      for (const path of ['/manage/', '/manage/clients', '/manage/policies', '/manage/keys', '/manage/users', '/manage/groups', '/manage/audit', `/manage/users/${admin.id}`, `/manage/groups/${encodeURIComponent(server.config.manageAdminGroup)}`]) {
+      for (const path of ['/manage/', '/manage/clients', '/manage/policies', '/manage/keys', '/manage/users', '/manage/groups', '/manage/organizations', '/manage/audit', `/manage/users/${admin.id}`, `/manage/groups/${encodeURIComponent(server.config.manageAdminGroup)}`]) {
         const { response, html } = await page(jar, path);
         if (response.status === 404 || response.status === 502) continue; // a resource the API does not serve yet
         assert.equal(response.status, 200, path);
@@ -494,6 +494,25 @@ for (const db of DATABASES) {
       const bad = await page(jar, '/manage/audit?since=yesterday');
       assert.equal(bad.response.status, 400);
       assert.match(bad.html, /id="f-since-error"/, 'the API names the since field; shown next to it');
+    });
+
+    test('organizations: a refused parent shown at its field; create, rename, delete after confirmation', async () => {
+      const jar = await signIn(admin);
+      const technical = `console-org-${Date.now()}`;
+      const refused = await post(jar, '/manage/organizations/new', { technical_name: technical, parent_id: '00000000-0000-4000-8000-000000000000' });
+      assert.equal(refused.response.status, 400, refused.html);
+      assert.match(refused.html, /id="f-parent_id-error"/);
+      const created = await post(jar, '/manage/organizations/new', { technical_name: technical, name: 'Console Org' });
+      assert.equal(created.response.status, 303, created.html);
+      const path = created.response.headers.get('location')!.split('?')[0]!;
+      assert.match((await page(jar, path)).html, /Console Org/);
+      const renamed = await post(jar, `${path}/edit`, { technical_name: technical, name: 'Renamed Org' });
+      assert.equal(renamed.response.status, 303, renamed.html);
+      assert.ok((await page(jar, `/manage/organizations?q=${technical}`)).html.includes('Renamed Org'));
+      assert.equal((await page(jar, `${path}/delete`)).response.status, 200);
+      const deleted = await post(jar, `${path}/delete`);
+      assert.equal(deleted.response.status, 303);
+      assert.equal((await page(jar, path)).response.status, 404);
     });
 
     test('the console asks for the API audience: the token is for gatehouse-manage-api', async () => {

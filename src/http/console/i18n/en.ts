@@ -197,6 +197,18 @@ export const en = {
   done_withdrawn: 'The consent was withdrawn.',
   done_added: 'Added.',
   done_removed: 'Removed.',
+  navOrganizations: 'Organizations',
+  organizationsTitle: 'Organizations',
+  organizationsSearch: 'Search by name or technical name',
+  newOrganization: 'Create an organization',
+  organizationTitle: 'Organization {name}',
+  editOrganizationTitle: 'Edit organization {name}',
+  orgName: 'Name',
+  technicalName: 'Technical name',
+  parentId: 'Parent organization ID',
+  parentIdHint: 'Empty: at the root.',
+  orgType: 'Type',
+  confirmDeleteOrganization: 'Delete the organization “{name}”? This cannot be undone.',
 };
 
 export type ConsoleMessages = typeof en;

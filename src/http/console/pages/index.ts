@@ -8,6 +8,7 @@ import { clientPages } from './clients.ts';
 import { dashboardPages } from './dashboard.ts';
 import { groupPages } from './groups.ts';
 import { keyPages } from './keys.ts';
+import { organizationPages } from './organizations.ts';
 import { policyPages } from './policies.ts';
 import { userPages } from './users.ts';
 
@@ -16,6 +17,7 @@ export const CONSOLE_SECTIONS: ConsoleSection[] = [
   { key: 'clients', path: '/clients', label: 'navClients' },
   { key: 'users', path: '/users', label: 'navUsers' },
   { key: 'groups', path: '/groups', label: 'navGroups' },
+  { key: 'organizations', path: '/organizations', label: 'navOrganizations' },
   { key: 'policies', path: '/policies', label: 'navPolicies' },
   { key: 'keys', path: '/keys', label: 'navKeys' },
   { key: 'audit', path: '/audit', label: 'navAudit' },
@@ -28,5 +30,6 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   ...keyPages,
   ...userPages,
   ...groupPages,
+  ...organizationPages,
   ...auditPages,
 ];
