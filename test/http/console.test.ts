@@ -515,6 +515,17 @@ for (const db of DATABASES) {
       assert.equal((await page(jar, path)).response.status, 404);
     });
 
+    test('a forged session cookie (line break, non-ASCII, huge) is no session, never a server error', async () => {
+      for (const value of ['abc%0D%0AX-Injected%3A%201', '%C3%A9t%C3%A9', 'A'.repeat(5000), '"quoted"']) {
+        const jar = new CookieJar();
+        jar.cookies.set('gatehouse_console', value);
+        const response = await browse(`${server.url}/manage/clients`, jar);
+        assert.equal(response.status, 302, value.slice(0, 40));
+        const posted = await submit(`${server.url}/manage/keys/rotate`, { csrf_token: 'x' }, jar, { origin: new URL(server.issuer).origin });
+        assert.ok(posted.status === 303 || posted.status === 403, `${posted.status} for ${value.slice(0, 40)}`);
+      }
+    });
+
     test('the console asks for the API audience: the token is for gatehouse-manage-api', async () => {
       const jar = await signIn(admin);
       const token = decodeURIComponent(jar.cookies.get('gatehouse_console')!);

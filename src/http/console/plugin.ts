@@ -61,7 +61,7 @@ export async function consoleRoutes(app: FastifyInstance, deps: HttpDeps): Promi
   app.post(`${CONSOLE_PATH}/sign-out`, async (request, reply) => {
     const locale = consoleLocale(request, reply, deps.config);
     const t = consoleMessages(locale);
-    const session = readConsoleCookie(request, deps.config, 'session');
+    const session = sessionToken(readConsoleCookie(request, deps.config, 'session'));
     if (session === undefined) return reply.code(303).redirect(`${CONSOLE_PATH}/`, 303);
     if (!postAccepted(request, session)) return formRejected(reply, { locale, t, path: request.url });
     return signOut(app, request, reply, deps, session);
@@ -80,7 +80,7 @@ export async function consoleRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     const locale = consoleLocale(request, reply, deps.config);
     const t = consoleMessages(locale);
     const frame: Frame = { locale, t, section: page.section, path: request.url };
-    const session = readConsoleCookie(request, deps.config, 'session');
+    const session = sessionToken(readConsoleCookie(request, deps.config, 'session'));
     if (session === undefined) return signInFirst(request, reply, frame);
     if (request.method === 'POST' && !postAccepted(request, session)) return formRejected(reply, frame);
 
@@ -138,6 +138,15 @@ export async function consoleRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     const text = fill(frame.t.notManager, { adminGroup: deps.config.manageAdminGroup, readerGroup: deps.config.manageReadonlyGroup });
     return sendConsolePage(reply, 403, renderConsole('setup', { ...frameData(frame), title: frame.t.notManagerTitle, text, command: BOOTSTRAP_COMMAND, signOutOnly: true }));
   }
+}
+
+/**
+ * The session cookie as a bearer token: only the b64token characters of RFC 6750 §2.1 and a sane
+ * length, so a forged cookie (say with a percent-encoded line break) never reaches a header.
+ * Anything else is no session.
+ */
+function sessionToken(cookie: string | undefined): string | undefined {
+  return cookie !== undefined && cookie.length <= 8192 && /^[A-Za-z0-9\-._~+/]+=*$/.test(cookie) ? cookie : undefined;
 }
 
 /** The command that makes the console's client and the first administrator (src/cli, `admin bootstrap`). */
