@@ -7,20 +7,21 @@
  * registration form are reached with Tab, and every form control has a label.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DATABASES } from '../helpers/databases.ts';
-import { startServer, type RunningServer } from '../helpers/server.ts';
+import { freePort, startServer, type RunningServer } from '../helpers/server.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` to run the browser test`;
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
-const BIN = join(import.meta.dirname, '..', '..', 'bin', 'gatehouse.js');
+const ROOT = join(import.meta.dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'gatehouse.js');
 const PASSWORD = 'console administrator password 1';
 const sqlite = DATABASES.find((db) => db.name === 'sqlite')!;
 
@@ -200,5 +201,61 @@ describe('the web console in Chromium', { skip }, () => {
     }
     for (const [name, violations] of Object.entries(found)) assert.deepEqual(violations, [], `axe on ${name}`);
     assert.deepEqual(problems, [], 'no console errors (CSP reports land there too)');
+  });
+
+  test('the settings the console shows after registering run the web SSO example, which signs a user in', { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    const admin = await browser.newContext();
+    let app: ChildProcess | undefined;
+    try {
+      const page = await admin.newPage();
+      await page.goto(`${server.url}/manage/clients/new`);
+      await page.getByLabel('Username').fill(username);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Register a client' }).waitFor();
+      await page.getByLabel('Name', { exact: true }).fill('Web SSO example');
+      await page.getByLabel('Redirect URIs', { exact: true }).fill(`${origin}/callback`);
+      await page.getByLabel('Post-logout redirect URIs').fill(`${origin}/`);
+      await page.getByRole('button', { name: 'Register' }).click();
+      await page.getByRole('heading', { name: 'Client registered' }).waitFor();
+      // The commands exactly as shown: `export NAME='value'` lines, then the command to run.
+      const commands = ((await page.locator('#example-commands').textContent()) ?? '').trim().split('\n');
+      assert.equal(commands.at(-1), 'node examples/web-sso/server.ts');
+      const env = Object.fromEntries(commands.slice(0, -1).map((line) => /^export ([A-Z_]+)='([^']*)'$/.exec(line)!.slice(1, 3) as [string, string]));
+      assert.deepEqual(Object.keys(env), ['ISSUER', 'CLIENT_ID', 'CLIENT_SECRET', 'PORT']);
+
+      app = spawn(process.execPath, ['examples/web-sso/server.ts'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the example did not start: ${out}`)), 30_000);
+        app!.stdout!.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          if (/listening on/.test(out)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        app!.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        app!.on('close', () => reject(new Error(`the example exited: ${out}`)));
+      });
+
+      // A browser without the console's SSO session logs in to the example through gatehouse.
+      const visitor = await browser.newContext();
+      const site = await visitor.newPage();
+      await site.goto(`${origin}/`);
+      await site.getByRole('link', { name: 'Log in' }).click();
+      await site.getByLabel('Username').fill(username);
+      await site.getByLabel('Password').fill(PASSWORD);
+      await Promise.all([site.waitForURL(`${origin}/`), site.getByRole('button', { name: 'Sign in' }).click()]);
+      const claims = JSON.parse(await site.locator('#id-token-claims').innerText()) as Record<string, unknown>;
+      assert.equal(claims.iss, server.issuer);
+      assert.equal(claims.aud, env.CLIENT_ID);
+      await visitor.close();
+    } finally {
+      app?.kill();
+      await admin.close();
+    }
   });
 });

@@ -97,7 +97,7 @@ export const en = {
   settingsHeading: 'Settings for the application',
   settingsIntro: 'Give the application these settings; an OpenID Connect library needs only the discovery URL, the client ID and the secret.',
   exampleHeading: 'Try it with the web SSO example',
-  exampleIntro: 'From the root of the gatehouse repository, with the redirect URI http://127.0.0.1:3000/callback registered:',
+  exampleIntro: 'From the root of the gatehouse repository (the application then serves {uri}):',
   confirmTitle: 'Are you sure?',
   confirmDeleteClient: 'Delete the client “{name}”? It can no longer sign anyone in and its tokens stop working. This cannot be undone.',
   confirmDeactivateClient: 'Deactivate the client “{name}”? It can no longer sign anyone in, and its tokens are refused until it is activated again.',

@@ -99,7 +99,7 @@ export const fi: ConsoleMessages = {
   settingsHeading: 'Sovelluksen asetukset',
   settingsIntro: 'Anna sovellukselle nämä asetukset; OpenID Connect -kirjasto tarvitsee vain discovery-osoitteen, asiakastunnuksen ja salaisuuden.',
   exampleHeading: 'Kokeile web SSO -esimerkillä',
-  exampleIntro: 'gatehouse-repositorion juuresta, kun paluuosoite http://127.0.0.1:3000/callback on rekisteröity:',
+  exampleIntro: 'gatehouse-repositorion juuresta (sovellus palvelee silloin osoitteessa {uri}):',
   confirmTitle: 'Oletko varma?',
   confirmDeleteClient: 'Poistetaanko asiakas ”{name}”? Sillä ei voi enää kirjautua, eivätkä sen tokenit enää kelpaa. Poistoa ei voi perua.',
   confirmDeactivateClient: 'Poistetaanko asiakas ”{name}” käytöstä? Sillä ei voi kirjautua, ja sen tokenit hylätään, kunnes se otetaan taas käyttöön.',

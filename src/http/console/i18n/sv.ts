@@ -99,7 +99,7 @@ export const sv: ConsoleMessages = {
   settingsHeading: 'Inställningar för applikationen',
   settingsIntro: 'Ge applikationen dessa inställningar; ett OpenID Connect-bibliotek behöver bara discovery-adressen, klient-id:t och hemligheten.',
   exampleHeading: 'Prova med webb-SSO-exemplet',
-  exampleIntro: 'Från roten av gatehouse-förrådet, med omdirigerings-URI:n http://127.0.0.1:3000/callback registrerad:',
+  exampleIntro: 'Från roten av gatehouse-förrådet (applikationen svarar då på {uri}):',
   confirmTitle: 'Är du säker?',
   confirmDeleteClient: 'Ta bort klienten ”{name}”? Ingen kan längre logga in med den och dess token slutar fungera. Detta kan inte ångras.',
   confirmDeactivateClient: 'Inaktivera klienten ”{name}”? Ingen kan logga in med den, och dess token avvisas tills den aktiveras igen.',

@@ -120,7 +120,16 @@ function renderForm(call: PageCall, options: { title: string; action: string; su
 function renderSecret(call: PageCall, title: string, client: ClientView, secret: string | undefined): FastifyReply {
   const { deps } = call;
   const redirectUris = Array.isArray(client.redirect_uris) ? (client.redirect_uris as string[]) : [];
-  const exampleLines = [`export ISSUER='${deps.config.issuer}'`, `export CLIENT_ID='${client.client_id}'`, ...(secret === undefined ? [] : [`export CLIENT_SECRET='${secret}'`]), 'node examples/web-sso/server.ts'];
+  // The web SSO example serves http://127.0.0.1:$PORT/callback (examples/web-sso/README.md): shown
+  // when the client registered such a redirect URI, with the port it names.
+  const examplePort = redirectUris.map((uri) => /^http:\/\/127\.0\.0\.1:(\d{1,5})\/callback$/.exec(uri)?.[1]).find((port) => port !== undefined);
+  const exampleLines = [
+    `export ISSUER='${deps.config.issuer}'`,
+    `export CLIENT_ID='${client.client_id}'`,
+    ...(secret === undefined ? [] : [`export CLIENT_SECRET='${secret}'`]),
+    ...(examplePort === undefined || examplePort === '3000' ? [] : [`export PORT='${examplePort}'`]),
+    'node examples/web-sso/server.ts',
+  ];
   return call.render('client-secret', {
     title,
     client,
@@ -130,7 +139,8 @@ function renderSecret(call: PageCall, title: string, client: ClientView, secret:
     redirectUris,
     authMethod: client.token_endpoint_auth_method ?? DEFAULT_AUTH_METHOD,
     example: exampleLines.join('\n'),
-    showExample: redirectUris.includes('http://127.0.0.1:3000/callback'),
+    showExample: examplePort !== undefined && secret !== undefined,
+    exampleUri: examplePort === undefined ? '' : `http://127.0.0.1:${examplePort}/callback`,
   });
 }
 
