@@ -526,6 +526,16 @@ for (const db of DATABASES) {
       }
     });
 
+    test('a JSON or oversized body is refused as a page with a 4xx, never run', async () => {
+      const jar = await signIn(admin);
+      const origin = new URL(server.issuer).origin;
+      const json = await fetch(`${server.url}/manage/keys/rotate`, { method: 'POST', redirect: 'manual', headers: { ...jar.header(), origin, 'content-type': 'application/json' }, body: '{"csrf_token":"x"}' });
+      assert.equal(json.status, 415);
+      assert.match(json.headers.get('content-type') ?? '', /^text\/html/);
+      const big = await fetch(`${server.url}/manage/keys/rotate`, { method: 'POST', redirect: 'manual', headers: { ...jar.header(), origin, 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf_token=${'a'.repeat(2_000_000)}` });
+      assert.ok(big.status >= 400 && big.status < 500, String(big.status));
+    });
+
     test('the console asks for the API audience: the token is for gatehouse-manage-api', async () => {
       const jar = await signIn(admin);
       const token = decodeURIComponent(jar.cookies.get('gatehouse_console')!);
