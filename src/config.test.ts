@@ -111,6 +111,7 @@ test('the issuer path: /uas by default, any routable path, none for a bare host;
     'https://sso.example.com/customerid-rest': /starts with \/customerid-rest, which the identity API uses/,
     'https://sso.example.com/eidm2/uas': /starts with \/eidm2, which the identity API uses/,
     'https://sso.example.com/health': /starts with \/health, which the health checks use/,
+    'https://sso.example.com/manage': /starts with \/manage, which the management API and console use/,
   };
   for (const [issuer, message] of Object.entries(refused)) {
     assert.throws(() => loadConfig({ GATEHOUSE_ISSUER: issuer }), (error: unknown) => error instanceof ConfigError && error.variable === 'GATEHOUSE_ISSUER' && message.test(error.message), issuer);

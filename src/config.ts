@@ -167,7 +167,7 @@ export const settings = {
     type: 'URL',
     default: undefined,
     shownDefault: 'http://HOST:PORT/uas',
-    doc: 'Issuer identifier: the public base URL clients use, no trailing slash (set it to the https URL). Its path (default `/uas`) is where gatehouse serves discovery, the OAuth endpoints, the login page and its stylesheet; the identity API and health checks stay at the root. A path that would clash with them or that cannot be routed as written stops start-up.',
+    doc: 'Issuer identifier: the public base URL clients use, no trailing slash (set it to the https URL). Its path (default `/uas`) is where gatehouse serves discovery, the OAuth endpoints, the login page and its stylesheet; the identity API, the health checks and the management API and console (`/manage/`) stay at the root. A path that would clash with them or that cannot be routed as written stops start-up.',
     parse: issuerUrl,
   }),
   home: setting({
@@ -610,12 +610,13 @@ function configFileSettings(env: Env): Record<string, string> {
 const ROOT_ISSUER_SEGMENTS = ['.well-known', 'oauth2', 'status', 'assets'];
 
 /**
- * The identity API (`/{prefix}/services/...`) and the health checks (`/health/...`) stay at the
- * root whatever the issuer: an issuer path starting with one of their first segments, or a bare
+ * The identity API (`/{prefix}/services/...`), the health checks (`/health/...`) and the management
+ * API and console (`/manage/...`) stay at the root whatever the issuer: an issuer path starting with one of their first segments, or a bare
  * host whose routes would start with a prefix, would mix the two route trees, so it is refused.
  */
 function checkIssuerPath(path: string, prefixes: string[]): void {
-  const taken = ['health', ...prefixes];
+  // `manage`: the management API and web console (/manage/api/v1, /manage/), also at the root.
+  const taken = ['health', 'manage', ...prefixes];
   const ours = path === '' ? ROOT_ISSUER_SEGMENTS : [path.split('/')[1]!];
   const clash = ours.find((segment) => taken.includes(segment));
   if (clash === undefined) return;
@@ -623,7 +624,7 @@ function checkIssuerPath(path: string, prefixes: string[]): void {
     'GATEHOUSE_ISSUER',
     path === ''
       ? `an issuer without a path serves /${clash}/..., which an identity API prefix also uses: give the issuer a path (such as /uas) or change GATEHOUSE_IDENTITY_REST_PREFIX / GATEHOUSE_LEGACY_REST_PREFIX`
-      : `its path "${path}" starts with /${clash}, which the ${clash === 'health' ? 'health checks use' : 'identity API uses'}: choose another path (the default is /uas)`,
+      : `its path "${path}" starts with /${clash}, which the ${clash === 'health' ? 'health checks use' : clash === 'manage' ? 'management API and console use' : 'identity API uses'}: choose another path (the default is /uas)`,
   );
 }
 

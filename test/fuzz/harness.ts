@@ -178,8 +178,8 @@ export function assertSafeResponse(response: RawResponse, context: string, sent 
     assert.equal(found, null, `${context}: the body holds ${what} (${JSON.stringify(found?.[0])}): ${response.body.slice(0, 500)}`);
   }
   const type = response.headers['content-type'] ?? '';
-  if (response.body.length > 0) assert.match(type, /^(?:application\/(?:json|jwk-set\+json|xml)|text\/(?:html|css|xml)|image\/x-icon)(?:;|$)/, `${context}: content-type ${type}`);
-  if (/^application\/(?:jwk-set\+)?json/.test(type) && response.body.length > 0) {
+  if (response.body.length > 0) assert.match(type, /^(?:application\/(?:json|jwk-set\+json|problem\+json|xml)|text\/(?:html|css|xml)|image\/x-icon)(?:;|$)/, `${context}: content-type ${type}`);
+  if (/^application\/(?:jwk-set\+|problem\+)?json/.test(type) && response.body.length > 0) {
     assert.doesNotThrow(() => JSON.parse(response.body), `${context}: a JSON body that parses`);
   }
   if (response.status >= 400 && /^application\/json/.test(type) && response.body.length > 0) {

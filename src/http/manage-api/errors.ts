@@ -114,7 +114,7 @@ function validationProblem(errors: AjvError[], context: string | undefined): Man
   const fieldErrors: FieldError[] = [];
   for (const e of errors.slice(0, MAX_FIELD_ERRORS)) {
     if (e.keyword === 'required') fieldErrors.push({ field: fieldOf(e.instancePath, String(e.params.missingProperty)), message: 'is required' });
-    else if (e.keyword === 'additionalProperties') fieldErrors.push({ field: fieldOf(e.instancePath, String(e.params.additionalProperty)), message: 'is not a member this resource has' });
+    else if (e.keyword === 'additionalProperties') fieldErrors.push({ field: fieldOf(e.instancePath, String(e.params.additionalProperty)), message: context === 'querystring' ? 'is not a parameter of this request' : 'is not a member this resource has' });
     else fieldErrors.push({ field: fieldOf(e.instancePath) || (context ?? 'body'), message: e.message ?? 'is invalid' });
   }
   // One error per field: Ajv may report a field once per failed keyword.

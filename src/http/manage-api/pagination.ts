@@ -4,6 +4,7 @@
  * sort key (base64url JSON), never an offset, so a page does not shift when rows are inserted or
  * deleted before it while someone pages (stable under concurrent inserts).
  */
+import { isLookupKey } from '../../oauth/lookup-key.ts';
 import { invalidField } from './errors.ts';
 import type { JsonSchema } from './route.ts';
 
@@ -72,8 +73,8 @@ export function listQuerySchema(search: string | undefined, extra: Record<string
   };
 }
 
-/** A cursor whose key is one string (a name or id), as most lists sort. */
-export const isStringKey = (key: unknown): key is string => typeof key === 'string' && key.length > 0 && key.length <= 1024;
+/** A cursor whose key is one string (a name or id), as most lists sort; never a control character (PostgreSQL refuses NUL in text). */
+export const isStringKey = (key: unknown): key is string => typeof key === 'string' && key.length > 0 && isLookupKey(key, 1024);
 
 /** The page request of a list call sorted by one string key: `after`, `limit + 1` (to see whether more follow), `q`. */
 export function stringKeyPage(query: Record<string, unknown>): { after: string | undefined; limit: number; fetch: number; q: string | undefined } {

@@ -58,11 +58,8 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: readonly Mana
   // Bodies are JSON only: a form or text body is 415, never read.
   api.removeContentTypeParser(['application/x-www-form-urlencoded', 'text/plain']);
   api.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : textAjv).compile(schema));
-  api.setErrorHandler((error, request, reply) => {
-    const problem = toProblem(error, request);
-    if (problem.status >= 500) request.log.error({ err: error }, 'management API request failed');
-    return send(reply, problem);
-  });
+  // Unexpected errors are logged in full by toProblem's fallback (toOAuthError) and answered without detail.
+  api.setErrorHandler((error, request, reply) => send(reply, toProblem(error, request)));
   api.setNotFoundHandler((request, reply) => send(reply, new ManageProblem(404, 'Not Found', `No resource at ${request.url.split('?')[0]}.`)));
   // Every answer, documents and errors included, is about one caller's view of live data.
   api.addHook('onSend', async (_request, reply, payload) => {
@@ -74,8 +71,11 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: readonly Mana
     if (config?.public) return;
     const caller = await authenticateManager(deps, request);
     callers.set(request, caller);
+    if (config?.access !== 'write') return;
     // Readers are refused a change before its body is read or validated.
-    if (config?.access === 'write' && caller.role !== 'admin') throw forbidden('Only an administrator may change anything; this token is a reader\'s.');
+    if (caller.role !== 'admin') throw forbidden("Only an administrator may change anything; this token is a reader's.");
+    // Who changes things, in the request log too (the audit events name them as well).
+    request.log.info({ manageCaller: caller }, 'management API change');
   });
   api.addHook('preValidation', async (request) => {
     for (const [part, value] of [['path', request.params], ['query', request.query], ['body', request.body]] as const) {

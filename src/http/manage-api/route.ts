@@ -9,6 +9,10 @@ import type { HttpDeps } from '../deps.ts';
 
 export type ManageMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+/**
+ * A JSON Schema (draft-07 keywords, as Ajv reads them; plugin.ts). `format` is not validated
+ * (validateFormats: false): check such values in the handler or the use case, which names the field.
+ */
 export type JsonSchema = Record<string, unknown>;
 
 /**

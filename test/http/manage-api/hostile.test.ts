@@ -71,9 +71,18 @@ for (const db of DATABASES) {
       assertProblem(await manageCall(server, 'GET', '/clients/a%00b', { token: tokens.admin }), 400, 'id');
     });
 
+    test('invalid UTF-8 and lone surrogates are never a server error', async () => {
+      for (const path of ['/clients/%ED%A0%80', '/clients?q=%ED%A0%80', '/clients?q=%FF', '/policies/%C0%AF']) {
+        const answer = await manageCall(server, 'GET', path, { token: tokens.admin });
+        assert.ok(answer.status < 500, `${path}: ${answer.status}`);
+      }
+      const created = await post('{"client_name":"\\ud800 shop","redirect_uris":["https://a.example/cb"]}');
+      assert.ok(created.status < 500, created.text);
+    });
+
     test('bad limits and cursors: 400 naming them', async () => {
       for (const query of ['limit=0', 'limit=201', 'limit=abc', 'limit=1.5', 'limit=1&limit=2', 'limit=-1']) assertProblem(await manageCall(server, 'GET', `/clients?${query}`, { token: tokens.admin }), 400, 'limit');
-      for (const cursor of ['!!!', 'bm90IGpzb24', encodeCursor({ id: 1 }), encodeCursor(''), encodeCursor(['x']), 'A'.repeat(2000)]) {
+      for (const cursor of ['!!!', 'bm90IGpzb24', encodeCursor({ id: 1 }), encodeCursor(''), encodeCursor(['x']), encodeCursor('a\u0000b'), encodeCursor([1, 'a\u0000b']), 'A'.repeat(2000)]) {
         assertProblem(await manageCall(server, 'GET', `/clients?cursor=${cursor}`, { token: tokens.admin }), 400, 'cursor');
         assertProblem(await manageCall(server, 'GET', `/keys?cursor=${cursor}`, { token: tokens.admin }), 400, 'cursor');
       }

@@ -6,7 +6,7 @@
  */
 import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, type SigningAlg } from '../../../crypto/algorithms.ts';
 import type { SigningKey } from '../../../domain/signing-key.ts';
-import { decodeCursor, listQuerySchema, pageSchema, toPage, DEFAULT_LIMIT } from '../pagination.ts';
+import { decodeCursor, DEFAULT_LIMIT, isStringKey, listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageRoute } from '../route.ts';
 
 const TAG = 'Signing keys';
@@ -58,7 +58,7 @@ const keySchema: JsonSchema = {
 };
 
 /** The key list's cursor: the last key's [created_at, kid], newest first. */
-const isKeyCursor = (key: unknown): key is [number, string] => Array.isArray(key) && key.length === 2 && Number.isSafeInteger(key[0]) && typeof key[1] === 'string';
+const isKeyCursor = (key: unknown): key is [number, string] => Array.isArray(key) && key.length === 2 && Number.isSafeInteger(key[0]) && isStringKey(key[1]);
 const newerFirst = (a: SigningKey, b: SigningKey) => b.createdAt - a.createdAt || (a.kid < b.kid ? 1 : a.kid > b.kid ? -1 : 0);
 
 export const keyRoutes: ManageRoute[] = [
