@@ -129,10 +129,20 @@ export async function setPassword(deps: UserAccessDeps, idOrUsername: string, pa
 }
 
 /**
+ * A check an adapter runs inside the unit of work that takes a user's access away (delete, or a
+ * status other than `enabled`), before the change; it throws to refuse it. Read and refused in
+ * the same unit, so a concurrent change cannot slip between the check and the change (the
+ * management API keeps the last administrator this way, docs/decisions.md MI6).
+ */
+export interface UserChangeGuard {
+  guard?: (tx: StoreTransaction, user: User) => Promise<void>;
+}
+
+/**
  * Enables, disables or locks a user. Any status but `enabled` also ends the user's SSO
  * sessions and revokes the tokens issued in them: a disabled user keeps no access.
  */
-export async function setStatus(deps: UserAccessDeps, idOrUsername: string, status: UserStatus): Promise<User> {
+export async function setStatus(deps: UserAccessDeps, idOrUsername: string, status: UserStatus, options: UserChangeGuard = {}): Promise<User> {
   const wanted = userStatus(status);
   const key = (await getUser(deps, idOrUsername)).id;
   const now = deps.clock.now();
@@ -140,6 +150,7 @@ export async function setStatus(deps: UserAccessDeps, idOrUsername: string, stat
   return deps.transaction(async (tx) => {
     const current = await tx.users.get(key);
     if (!current) throw gone(idOrUsername);
+    if (wanted !== 'enabled') await options.guard?.(tx, current);
     const user: User = { ...current, status: wanted, updatedAt: now };
     if (!(await tx.users.update(user))) throw gone(idOrUsername);
     if (user.status !== 'enabled') await endUserSessions(tx, user.id, now);
@@ -148,10 +159,11 @@ export async function setStatus(deps: UserAccessDeps, idOrUsername: string, stat
 }
 
 /** Deletes a user, first ending their SSO sessions and revoking the tokens issued in them. */
-export async function deleteUser(deps: UserAccessDeps, idOrUsername: string): Promise<User> {
+export async function deleteUser(deps: UserAccessDeps, idOrUsername: string, options: UserChangeGuard = {}): Promise<User> {
   const user = await getUser(deps, idOrUsername);
   const now = deps.clock.now();
   await deps.transaction(async (tx) => {
+    await options.guard?.(tx, user);
     await endUserSessions(tx, user.id, now);
     if (!(await tx.users.delete(user.id))) throw gone(idOrUsername);
   });

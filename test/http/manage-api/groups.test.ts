@@ -99,7 +99,11 @@ for (const db of DATABASES) {
       for (const id of admins.filter((id) => id !== tokens.adminUser.id)) assert.equal((await call('DELETE', `${path}/members/${id}`)).status, 204);
       const last = await call('DELETE', `${path}/members/${tokens.adminUser.id}`);
       assert.equal(last.status, 409, last.text);
-      assert.match(last.json.detail as string, /last member/);
+      assert.match(last.json.detail as string, /without an enabled member/);
+      // A disabled member does not count as another administrator.
+      const disabled = await addManager(server, adminGroup, { status: 'disabled' });
+      assert.equal((await call('DELETE', `${path}/members/${tokens.adminUser.id}`)).status, 409);
+      assert.equal((await call('DELETE', `${path}/members/${disabled.id}`)).status, 204, 'a disabled member can go');
       assert.ok(await server.gatehouse.store.groups.isMember(tokens.adminUser.id, adminGroup));
       const deleted = await call('DELETE', path);
       assert.equal(deleted.status, 409, deleted.text);

@@ -9,6 +9,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { SsoSession } from '../../../src/domain/session.ts';
 import type { User } from '../../../src/domain/user.ts';
+import { ManualClock } from '../../../src/lib/clock.ts';
 import { hashSecret } from '../../../src/lib/hash.ts';
 import { fingerprint } from '../../../src/observability/audit.ts';
 import { AuditCapture } from '../../helpers/audit.ts';
@@ -24,8 +25,9 @@ for (const db of DATABASES) {
     let server: RunningServer;
     let tokens: ManageTokens;
     const audit = new AuditCapture();
+    const clock = new ManualClock(Date.now());
     before(async () => {
-      server = await startServer(db, { audit });
+      server = await startServer(db, { audit, clock });
       tokens = await manageTokens(server);
     });
     after(async () => server.close());
@@ -33,7 +35,7 @@ for (const db of DATABASES) {
     const call = (method: string, path: string, token = tokens.admin) => manageCall(server, method, path, { token });
     const now = () => server.gatehouse.deps.clock.now();
 
-    async function aSession(user: User, createdAgo: number): Promise<SsoSession> {
+    async function aSession(user: User, createdAgo: number, idleMs = HOUR): Promise<SsoSession> {
       const at = now() - createdAgo;
       const session: SsoSession = {
         idHash: hashSecret(randomBytes(32).toString('base64url')),
@@ -43,7 +45,7 @@ for (const db of DATABASES) {
         amr: ['pwd'],
         acr: undefined,
         createdAt: at,
-        expiresAt: now() + HOUR,
+        expiresAt: now() + idleMs,
         maxExpiresAt: now() + 8 * HOUR,
       };
       await server.gatehouse.store.sessions.insert(session);
@@ -129,6 +131,16 @@ for (const db of DATABASES) {
       assert.equal(audit.lines.some((line) => line.includes(ended.sessionIndex)), false, 'the event names the session by fingerprint');
 
       assert.equal((await call('DELETE', `/users/${user.id}/sessions/${ended.sessionIndex}`)).status, 404, 'already ended');
+    });
+
+    test('a session past its deadline is not listed; ending its row (not yet cleaned up) still revokes what was issued in it', async () => {
+      const user = await addUser(server.gatehouse.store);
+      const session = await aSession(user, 0, 60_000);
+      assert.deepEqual((await call('GET', `/users/${user.id}/sessions`)).json.items?.map((s) => s.id), [session.sessionIndex]);
+      clock.advance(61_000);
+      assert.deepEqual((await call('GET', `/users/${user.id}/sessions`)).json.items, []);
+      assert.equal((await call('DELETE', `/users/${user.id}/sessions/${session.sessionIndex}`)).status, 204);
+      assert.equal((await call('DELETE', `/users/${user.id}/sessions/${session.sessionIndex}`)).status, 404);
     });
 
     test("a session is ended only through its own user: another user's path is 404 and ends nothing", async () => {

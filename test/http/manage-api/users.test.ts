@@ -40,6 +40,7 @@ for (const db of DATABASES) {
       assert.equal(created.status, 201, created.text);
       const id = created.json.id as string;
       assert.equal(created.json.username, 'Mgmt-Alice');
+      assert.equal(created.headers.get('location'), `/manage/api/v1/users/${id}`);
       assert.equal(created.json.name, 'Alice Liddell');
       assert.equal(created.json.status, 'enabled');
       assert.deepEqual(created.json.groups, []);
@@ -207,6 +208,48 @@ for (const db of DATABASES) {
         await call('POST', '/users/00000000-0000-4000-8000-000000000000/disable'),
       ];
       for (const answer of answers) assert.ok(answer.status >= 400 && answer.status < 500, `${answer.status} ${answer.text.slice(0, 200)}`);
+    });
+
+    test('the last enabled administrator can be neither deleted nor disabled (409); another one can', async () => {
+      const store = server.gatehouse.store;
+      const group = (await store.groups.getByName(server.config.manageAdminGroup))!;
+      for (const id of await store.groups.members(group.id)) if (id !== tokens.adminUser.id) await store.groups.removeMember(group.id, id);
+      // A disabled member is no administrator: it does not count.
+      await addManager(server, server.config.manageAdminGroup, { status: 'disabled' });
+      for (const [method, path] of [
+        ['DELETE', `/users/${tokens.adminUser.id}`],
+        ['POST', `/users/${tokens.adminUser.id}/disable`],
+      ] as const) {
+        const refused = await call(method, path);
+        assert.equal(refused.status, 409, refused.text);
+        assert.match(refused.json.detail as string, /without an enabled member/);
+      }
+      assert.equal((await store.users.get(tokens.adminUser.id))?.status, 'enabled');
+      const other = await addManager(server, server.config.manageAdminGroup);
+      assert.equal((await call('POST', `/users/${other.id}/disable`)).status, 200, 'another administrator remains');
+      assert.equal((await call('POST', `/users/${other.id}/enable`)).status, 200);
+      assert.equal((await call('DELETE', `/users/${other.id}`)).status, 204);
+    });
+
+    test('two administrators disabling each other at once: one succeeds, an enabled administrator remains', async () => {
+      const store = server.gatehouse.store;
+      const adminGroup = server.config.manageAdminGroup;
+      const group = (await store.groups.getByName(adminGroup))!;
+      const { issueManageToken } = await import('../../helpers/manage.ts');
+      for (let round = 0; round < 5; round++) {
+        const a = await addManager(server, adminGroup);
+        const b = await addManager(server, adminGroup);
+        for (const id of await store.groups.members(group.id)) if (id !== a.id && id !== b.id) await store.groups.removeMember(group.id, id);
+        const [aToken, bToken] = [await issueManageToken(server, { userId: a.id }), await issueManageToken(server, { userId: b.id })];
+        const answers = await Promise.all([call('POST', `/users/${b.id}/disable`, undefined, aToken), call('POST', `/users/${a.id}/disable`, undefined, bToken)]);
+        const statuses = answers.map((r) => r.status).sort();
+        assert.equal(statuses[0], 200, answers.map((r) => r.text).join(' | '));
+        // The loser is refused as no longer an administrator (401/403) or by the rule (409).
+        assert.ok([401, 403, 409].includes(statuses[1]!), statuses.join(','));
+        const enabled = [(await store.users.get(a.id))?.status, (await store.users.get(b.id))?.status].filter((s) => s === 'enabled');
+        assert.equal(enabled.length, 1);
+      }
+      await store.groups.addMember(group.id, tokens.adminUser.id);
     });
 
     test('a second administrator is named as the actor of their own changes', async () => {

@@ -9,7 +9,9 @@ import { normalizeUsername } from '../../../domain/user.ts';
 import { addMember, createGroup, deleteGroup, getGroup } from '../../../identity/groups.ts';
 import { conflict, notFound } from '../errors.ts';
 import { listQuerySchema, pageSchema, toPage } from '../pagination.ts';
+import { MANAGE_API_PATH } from '../../../manage/clients.ts';
 import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
+import { keepAnAdministrator } from './administrators.ts';
 import { identityCall, isoTime, pageLimit, pageSearch, pathUser, stringCursor, text, uuidSchema } from './identity-shared.ts';
 
 export const groupSchema: JsonSchema = {
@@ -63,7 +65,7 @@ export const groupRoutes: ManageRoute[] = [
       const body = call.body as { name: string; description?: string };
       const group = await identityCall(() => createGroup({ groups: call.deps.store.groups, clock: call.deps.clock, random: call.deps.random }, body));
       call.deps.audit.emit({ event: 'group.created', group: group.name, actor: call.actor });
-      return { status: 201, body: groupView(group), headers: { location: `groups/${encodeURIComponent(group.name)}` } };
+      return { status: 201, body: groupView(group), headers: { location: `${MANAGE_API_PATH}/groups/${encodeURIComponent(group.name)}` } };
     },
   },
   {
@@ -140,7 +142,7 @@ export const groupRoutes: ManageRoute[] = [
     path: '/groups/:name/members/:user_id',
     operationId: 'removeGroupMember',
     summary: 'Remove a user from a group',
-    description: 'Removing the last member of the administrators group (GATEHOUSE_ADMIN_GROUP) is refused (409). 404 when the user is not a member.',
+    description: 'Removing the last enabled member of the administrators group (GATEHOUSE_ADMIN_GROUP) is refused (409). 404 when the user is not a member.',
     tag: 'Groups',
     access: 'write',
     params: memberParams,
@@ -149,20 +151,16 @@ export const groupRoutes: ManageRoute[] = [
       const user = await pathUser(call, 'user_id');
       const name = call.params.name ?? '';
       const guarded = isAdminGroup(call, name);
-      // Counted and removed in one unit of work (serializable on PostgreSQL, one writer at a time
+      // Checked and removed in one unit of work (serializable on PostgreSQL, one writer at a time
       // on SQLite): two administrators removing each other at once cannot both succeed and leave
-      // the group empty.
+      // the group without an enabled member.
       const outcome = await call.deps.store.transaction(async (tx) => {
         const group = await tx.groups.getByName(name);
         if (!group) return { kind: 'no_group' as const };
-        if (guarded) {
-          const members = await tx.groups.members(group.id);
-          if (members.length === 1 && members[0] === user.id) return { kind: 'last' as const, group };
-        }
+        if (guarded) await keepAnAdministrator(tx, call.deps.config.manageAdminGroup, user.id, `removing ${user.username}`);
         return { kind: (await tx.groups.removeMember(group.id, user.id)) ? ('removed' as const) : ('not_member' as const), group };
       });
       if (outcome.kind === 'no_group') throw notFound(`no group is named ${JSON.stringify(name.slice(0, 80))}`);
-      if (outcome.kind === 'last') throw conflict(`${user.username} is the last member of the administrators group ${JSON.stringify(outcome.group.name)}; add another administrator first`);
       if (outcome.kind === 'not_member') throw notFound(`${user.username} is not a member of ${JSON.stringify(outcome.group.name)}`);
       call.deps.audit.emit({ event: 'user.group_removed', userId: user.id, username: user.username, group: outcome.group.name, actor: call.actor });
       return { status: 204 };

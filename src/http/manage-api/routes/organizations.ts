@@ -11,6 +11,7 @@ import { createOrganization, getOrganization } from '../../../identity/organizat
 import { isUuid } from '../../../lib/uuid.ts';
 import { notFound } from '../errors.ts';
 import { decodeCursor, listQuerySchema, pageSchema, toPage } from '../pagination.ts';
+import { MANAGE_API_PATH } from '../../../manage/clients.ts';
 import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
 import { attributeChangesSchema, attributesSchema, identityCall, isoTime, nullableText, pageLimit, pageSearch, text, uuidSchema } from './identity-shared.ts';
 
@@ -109,7 +110,7 @@ export const organizationRoutes: ManageRoute[] = [
         ),
       );
       call.deps.audit.emit({ event: 'organization.created', organizationId: created.id, technicalName: created.technicalName, actor: call.actor });
-      return { status: 201, body: organizationView(created), headers: { location: `organizations/${created.id}` } };
+      return { status: 201, body: organizationView(created), headers: { location: `${MANAGE_API_PATH}/organizations/${created.id}` } };
     },
   },
   {

@@ -73,7 +73,7 @@ export const sessionRoutes: ManageRoute[] = [
     path: '/users/:id/sessions/:sid',
     operationId: 'endUserSession',
     summary: "End one of a user's SSO sessions",
-    description: 'Ends the session, spends its unredeemed authorization codes and revokes every token issued in it, in one unit of work (as a logout does). 404 when the session is not a live one of that user.',
+    description: 'Ends the session, spends its unredeemed authorization codes and revokes every token issued in it, in one unit of work (as a logout does). 404 when that user has no such session (one past its deadline but not yet cleaned up can still be ended: tokens issued in it may outlive it).',
     tag: 'Sessions',
     access: 'write',
     params: { type: 'object', required: ['id', 'sid'], properties: { id: uuidSchema, sid: { type: 'string', maxLength: 64 } } },

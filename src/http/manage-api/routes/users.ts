@@ -10,6 +10,7 @@ import { groupsOfUser } from '../../../identity/groups.ts';
 import { updateUser, type UserChanges } from '../../../identity/user-changes.ts';
 import { createUser, deleteUser, setPassword, setStatus } from '../../../identity/users.ts';
 import { listQuerySchema, pageSchema, toPage } from '../pagination.ts';
+import { MANAGE_API_PATH } from '../../../manage/clients.ts';
 import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
 import {
   attributeChangesSchema,
@@ -24,6 +25,7 @@ import {
   text,
   uuidSchema,
 } from './identity-shared.ts';
+import { keepAnAdministrator } from './administrators.ts';
 
 export const userSchema: JsonSchema = {
   type: 'object',
@@ -150,7 +152,7 @@ export const userRoutes: ManageRoute[] = [
         }),
       );
       call.deps.audit.emit({ event: 'user.created', userId: user.id, username: user.username, actor: call.actor });
-      return { status: 201, body: await fullView(call, user), headers: { location: `users/${user.id}` } };
+      return { status: 201, body: await fullView(call, user), headers: { location: `${MANAGE_API_PATH}/users/${user.id}` } };
     },
   },
   {
@@ -205,14 +207,16 @@ export const userRoutes: ManageRoute[] = [
     path: '/users/:id',
     operationId: 'deleteUser',
     summary: 'Delete a user',
-    description: 'Ends their SSO sessions and revokes their tokens in the same unit of work. It cannot be undone.',
+    description: 'Ends their SSO sessions and revokes their tokens in the same unit of work. It cannot be undone. Deleting the last enabled administrator is refused (409).',
     tag: 'Users',
     access: 'write',
     params: idParams,
     responses: { 204: { description: 'Deleted.' } },
     async handle(call) {
       const user = await pathUser(call);
-      const deleted = await identityCall(() => deleteUser({ ...call.deps.store, clock: call.deps.clock }, user.id));
+      const deleted = await identityCall(() =>
+        deleteUser({ ...call.deps.store, clock: call.deps.clock }, user.id, { guard: (tx) => keepAnAdministrator(tx, call.deps.config.manageAdminGroup, user.id, `deleting ${user.username}`) }),
+      );
       call.deps.audit.emit({ event: 'user.deleted', userId: deleted.id, username: deleted.username, actor: call.actor });
       return { status: 204 };
     },
@@ -249,7 +253,9 @@ export const userRoutes: ManageRoute[] = [
       async handle(call) {
         const user = await pathUser(call);
         const status = verb === 'enable' ? 'enabled' : 'disabled';
-        const changed = await identityCall(() => setStatus({ ...call.deps.store, clock: call.deps.clock }, user.id, status));
+        const changed = await identityCall(() =>
+          setStatus({ ...call.deps.store, clock: call.deps.clock }, user.id, status, { guard: (tx) => keepAnAdministrator(tx, call.deps.config.manageAdminGroup, user.id, `disabling ${user.username}`) }),
+        );
         call.deps.audit.emit({ event: 'user.status_changed', userId: changed.id, username: changed.username, status, actor: call.actor });
         return { body: await fullView(call, changed) };
       },
