@@ -23,7 +23,9 @@ function anEvent(overrides: Partial<AuditRecord> & { at: number }, ids = new Aud
 async function readAll(store: AuditStore, query: Omit<AuditQuery, 'before' | 'limit'>, limit: number): Promise<string[]> {
   const ids: string[] = [];
   let before: AuditKey | undefined;
-  for (;;) {
+  for (let pages = 0; ; pages++) {
+    // A keyset that does not advance would page for ever: fail instead.
+    if (pages > 10_000) assert.fail('the keyset does not advance');
     const rows = await store.page({ ...query, before, limit });
     ids.push(...rows.map((r) => r.id));
     if (rows.length < limit) return ids;
@@ -97,6 +99,7 @@ for (const kind of DATABASES) {
       let before: AuditKey | undefined;
       let round = 0;
       for (;;) {
+        assert.ok(round < 20, 'the keyset does not advance');
         const rows = await harness.store.audit.page({ clientId: client, before, limit: 7 });
         seen.push(...rows.map((r) => r.id));
         if (rows.length < 7) break;
