@@ -147,7 +147,7 @@ describe('the web console in Chromium', { skip }, () => {
       // The copy button exists only when the script ran (under script-src 'self'), and copies the secret.
       const copy = page.getByRole('button', { name: 'Copy: Client secret' });
       await copy.click();
-      await page.getByRole('button', { name: 'Copy: Client secret' }).filter({ hasText: 'Copied' }).waitFor();
+      await page.locator('button[data-copy="client-secret"]', { hasText: 'Copied' }).waitFor();
       assert.equal(await page.evaluate<string>('navigator.clipboard.readText()'), secret);
       const stored = await server.gatehouse.store.clients.get(clientId);
       assert.equal(stored?.name, 'Browser-registered app');

@@ -9,13 +9,17 @@ function setUp() {
     const source = document.getElementById(button.getAttribute('data-copy'));
     if (!source) continue;
     const label = button.textContent;
+    const name = button.getAttribute('aria-label');
     button.hidden = false;
     button.addEventListener('click', () => {
       navigator.clipboard.writeText(source.textContent.trim()).then(
         () => {
+          // Screen readers read the button's name: it says "Copied" too, until it reverts.
           button.textContent = button.getAttribute('data-copied') || label;
+          if (name) button.setAttribute('aria-label', button.textContent);
           window.setTimeout(() => {
             button.textContent = label;
+            if (name) button.setAttribute('aria-label', name);
           }, 2000);
         },
         () => {},
