@@ -5,6 +5,7 @@ import type { HttpDeps } from './deps.ts';
 import { healthRoutes } from './health.ts';
 import { identityApiRoutes } from './identity-api/plugin.ts';
 import { manageApiRoutes } from './manage-api/plugin.ts';
+import { consoleRoutes } from './console/plugin.ts';
 import { consentRoutes } from './interaction/consent-route.ts';
 import { deviceRoutes } from './interaction/device-routes.ts';
 import { interactionRoutes } from './interaction/login-route.ts';
@@ -85,6 +86,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   await app.register(async (scope) => themeRoutes(scope, deps));
   await app.register(async (scope) => registrationRoutes(scope, deps));
   await app.register(async (scope) => manageApiRoutes(scope, deps));
+  await app.register(async (scope) => consoleRoutes(scope, deps));
   return app;
 }
 

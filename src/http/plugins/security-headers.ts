@@ -97,8 +97,9 @@ export function useSecurityHeaders(app: FastifyInstance, config: Pick<Config, 'i
   const headers = Object.entries(securityHeaders(config));
   app.addHook('onSend', async (_request, reply) => {
     for (const [name, value] of headers) {
-      // A page may have set a stricter or wider policy of its own (the login form's form-action).
-      if (name === 'content-security-policy' && reply.hasHeader(name)) continue;
+      // A page may have set a stricter or wider policy of its own (the login form's form-action),
+      // or its own referrer policy (the console's same-origin: its CSRF check reads Origin).
+      if ((name === 'content-security-policy' || name === 'referrer-policy') && reply.hasHeader(name)) continue;
       reply.header(name, value);
     }
   });

@@ -1,0 +1,104 @@
+/**
+ * What every console page is given and how it answers. A page is data (method, path, section,
+ * handler) in a registry (pages/index.ts); plugin.ts wraps each one with the session, CSRF and
+ * error handling, so no page can forget them.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { HttpDeps } from '../deps.ts';
+import type { ApiFieldError, ManageApi } from './api.ts';
+import type { ConsoleMessageKey, ConsoleMessages, Locale } from './i18n.ts';
+
+/** `GET /me` of the management API. */
+export interface Me {
+  role: 'admin' | 'reader';
+  user_id?: string;
+  username?: string;
+  client_id: string;
+}
+
+/** The console's sections, in the main navigation's order. */
+export interface ConsoleSection {
+  key: string;
+  /** Below /manage, e.g. `/clients`. */
+  path: string;
+  label: ConsoleMessageKey;
+}
+
+/** What a finished change says on the page it leads to (`?done=`). */
+export const DONE_KEYS = ['created', 'saved', 'deleted', 'activated', 'deactivated', 'rotated', 'passwordSet', 'enabled', 'disabled', 'ended', 'withdrawn', 'added', 'removed'] as const;
+export type DoneKey = (typeof DONE_KEYS)[number];
+
+export interface PageCall {
+  request: FastifyRequest;
+  reply: FastifyReply;
+  deps: HttpDeps;
+  locale: Locale;
+  t: ConsoleMessages;
+  api: ManageApi;
+  me: Me;
+  /** Whether the caller may change things (the API decides; this only hides buttons). */
+  canWrite: boolean;
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  /** The posted form (POST only). */
+  form: Record<string, unknown>;
+  /** Renders `view` in the console's layout. */
+  render(view: string, data: Record<string, unknown> & { title: string }, status?: number): FastifyReply;
+  /** 303 to a console path (below /manage), with a `?done=` message when given. */
+  redirect(path: string, done?: DoneKey): FastifyReply;
+}
+
+export interface ConsolePage {
+  method: 'GET' | 'POST';
+  /** Below /manage, in Fastify's syntax: `/clients/:id`. */
+  path: string;
+  /** The navigation entry shown as current. */
+  section: string;
+  handle(call: PageCall): Promise<FastifyReply>;
+}
+
+/** A single text field of a query or form: '' when absent, repeated or not text. */
+export function field(source: Record<string, unknown>, name: string): string {
+  const value = source[name];
+  return typeof value === 'string' ? value : '';
+}
+
+/** Every value of a repeatable form field (checkboxes). */
+export function fieldValues(source: Record<string, unknown>, name: string): string[] {
+  const value = source[name];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : typeof value === 'string' ? [value] : [];
+}
+
+/** Lines of a textarea, trimmed, blank ones dropped. */
+export function lines(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+}
+
+/**
+ * The API's field errors by the form field they belong to: `redirect_uris[1]` is an error of the
+ * `redirect_uris` field, shown as "redirect_uris[1]: message" so the line is named; an error of
+ * the whole body (field '' or '/') goes under ''.
+ */
+export function errorsByField(errors: readonly ApiFieldError[]): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const error of errors) {
+    const top = /^\/?([A-Za-z0-9_#-]*)/.exec(error.field)?.[1] ?? '';
+    const text = error.field !== top && error.field !== `/${top}` ? `${error.field}: ${error.message}` : error.message;
+    (out[top] ??= []).push(text);
+  }
+  return out;
+}
+
+/**
+ * The field errors of a refused form: the problem's `errors[]` by field, or, when it names none,
+ * its detail as an error of the whole form (under '').
+ */
+export function formErrors(body: unknown): Record<string, string[]> {
+  const problem = (body ?? {}) as { detail?: unknown; errors?: unknown };
+  const named = Array.isArray(problem.errors) ? (problem.errors as unknown[]).filter((e): e is ApiFieldError => typeof e === 'object' && e !== null && typeof (e as ApiFieldError).field === 'string' && typeof (e as ApiFieldError).message === 'string') : [];
+  if (named.length > 0) return errorsByField(named);
+  return { '': [typeof problem.detail === 'string' ? problem.detail : 'rejected'] };
+}

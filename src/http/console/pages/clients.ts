@@ -1,0 +1,329 @@
+/**
+ * Clients (docs/console.md, "Clients"): list and search, register (the secret shown once, with the
+ * discovery URL and the settings to paste into an application), view, edit, activate, deactivate,
+ * rotate the secret (shown once), export the metadata document, delete. Every change is a call of
+ * the management API; destructive ones go through a confirmation page first.
+ */
+import type { FastifyReply } from 'fastify';
+import { CLIENT_AUTH_METHOD_NAMES } from '../../../oauth/client-auth/registry.ts';
+import { GRANT_TYPES_SUPPORTED } from '../../../oauth/grants/registry.ts';
+import { ensureOk, segment } from '../api.ts';
+import { CONSOLE_PATH } from '../cookies.ts';
+import { fill } from '../i18n.ts';
+import { field, formErrors, fieldValues, lines, type ConsolePage, type PageCall } from '../page.ts';
+import { formatTime, listQuery, pager, PAGE_SIZE, type Page } from './shared.ts';
+
+type ClientView = Record<string, unknown> & { client_id: string; client_name?: string; active?: boolean };
+
+const SECTION = 'clients';
+const DEFAULT_AUTH_METHOD = 'client_secret_basic';
+
+/** The form's values: what the API answered for an edit, what was posted when the API refused it. */
+interface ClientForm {
+  client_name: string;
+  redirect_uris: string;
+  post_logout_redirect_uris: string;
+  grant_types: string[];
+  token_endpoint_auth_method: string;
+  scope: string;
+  authorization_policy: string;
+  logo_uri: string;
+  consent_required: boolean;
+}
+
+function formFromClient(client: ClientView | undefined): ClientForm {
+  const list = (value: unknown) => (Array.isArray(value) ? value.filter((v) => typeof v === 'string').join('\n') : '');
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  return {
+    client_name: text(client?.client_name),
+    redirect_uris: list(client?.redirect_uris),
+    post_logout_redirect_uris: list(client?.post_logout_redirect_uris),
+    grant_types: Array.isArray(client?.grant_types) ? (client.grant_types as string[]) : ['authorization_code', 'refresh_token'],
+    token_endpoint_auth_method: text(client?.token_endpoint_auth_method) || DEFAULT_AUTH_METHOD,
+    scope: text(client?.scope),
+    authorization_policy: text(client?.authorization_policy),
+    logo_uri: text(client?.logo_uri),
+    consent_required: client?.consent_required === true,
+  };
+}
+
+function formFromPost(form: Record<string, unknown>): ClientForm {
+  return {
+    client_name: field(form, 'client_name'),
+    redirect_uris: field(form, 'redirect_uris'),
+    post_logout_redirect_uris: field(form, 'post_logout_redirect_uris'),
+    grant_types: fieldValues(form, 'grant_types'),
+    token_endpoint_auth_method: field(form, 'token_endpoint_auth_method'),
+    scope: field(form, 'scope'),
+    authorization_policy: field(form, 'authorization_policy'),
+    logo_uri: field(form, 'logo_uri'),
+    consent_required: field(form, 'consent_required') === 'true',
+  };
+}
+
+/**
+ * The metadata document (RFC 7591 §2) the form stands for. An emptied optional field is sent as
+ * null on an edit (the API treats null as "remove") and left out of a registration.
+ */
+function documentOf(form: ClientForm, editing: boolean): Record<string, unknown> {
+  const optional = (value: string) => (value.trim() === '' ? (editing ? null : undefined) : value.trim());
+  const document: Record<string, unknown> = {
+    client_name: form.client_name.trim(),
+    redirect_uris: lines(form.redirect_uris),
+    post_logout_redirect_uris: lines(form.post_logout_redirect_uris),
+    grant_types: form.grant_types,
+    token_endpoint_auth_method: form.token_endpoint_auth_method,
+    scope: optional(form.scope),
+    authorization_policy: optional(form.authorization_policy),
+    logo_uri: optional(form.logo_uri),
+    consent_required: form.consent_required ? true : editing ? null : undefined,
+  };
+  return Object.fromEntries(Object.entries(document).filter(([, value]) => value !== undefined));
+}
+
+function renderForm(call: PageCall, options: { title: string; action: string; submit: string; form: ClientForm; errors?: Record<string, string[]>; status?: number; cancel: string }): FastifyReply {
+  const { t } = call;
+  const errors = options.errors ?? {};
+  return call.render(
+    'client-form',
+    {
+      title: options.title,
+      action: options.action,
+      submitLabel: options.submit,
+      cancel: options.cancel,
+      hasErrors: Object.keys(errors).length > 0,
+      generalErrors: errors[''] ?? [],
+      fields: [
+        { name: 'client_name', label: t.clientName, type: 'text', value: options.form.client_name, required: true, errors: errors.client_name },
+        { name: 'redirect_uris', label: t.redirectUris, type: 'textarea', value: options.form.redirect_uris, hint: t.oneUriPerLine, errors: errors.redirect_uris },
+        { name: 'post_logout_redirect_uris', label: t.postLogoutRedirectUris, type: 'textarea', value: options.form.post_logout_redirect_uris, hint: t.oneUriPerLine, errors: errors.post_logout_redirect_uris },
+        {
+          name: 'token_endpoint_auth_method',
+          label: t.authMethod,
+          type: 'select',
+          value: options.form.token_endpoint_auth_method,
+          options: CLIENT_AUTH_METHOD_NAMES.map((m) => [m, m === 'none' ? t.authMethodNone : m]),
+          errors: errors.token_endpoint_auth_method,
+        },
+        { name: 'grant_types', label: t.grantTypes, type: 'checkboxes', value: options.form.grant_types, options: GRANT_TYPES_SUPPORTED.map((g) => [g, g]), errors: errors.grant_types },
+        { name: 'scope', label: t.scope, type: 'text', value: options.form.scope, hint: t.scopeHint, errors: errors.scope },
+        { name: 'authorization_policy', label: t.authorizationPolicy, type: 'text', value: options.form.authorization_policy, hint: t.authorizationPolicyHint, errors: errors.authorization_policy },
+        { name: 'logo_uri', label: t.logoUri, type: 'url', value: options.form.logo_uri, errors: errors.logo_uri },
+        { name: 'consent_required', label: t.consentRequired, type: 'checkbox', value: options.form.consent_required, errors: errors.consent_required },
+      ],
+    },
+    options.status ?? 200,
+  );
+}
+
+/** The settings page after a registration or a secret rotation: the secret, once. */
+function renderSecret(call: PageCall, title: string, client: ClientView, secret: string | undefined): FastifyReply {
+  const { deps } = call;
+  const redirectUris = Array.isArray(client.redirect_uris) ? (client.redirect_uris as string[]) : [];
+  // The web SSO example serves http://127.0.0.1:$PORT/callback (examples/web-sso/README.md): shown
+  // when the client registered such a redirect URI, with the port it names.
+  const examplePort = redirectUris.map((uri) => /^http:\/\/127\.0\.0\.1:(\d{1,5})\/callback$/.exec(uri)?.[1]).find((port) => port !== undefined);
+  const exampleLines = [
+    `export ISSUER='${deps.config.issuer}'`,
+    `export CLIENT_ID='${client.client_id}'`,
+    ...(secret === undefined ? [] : [`export CLIENT_SECRET='${secret}'`]),
+    ...(examplePort === undefined || examplePort === '3000' ? [] : [`export PORT='${examplePort}'`]),
+    'node examples/web-sso/server.ts',
+  ];
+  return call.render('client-secret', {
+    title,
+    client,
+    secret,
+    issuer: deps.config.issuer,
+    discoveryUrl: `${deps.config.issuer}/.well-known/openid-configuration`,
+    redirectUris,
+    authMethod: client.token_endpoint_auth_method ?? DEFAULT_AUTH_METHOD,
+    example: exampleLines.join('\n'),
+    showExample: examplePort !== undefined && secret !== undefined,
+    exampleUri: examplePort === undefined ? '' : `http://127.0.0.1:${examplePort}/callback`,
+  });
+}
+
+function nameOf(client: ClientView): string {
+  return typeof client.client_name === 'string' && client.client_name !== '' ? client.client_name : client.client_id;
+}
+
+const clientPath = (id: string) => `/clients/${segment(id)}`;
+
+/** A confirmation step and the change it confirms, for one client. */
+function confirmed(action: string, question: (t: PageCall['t']) => string, submit: (t: PageCall['t']) => string, run: (call: PageCall, id: string, client: ClientView) => Promise<FastifyReply>): ConsolePage[] {
+  return [
+    {
+      method: 'GET',
+      path: `/clients/:id/${action}`,
+      section: SECTION,
+      async handle(call) {
+        const id = call.params.id ?? '';
+        const client = await call.api.get<ClientView>(clientPath(id));
+        return call.render('confirm', {
+          title: call.t.confirmTitle,
+          question: fill(question(call.t), { name: nameOf(client) }),
+          action: `${CONSOLE_PATH}${clientPath(id)}/${action}`,
+          submitLabel: submit(call.t),
+          cancel: `${CONSOLE_PATH}${clientPath(id)}`,
+        });
+      },
+    },
+    {
+      method: 'POST',
+      path: `/clients/:id/${action}`,
+      section: SECTION,
+      async handle(call) {
+        const id = call.params.id ?? '';
+        const client = await call.api.get<ClientView>(clientPath(id));
+        return run(call, id, client);
+      },
+    },
+  ];
+}
+
+export const clientPages: ConsolePage[] = [
+  {
+    method: 'GET',
+    path: '/clients',
+    section: SECTION,
+    async handle(call) {
+      const query = listQuery(call);
+      const page = await call.api.get<Page<ClientView>>('/clients', { q: query.q, cursor: query.cursor, limit: PAGE_SIZE });
+      return call.render('clients', {
+        title: call.t.clientsTitle,
+        q: query.q,
+        items: page.items.map((c) => ({ ...c, href: `${CONSOLE_PATH}${clientPath(c.client_id)}`, created: formatTime(call.locale, c.created_at) })),
+        pager: pager('/clients', query, page.next_cursor),
+      });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/clients/new',
+    section: SECTION,
+    async handle(call) {
+      return renderForm(call, { title: call.t.registerClientTitle, action: `${CONSOLE_PATH}/clients/new`, submit: call.t.register, form: formFromClient(undefined), cancel: `${CONSOLE_PATH}/clients` });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/clients/new',
+    section: SECTION,
+    async handle(call) {
+      const form = formFromPost(call.form);
+      const answer = await call.api.call('POST', '/clients', { body: documentOf(form, false) });
+      if (answer.status === 400 || answer.status === 409) {
+        const errors = formErrors(answer.body);
+        return renderForm(call, { title: call.t.registerClientTitle, action: `${CONSOLE_PATH}/clients/new`, submit: call.t.register, form, errors, status: answer.status, cancel: `${CONSOLE_PATH}/clients` });
+      }
+      const client = ensureOk<ClientView & { client_secret?: string }>(answer);
+      return renderSecret(call, call.t.registeredTitle, client, client.client_secret);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/clients/:id',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      const client = await call.api.get<ClientView>(clientPath(id));
+      const { client_id, client_name, active, created_at, updated_at, ...rest } = client;
+      return call.render('client', {
+        title: fill(call.t.clientDetailTitle, { name: nameOf(client) }),
+        client,
+        created: formatTime(call.locale, created_at),
+        updated: formatTime(call.locale, updated_at),
+        // Everything else the API shows, as it shows it (JSON), so no setting is hidden.
+        details: Object.entries(rest)
+          .filter(([, v]) => v !== undefined && v !== null)
+          .map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+        confidential: client.token_endpoint_auth_method !== 'none',
+        base: CONSOLE_PATH,
+        path: `${CONSOLE_PATH}${clientPath(client_id)}`,
+        name: client_name,
+        active,
+      });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/clients/:id/edit',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      const client = await call.api.get<ClientView>(clientPath(id));
+      return renderForm(call, { title: fill(call.t.editClientTitle, { name: nameOf(client) }), action: `${CONSOLE_PATH}${clientPath(id)}/edit`, submit: call.t.save, form: formFromClient(client), cancel: `${CONSOLE_PATH}${clientPath(id)}` });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/clients/:id/edit',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      const form = formFromPost(call.form);
+      const answer = await call.api.call('PATCH', clientPath(id), { body: documentOf(form, true) });
+      if (answer.status === 400 || answer.status === 409) {
+        return renderForm(call, { title: fill(call.t.editClientTitle, { name: form.client_name || id }), action: `${CONSOLE_PATH}${clientPath(id)}/edit`, submit: call.t.save, form, errors: formErrors(answer.body), status: answer.status, cancel: `${CONSOLE_PATH}${clientPath(id)}` });
+      }
+      const client = ensureOk<ClientView & { client_secret?: string }>(answer);
+      // A public client that became confidential got its first secret: shown once, like a registration's.
+      if (typeof client.client_secret === 'string') return renderSecret(call, call.t.secretRotatedTitle, client, client.client_secret);
+      return call.redirect(clientPath(id), 'saved');
+    },
+  },
+  {
+    method: 'POST',
+    path: '/clients/:id/activate',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      await call.api.send('POST', `${clientPath(id)}/activate`);
+      return call.redirect(clientPath(id), 'activated');
+    },
+  },
+  ...confirmed(
+    'deactivate',
+    (t) => t.confirmDeactivateClient,
+    (t) => t.deactivate,
+    async (call, id) => {
+      await call.api.send('POST', `${clientPath(id)}/deactivate`);
+      return call.redirect(clientPath(id), 'deactivated');
+    },
+  ),
+  ...confirmed(
+    'rotate-secret',
+    (t) => t.confirmRotateSecret,
+    (t) => t.rotateSecret,
+    async (call, id) => {
+      const answer = await call.api.send<Record<string, unknown>>('POST', `${clientPath(id)}/secret`);
+      const client = await call.api.get<ClientView>(clientPath(id));
+      return renderSecret(call, call.t.secretRotatedTitle, client, typeof answer.client_secret === 'string' ? answer.client_secret : undefined);
+    },
+  ),
+  ...confirmed(
+    'delete',
+    (t) => t.confirmDeleteClient,
+    (t) => t.delete,
+    async (call, id) => {
+      await call.api.send('DELETE', clientPath(id));
+      return call.redirect('/clients', 'deleted');
+    },
+  ),
+  {
+    method: 'GET',
+    path: '/clients/:id/metadata.json',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      const document = await call.api.get(`${clientPath(id)}/metadata`);
+      const filename = `${id.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;
+      return call.reply
+        .header('cache-control', 'no-store')
+        .header('content-disposition', `attachment; filename="${filename}"`)
+        .type('application/json; charset=utf-8')
+        .send(`${JSON.stringify(document, null, 2)}\n`);
+    },
+  },
+];

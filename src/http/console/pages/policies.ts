@@ -1,0 +1,169 @@
+/**
+ * Authorization policies (docs/console.md, "Policies"): list and search, view, create and edit the
+ * document as JSON (the API's field errors shown under the text area, each with its JSON path),
+ * delete after a confirmation.
+ */
+import type { FastifyReply } from 'fastify';
+import { ensureOk, segment } from '../api.ts';
+import { CONSOLE_PATH } from '../cookies.ts';
+import { fill } from '../i18n.ts';
+import { field, type ConsolePage, type PageCall } from '../page.ts';
+import { formatTime, listQuery, pager, PAGE_SIZE, type Page } from './shared.ts';
+
+type PolicyView = Record<string, unknown> & { name: string; version?: number; created_at?: string; updated_at?: string };
+
+const SECTION = 'policies';
+const policyPath = (name: string) => `/policies/${segment(name)}`;
+
+/** The document as an administrator edits it: the policy without the API's bookkeeping. */
+function documentText(policy: PolicyView): string {
+  const { version: _version, created_at: _created, updated_at: _updated, clients: _clients, ...document } = policy;
+  return JSON.stringify(document, null, 2);
+}
+
+const EXAMPLE = JSON.stringify({ name: 'staff-only', access: { groups: ['Staff'] } }, null, 2);
+
+function renderForm(call: PageCall, options: { title: string; action: string; text: string; errors?: string[]; status?: number; cancel: string }): FastifyReply {
+  const errors = options.errors ?? [];
+  return call.render(
+    'policy-form',
+    {
+      title: options.title,
+      action: options.action,
+      cancel: options.cancel,
+      hasErrors: errors.length > 0,
+      field: { name: 'document', label: call.t.policyDocument, type: 'textarea', rows: 16, value: options.text, hint: call.t.policyDocumentHint, errors, required: true },
+    },
+    options.status ?? 200,
+  );
+}
+
+/**
+ * The posted text as a document, or the field errors to show: text that is not JSON is refused
+ * here (naming where it broke); everything else is the API's to judge.
+ */
+function parseDocument(call: PageCall, text: string): { ok: true; document: unknown } | { ok: false; errors: string[] } {
+  try {
+    return { ok: true, document: JSON.parse(text) };
+  } catch (error) {
+    return { ok: false, errors: [fill(call.t.invalidJson, { error: (error as Error).message })] };
+  }
+}
+
+/** Every field error of the API's problem, each with its JSON path: they all belong to the one text area. */
+function problemErrors(body: unknown): string[] {
+  const problem = (body ?? {}) as { detail?: unknown; errors?: unknown };
+  const named = Array.isArray(problem.errors) ? (problem.errors as { field?: unknown; message?: unknown }[]).filter((e) => typeof e?.message === 'string') : [];
+  if (named.length > 0) return named.map((e) => (typeof e.field === 'string' && e.field !== '' ? `${e.field}: ${String(e.message)}` : String(e.message)));
+  return [typeof problem.detail === 'string' ? problem.detail : 'rejected'];
+}
+
+export const policyPages: ConsolePage[] = [
+  {
+    method: 'GET',
+    path: '/policies',
+    section: SECTION,
+    async handle(call) {
+      const query = listQuery(call);
+      const page = await call.api.get<Page<PolicyView>>('/policies', { q: query.q, cursor: query.cursor, limit: PAGE_SIZE });
+      return call.render('policies', {
+        title: call.t.policiesTitle,
+        q: query.q,
+        items: page.items.map((p) => ({ ...p, href: `${CONSOLE_PATH}${policyPath(p.name)}`, updated: formatTime(call.locale, p.updated_at) })),
+        pager: pager('/policies', query, page.next_cursor),
+      });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/policies/new',
+    section: SECTION,
+    async handle(call) {
+      return renderForm(call, { title: call.t.newPolicyTitle, action: `${CONSOLE_PATH}/policies/new`, text: EXAMPLE, cancel: `${CONSOLE_PATH}/policies` });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/policies/new',
+    section: SECTION,
+    async handle(call) {
+      const text = field(call.form, 'document');
+      const form = { title: call.t.newPolicyTitle, action: `${CONSOLE_PATH}/policies/new`, text, cancel: `${CONSOLE_PATH}/policies` };
+      const parsed = parseDocument(call, text);
+      if (!parsed.ok) return renderForm(call, { ...form, errors: parsed.errors, status: 400 });
+      const answer = await call.api.call('POST', '/policies', { body: parsed.document });
+      if (answer.status === 400 || answer.status === 409) return renderForm(call, { ...form, errors: problemErrors(answer.body), status: answer.status });
+      const policy = ensureOk<PolicyView>(answer);
+      return call.redirect(policyPath(policy.name), 'created');
+    },
+  },
+  {
+    method: 'GET',
+    path: '/policies/:name',
+    section: SECTION,
+    async handle(call) {
+      const name = call.params.name ?? '';
+      const policy = await call.api.get<PolicyView>(policyPath(name));
+      return call.render('policy', {
+        title: fill(call.t.policyTitle, { name: policy.name }),
+        policy,
+        created: formatTime(call.locale, policy.created_at),
+        updated: formatTime(call.locale, policy.updated_at),
+        document: documentText(policy),
+        clients: Array.isArray(policy.clients) ? policy.clients : [],
+        path: `${CONSOLE_PATH}${policyPath(policy.name)}`,
+      });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/policies/:name/edit',
+    section: SECTION,
+    async handle(call) {
+      const name = call.params.name ?? '';
+      const policy = await call.api.get<PolicyView>(policyPath(name));
+      return renderForm(call, { title: fill(call.t.editPolicyTitle, { name }), action: `${CONSOLE_PATH}${policyPath(name)}/edit`, text: documentText(policy), cancel: `${CONSOLE_PATH}${policyPath(name)}` });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/policies/:name/edit',
+    section: SECTION,
+    async handle(call) {
+      const name = call.params.name ?? '';
+      const text = field(call.form, 'document');
+      const form = { title: fill(call.t.editPolicyTitle, { name }), action: `${CONSOLE_PATH}${policyPath(name)}/edit`, text, cancel: `${CONSOLE_PATH}${policyPath(name)}` };
+      const parsed = parseDocument(call, text);
+      if (!parsed.ok) return renderForm(call, { ...form, errors: parsed.errors, status: 400 });
+      const answer = await call.api.call('PUT', policyPath(name), { body: parsed.document });
+      if (answer.status === 400 || answer.status === 409) return renderForm(call, { ...form, errors: problemErrors(answer.body), status: answer.status });
+      ensureOk(answer);
+      return call.redirect(policyPath(name), 'saved');
+    },
+  },
+  {
+    method: 'GET',
+    path: '/policies/:name/delete',
+    section: SECTION,
+    async handle(call) {
+      const name = call.params.name ?? '';
+      const policy = await call.api.get<PolicyView>(policyPath(name));
+      return call.render('confirm', {
+        title: call.t.confirmTitle,
+        question: fill(call.t.confirmDeletePolicy, { name: policy.name }),
+        action: `${CONSOLE_PATH}${policyPath(name)}/delete`,
+        submitLabel: call.t.delete,
+        cancel: `${CONSOLE_PATH}${policyPath(name)}`,
+      });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/policies/:name/delete',
+    section: SECTION,
+    async handle(call) {
+      await call.api.send('DELETE', policyPath(call.params.name ?? ''));
+      return call.redirect('/policies', 'deleted');
+    },
+  },
+];

@@ -1,0 +1,255 @@
+/**
+ * Users (docs/console.md, "Users"): list and search, create, view (groups, SSO sessions, consents),
+ * edit, set the password, enable and disable, delete, add to and remove from groups, end a
+ * session, withdraw a consent. Every change is a call of the management API; destructive ones go
+ * through a confirmation page first.
+ */
+import type { FastifyReply } from 'fastify';
+import { ensureOk, segment } from '../api.ts';
+import { CONSOLE_PATH } from '../cookies.ts';
+import { fill } from '../i18n.ts';
+import { field, formErrors, type ConsolePage, type PageCall } from '../page.ts';
+import { confirmedChange, formatTime, listQuery, pager, PAGE_SIZE, type Page } from './shared.ts';
+
+type UserView = Record<string, unknown> & { id: string; username: string; status?: string; groups?: string[] };
+
+const SECTION = 'users';
+const userPath = (id: string) => `/users/${segment(id)}`;
+const nameOf = (user: UserView) => user.username;
+const text = (value: unknown) => (typeof value === 'string' ? value : '');
+
+interface UserForm {
+  username: string;
+  email: string;
+  given_name: string;
+  family_name: string;
+  password?: string;
+}
+
+function renderForm(call: PageCall, options: { title: string; action: string; form: UserForm; withPassword: boolean; errors?: Record<string, string[]>; status?: number; cancel: string }): FastifyReply {
+  const { t } = call;
+  const errors = options.errors ?? {};
+  const fields = [
+    { name: 'username', label: t.username, type: 'text', value: options.form.username, required: true, errors: errors.username },
+    { name: 'email', label: t.email, type: 'text', value: options.form.email, errors: errors.email },
+    { name: 'given_name', label: t.givenName, type: 'text', value: options.form.given_name, errors: errors.given_name },
+    { name: 'family_name', label: t.familyName, type: 'text', value: options.form.family_name, errors: errors.family_name },
+    ...(options.withPassword ? [{ name: 'password', label: t.password, type: 'password', value: '', hint: t.passwordHint, errors: errors.password }] : []),
+  ];
+  return call.render('client-form', { title: options.title, action: options.action, submitLabel: t.save, cancel: options.cancel, hasErrors: Object.keys(errors).length > 0, generalErrors: errors[''] ?? [], fields }, options.status ?? 200);
+}
+
+function postedForm(form: Record<string, unknown>): UserForm {
+  return { username: field(form, 'username').trim(), email: field(form, 'email').trim(), given_name: field(form, 'given_name').trim(), family_name: field(form, 'family_name').trim(), password: field(form, 'password') };
+}
+
+/** A user confirmation page's question, naming the user. */
+const aboutUser = (question: (t: PageCall['t']) => string) => async (call: PageCall) => fill(question(call.t), { name: nameOf(await call.api.get<UserView>(userPath(call.params.id ?? ''))) });
+
+export const userPages: ConsolePage[] = [
+  {
+    method: 'GET',
+    path: '/users',
+    section: SECTION,
+    async handle(call) {
+      const query = listQuery(call);
+      const page = await call.api.get<Page<UserView>>('/users', { q: query.q, cursor: query.cursor, limit: PAGE_SIZE });
+      return call.render('users', {
+        title: call.t.usersTitle,
+        q: query.q,
+        items: page.items.map((u) => ({ ...u, href: `${CONSOLE_PATH}${userPath(u.id)}` })),
+        pager: pager('/users', query, page.next_cursor),
+      });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/users/new',
+    section: SECTION,
+    async handle(call) {
+      return renderForm(call, { title: call.t.newUserTitle, action: `${CONSOLE_PATH}/users/new`, form: { username: '', email: '', given_name: '', family_name: '' }, withPassword: true, cancel: `${CONSOLE_PATH}/users` });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/users/new',
+    section: SECTION,
+    async handle(call) {
+      const form = postedForm(call.form);
+      const body = Object.fromEntries(Object.entries(form).filter(([, v]) => v !== undefined && v !== ''));
+      const answer = await call.api.call('POST', '/users', { body });
+      if (answer.status === 400 || answer.status === 409) return renderForm(call, { title: call.t.newUserTitle, action: `${CONSOLE_PATH}/users/new`, form, withPassword: true, errors: formErrors(answer.body), status: answer.status, cancel: `${CONSOLE_PATH}/users` });
+      const user = ensureOk<UserView>(answer);
+      return call.redirect(userPath(user.id), 'created');
+    },
+  },
+  {
+    method: 'GET',
+    path: '/users/:id',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      const user = await call.api.get<UserView>(userPath(id));
+      const [sessions, consents, groups] = await Promise.all([
+        call.api.call('GET', `${userPath(id)}/sessions`, { query: { limit: 200 } }),
+        call.api.call('GET', `${userPath(id)}/consents`, { query: { limit: 200 } }),
+        call.canWrite ? call.api.call('GET', '/groups', { query: { limit: 200 } }) : Promise.resolve(undefined),
+      ]);
+      const items = (answer: { status: number; body: unknown } | undefined) => (answer?.status === 200 ? (((answer.body as Page<Record<string, unknown>>).items ?? []) as Record<string, unknown>[]) : []);
+      const path = `${CONSOLE_PATH}${userPath(id)}`;
+      return call.render('user', {
+        title: fill(call.t.userTitle, { name: nameOf(user) }),
+        user,
+        path,
+        created: formatTime(call.locale, user.created_at),
+        updated: formatTime(call.locale, user.updated_at),
+        groups: (user.groups ?? []).map((name) => ({ name, href: `${CONSOLE_PATH}/groups/${segment(name)}` })),
+        otherGroups: items(groups)
+          .map((g) => text(g.name))
+          .filter((name) => name !== '' && !(user.groups ?? []).includes(name)),
+        sessions: items(sessions).map((s) => ({ id: text(s.id), started: formatTime(call.locale, s.created_at), expires: formatTime(call.locale, s.expires_at), clients: Array.isArray(s.clients) ? s.clients.join(', ') : '', href: `${path}/sessions/${segment(text(s.id))}/end` })),
+        consents: items(consents).map((c) => ({ client: text(c.client_id), scope: Array.isArray(c.scope) ? c.scope.join(' ') : text(c.scope), granted: formatTime(call.locale, c.granted_at), href: `${path}/consents/${segment(text(c.client_id))}/withdraw` })),
+      });
+    },
+  },
+  {
+    method: 'GET',
+    path: '/users/:id/edit',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      const user = await call.api.get<UserView>(userPath(id));
+      const form = { username: user.username, email: text(user.email), given_name: text(user.given_name), family_name: text(user.family_name) };
+      return renderForm(call, { title: fill(call.t.editUserTitle, { name: nameOf(user) }), action: `${CONSOLE_PATH}${userPath(id)}/edit`, form, withPassword: false, cancel: `${CONSOLE_PATH}${userPath(id)}` });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/users/:id/edit',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      const form = postedForm(call.form);
+      // An emptied optional field removes the value (null in the patch).
+      const body = { username: form.username, email: form.email || null, given_name: form.given_name || null, family_name: form.family_name || null };
+      const answer = await call.api.call('PATCH', userPath(id), { body });
+      if (answer.status === 400 || answer.status === 409) return renderForm(call, { title: fill(call.t.editUserTitle, { name: form.username || id }), action: `${CONSOLE_PATH}${userPath(id)}/edit`, form, withPassword: false, errors: formErrors(answer.body), status: answer.status, cancel: `${CONSOLE_PATH}${userPath(id)}` });
+      ensureOk(answer);
+      return call.redirect(userPath(id), 'saved');
+    },
+  },
+  {
+    method: 'GET',
+    path: '/users/:id/password',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      const user = await call.api.get<UserView>(userPath(id));
+      return passwordForm(call, id, nameOf(user));
+    },
+  },
+  {
+    method: 'POST',
+    path: '/users/:id/password',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      const answer = await call.api.call('PUT', `${userPath(id)}/password`, { body: { password: field(call.form, 'password') } });
+      if (answer.status === 400) return passwordForm(call, id, id, formErrors(answer.body), 400);
+      ensureOk(answer);
+      return call.redirect(userPath(id), 'passwordSet');
+    },
+  },
+  {
+    method: 'POST',
+    path: '/users/:id/enable',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      await call.api.send('POST', `${userPath(id)}/enable`);
+      return call.redirect(userPath(id), 'enabled');
+    },
+  },
+  ...confirmedChange({
+    path: '/users/:id/disable',
+    section: SECTION,
+    question: aboutUser((t) => t.confirmDisableUser),
+    submit: (t) => t.disable,
+    back: (call) => userPath(call.params.id ?? ''),
+    async run(call) {
+      await call.api.send('POST', `${userPath(call.params.id ?? '')}/disable`);
+      return call.redirect(userPath(call.params.id ?? ''), 'disabled');
+    },
+  }),
+  ...confirmedChange({
+    path: '/users/:id/delete',
+    section: SECTION,
+    question: aboutUser((t) => t.confirmDeleteUser),
+    submit: (t) => t.delete,
+    back: (call) => userPath(call.params.id ?? ''),
+    async run(call) {
+      await call.api.send('DELETE', userPath(call.params.id ?? ''));
+      return call.redirect('/users', 'deleted');
+    },
+  }),
+  {
+    method: 'POST',
+    path: '/users/:id/groups/add',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      await call.api.send('PUT', `/groups/${segment(field(call.form, 'group'))}/members/${segment(id)}`);
+      return call.redirect(userPath(id), 'added');
+    },
+  },
+  {
+    method: 'POST',
+    path: '/users/:id/groups/remove',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      await call.api.send('DELETE', `/groups/${segment(field(call.form, 'group'))}/members/${segment(id)}`);
+      return call.redirect(userPath(id), 'removed');
+    },
+  },
+  ...confirmedChange({
+    path: '/users/:id/sessions/:sid/end',
+    section: SECTION,
+    question: aboutUser((t) => t.confirmEndSession),
+    submit: (t) => t.endSession,
+    back: (call) => userPath(call.params.id ?? ''),
+    async run(call) {
+      const id = call.params.id ?? '';
+      await call.api.send('DELETE', `${userPath(id)}/sessions/${segment(call.params.sid ?? '')}`);
+      return call.redirect(userPath(id), 'ended');
+    },
+  }),
+  ...confirmedChange({
+    path: '/users/:id/consents/:client_id/withdraw',
+    section: SECTION,
+    question: async (call) => fill(call.t.confirmWithdrawConsent, { name: nameOf(await call.api.get<UserView>(userPath(call.params.id ?? ''))), client: call.params.client_id ?? '' }),
+    submit: (t) => t.withdrawConsent,
+    back: (call) => userPath(call.params.id ?? ''),
+    async run(call) {
+      const id = call.params.id ?? '';
+      await call.api.send('DELETE', `${userPath(id)}/consents/${segment(call.params.client_id ?? '')}`);
+      return call.redirect(userPath(id), 'withdrawn');
+    },
+  }),
+];
+
+function passwordForm(call: PageCall, id: string, name: string, errors: Record<string, string[]> = {}, status = 200): FastifyReply {
+  return call.render(
+    'client-form',
+    {
+      title: fill(call.t.setPasswordTitle, { name }),
+      action: `${CONSOLE_PATH}${userPath(id)}/password`,
+      submitLabel: call.t.setPassword,
+      cancel: `${CONSOLE_PATH}${userPath(id)}`,
+      hasErrors: Object.keys(errors).length > 0,
+      generalErrors: errors[''] ?? [],
+      fields: [{ name: 'password', label: call.t.password, type: 'password', value: '', required: true, errors: errors.password }],
+    },
+    status,
+  );
+}

@@ -1,0 +1,198 @@
+/**
+ * The web console at `/manage/` (issue 14 item 4, docs/console.md): server-rendered pages that are
+ * a client of the management API. Each page runs through `consolePage` below, which
+ *
+ * 1. picks the language (`?lang=`, cookie, Accept-Language);
+ * 2. without a session cookie, starts signing in (GET) or goes home (POST);
+ * 3. on a POST, checks the Origin and the CSRF token derived from the session (csrf.ts) before anything;
+ * 4. asks the API who the caller is (`GET /me`): 401 signs in again, 403 explains how to become an
+ *    administrator;
+ * 5. runs the page, turning the API's 401/403/404/other answers into pages.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { HttpDeps } from '../deps.ts';
+import { ApiError, manageApi } from './api.ts';
+import { clearConsoleCookie, CONSOLE_PATH, readConsoleCookie } from './cookies.ts';
+import { csrfTokenFor, csrfTokenValid, sameOrigin } from './csrf.ts';
+import { consoleLocale, consoleMessages, fill, type ConsoleMessages, type Locale } from './i18n.ts';
+import { DONE_KEYS, type ConsolePage, type DoneKey, type Me, type PageCall } from './page.ts';
+import { CONSOLE_PAGES, CONSOLE_SECTIONS } from './pages/index.ts';
+import { consoleClientReady, finishSignIn, signOut, startSignIn } from './signin.ts';
+import { CONSOLE_CSS, CONSOLE_JS, renderConsole, sendConsolePage } from './views.ts';
+import { issuerOrigin } from '../../manage/clients.ts';
+
+/** The shared parts of every page's data: the layout reads these. */
+interface Frame {
+  locale: Locale;
+  t: ConsoleMessages;
+  me?: Me;
+  csrf?: string;
+  section?: string;
+  path: string;
+}
+
+export async function consoleRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
+  const origin = issuerOrigin(deps.config);
+  // Forms only: a JSON or text body is refused (415), never guessed at.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+    const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) request.log.error({ err: error }, 'console page failed');
+    const locale = consoleLocale(request, reply, deps.config);
+    const t = consoleMessages(locale);
+    return message(reply, { locale, t, path: request.url }, status, t.errorTitle, status === 500 ? t.errorTitle : error.message);
+  });
+
+  const asset = (body: string, type: string) => async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.header('cache-control', 'public, max-age=3600').type(type).send(body);
+  app.get(`${CONSOLE_PATH}/assets/console.css`, asset(CONSOLE_CSS, 'text/css; charset=utf-8'));
+  app.get(`${CONSOLE_PATH}/assets/console.js`, asset(CONSOLE_JS, 'text/javascript; charset=utf-8'));
+  app.get(CONSOLE_PATH, async (_request, reply) => reply.redirect(`${CONSOLE_PATH}/`, 301));
+
+  app.get(`${CONSOLE_PATH}/callback`, async (request, reply) => {
+    const locale = consoleLocale(request, reply, deps.config);
+    const t = consoleMessages(locale);
+    const outcome = await finishSignIn(app, request, reply, deps);
+    if (outcome.ok) return reply.code(303).header('cache-control', 'no-store').redirect(outcome.returnTo, 303);
+    const text = outcome.reason === 'refused' ? fill(t.signInRefused, { error: outcome.error ?? '' }) : outcome.reason === 'exchange' ? `${t.signInFailed} (${outcome.error ?? ''})` : t.signInFailed;
+    return sendConsolePage(reply, 400, renderConsole('message', { ...frameData({ locale, t, path: request.url }), title: t.signInFailedTitle, text, link: { href: `${CONSOLE_PATH}/`, label: t.signInAgain } }));
+  });
+
+  app.post(`${CONSOLE_PATH}/sign-out`, async (request, reply) => {
+    const locale = consoleLocale(request, reply, deps.config);
+    const t = consoleMessages(locale);
+    const session = sessionToken(readConsoleCookie(request, deps.config, 'session'));
+    if (session === undefined) return reply.code(303).redirect(`${CONSOLE_PATH}/`, 303);
+    if (!postAccepted(request, session)) return formRejected(reply, { locale, t, path: request.url });
+    return signOut(app, request, reply, deps, session);
+  });
+
+  for (const page of CONSOLE_PAGES) {
+    app.route({ method: page.method, url: `${CONSOLE_PATH}${page.path}`, handler: async (request, reply) => consolePage(page, request, reply) });
+  }
+
+  function postAccepted(request: FastifyRequest, session: string): boolean {
+    const form = (request.body ?? {}) as Record<string, unknown>;
+    return sameOrigin(request, origin) && csrfTokenValid(session, form.csrf_token);
+  }
+
+  async function consolePage(page: ConsolePage, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const locale = consoleLocale(request, reply, deps.config);
+    const t = consoleMessages(locale);
+    const frame: Frame = { locale, t, section: page.section, path: request.url };
+    const session = sessionToken(readConsoleCookie(request, deps.config, 'session'));
+    if (session === undefined) return signInFirst(request, reply, frame);
+    if (request.method === 'POST' && !postAccepted(request, session)) return formRejected(reply, frame);
+
+    const api = manageApi(app, session, request.ip);
+    const whoami = await api.call('GET', '/me');
+    if (whoami.status === 401) {
+      clearConsoleCookie(reply, deps.config, 'session');
+      return signInFirst(request, reply, frame);
+    }
+    if (whoami.status === 403) return notManager(reply, { ...frame, csrf: csrfTokenFor(session) });
+    if (whoami.status !== 200) return apiFailed(reply, frame, new ApiError(whoami));
+    const me = whoami.body as Me;
+    const full: Frame = { ...frame, me, csrf: csrfTokenFor(session) };
+    const call: PageCall = {
+      request,
+      reply,
+      deps,
+      locale,
+      t,
+      api,
+      me,
+      canWrite: me.role === 'admin',
+      params: (request.params ?? {}) as Record<string, string>,
+      query: (request.query ?? {}) as Record<string, unknown>,
+      form: request.method === 'POST' ? ((request.body ?? {}) as Record<string, unknown>) : {},
+      render: (view, data, status = 200) => sendConsolePage(reply, status, renderConsole(view, { ...frameData(full), ...data })),
+      redirect: (path: string, done?: DoneKey) => {
+        const target = done === undefined ? `${CONSOLE_PATH}${path}` : `${CONSOLE_PATH}${path}${path.includes('?') ? '&' : '?'}done=${done}`;
+        return reply.code(303).header('cache-control', 'no-store').redirect(target, 303);
+      },
+    };
+    try {
+      return await page.handle(call);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      if (error.status === 401) {
+        clearConsoleCookie(reply, deps.config, 'session');
+        return signInFirst(request, reply, frame);
+      }
+      return apiFailed(reply, full, error);
+    }
+  }
+
+  /** GET: off to sign in, coming back here. POST: nothing is done; home, which signs in. */
+  async function signInFirst(request: FastifyRequest, reply: FastifyReply, frame: Frame): Promise<FastifyReply> {
+    if (request.method !== 'GET') return reply.code(303).header('cache-control', 'no-store').redirect(`${CONSOLE_PATH}/`, 303);
+    if (!(await consoleClientReady(deps))) {
+      // 200, not 503: the service works; this page is the answer to "how do I start" (docs/console.md).
+      return sendConsolePage(reply, 200, renderConsole('setup', { ...frameData(frame), title: frame.t.noConsoleTitle, text: frame.t.noConsole, command: BOOTSTRAP_COMMAND }));
+    }
+    return startSignIn(reply, deps, request.url, frame.locale);
+  }
+
+  function notManager(reply: FastifyReply, frame: Frame): FastifyReply {
+    const text = fill(frame.t.notManager, { adminGroup: deps.config.manageAdminGroup, readerGroup: deps.config.manageReadonlyGroup });
+    return sendConsolePage(reply, 403, renderConsole('setup', { ...frameData(frame), title: frame.t.notManagerTitle, text, command: BOOTSTRAP_COMMAND, signOutOnly: true }));
+  }
+}
+
+/**
+ * The session cookie as a bearer token: only the b64token characters of RFC 6750 §2.1 and a sane
+ * length, so a forged cookie (say with a percent-encoded line break) never reaches a header.
+ * Anything else is no session.
+ */
+function sessionToken(cookie: string | undefined): string | undefined {
+  return cookie !== undefined && cookie.length <= 8192 && /^[A-Za-z0-9\-._~+/]+=*$/.test(cookie) ? cookie : undefined;
+}
+
+/** The command that makes the console's client and the first administrator (src/cli, `admin bootstrap`). */
+export const BOOTSTRAP_COMMAND = 'npx gatehouse admin bootstrap --username <name> --password-stdin';
+
+function frameData(frame: Frame): Record<string, unknown> {
+  const pathOnly = frame.path.split('?')[0] ?? `${CONSOLE_PATH}/`;
+  const query = new URLSearchParams(frame.path.includes('?') ? frame.path.slice(frame.path.indexOf('?') + 1) : '');
+  const done = query.get('done');
+  const langLink = (lang: string) => {
+    const next = new URLSearchParams(query);
+    next.delete('done');
+    next.set('lang', lang);
+    return `${pathOnly}?${next}`;
+  };
+  return {
+    lang: frame.locale,
+    t: frame.t,
+    me: frame.me,
+    csrf: frame.csrf,
+    canWrite: frame.me?.role === 'admin',
+    base: CONSOLE_PATH,
+    nav: frame.me === undefined ? [] : CONSOLE_SECTIONS.map((s) => ({ href: `${CONSOLE_PATH}${s.path}`, label: frame.t[s.label], current: s.key === frame.section })),
+    languages: [
+      { lang: 'en', label: 'English', href: langLink('en') },
+      { lang: 'fi', label: 'Suomi', href: langLink('fi') },
+      { lang: 'sv', label: 'Svenska', href: langLink('sv') },
+    ],
+    doneMessage: done !== null && (DONE_KEYS as readonly string[]).includes(done) ? frame.t[`done_${done as DoneKey}`] : undefined,
+  };
+}
+
+function message(reply: FastifyReply, frame: Frame, status: number, title: string, text: string): FastifyReply {
+  return sendConsolePage(reply, status, renderConsole('message', { ...frameData(frame), title, text, link: { href: `${CONSOLE_PATH}/`, label: frame.t.backToConsole } }));
+}
+
+function formRejected(reply: FastifyReply, frame: Frame): FastifyReply {
+  return message(reply, frame, 403, frame.t.formRejectedTitle, frame.t.formRejected);
+}
+
+/** The API's refusal as a page: 403 "not allowed", 404 "not found", anything else its detail. */
+function apiFailed(reply: FastifyReply, frame: Frame, error: ApiError): FastifyReply {
+  const { t } = frame;
+  if (error.status === 403) return message(reply, frame, 403, t.forbiddenTitle, t.forbidden);
+  if (error.status === 404) return message(reply, frame, 404, t.notFoundTitle, t.notFound);
+  // A 5xx of the API is a failure of this gateway to it (RFC 9110 §15.6.3); a 4xx keeps its status.
+  const status = error.status >= 500 ? 502 : error.status >= 400 ? error.status : 502;
+  return message(reply, frame, status, t.errorTitle, fill(t.apiFailed, { status: error.status, detail: error.detail }));
+}

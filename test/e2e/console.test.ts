@@ -1,0 +1,261 @@
+/**
+ * The web console in Chromium (docs/console.md), under its real Content-Security-Policy: after
+ * `gatehouse admin bootstrap` (the real CLI), an administrator signs in through the real login page,
+ * registers a client and reads its secret from the page once, and rotates a signing key after the
+ * confirmation page. On every page visited: axe-core finds no serious or critical violation
+ * (WCAG 2.2 AA tags) and no CSP violation is reported. Keyboard: the main navigation and the
+ * registration form are reached with Tab, and every form control has a label.
+ */
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { DATABASES } from '../helpers/databases.ts';
+import { freePort, startServer, type RunningServer } from '../helpers/server.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` to run the browser test`;
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
+const ROOT = join(import.meta.dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'gatehouse.js');
+const PASSWORD = 'console administrator password 1';
+const sqlite = DATABASES.find((db) => db.name === 'sqlite')!;
+
+interface AxeResult {
+  violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[];
+}
+
+/** `gatehouse admin bootstrap --username … --password-stdin` against the server's store, as an operator runs it. */
+async function bootstrap(server: RunningServer, username: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, 'admin', 'bootstrap', '--username', username, '--password-stdin'], {
+      env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'silent', GATEHOUSE_DATABASE_URL: server.database.url, GATEHOUSE_ISSUER: server.issuer },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      timeout: 60_000,
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`bootstrap exited ${code}: ${out}`))));
+    child.stdin.end(`${PASSWORD}\n`);
+  });
+}
+
+/** axe-core's serious and critical violations of the page as it is now. */
+async function seriousViolations(page: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol, which the page's CSP does not govern.
+  await page.evaluate(AXE_SOURCE);
+  const result = await page.evaluate<AxeResult>(`axe.run(document, { runOnly: { type: 'tag', values: ${JSON.stringify(TAGS)} } })`);
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
+}
+
+/** What Tab reaches from the top of the page, in order: `tag text`, up to `limit` stops. */
+async function tabStops(page: Page, limit: number): Promise<string[]> {
+  await page.evaluate('document.activeElement && document.activeElement.blur && document.activeElement.blur()');
+  const stops: string[] = [];
+  for (let i = 0; i < limit; i++) {
+    await page.keyboard.press('Tab');
+    stops.push(await page.evaluate<string>(`(() => { const e = document.activeElement; return e ? e.tagName.toLowerCase() + ' ' + (e.getAttribute('name') || e.textContent || '').trim().replace(/\\s+/g, ' ') : ''; })()`));
+  }
+  return stops;
+}
+
+describe('the web console in Chromium', { skip }, () => {
+  let server: RunningServer;
+  let browser: Browser;
+  const username = `console-admin-${Date.now()}`;
+
+  before(async () => {
+    server = await startServer(sqlite);
+    const output = await bootstrap(server, username);
+    assert.match(output, /gatehouse-console/);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await server?.close();
+  });
+
+  test('sign in, register a client and read its secret once, rotate a key: accessible, keyboard-usable, no CSP violation', { timeout: 180_000 }, async () => {
+    const context = await browser.newContext();
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.issuer).origin });
+    // Recorded from the start of every document (the DevTools protocol is not subject to the page's CSP).
+    await context.addInitScript('window.__cspViolations = []; document.addEventListener("securitypolicyviolation", (e) => window.__cspViolations.push(e.violatedDirective + " " + e.blockedURI));');
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+    const found: Record<string, string[]> = {};
+    const check = async (name: string) => {
+      found[name] = await seriousViolations(page);
+      const violations = await page.evaluate<string[]>('window.__cspViolations');
+      assert.deepEqual(violations, [], `CSP violations on ${name}`);
+    };
+
+    try {
+      // Signing in: /manage/ → gatehouse's own login page → back to the overview.
+      await page.goto(`${server.url}/manage/`);
+      assert.match(page.url(), /\/uas\/oauth2\/authorization\?/);
+      await page.getByLabel('Username').fill(username);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`${server.url}/manage/`);
+      await page.getByRole('heading', { name: 'Overview' }).waitFor();
+      assert.ok((await page.textContent('header'))?.includes(username));
+      await check('overview');
+
+      // Keyboard: skip link, languages, sign-out, then the main navigation, all with Tab.
+      const stops = await tabStops(page, 16);
+      for (const label of ['Overview', 'Clients', 'Users', 'Groups', 'Policies', 'Signing keys', 'Audit events']) assert.ok(stops.includes(`a ${label}`), `Tab reaches "${label}": ${stops.join(' | ')}`);
+      assert.equal(stops[0], 'a Skip to content');
+
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Clients' }).click();
+      await page.getByRole('heading', { name: 'Clients' }).waitFor();
+      await check('clients');
+
+      await page.getByRole('link', { name: 'Register a client' }).click();
+      await page.getByRole('heading', { name: 'Register a client' }).waitFor();
+      await check('register form');
+      // Every control has a label, and Tab goes through the form's fields.
+      const unlabelled = await page.evaluate<string[]>(
+        `[...document.querySelectorAll('main input:not([type=hidden]), main select, main textarea')].filter((e) => e.labels.length === 0).map((e) => e.name)`,
+      );
+      assert.deepEqual(unlabelled, []);
+      const formStops = await tabStops(page, 30);
+      for (const name of ['client_name', 'redirect_uris', 'token_endpoint_auth_method', 'grant_types', 'scope']) assert.ok(formStops.some((s) => s.split(' ')[1] === name), `Tab reaches ${name}: ${formStops.join(' | ')}`);
+
+      await page.getByLabel('Name', { exact: true }).fill('Browser-registered app');
+      await page.getByLabel('Redirect URIs', { exact: true }).fill('http://127.0.0.1:3000/callback');
+      await page.getByLabel('Post-logout redirect URIs').fill('http://127.0.0.1:3000/');
+      await page.getByRole('button', { name: 'Register' }).click();
+      await page.getByRole('heading', { name: 'Client registered' }).waitFor();
+      await check('client registered');
+      const secret = (await page.locator('#client-secret').textContent())?.trim() ?? '';
+      const clientId = (await page.locator('#client-id').textContent())?.trim() ?? '';
+      assert.match(secret, /^[A-Za-z0-9_-]{20,}$/);
+      assert.ok((await page.textContent('main'))?.includes(`${server.issuer}/.well-known/openid-configuration`));
+      // The copy button exists only when the script ran (under script-src 'self'), and copies the secret.
+      const copy = page.getByRole('button', { name: 'Copy: Client secret' });
+      await copy.click();
+      await page.locator('button[data-copy="client-secret"]', { hasText: 'Copied' }).waitFor();
+      assert.equal(await page.evaluate<string>('navigator.clipboard.readText()'), secret);
+      const stored = await server.gatehouse.store.clients.get(clientId);
+      assert.equal(stored?.name, 'Browser-registered app');
+
+      // The detail page never shows the secret again.
+      await page.goto(`${server.url}/manage/clients/${encodeURIComponent(clientId)}`);
+      await check('client detail');
+      assert.equal((await page.content()).includes(secret), false);
+
+      // Rotating a signing key, after its confirmation page.
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Signing keys' }).click();
+      await page.getByRole('heading', { name: 'Signing keys' }).waitFor();
+      await check('keys');
+      const before = await page.locator('tbody tr').count();
+      await page.getByRole('link', { name: 'Rotate the signing keys' }).click();
+      await page.getByRole('heading', { name: 'Are you sure?' }).waitFor();
+      await check('rotate confirmation');
+      await page.getByRole('button', { name: 'Rotate the signing keys' }).click();
+      await page.getByText('The signing keys were rotated.').waitFor();
+      assert.equal(await page.locator('tbody tr').count(), before + 1);
+      await check('keys after rotation');
+
+      // The identity pages and the audit view, as an administrator sees them.
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Users' }).click();
+      await page.getByRole('heading', { name: 'Users' }).waitFor();
+      await check('users');
+      await page.getByRole('link', { name: username }).click();
+      await page.getByRole('heading', { name: `User ${username}` }).waitFor();
+      await check('user');
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Groups' }).click();
+      await page.getByRole('heading', { name: 'Groups' }).waitFor();
+      await check('groups');
+      await page.getByRole('link', { name: 'Administrators', exact: true }).click();
+      await check('group');
+      await server.gatehouse.auditStore?.flush();
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Audit events' }).click();
+      await page.getByRole('heading', { name: 'Audit events' }).waitFor();
+      await page.getByLabel('Event type').fill('key.*');
+      await page.getByRole('button', { name: 'Filter' }).click();
+      await page.locator('tbody code', { hasText: 'key.rotated' }).first().waitFor();
+      await check('audit events');
+
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Policies' }).click();
+      await page.getByRole('heading', { name: 'Authorization policies' }).waitFor();
+      await check('policies');
+      await page.getByRole('link', { name: 'Suomi' }).click();
+      await page.getByRole('heading', { name: 'Pääsykäytännöt' }).waitFor();
+      await check('policies in Finnish');
+    } finally {
+      await context.close();
+    }
+    for (const [name, violations] of Object.entries(found)) assert.deepEqual(violations, [], `axe on ${name}`);
+    assert.deepEqual(problems, [], 'no console errors (CSP reports land there too)');
+  });
+
+  test('the settings the console shows after registering run the web SSO example, which signs a user in', { timeout: 120_000 }, async () => {
+    const port = await freePort();
+    const origin = `http://127.0.0.1:${port}`;
+    const admin = await browser.newContext();
+    let app: ChildProcess | undefined;
+    try {
+      const page = await admin.newPage();
+      await page.goto(`${server.url}/manage/clients/new`);
+      await page.getByLabel('Username').fill(username);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Register a client' }).waitFor();
+      await page.getByLabel('Name', { exact: true }).fill('Web SSO example');
+      await page.getByLabel('Redirect URIs', { exact: true }).fill(`${origin}/callback`);
+      await page.getByLabel('Post-logout redirect URIs').fill(`${origin}/`);
+      await page.getByRole('button', { name: 'Register' }).click();
+      await page.getByRole('heading', { name: 'Client registered' }).waitFor();
+      // The commands exactly as shown: `export NAME='value'` lines, then the command to run.
+      const commands = ((await page.locator('#example-commands').textContent()) ?? '').trim().split('\n');
+      assert.equal(commands.at(-1), 'node examples/web-sso/server.ts');
+      const env = Object.fromEntries(commands.slice(0, -1).map((line) => /^export ([A-Z_]+)='([^']*)'$/.exec(line)!.slice(1, 3) as [string, string]));
+      assert.deepEqual(Object.keys(env), ['ISSUER', 'CLIENT_ID', 'CLIENT_SECRET', 'PORT']);
+
+      app = spawn(process.execPath, ['examples/web-sso/server.ts'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`the example did not start: ${out}`)), 30_000);
+        app!.stdout!.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          if (/listening on/.test(out)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        app!.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        app!.on('close', () => reject(new Error(`the example exited: ${out}`)));
+      });
+
+      // A browser without the console's SSO session logs in to the example through gatehouse.
+      const visitor = await browser.newContext();
+      const site = await visitor.newPage();
+      await site.goto(`${origin}/`);
+      await site.getByRole('link', { name: 'Log in' }).click();
+      await site.getByLabel('Username').fill(username);
+      await site.getByLabel('Password').fill(PASSWORD);
+      await Promise.all([site.waitForURL(`${origin}/`), site.getByRole('button', { name: 'Sign in' }).click()]);
+      const claims = JSON.parse(await site.locator('#id-token-claims').innerText()) as Record<string, unknown>;
+      assert.equal(claims.iss, server.issuer);
+      assert.equal(claims.aud, env.CLIENT_ID);
+      await visitor.close();
+    } finally {
+      app?.kill();
+      await admin.close();
+    }
+  });
+});
