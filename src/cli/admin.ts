@@ -36,6 +36,7 @@ export function registerAdminCommands(program: Command): void {
             ...(result.user && !result.user.created ? { existing_user: { id: result.user.id, username: result.user.username } } : {}),
             ...(result.generatedPassword === undefined ? {} : { password: result.generatedPassword }),
             api: manageApiResourceUri(env.config),
+            console: `${new URL(env.config.issuer).origin}/manage/`,
           });
         }
         if (!result.changed) printLine('Nothing to do: the management API is set up already.');
@@ -44,6 +45,7 @@ export function registerAdminCommands(program: Command): void {
         if (result.user?.created) printLine(`Created administrator ${result.user.username} (${result.user.id}) in ${env.config.manageAdminGroup}.`);
         else if (result.user) printLine(`User ${result.user.username} exists already: left unchanged (add them with \`gatehouse group add-member\` if they should administer).`);
         if (result.generatedPassword !== undefined) printLine(`Password: ${result.generatedPassword}  (shown once: store it now)`);
+        printLine(`Web console: ${new URL(env.config.issuer).origin}/manage/`);
         printLine(`Management API: ${manageApiResourceUri(env.config)}`);
       }),
     );

@@ -51,13 +51,14 @@ for (const kind of DATABASES) {
       const first = await gatehouse(['admin', 'bootstrap', '--username', 'root', '--password-stdin', '--email', 'root@example.com', '--json'], env, 'correct horse battery\n');
       assert.equal(first.stderr, storeLineOf(env), first.stderr);
       assert.equal(first.code, 0);
-      const out = JSON.parse(first.stdout) as { changed: boolean; created: { clients: string[]; groups: string[]; user?: { id: string; username: string } }; password?: string; api: string };
+      const out = JSON.parse(first.stdout) as { changed: boolean; created: { clients: string[]; groups: string[]; user?: { id: string; username: string } }; password?: string; api: string; console: string };
       assert.equal(out.changed, true);
       assert.deepEqual(out.created.clients, ['gatehouse-manage-api', 'gatehouse-console']);
       assert.deepEqual(out.created.groups, ['Administrators', 'Administrators (read-only)']);
       assert.equal(out.created.user?.username, 'root');
       assert.equal(out.password, undefined, 'the password came from stdin');
       assert.equal(out.api, 'http://127.0.0.1:8080/manage/api/v1');
+      assert.equal(out.console, 'http://127.0.0.1:8080/manage/');
 
       const events = readFileSync(env.GATEHOUSE_AUDIT_LOG!, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { event: string; actor: { via: string } });
       assert.deepEqual(events.map((e) => e.event), ['client.created', 'client.created', 'user.created', 'user.group_added']);
