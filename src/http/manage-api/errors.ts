@@ -67,11 +67,31 @@ const IDENTITY_STATUS: Record<IdentityErrorCode, [number, string]> = {
   inconsistent: [409, 'Conflict'],
 };
 
-/** The use cases' domain names of fields, where the wire (snake_case) says otherwise. */
-const WIRE_FIELDS: Record<string, string> = { givenName: 'given_name', familyName: 'family_name', organizationId: 'organization_id', parentId: 'parent_id', technicalName: 'technical_name', friendlyName: 'name' };
+/**
+ * The identity use cases' domain names of fields as the wire (snake_case) names them; any other
+ * field an identity error names is a custom attribute (src/identity/attributes.ts), `attributes.<name>`.
+ */
+const WIRE_FIELDS: Record<string, string> = {
+  username: 'username',
+  password: 'password',
+  email: 'email',
+  status: 'status',
+  givenName: 'given_name',
+  familyName: 'family_name',
+  organizationId: 'organization_id',
+  groups: 'groups',
+  name: 'name',
+  description: 'description',
+  technicalName: 'technical_name',
+  friendlyName: 'name',
+  parentId: 'parent_id',
+  type: 'type',
+  virtual: 'virtual',
+};
 
 function wireField(field: string | undefined): string | undefined {
-  return field === undefined ? undefined : Object.hasOwn(WIRE_FIELDS, field) ? WIRE_FIELDS[field] : field;
+  if (field === undefined) return undefined;
+  return Object.hasOwn(WIRE_FIELDS, field) ? WIRE_FIELDS[field] : `attributes.${field}`;
 }
 
 /**

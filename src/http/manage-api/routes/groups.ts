@@ -12,7 +12,7 @@ import { listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import { MANAGE_API_PATH } from '../../../manage/clients.ts';
 import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
 import { keepAnAdministrator } from './administrators.ts';
-import { identityCall, isoTime, pageLimit, pageSearch, pathUser, stringCursor, text, uuidSchema } from './identity-shared.ts';
+import { isoTime, pageLimit, pageSearch, pathUser, stringCursor, text, uuidSchema } from './identity-shared.ts';
 
 export const groupSchema: JsonSchema = {
   type: 'object',
@@ -63,7 +63,7 @@ export const groupRoutes: ManageRoute[] = [
     responses: { 201: { description: 'The new group.', schema: groupSchema } },
     async handle(call) {
       const body = call.body as { name: string; description?: string };
-      const group = await identityCall(() => createGroup({ groups: call.deps.store.groups, clock: call.deps.clock, random: call.deps.random }, body));
+      const group = await createGroup({ groups: call.deps.store.groups, clock: call.deps.clock, random: call.deps.random }, body);
       call.deps.audit.emit({ event: 'group.created', group: group.name, actor: call.actor });
       return { status: 201, body: groupView(group), headers: { location: `${MANAGE_API_PATH}/groups/${encodeURIComponent(group.name)}` } };
     },
@@ -78,7 +78,7 @@ export const groupRoutes: ManageRoute[] = [
     params: nameParams,
     responses: { 200: { description: 'The group.', schema: groupSchema } },
     async handle(call) {
-      return { body: groupView(await identityCall(() => getGroup(call.deps.store, call.params.name ?? ''))) };
+      return { body: groupView(await getGroup(call.deps.store, call.params.name ?? '')) };
     },
   },
   {
@@ -94,7 +94,7 @@ export const groupRoutes: ManageRoute[] = [
     async handle(call) {
       const name = call.params.name ?? '';
       if (isAdminGroup(call, name)) throw conflict(`group ${JSON.stringify(name)} is the administrators group (GATEHOUSE_ADMIN_GROUP); deleting it would leave nobody to manage gatehouse`);
-      const { group, members } = await identityCall(() => deleteGroup(call.deps.store, name));
+      const { group, members } = await deleteGroup(call.deps.store, name);
       call.deps.audit.emit({ event: 'group.deleted', group: group.name, members: members.length, actor: call.actor });
       return { status: 204 };
     },
@@ -111,7 +111,7 @@ export const groupRoutes: ManageRoute[] = [
     querystring: listQuerySchema('the username'),
     responses: { 200: { description: 'A page of members.', schema: pageSchema(memberSchema) } },
     async handle(call) {
-      const group = await identityCall(() => getGroup(call.deps.store, call.params.name ?? ''));
+      const group = await getGroup(call.deps.store, call.params.name ?? '');
       const limit = pageLimit(call);
       const rows = await call.deps.store.groups.memberPage(group.id, { after: stringCursor(call), limit: limit + 1, q: pageSearch(call) });
       return { body: toPage(rows, limit, (u) => normalizeUsername(u.username), (u) => ({ id: u.id, username: u.username })) };
@@ -132,7 +132,7 @@ export const groupRoutes: ManageRoute[] = [
     },
     async handle(call) {
       const user = await pathUser(call, 'user_id');
-      const { group, changed } = await identityCall(() => addMember(call.deps.store, call.params.name ?? '', user.id));
+      const { group, changed } = await addMember(call.deps.store, call.params.name ?? '', user.id);
       if (changed) call.deps.audit.emit({ event: 'user.group_added', userId: user.id, username: user.username, group: group.name, actor: call.actor });
       return { status: changed ? 201 : 200, body: { id: user.id, username: user.username } };
     },

@@ -13,7 +13,7 @@ import { notFound } from '../errors.ts';
 import { decodeCursor, listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import { MANAGE_API_PATH } from '../../../manage/clients.ts';
 import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
-import { attributeChangesSchema, attributesSchema, identityCall, isoTime, nullableText, pageLimit, pageSearch, text, uuidSchema } from './identity-shared.ts';
+import { attributeChangesSchema, attributesSchema, isoTime, nullableText, pageLimit, pageSearch, text, uuidSchema } from './identity-shared.ts';
 
 export const organizationSchema: JsonSchema = {
   type: 'object',
@@ -96,18 +96,16 @@ export const organizationRoutes: ManageRoute[] = [
     responses: { 201: { description: 'The new organization.', schema: organizationSchema } },
     async handle(call) {
       const body = (call.body ?? {}) as Record<string, unknown>;
-      const created = await identityCall(() =>
-        createOrganization(
-          { organizations: call.deps.store.organizations, clock: call.deps.clock, random: call.deps.random },
-          {
-            friendlyName: body.name as string | undefined,
-            technicalName: body.technical_name as string | undefined,
-            parentId: body.parent_id as string | undefined,
-            type: body.type as string | undefined,
-            virtual: body.virtual as boolean | undefined,
-            attributes: body.attributes === undefined ? undefined : checkedAttributes(body.attributes as Record<string, string[]>),
-          },
-        ),
+      const created = await createOrganization(
+        { organizations: call.deps.store.organizations, clock: call.deps.clock, random: call.deps.random },
+        {
+          friendlyName: body.name as string | undefined,
+          technicalName: body.technical_name as string | undefined,
+          parentId: body.parent_id as string | undefined,
+          type: body.type as string | undefined,
+          virtual: body.virtual as boolean | undefined,
+          attributes: body.attributes === undefined ? undefined : checkedAttributes(body.attributes as Record<string, string[]>),
+        },
       );
       call.deps.audit.emit({ event: 'organization.created', organizationId: created.id, technicalName: created.technicalName, actor: call.actor });
       return { status: 201, body: organizationView(created), headers: { location: `${MANAGE_API_PATH}/organizations/${created.id}` } };
@@ -124,7 +122,7 @@ export const organizationRoutes: ManageRoute[] = [
     responses: { 200: { description: 'The organization.', schema: organizationSchema } },
     async handle(call) {
       const id = pathId(call);
-      return { body: organizationView(await identityCall(() => getOrganization(call.deps.store, id))) };
+      return { body: organizationView(await getOrganization(call.deps.store, id)) };
     },
   },
   {
@@ -154,7 +152,7 @@ export const organizationRoutes: ManageRoute[] = [
         virtual: body.virtual as boolean | undefined,
         attributes: body.attributes as OrganizationChanges['attributes'],
       };
-      const updated = await identityCall(() => updateOrganization(changeDeps(call), id, changes));
+      const updated = await updateOrganization(changeDeps(call), id, changes);
       const fields = Object.entries(changes).flatMap(([name, value]) => (value === undefined ? [] : [name]));
       call.deps.audit.emit({ event: 'organization.updated', organizationId: updated.id, technicalName: updated.technicalName, fields, actor: call.actor });
       return { body: organizationView(updated) };
@@ -172,7 +170,7 @@ export const organizationRoutes: ManageRoute[] = [
     responses: { 204: { description: 'Deleted.' } },
     async handle(call) {
       const id = pathId(call);
-      const deleted = await identityCall(() => deleteOrganization(call.deps.store, id));
+      const deleted = await deleteOrganization(call.deps.store, id);
       call.deps.audit.emit({ event: 'organization.deleted', organizationId: deleted.id, technicalName: deleted.technicalName, actor: call.actor });
       return { status: 204 };
     },

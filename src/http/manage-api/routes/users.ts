@@ -15,7 +15,6 @@ import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
 import {
   attributeChangesSchema,
   attributesSchema,
-  identityCall,
   isoTime,
   nullableText,
   pageLimit,
@@ -138,19 +137,17 @@ export const userRoutes: ManageRoute[] = [
     responses: { 201: { description: 'The new user.', schema: userSchema } },
     async handle(call) {
       const body = call.body as Record<string, unknown>;
-      const user = await identityCall(() =>
-        createUser(userDeps(call), {
-          username: body.username as string,
-          password: body.password as string | undefined,
-          email: body.email as string | undefined,
-          givenName: body.given_name as string | undefined,
-          familyName: body.family_name as string | undefined,
-          status: body.status as User['status'] | undefined,
-          organizationId: body.organization_id as string | undefined,
-          groups: body.groups as string[] | undefined,
-          attributes: checkedNewAttributes(body.attributes),
-        }),
-      );
+      const user = await createUser(userDeps(call), {
+        username: body.username as string,
+        password: body.password as string | undefined,
+        email: body.email as string | undefined,
+        givenName: body.given_name as string | undefined,
+        familyName: body.family_name as string | undefined,
+        status: body.status as User['status'] | undefined,
+        organizationId: body.organization_id as string | undefined,
+        groups: body.groups as string[] | undefined,
+        attributes: checkedNewAttributes(body.attributes),
+      });
       call.deps.audit.emit({ event: 'user.created', userId: user.id, username: user.username, actor: call.actor });
       return { status: 201, body: await fullView(call, user), headers: { location: `${MANAGE_API_PATH}/users/${user.id}` } };
     },
@@ -195,7 +192,7 @@ export const userRoutes: ManageRoute[] = [
         organizationId: body.organization_id as string | null | undefined,
         attributes: body.attributes as UserChanges['attributes'],
       };
-      const updated = await identityCall(() => updateUser({ ...call.deps.store, clock: call.deps.clock }, user.id, changes));
+      const updated = await updateUser({ ...call.deps.store, clock: call.deps.clock }, user.id, changes);
       // The names of what changed, never the values.
       const fields = Object.entries(changes).flatMap(([name, value]) => (value === undefined ? [] : [name]));
       call.deps.audit.emit({ event: 'user.updated', userId: user.id, username: updated.username, fields, actor: call.actor });
@@ -214,9 +211,7 @@ export const userRoutes: ManageRoute[] = [
     responses: { 204: { description: 'Deleted.' } },
     async handle(call) {
       const user = await pathUser(call);
-      const deleted = await identityCall(() =>
-        deleteUser({ ...call.deps.store, clock: call.deps.clock }, user.id, { guard: (tx) => keepAnAdministrator(tx, call.deps.config.manageAdminGroup, user.id, `deleting ${user.username}`) }),
-      );
+      const deleted = await deleteUser({ ...call.deps.store, clock: call.deps.clock }, user.id, { guard: (tx) => keepAnAdministrator(tx, call.deps.config.manageAdminGroup, user.id, `deleting ${user.username}`) });
       call.deps.audit.emit({ event: 'user.deleted', userId: deleted.id, username: deleted.username, actor: call.actor });
       return { status: 204 };
     },
@@ -235,7 +230,7 @@ export const userRoutes: ManageRoute[] = [
     async handle(call) {
       const user = await pathUser(call);
       const password = (call.body as { password: string }).password;
-      const changed = await identityCall(() => setPassword({ ...call.deps.store, clock: call.deps.clock }, user.id, password));
+      const changed = await setPassword({ ...call.deps.store, clock: call.deps.clock }, user.id, password);
       call.deps.audit.emit({ event: 'user.password_changed', userId: changed.id, username: changed.username, actor: call.actor });
       return { status: 204 };
     },
@@ -253,9 +248,7 @@ export const userRoutes: ManageRoute[] = [
       async handle(call) {
         const user = await pathUser(call);
         const status = verb === 'enable' ? 'enabled' : 'disabled';
-        const changed = await identityCall(() =>
-          setStatus({ ...call.deps.store, clock: call.deps.clock }, user.id, status, { guard: (tx) => keepAnAdministrator(tx, call.deps.config.manageAdminGroup, user.id, `disabling ${user.username}`) }),
-        );
+        const changed = await setStatus({ ...call.deps.store, clock: call.deps.clock }, user.id, status, { guard: (tx) => keepAnAdministrator(tx, call.deps.config.manageAdminGroup, user.id, `disabling ${user.username}`) });
         call.deps.audit.emit({ event: 'user.status_changed', userId: changed.id, username: changed.username, status, actor: call.actor });
         return { body: await fullView(call, changed) };
       },
