@@ -234,7 +234,10 @@ for (const db of DATABASES) {
         await check('user after ending the session');
 
         await site.getByRole('button', { name: 'Fetch UserInfo again' }).click();
-        await site.locator('#userinfo-error').waitFor();
+        await site
+          .locator('#userinfo-error')
+          .waitFor({ timeout: 10_000 })
+          .catch(() => assert.fail('no #userinfo-error: the ended session’s access token was still accepted at UserInfo'));
         assert.match(await site.locator('#userinfo-error').innerText(), /invalid_token/);
         // Only that session: the administrator's login at the example still works.
         await firstSite.getByRole('button', { name: 'Fetch UserInfo again' }).click();
