@@ -88,6 +88,7 @@ for (const db of DATABASES) {
         // The administrator's user id: the actor every audit event must name.
         await nav('Users');
         await page.getByRole('heading', { name: 'Users' }).waitFor();
+        await check('users');
         await page.getByRole('link', { name: ADMIN.username, exact: true }).click();
         await page.getByRole('heading', { name: `User ${ADMIN.username}` }).waitFor();
         const adminId = (await page.locator('main dl dd code').first().innerText()).trim();
@@ -154,6 +155,8 @@ for (const db of DATABASES) {
         const userUrl = page.url();
 
         await nav('Groups');
+        await page.getByRole('heading', { name: 'Groups' }).waitFor();
+        await check('groups');
         await page.getByRole('link', { name: 'Create a group' }).click();
         await page.getByRole('heading', { name: 'Create a group' }).waitFor();
         await check('create a group');
@@ -168,6 +171,8 @@ for (const db of DATABASES) {
         await check('group with a member');
 
         await nav('Policies');
+        await page.getByRole('heading', { name: 'Authorization policies' }).waitFor();
+        await check('policies');
         await page.getByRole('link', { name: 'New policy' }).click();
         await page.getByRole('heading', { name: 'New policy' }).waitFor();
         await check('new policy');
@@ -187,6 +192,7 @@ for (const db of DATABASES) {
         await nav('Clients');
         await page.getByRole('link', { name: 'Sales portal' }).click();
         await page.getByRole('heading', { name: 'Client Sales portal' }).waitFor();
+        await check('client');
         await page.getByRole('link', { name: 'Edit', exact: true }).click();
         await page.getByRole('heading', { name: 'Edit client Sales portal' }).waitFor();
         await check('edit client');
