@@ -8,51 +8,18 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { bootstrap as bootstrapAs, launchChromium, noChromium, recordCspViolations, ROOT, seriousViolations } from '../helpers/console-browser.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { freePort, startServer, type RunningServer } from '../helpers/server.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` to run the browser test`;
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];
-const ROOT = join(import.meta.dirname, '..', '..');
-const BIN = join(ROOT, 'bin', 'gatehouse.js');
+const skip = noChromium;
 const PASSWORD = 'console administrator password 1';
 const sqlite = DATABASES.find((db) => db.name === 'sqlite')!;
 
-interface AxeResult {
-  violations: { id: string; impact: string | null; nodes: { target: unknown[] }[] }[];
-}
-
 /** `gatehouse admin bootstrap --username … --password-stdin` against the server's store, as an operator runs it. */
-async function bootstrap(server: RunningServer, username: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'admin', 'bootstrap', '--username', username, '--password-stdin'], {
-      env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'silent', GATEHOUSE_DATABASE_URL: server.database.url, GATEHOUSE_ISSUER: server.issuer },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      timeout: 60_000,
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`bootstrap exited ${code}: ${out}`))));
-    child.stdin.end(`${PASSWORD}\n`);
-  });
-}
-
-/** axe-core's serious and critical violations of the page as it is now. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  // Evaluated through the DevTools protocol, which the page's CSP does not govern.
-  await page.evaluate(AXE_SOURCE);
-  const result = await page.evaluate<AxeResult>(`axe.run(document, { runOnly: { type: 'tag', values: ${JSON.stringify(TAGS)} } })`);
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
-}
+const bootstrap = (server: RunningServer, username: string) => bootstrapAs({ databaseUrl: server.database.url, issuer: server.issuer }, username, PASSWORD);
 
 /** What Tab reaches from the top of the page, in order: `tag text`, up to `limit` stops. */
 async function tabStops(page: Page, limit: number): Promise<string[]> {
@@ -74,10 +41,7 @@ describe('the web console in Chromium', { skip }, () => {
     server = await startServer(sqlite);
     const output = await bootstrap(server, username);
     assert.match(output, /gatehouse-console/);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();
@@ -88,7 +52,7 @@ describe('the web console in Chromium', { skip }, () => {
     const context = await browser.newContext();
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.issuer).origin });
     // Recorded from the start of every document (the DevTools protocol is not subject to the page's CSP).
-    await context.addInitScript('window.__cspViolations = []; document.addEventListener("securitypolicyviolation", (e) => window.__cspViolations.push(e.violatedDirective + " " + e.blockedURI));');
+    await recordCspViolations(context);
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('console', (message) => {
