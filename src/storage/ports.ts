@@ -402,6 +402,12 @@ export interface TokenStore {
   /** Revokes every live token one client holds for one user (a withdrawn consent); how many. */
   revokeByUserAndClient(userId: string, clientId: string, now: number): Promise<number>;
   /**
+   * The clients that hold a live token (not revoked, not expired) issued in each of `userId`'s
+   * sessions, by session_index, client_ids sorted; a session without one is absent. Served by the
+   * tokens' user index: one statement for a page of sessions (the management API's session list).
+   */
+  clientsOfSessions(userId: string, sessionIndexes: readonly string[], now: number): Promise<Map<string, string[]>>;
+  /**
    * Cleanup: deletes up to `limit` tokens that expired before `expiredBefore` (whatever their
    * state: an expired refresh token is refused as expired before reuse detection looks at it), or
    * that never expire and were revoked before `revokedBefore`; how many it deleted. A token without

@@ -106,6 +106,24 @@ export class SqlTokenStore implements TokenStore {
     return Number(result.numUpdatedRows);
   }
 
+  async clientsOfSessions(userId: string, sessionIndexes: readonly string[], now: number): Promise<Map<string, string[]>> {
+    const out = new Map<string, string[]>();
+    if (sessionIndexes.length === 0) return out;
+    const rows = await this.#db
+      .selectFrom('tokens')
+      .select(['session_index', 'client_id'])
+      .distinct()
+      .where('user_id', '=', userId)
+      .where('session_index', 'in', [...sessionIndexes])
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .orderBy('session_index')
+      .orderBy('client_id')
+      .execute();
+    for (const row of rows) out.set(row.session_index!, [...(out.get(row.session_index!) ?? []), row.client_id]);
+    return out;
+  }
+
   async deleteExpired(expiredBefore: number, revokedBefore: number, limit: number): Promise<number> {
     // Two bounded statements, each served by the expires_at index: tokens past their expiry, then
     // revoked tokens that have none.

@@ -98,6 +98,7 @@ for (const db of DATABASES) {
         auth_time: new Date(older.authTime).toISOString(),
         amr: ['pwd'],
         acr: null,
+        clients: [],
       });
       assert.equal(page1.text.includes(newer.idHash) || page2.text.includes(older.idHash), false, 'the cookie hash is never shown');
     });
@@ -110,6 +111,8 @@ for (const db of DATABASES) {
       const endedToken = await anAccessToken(user, client.clientId, ended.sessionIndex);
       const keptToken = await anAccessToken(user, client.clientId, kept.sessionIndex);
       assert.equal((await userinfo(endedToken)).status, 200);
+      const before = await call('GET', `/users/${user.id}/sessions`);
+      assert.deepEqual(before.json.items?.map((s) => [s.id, s.clients]), [[kept.sessionIndex, [client.clientId]], [ended.sessionIndex, [client.clientId]]], 'each session names (newest first) the client holding its token');
 
       const answer = await call('DELETE', `/users/${user.id}/sessions/${ended.sessionIndex}`);
       assert.equal(answer.status, 204, answer.text);

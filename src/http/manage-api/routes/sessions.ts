@@ -27,10 +27,11 @@ export const sessionSchema: JsonSchema = {
     auth_time: { type: 'string', format: 'date-time' },
     amr: { type: 'array', items: { type: 'string' } },
     acr: { type: ['string', 'null'] },
+    clients: { type: 'array', items: { type: 'string' }, description: 'The clients holding a live token issued in this session (client_ids, sorted): what ending it cuts off.' },
   },
 };
 
-export function sessionView(session: SsoSession): Record<string, unknown> {
+export function sessionView(session: SsoSession, clients: readonly string[] = []): Record<string, unknown> {
   return {
     id: session.sessionIndex,
     user_id: session.userId,
@@ -39,6 +40,7 @@ export function sessionView(session: SsoSession): Record<string, unknown> {
     auth_time: isoTime(session.authTime),
     amr: session.amr,
     acr: session.acr ?? null,
+    clients,
   };
 }
 
@@ -64,8 +66,10 @@ export const sessionRoutes: ManageRoute[] = [
       const limit = pageLimit(call);
       const key = decodeCursor(call.query.cursor, isSessionKey);
       const after: SessionPageKey | undefined = key && { createdAt: key.c, sessionIndex: key.i };
-      const rows = await call.deps.store.sessions.pageOfUser(user.id, call.deps.clock.now(), { after, limit: limit + 1 });
-      return { body: toPage(rows, limit, (s) => ({ c: s.createdAt, i: s.sessionIndex }), sessionView) };
+      const now = call.deps.clock.now();
+      const rows = await call.deps.store.sessions.pageOfUser(user.id, now, { after, limit: limit + 1 });
+      const clients = await call.deps.store.tokens.clientsOfSessions(user.id, rows.slice(0, limit).map((s) => s.sessionIndex), now);
+      return { body: toPage(rows, limit, (s) => ({ c: s.createdAt, i: s.sessionIndex }), (s) => sessionView(s, clients.get(s.sessionIndex))) };
     },
   },
   {
