@@ -167,6 +167,81 @@ describe('the web console in Chromium', { skip }, () => {
     assert.deepEqual(problems, [], 'no console errors (CSP reports land there too)');
   });
 
+  test('registration tokens, the theme page and its preview, member by username, group search, a refusal as an alert: accessible, no CSP violation', { timeout: 180_000 }, async () => {
+    const context = await browser.newContext();
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(server.issuer).origin });
+    await context.addInitScript('window.__cspViolations = []; document.addEventListener("securitypolicyviolation", (e) => window.__cspViolations.push(e.violatedDirective + " " + e.blockedURI));');
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+    const found: Record<string, string[]> = {};
+    const check = async (name: string) => {
+      found[name] = await seriousViolations(page);
+      assert.deepEqual(await page.evaluate<string[]>('window.__cspViolations'), [], `CSP violations on ${name}`);
+    };
+    try {
+      await page.goto(`${server.url}/manage/registration-tokens`);
+      await page.getByLabel('Username').fill(username);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Initial access tokens for dynamic client registration' }).waitFor();
+      assert.ok((await page.textContent('main'))?.includes('GATEHOUSE_DYNAMIC_REGISTRATION=initial_access_token'), 'off, and how to turn it on');
+      await check('registration tokens');
+      await page.getByLabel('Uses').fill('3');
+      await page.getByLabel('Description').fill('browser test');
+      await page.getByRole('button', { name: 'Create a token' }).click();
+      await page.getByRole('heading', { name: 'Initial access token created' }).waitFor();
+      await check('token minted');
+      const token = (await page.locator('#token-value').textContent())?.trim() ?? '';
+      await page.getByRole('button', { name: 'Copy: Initial access token' }).click();
+      await page.locator('button[data-copy="token-value"]', { hasText: 'Copied' }).waitFor();
+      assert.equal(await page.evaluate<string>('navigator.clipboard.readText()'), token);
+      assert.ok((await page.locator('#curl-example').textContent())?.includes(`Bearer ${token}`));
+      await page.getByRole('link', { name: 'Back to the registration tokens' }).click();
+      await page.getByRole('link', { name: /^Revoke/ }).first().click();
+      await page.getByRole('heading', { name: 'Are you sure?' }).waitFor();
+      await check('revoke confirmation');
+      await page.getByRole('button', { name: 'Revoke' }).click();
+      await page.getByText('The token was revoked.').waitFor();
+
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Theme' }).click();
+      await page.getByRole('heading', { name: 'Login-page theme' }).waitFor();
+      await check('theme');
+      await page.getByRole('link', { name: 'Suomi (Touch)' }).click();
+      await page.locator('html[lang="fi"]').waitFor();
+      await check('theme preview');
+      assert.equal(await page.locator('button[type="submit"]').isDisabled(), true, 'the preview cannot sign in');
+      await page.goBack();
+
+      // Adding an unknown username: the error next to the field, announced.
+      await page.goto(`${server.url}/manage/groups/Administrators`);
+      await page.getByLabel('Username').fill('nobody-by-this-name');
+      await page.getByRole('button', { name: 'Add a member' }).click();
+      await page.getByRole('alert').filter({ hasText: 'nobody-by-this-name' }).waitFor();
+      await check('group with unknown username');
+      // Removing the last administrator: the API's 409 as an alert on the same page.
+      await page.getByRole('button', { name: /Remove from/ }).first().click();
+      await page.getByRole('alert').filter({ hasText: 'The change was not made' }).waitFor();
+      assert.match(page.url(), /\/manage\/groups\/Administrators$/);
+      await check('group with refusal');
+
+      // The user page finds groups by search.
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Users' }).click();
+      await page.getByRole('link', { name: username }).click();
+      await page.getByLabel('Find a group by name').fill('read');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.getByRole('button', { name: 'Add to Administrators (read-only)' }).waitFor();
+      await check('user with group search');
+    } finally {
+      await context.close();
+    }
+    for (const [name, violations] of Object.entries(found)) assert.deepEqual(violations, [], `axe on ${name}`);
+    assert.deepEqual(problems, [], 'no console errors (CSP reports land there too)');
+  });
+
   test('the settings the console shows after registering run the web SSO example, which signs a user in', { timeout: 120_000 }, async () => {
     const port = await freePort();
     const origin = `http://127.0.0.1:${port}`;

@@ -7,7 +7,9 @@
  * - the ID token, kept only as the `id_token_hint` of sign-out (same attributes);
  * - the sign-in transaction (state, nonce, PKCE verifier, where to return), SameSite=Lax so the
  *   redirect back from the authorization endpoint brings it, ten minutes;
- * - the language chosen with `?lang=`, a year.
+ * - the language chosen with `?lang=`, a year;
+ * - a flash: one message for the next page shown (a refused change's detail, or "your last change
+ *   was not made" after a sign-in), SameSite=Lax so it survives the sign-in's redirects, ten minutes.
  *
  * On https they are Secure and carry the `__Secure-` prefix. `__Host-` would also pin them to the
  * host, but it requires `Path=/` (RFC 6265bis §4.1.3.2), which would send the token to every path
@@ -20,17 +22,18 @@ export const CONSOLE_PATH = '/manage';
 
 type CookieConfig = Pick<Config, 'secureCookies'>;
 
-export type ConsoleCookie = 'session' | 'idToken' | 'signIn' | 'lang';
+export type ConsoleCookie = 'session' | 'idToken' | 'signIn' | 'lang' | 'flash';
 
 const BASE_NAMES: Record<ConsoleCookie, string> = {
   session: 'gatehouse_console',
   idToken: 'gatehouse_console_id',
   signIn: 'gatehouse_console_signin',
   lang: 'gatehouse_console_lang',
+  flash: 'gatehouse_console_flash',
 };
 
 /** How each cookie may travel; Max-Age for those that outlive the browser session on their own. */
-const SAME_SITE: Record<ConsoleCookie, 'strict' | 'lax'> = { session: 'strict', idToken: 'strict', signIn: 'lax', lang: 'lax' };
+const SAME_SITE: Record<ConsoleCookie, 'strict' | 'lax'> = { session: 'strict', idToken: 'strict', signIn: 'lax', lang: 'lax', flash: 'lax' };
 
 /** The sign-in transaction's lifetime: long enough to type a password, short enough to be useless later. */
 export const SIGN_IN_MAX_AGE = 600;
@@ -46,7 +49,7 @@ export function readConsoleCookie(request: FastifyRequest, config: CookieConfig,
 }
 
 export function setConsoleCookie(reply: FastifyReply, config: CookieConfig, cookie: ConsoleCookie, value: string, maxAge?: number): void {
-  const age = maxAge ?? (cookie === 'signIn' ? SIGN_IN_MAX_AGE : cookie === 'lang' ? LANG_MAX_AGE : undefined);
+  const age = maxAge ?? (cookie === 'signIn' || cookie === 'flash' ? SIGN_IN_MAX_AGE : cookie === 'lang' ? LANG_MAX_AGE : undefined);
   reply.setCookie(consoleCookieName(config, cookie), value, {
     path: CONSOLE_PATH,
     httpOnly: true,

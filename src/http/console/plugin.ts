@@ -17,7 +17,8 @@ import { csrfTokenFor, csrfTokenValid, sameOrigin } from './csrf.ts';
 import { consoleLocale, consoleMessages, fill, type ConsoleMessages, type Locale } from './i18n.ts';
 import { DONE_KEYS, type ConsolePage, type DoneKey, type Me, type PageCall } from './page.ts';
 import { CONSOLE_PAGES, CONSOLE_SECTIONS } from './pages/index.ts';
-import { consoleClientReady, finishSignIn, signOut, startSignIn } from './signin.ts';
+import { consoleClientReady, finishSignIn, safeReturnTo, signOut, startSignIn } from './signin.ts';
+import { setFlash, takeFlash, type Flash } from './flash.ts';
 import { CONSOLE_CSS, CONSOLE_JS, renderConsole, sendConsolePage } from './views.ts';
 import { issuerOrigin } from '../../manage/clients.ts';
 
@@ -29,6 +30,8 @@ interface Frame {
   csrf?: string;
   section?: string;
   path: string;
+  /** The message of flash.ts to show once on this page. */
+  flash?: Flash;
 }
 
 export async function consoleRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
@@ -93,7 +96,9 @@ export async function consoleRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     if (whoami.status === 403) return notManager(reply, { ...frame, csrf: csrfTokenFor(session) });
     if (whoami.status !== 200) return apiFailed(reply, frame, new ApiError(whoami));
     const me = whoami.body as Me;
-    const full: Frame = { ...frame, me, csrf: csrfTokenFor(session) };
+    // A flash is shown by the next page that renders (a GET), never lost on a POST's redirect.
+    const flash = request.method === 'GET' ? takeFlash(request, reply, deps.config) : undefined;
+    const full: Frame = { ...frame, me, csrf: csrfTokenFor(session), flash };
     const call: PageCall = {
       request,
       reply,
@@ -120,18 +125,50 @@ export async function consoleRoutes(app: FastifyInstance, deps: HttpDeps): Promi
         clearConsoleCookie(reply, deps.config, 'session');
         return signInFirst(request, reply, frame);
       }
+      // A refused change goes back to the page its form was on, which shows the API's detail.
+      const back = request.method === 'POST' && REFUSALS.has(error.status) ? formPage(request) : undefined;
+      if (back !== undefined) {
+        setFlash(reply, deps.config, { kind: 'refused', detail: error.detail });
+        return reply.code(303).header('cache-control', 'no-store').redirect(back, 303);
+      }
       return apiFailed(reply, full, error);
     }
   }
 
-  /** GET: off to sign in, coming back here. POST: nothing is done; home, which signs in. */
+  /**
+   * GET: off to sign in, coming back here. POST: nothing is done (no session, so no CSRF check is
+   * possible); back to the page the form was on (else home), which signs in, and a flash that
+   * says after the sign-in that the change was not made (docs/decisions.md CO10).
+   */
   async function signInFirst(request: FastifyRequest, reply: FastifyReply, frame: Frame): Promise<FastifyReply> {
-    if (request.method !== 'GET') return reply.code(303).header('cache-control', 'no-store').redirect(`${CONSOLE_PATH}/`, 303);
+    if (request.method !== 'GET') {
+      setFlash(reply, deps.config, { kind: 'lost' });
+      return reply.code(303).header('cache-control', 'no-store').redirect(formPage(request) ?? `${CONSOLE_PATH}/`, 303);
+    }
     if (!(await consoleClientReady(deps))) {
       // 200, not 503: the service works; this page is the answer to "how do I start" (docs/console.md).
       return sendConsolePage(reply, 200, renderConsole('setup', { ...frameData(frame), title: frame.t.noConsoleTitle, text: frame.t.noConsole, command: BOOTSTRAP_COMMAND }));
     }
     return startSignIn(reply, deps, request.url, frame.locale);
+  }
+
+  /** The console page a form was posted from: its Referer, when of our origin and a console page. */
+  function formPage(request: FastifyRequest): string | undefined {
+    const referer = request.headers.referer;
+    if (typeof referer !== 'string' || referer.length > 2000) return undefined;
+    let url: URL;
+    try {
+      url = new URL(referer);
+    } catch {
+      return undefined;
+    }
+    if (url.origin !== origin) return undefined;
+    // `done=` and `missing=` told of an earlier form's outcome: not this one's.
+    url.searchParams.delete('done');
+    url.searchParams.delete('missing');
+    const path = `${url.pathname}${url.search}`;
+    const safe = safeReturnTo(path);
+    return safe === path ? safe : undefined;
   }
 
   function notManager(reply: FastifyReply, frame: Frame): FastifyReply {
@@ -148,6 +185,13 @@ export async function consoleRoutes(app: FastifyInstance, deps: HttpDeps): Promi
 function sessionToken(cookie: string | undefined): string | undefined {
   return cookie !== undefined && cookie.length <= 8192 && /^[A-Za-z0-9\-._~+/]+=*$/.test(cookie) ? cookie : undefined;
 }
+
+/**
+ * The API's answers that refuse a change for a reason the page can show (RFC 9457 detail): a
+ * conflict (the last administrator, a policy in use, a protected client) or bad input of an action
+ * without its own form. 401, 403 and 404 keep their pages.
+ */
+const REFUSALS = new Set([400, 409, 422]);
 
 /** The command that makes the console's client and the first administrator (src/cli, `admin bootstrap`). */
 export const BOOTSTRAP_COMMAND = 'npx gatehouse admin bootstrap --username <name> --password-stdin';
@@ -175,6 +219,7 @@ function frameData(frame: Frame): Record<string, unknown> {
       { lang: 'fi', label: 'Suomi', href: langLink('fi') },
       { lang: 'sv', label: 'Svenska', href: langLink('sv') },
     ],
+    flash: frame.flash === undefined ? undefined : frame.flash.kind === 'lost' ? frame.t.lostChange : fill(frame.t.refusedChange, { detail: frame.flash.detail }),
     doneMessage: done !== null && (DONE_KEYS as readonly string[]).includes(done) ? frame.t[`done_${done as DoneKey}`] : undefined,
   };
 }

@@ -7,6 +7,7 @@
 import type { FastifyReply } from 'fastify';
 import { CLIENT_AUTH_METHOD_NAMES } from '../../../oauth/client-auth/registry.ts';
 import { GRANT_TYPES_SUPPORTED } from '../../../oauth/grants/registry.ts';
+import { ACCESS_TOKEN_FORMATS } from '../../../oauth/access-token-format.ts';
 import { ensureOk, segment } from '../api.ts';
 import { CONSOLE_PATH } from '../cookies.ts';
 import { fill } from '../i18n.ts';
@@ -29,7 +30,18 @@ interface ClientForm {
   authorization_policy: string;
   logo_uri: string;
   consent_required: boolean;
+  /** `client_name#fi`, `client_name#sv` (RFC 7591 §2.2): the name the login page shows in that language. */
+  localized_names: Record<string, string>;
+  aud: string;
+  resource_server: boolean;
+  resource_uris: string;
+  access_token_format: string;
 }
+
+/** The languages of the login page other than the untagged default, whose client_name the form edits. */
+const NAME_LOCALES = ['fi', 'sv'] as const;
+/** '' = the server's default (GATEHOUSE_ACCESS_TOKEN_FORMAT). */
+const TOKEN_FORMATS = ['', ...ACCESS_TOKEN_FORMATS] as const;
 
 function formFromClient(client: ClientView | undefined): ClientForm {
   const list = (value: unknown) => (Array.isArray(value) ? value.filter((v) => typeof v === 'string').join('\n') : '');
@@ -44,6 +56,11 @@ function formFromClient(client: ClientView | undefined): ClientForm {
     authorization_policy: text(client?.authorization_policy),
     logo_uri: text(client?.logo_uri),
     consent_required: client?.consent_required === true,
+    localized_names: Object.fromEntries(NAME_LOCALES.map((l) => [l, text(client?.[`client_name#${l}`])])),
+    aud: list(client?.aud),
+    resource_server: client?.resource_server === true,
+    resource_uris: list(client?.resource_uris),
+    access_token_format: text(client?.access_token_format),
   };
 }
 
@@ -58,6 +75,11 @@ function formFromPost(form: Record<string, unknown>): ClientForm {
     authorization_policy: field(form, 'authorization_policy'),
     logo_uri: field(form, 'logo_uri'),
     consent_required: field(form, 'consent_required') === 'true',
+    localized_names: Object.fromEntries(NAME_LOCALES.map((l) => [l, field(form, `client_name#${l}`)])),
+    aud: field(form, 'aud'),
+    resource_server: field(form, 'resource_server') === 'true',
+    resource_uris: field(form, 'resource_uris'),
+    access_token_format: field(form, 'access_token_format'),
   };
 }
 
@@ -67,6 +89,7 @@ function formFromPost(form: Record<string, unknown>): ClientForm {
  */
 function documentOf(form: ClientForm, editing: boolean): Record<string, unknown> {
   const optional = (value: string) => (value.trim() === '' ? (editing ? null : undefined) : value.trim());
+  const optionalList = (value: string) => (lines(value).length === 0 ? (editing ? null : undefined) : lines(value));
   const document: Record<string, unknown> = {
     client_name: form.client_name.trim(),
     redirect_uris: lines(form.redirect_uris),
@@ -77,13 +100,29 @@ function documentOf(form: ClientForm, editing: boolean): Record<string, unknown>
     authorization_policy: optional(form.authorization_policy),
     logo_uri: optional(form.logo_uri),
     consent_required: form.consent_required ? true : editing ? null : undefined,
+    ...Object.fromEntries(NAME_LOCALES.map((l) => [`client_name#${l}`, optional(form.localized_names[l] ?? '')])),
+    aud: optionalList(form.aud),
+    resource_server: form.resource_server ? true : editing ? null : undefined,
+    resource_uris: optionalList(form.resource_uris),
+    access_token_format: optional(form.access_token_format),
   };
   return Object.fromEntries(Object.entries(document).filter(([, value]) => value !== undefined));
 }
 
-function renderForm(call: PageCall, options: { title: string; action: string; submit: string; form: ClientForm; errors?: Record<string, string[]>; status?: number; cancel: string }): FastifyReply {
+/**
+ * The policies to choose from (their names, first 200 by name), with the client's current one kept
+ * even when it is not among them. A reader never reaches a form; on a 403 the list is just empty.
+ */
+async function policyNames(call: PageCall, current: string): Promise<string[]> {
+  const answer = await call.api.call('GET', '/policies', { query: { limit: 200 } });
+  const names = answer.status === 200 ? ((answer.body as Page<{ name?: unknown }>).items ?? []).map((p) => p.name).filter((n): n is string => typeof n === 'string') : [];
+  return current !== '' && !names.includes(current) ? [current, ...names] : names;
+}
+
+async function renderForm(call: PageCall, options: { title: string; action: string; submit: string; form: ClientForm; errors?: Record<string, string[]>; status?: number; cancel: string }): Promise<FastifyReply> {
   const { t } = call;
   const errors = options.errors ?? {};
+  const policies = await policyNames(call, options.form.authorization_policy);
   return call.render(
     'client-form',
     {
@@ -95,6 +134,7 @@ function renderForm(call: PageCall, options: { title: string; action: string; su
       generalErrors: errors[''] ?? [],
       fields: [
         { name: 'client_name', label: t.clientName, type: 'text', value: options.form.client_name, required: true, errors: errors.client_name },
+        ...NAME_LOCALES.map((l) => ({ name: `client_name#${l}`, label: fill(t.clientNameIn, { language: t[`language_${l}`] }), type: 'text', value: options.form.localized_names[l] ?? '', hint: t.clientNameInHint, errors: errors[`client_name#${l}`] })),
         { name: 'redirect_uris', label: t.redirectUris, type: 'textarea', value: options.form.redirect_uris, hint: t.oneUriPerLine, errors: errors.redirect_uris },
         { name: 'post_logout_redirect_uris', label: t.postLogoutRedirectUris, type: 'textarea', value: options.form.post_logout_redirect_uris, hint: t.oneUriPerLine, errors: errors.post_logout_redirect_uris },
         {
@@ -107,9 +147,29 @@ function renderForm(call: PageCall, options: { title: string; action: string; su
         },
         { name: 'grant_types', label: t.grantTypes, type: 'checkboxes', value: options.form.grant_types, options: GRANT_TYPES_SUPPORTED.map((g) => [g, g]), errors: errors.grant_types },
         { name: 'scope', label: t.scope, type: 'text', value: options.form.scope, hint: t.scopeHint, errors: errors.scope },
-        { name: 'authorization_policy', label: t.authorizationPolicy, type: 'text', value: options.form.authorization_policy, hint: t.authorizationPolicyHint, errors: errors.authorization_policy },
+        { name: 'aud', label: t.audiences, type: 'textarea', value: options.form.aud, hint: t.audiencesHint, errors: errors.aud },
+        {
+          name: 'authorization_policy',
+          label: t.authorizationPolicy,
+          type: 'select',
+          value: options.form.authorization_policy,
+          options: [['', t.noPolicy], ...policies.map((name) => [name, name])],
+          hint: t.authorizationPolicyHint,
+          errors: errors.authorization_policy,
+        },
         { name: 'logo_uri', label: t.logoUri, type: 'url', value: options.form.logo_uri, errors: errors.logo_uri },
         { name: 'consent_required', label: t.consentRequired, type: 'checkbox', value: options.form.consent_required, errors: errors.consent_required },
+        { name: 'resource_server', label: t.resourceServer, type: 'checkbox', value: options.form.resource_server, hint: t.resourceServerHint, errors: errors.resource_server },
+        { name: 'resource_uris', label: t.resourceUris, type: 'textarea', value: options.form.resource_uris, hint: t.resourceUrisHint, errors: errors.resource_uris },
+        {
+          name: 'access_token_format',
+          label: t.accessTokenFormat,
+          type: 'select',
+          value: options.form.access_token_format,
+          options: TOKEN_FORMATS.map((f) => [f, f === '' ? t.accessTokenFormatDefault : f]),
+          hint: t.accessTokenFormatHint,
+          errors: errors.access_token_format,
+        },
       ],
     },
     options.status ?? 200,

@@ -5,7 +5,7 @@
 import { ensureOk, segment } from '../api.ts';
 import { CONSOLE_PATH } from '../cookies.ts';
 import { fill } from '../i18n.ts';
-import { field, formErrors, type ConsolePage } from '../page.ts';
+import { field, formErrors, type ConsolePage, type PageCall } from '../page.ts';
 import { confirmedChange, formatTime, listQuery, pager, PAGE_SIZE, type Page } from './shared.ts';
 
 type GroupView = Record<string, unknown> & { name: string; description?: string };
@@ -68,7 +68,7 @@ export const groupPages: ConsolePage[] = [
         created: formatTime(call.locale, group.created_at),
         members: members.items.map((m) => ({ ...m, href: `${CONSOLE_PATH}/users/${segment(m.id)}` })),
         pager: pager(groupPath(group.name), { q: '', cursor: query.cursor }, members.next_cursor),
-        error: typeof call.query.missing === 'string' ? fill(call.t.noSuchUser, { username: call.query.missing.slice(0, 200) }) : undefined,
+        memberError: typeof call.query.missing === 'string' ? fill(call.t.noSuchUser, { username: call.query.missing.slice(0, 200) }) : undefined,
       });
     },
   },
@@ -79,9 +79,7 @@ export const groupPages: ConsolePage[] = [
     async handle(call) {
       const name = call.params.name ?? '';
       const username = field(call.form, 'username').trim();
-      // The API adds by user id: find the user whose username is exactly this one.
-      const found = await call.api.get<Page<{ id: string; username: string }>>('/users', { q: username, limit: 200 });
-      const user = found.items.find((u) => u.username.toLowerCase() === username.toLowerCase());
+      const user = username === '' ? undefined : await userByUsername(call, username);
       if (user === undefined) return call.redirect(`${groupPath(name)}?missing=${encodeURIComponent(username)}`);
       await call.api.send('PUT', `${groupPath(name)}/members/${segment(user.id)}`);
       return call.redirect(groupPath(name), 'added');
@@ -109,6 +107,23 @@ export const groupPages: ConsolePage[] = [
     },
   }),
 ];
+
+/**
+ * The user whose username is exactly `username` (the API adds members by user id). `GET /users?q=`
+ * is a substring search, so the exact one may sit on a later page: the pages are walked until it
+ * is found or they end (bounded, so a hostile name cannot make the console page forever).
+ */
+async function userByUsername(call: PageCall, username: string): Promise<{ id: string; username: string } | undefined> {
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 20; pages++) {
+    const found = await call.api.get<Page<{ id: string; username: string }>>('/users', { q: username, limit: 200, cursor });
+    const user = found.items.find((u) => u.username === username);
+    if (user !== undefined) return user;
+    if (typeof found.next_cursor !== 'string' || found.next_cursor === '') return undefined;
+    cursor = found.next_cursor;
+  }
+  return undefined;
+}
 
 function groupForm(call: Parameters<ConsolePage['handle']>[0], form: { name: string; description: string }, errors: Record<string, string[]> = {}, status = 200) {
   return call.render(

@@ -10,6 +10,8 @@ import { groupPages } from './groups.ts';
 import { keyPages } from './keys.ts';
 import { organizationPages } from './organizations.ts';
 import { policyPages } from './policies.ts';
+import { registrationTokenPages } from './registration-tokens.ts';
+import { themePages } from './theme.ts';
 import { userPages } from './users.ts';
 
 export const CONSOLE_SECTIONS: ConsoleSection[] = [
@@ -21,6 +23,8 @@ export const CONSOLE_SECTIONS: ConsoleSection[] = [
   { key: 'policies', path: '/policies', label: 'navPolicies' },
   { key: 'keys', path: '/keys', label: 'navKeys' },
   { key: 'audit', path: '/audit', label: 'navAudit' },
+  { key: 'registration', path: '/registration-tokens', label: 'navRegistration' },
+  { key: 'theme', path: '/theme', label: 'navTheme' },
 ];
 
 export const CONSOLE_PAGES: ConsolePage[] = [
@@ -32,4 +36,6 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   ...groupPages,
   ...organizationPages,
   ...auditPages,
+  ...registrationTokenPages,
+  ...themePages,
 ];

@@ -90,10 +90,12 @@ export const userPages: ConsolePage[] = [
     async handle(call) {
       const id = call.params.id ?? '';
       const user = await call.api.get<UserView>(userPath(id));
+      // "Add to group" searches the groups (`?group_q=`) rather than listing a first page of them.
+      const groupQuery = field(call.query, 'group_q').trim().slice(0, 200);
       const [sessions, consents, groups] = await Promise.all([
         call.api.call('GET', `${userPath(id)}/sessions`, { query: { limit: 200 } }),
         call.api.call('GET', `${userPath(id)}/consents`, { query: { limit: 200 } }),
-        call.canWrite ? call.api.call('GET', '/groups', { query: { limit: 200 } }) : Promise.resolve(undefined),
+        call.canWrite && groupQuery !== '' ? call.api.call('GET', '/groups', { query: { q: groupQuery, limit: 20 } }) : Promise.resolve(undefined),
       ]);
       const items = (answer: { status: number; body: unknown } | undefined) => (answer?.status === 200 ? (((answer.body as Page<Record<string, unknown>>).items ?? []) as Record<string, unknown>[]) : []);
       const path = `${CONSOLE_PATH}${userPath(id)}`;
@@ -104,6 +106,9 @@ export const userPages: ConsolePage[] = [
         created: formatTime(call.locale, user.created_at),
         updated: formatTime(call.locale, user.updated_at),
         groups: (user.groups ?? []).map((name) => ({ name, href: `${CONSOLE_PATH}/groups/${segment(name)}` })),
+        groupQuery,
+        groupsSearched: groups !== undefined,
+        groupsMore: groups?.status === 200 && typeof (groups.body as Page<unknown>).next_cursor === 'string',
         otherGroups: items(groups)
           .map((g) => text(g.name))
           .filter((name) => name !== '' && !(user.groups ?? []).includes(name)),
