@@ -196,7 +196,7 @@ for (const db of DATABASES) {
         await page.getByRole('link', { name: 'Edit', exact: true }).click();
         await page.getByRole('heading', { name: 'Edit client Sales portal' }).waitFor();
         await check('edit client');
-        await page.getByLabel('Authorization policy').fill(POLICY);
+        await page.getByLabel('Authorization policy').selectOption(POLICY);
         await page.getByRole('button', { name: 'Save' }).click();
         await page.getByRole('heading', { name: 'Client Sales portal' }).waitFor();
         await page.getByText('Saved.').waitFor();
