@@ -19,6 +19,7 @@ import { loadConfig } from '../src/config.ts';
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const BIN = join(ROOT, 'bin', 'gatehouse.js');
 const OUT = join(ROOT, 'docs', 'images');
+const FAKE_TOKEN = 'EXAMPLE-not-a-real-initial-access-token';
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const VIEWPORT = { width: 1280, height: 800 };
 const ADMIN = { username: 'admin', password: 'sample administrator password' };
@@ -52,16 +53,17 @@ async function gatehouse(env: Record<string, string>, args: string[], input = ''
 
 async function signIn(page: Page, url: string, user: { username: string; password: string }): Promise<void> {
   await page.goto(url);
-  await page.getByLabel('Username').fill(user.username);
-  await page.getByLabel('Password').fill(user.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  // By field name: the example theme renames the labels ("Library card number").
+  await page.locator('#username').fill(user.username);
+  await page.locator('#password').fill(user.password);
+  await page.locator('form button[type=submit]').first().click();
   await page.waitForLoadState('load');
 }
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-screenshots-'));
   const port = await freePort();
-  const env = { GATEHOUSE_DATABASE_URL: `sqlite:${join(dir, 'gatehouse.db')}`, GATEHOUSE_PORT: String(port), GATEHOUSE_ISSUER: `http://127.0.0.1:${port}/uas` };
+  const env = { GATEHOUSE_DATABASE_URL: `sqlite:${join(dir, 'gatehouse.db')}`, GATEHOUSE_PORT: String(port), GATEHOUSE_ISSUER: `http://127.0.0.1:${port}/uas`, GATEHOUSE_THEME_DIR: join(ROOT, 'examples', 'theme'), GATEHOUSE_DYNAMIC_REGISTRATION: 'initial_access_token' };
   const config = loadConfig({ ...env, GATEHOUSE_LOG_LEVEL: 'silent', GATEHOUSE_CLEANUP_INTERVAL: '0' });
   const server = await createGatehouse(config, {}, { logger: false });
   await server.app.listen({ host: '127.0.0.1', port });
@@ -152,6 +154,21 @@ async function main(): Promise<void> {
     // The filter form fills the first screen: start the picture at its button, above the events.
     await page.locator('main form.filters button[type=submit]').evaluate((button) => button.scrollIntoView({ block: 'start' }));
     await shot('audit');
+
+    await nav('Registration tokens');
+    await page.getByRole('button', { name: 'Create a token' }).click();
+    await page.getByRole('heading', { name: 'Initial access token created' }).waitFor();
+    await page.evaluate(`(() => {
+      const real = document.getElementById('token-value').textContent;
+      for (const id of ['token-value', 'curl-example']) { const e = document.getElementById(id); if (e) e.textContent = e.textContent.split(real).join(${JSON.stringify(FAKE_TOKEN)}); }
+    })()`);
+    await shot('registration-token');
+
+    await nav('Theme');
+    await page.getByRole('heading', { name: 'Login-page theme' }).waitFor();
+    await shot('theme');
+    await page.goto(`${base}/theme/preview?display=page&locale=fi`);
+    await shot('theme-preview-fi');
 
     await page.goto(`${base}/users?lang=fi`);
     await page.getByRole('heading', { name: 'Käyttäjät' }).waitFor();
