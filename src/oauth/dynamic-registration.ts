@@ -130,6 +130,11 @@ export function parseDuration(raw: string): number | undefined {
 
 export interface DynamicRegistrationDeps extends ClientRegistrationDeps {
   registrations: RegistrationStore;
+  /**
+   * The server's access-token lifetime (GATEHOUSE_ACCESS_TOKEN_TTL, seconds): a self-registered
+   * client may ask for shorter tokens, never longer ones (decision DR11).
+   */
+  maxAccessTokenTtl: number;
 }
 
 /** RFC 6750 §3.1: no token at all; the challenge then carries no error attribute. */
@@ -160,7 +165,7 @@ export async function registerDynamicClient(
   const refusal = found === undefined ? 'is not known' : found.expiresAt <= deps.clock.now() ? 'has expired' : found.usesLeft <= 0 ? 'is used up' : undefined;
   if (refusal !== undefined) throw new InvalidToken(`The initial access token ${refusal}.`);
 
-  const document = registrationDocument(body, undefined);
+  const document = registrationDocument(body, undefined, deps.maxAccessTokenTtl);
   const registrationAccessToken = deps.random.token(TOKEN_BYTES);
   let spent: InitialAccessToken | undefined;
   const { client, clientSecret } = await asRegistrationErrors(() =>
@@ -195,7 +200,7 @@ export async function replaceDynamicClient(deps: DynamicRegistrationDeps, client
   const { client, clientSecret } = await asRegistrationErrors(() =>
     updateClient(deps, clientId, async (current, tx) => {
       await checkRegistrationToken(tx.registrations, clientId, token);
-      return replacement(current, body);
+      return replacement(current, body, deps.maxAccessTokenTtl);
     }),
   );
   return { client, response: clientInformation(client, clientSecret, token, clientUri) };
@@ -231,7 +236,7 @@ function invalidRegistrationToken(): InvalidToken {
  * (unless it repeats `current`'s value), no refused grant; `consent_required` is always true
  * (decision DR6); `token_endpoint_auth_method` defaults to client_secret_basic (RFC 7591 §2).
  */
-function registrationDocument(body: unknown, current: Client | undefined): Record<string, unknown> {
+function registrationDocument(body: unknown, current: Client | undefined, maxAccessTokenTtl: number): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidClientMetadataError('The request body must be a JSON object of client metadata (RFC 7591 section 2).');
   // RFC 7591 §2: metadata the server does not understand is ignored (left out of the registration,
   // so the answer shows the client it was not registered); what gatehouse knows but does not
@@ -263,6 +268,12 @@ function registrationDocument(body: unknown, current: Client | undefined): Recor
       throw key === 'redirect_uris' ? new InvalidRedirectUri(message) : new InvalidClientMetadataError(message);
     }
   }
+  // access_token_ttl is gatehouse's own member (registerClient checks its form): an administrator
+  // may make a client's bearer tokens live up to a year; a client registering itself may only
+  // shorten them, so an initial access token cannot buy year-long bearer tokens (DR11).
+  if (typeof doc.access_token_ttl === 'number' && doc.access_token_ttl > maxAccessTokenTtl) {
+    throw new InvalidClientMetadataError(`access_token_ttl: a dynamically registered client may ask for at most the server's lifetime, ${maxAccessTokenTtl} seconds.`);
+  }
   doc.consent_required = true;
   doc.token_endpoint_auth_method ??= 'client_secret_basic';
   // What an administrator decided stays as it is: the update keeps the registered values.
@@ -275,7 +286,7 @@ function registrationDocument(body: unknown, current: Client | undefined): Recor
  * (null), except the privileged ones, which stay as they are; `client_id` must be the client's and
  * `client_secret`, when sent, its current secret.
  */
-function replacement(current: Client, body: unknown): Record<string, unknown> {
+function replacement(current: Client, body: unknown, maxAccessTokenTtl: number): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidClientMetadataError('The request body must be a JSON object of client metadata (RFC 7591 section 2).');
   const { client_id: clientId, client_secret: clientSecret, ...rest } = body as Record<string, unknown>;
   if (clientId !== current.clientId) throw new InvalidClientMetadataError('client_id: must be sent, and be the client_id of the client being updated (RFC 7592 section 2.2).');
@@ -283,7 +294,7 @@ function replacement(current: Client, body: unknown): Record<string, unknown> {
     const matches = typeof clientSecret === 'string' && current.secretHash !== undefined && constantTimeEqual(hashSecret(clientSecret), current.secretHash);
     if (!matches) throw new InvalidClientMetadataError('client_secret: does not match the current secret; a client cannot choose its secret (RFC 7592 section 2.2).');
   }
-  const doc = registrationDocument(rest, current);
+  const doc = registrationDocument(rest, current, maxAccessTokenTtl);
   const { client_id: _id, created_at: _created, ...registered } = clientView(current);
   const patch: Record<string, unknown> = {};
   for (const key of Object.keys(registered)) {

@@ -297,15 +297,19 @@ for (const db of DATABASES) {
         [{ client_name: 42 }, 'client_name', 'invalid_client_metadata'],
         [{ grant_types: ['implicit'] }, 'grant_types', 'invalid_client_metadata'],
         [{ tos_uri: 'https://app.example.com/tos' }, 'tos_uri', 'invalid_client_metadata'],
+        // Longer than the server's GATEHOUSE_ACCESS_TOKEN_TTL (default 3600): administrators only (DR11).
+        [{ access_token_ttl: 3601 }, 'access_token_ttl', 'invalid_client_metadata'],
       ];
       for (const [extra, field, error] of cases) {
         const answer = await send(endpoint(), { token: value, body: { ...WEB_APP, ...extra } });
         assert.deepEqual([answer.status, answer.body.error], [400, error], field);
         assert.match(answer.body.error_description as string, new RegExp(`^${field}: `), field);
       }
-      const statement = await send(endpoint(), { token: value, body: { ...WEB_APP, software_statement: 'eyJhbGciOiJub25lIn0.e30.' } });
+      const shorter = await send(endpoint(), { token: value, body: { ...WEB_APP, access_token_ttl: 600 } });
+      assert.deepEqual([shorter.status, shorter.body.access_token_ttl], [201, 600], 'a shorter lifetime is the client\'s to ask');
+      const statement = await send(endpoint(), { token: (await mint(1)).value, body: { ...WEB_APP, software_statement: 'eyJhbGciOiJub25lIn0.e30.' } });
       assert.deepEqual([statement.status, statement.body.error], [400, 'invalid_software_statement']);
-      assert.equal(await usesLeft(token.id), 1);
+      assert.equal(await usesLeft(token.id), 0, 'only the one accepted registration spent a use');
     });
 
     test('metadata gatehouse does not understand is ignored as RFC 7591 §2 requires: left out of the registration and the answer; known but unsupported keys are refused (DR-10)', async () => {

@@ -35,6 +35,7 @@ export async function registrationRoutes(app: FastifyInstance, deps: HttpDeps): 
     random: deps.random,
     keyEncryptionKey: deps.config.keyEncryptionKey,
     apiClientId: deps.config.apiClientId,
+    maxAccessTokenTtl: deps.config.accessTokenTtl,
   };
   const path = `${deps.config.issuerPath}${ENDPOINT_PATHS.registration}`;
   const clientUri = (clientId: string) => `${deps.config.issuer}${ENDPOINT_PATHS.registration}/${encodeURIComponent(clientId)}`;
