@@ -89,7 +89,8 @@ if (flags.help) {
   --duration S       seconds per round (default 10; quick 3)
   --warmup S         seconds of warm-up per scenario (default 2; quick 1)
   --connections N    concurrent connections (default 16; S6 uses 8)
-  --only S1,S3       run only these scenarios (S1–S6, S3j = S3 with a JWT access token; S7 client_credentials + client_secret_basic,
+  --only S1,S3       run only these scenarios (S1–S6, S3j = S3 with a JWT access token; S3a and S7a = S3 and S7 on a
+                     second server with GATEHOUSE_AUDIT_STORE=off, S3 and S7 reported ÷ them; S7 client_credentials + client_secret_basic,
                      S8 client_credentials + private_key_jwt, S9 device-flow polling, S10 introspection
                      for a client with a five-claim authorization policy; S3j and S10 are also reported
                      ÷ S3 and ÷ S1 of the same run; S1 and S7–S9
@@ -273,7 +274,7 @@ interface Server {
   stop(): Promise<number | string>;
 }
 
-async function startGatehouse(url: string, options: { workers: number; pinned: boolean; profileDir?: string }): Promise<Server> {
+async function startGatehouse(url: string, options: { workers: number; pinned: boolean; profileDir?: string; env?: Record<string, string> }): Promise<Server> {
   const port = await freePort();
   const spawnedAt = performance.now();
   const nodeArgs = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
@@ -300,6 +301,7 @@ async function startGatehouse(url: string, options: { workers: number; pinned: b
       // measures are not under that limit.
       GATEHOUSE_DEVICE_AUTHORIZATIONS_PER_ADDRESS: '0',
       ...(flags['server-node-options'] ? { NODE_OPTIONS: flags['server-node-options'] } : {}),
+      ...options.env,
     },
   });
   const base = `http://127.0.0.1:${port}`;
@@ -404,19 +406,22 @@ async function runScenario(
   };
 }
 
-async function withServer<T>(store: BenchStore, options: { workers: number; pinned: boolean; profileDir?: string }, work: (server: Server, ctx: ScenarioContext) => Promise<T>): Promise<{ value: T; exit: number | string }> {
+async function withServer<T>(
+  store: BenchStore,
+  options: { workers: number; pinned: boolean; profileDir?: string; env?: Record<string, string> },
+  work: (server: Server, ctx: ScenarioContext, variant: (env: Record<string, string>) => Promise<{ server: Server; ctx: ScenarioContext }>) => Promise<T>,
+): Promise<{ value: T; exit: number | string }> {
   const storeHandle = await openBenchStore(store.url);
+  const variants = new Map<string, Promise<{ server: Server; ctx: ScenarioContext }>>();
   try {
     const fixture = await seedFixture(storeHandle);
     const machine = await seedMachineClients(storeHandle, (await clientKey()).publicJwk);
-    const server = await startGatehouse(store.url, options);
-    let value: T;
-    try {
+    const contextOf = async (server: Server): Promise<ScenarioContext> => {
       const endpoint = await authorizationEndpointPath(server.base);
       const frontChannel: FrontChannel = endpoint
         ? await probeFrontChannel(server.base, authorizePath(fixture, 'bench', endpoint), fixture.login)
         : { available: false, reason: 'the discovery document names no authorization_endpoint' };
-      const ctx: ScenarioContext = {
+      return {
         kind: 'gatehouse',
         base: server.base,
         store: storeHandle,
@@ -430,7 +435,25 @@ async function withServer<T>(store: BenchStore, options: { workers: number; pinn
         discovery: await discover(server.base, '/uas/.well-known/openid-configuration'),
         clientKey: await clientKey(),
       };
-      value = await work(server, ctx);
+    };
+    // A second server with other settings (Scenario.serverEnv), on the same store and core, started
+    // once when a scenario first asks for it; the idle one of the two costs nothing.
+    const variant = (env: Record<string, string>) => {
+      const key = JSON.stringify(env);
+      let started = variants.get(key);
+      if (!started) {
+        started = (async () => {
+          const server = await startGatehouse(store.url, { ...options, profileDir: undefined, env: { ...options.env, ...env } });
+          return { server, ctx: await contextOf(server) };
+        })();
+        variants.set(key, started);
+      }
+      return started;
+    };
+    const server = await startGatehouse(store.url, options);
+    let value: T;
+    try {
+      value = await work(server, await contextOf(server), variant);
     } catch (error) {
       await server.stop();
       throw error;
@@ -438,6 +461,7 @@ async function withServer<T>(store: BenchStore, options: { workers: number; pinn
     const exit = await server.stop();
     return { value, exit };
   } finally {
+    for (const started of variants.values()) await (await started.catch(() => undefined))?.server.stop();
     await storeHandle.close();
   }
 }
@@ -636,13 +660,14 @@ async function runSuite(store: BenchStore, peer: boolean): Promise<{ results: Sc
   const suite = async (peerSide?: { server: Pick<Server, 'base' | 'started'>; ctx: PeerContext }) => {
     log(`\n== ${store.kind}: one worker${pinning ? ' pinned to one core' : ''}${peerSide ? `; the peer, node-oidc-provider ${PEER_VERSION}, beside it` : ''} ==`);
     const peerResults: ScenarioResult[] = [];
-    const { value, exit } = await withServer(store, { workers: 1, pinned: pinning }, async (server, ctx) => {
+    const { value, exit } = await withServer(store, { workers: 1, pinned: pinning }, async (server, ctx, variant) => {
       if (!ctx.frontChannel.available) log(`   S5/S6: ${ctx.frontChannel.reason}`);
       const results: ScenarioResult[] = [];
       for (const scenario of selected(SCENARIOS)) {
         if (store.kind === 'postgres' && !scenario.hotPath) continue;
         log(`${scenario.id} ${scenario.name}…`);
-        const result = await runScenario(scenario, ctx, server, { store: store.kind, workers: 1, pinned: pinning }, settings.rounds);
+        const on = scenario.serverEnv ? await variant(scenario.serverEnv) : { server, ctx };
+        const result = await runScenario(scenario, on.ctx, on.server, { store: store.kind, workers: 1, pinned: pinning }, settings.rounds);
         logResult(result);
         results.push(result);
         if (peerSide && scenario.peer) {
@@ -713,7 +738,9 @@ async function runProfiles(store: BenchStore, withCeiling: boolean): Promise<Rec
     mkdirSync(dir, { recursive: true });
     log(`profile ${key}…`);
     let skipMs = 0;
-    const { value } = await withServer(store, { workers: 1, pinned: pinning, profileDir: dir }, async (server, ctx) => {
+    // A scenario of another server's settings (Scenario.serverEnv) is profiled with those settings.
+    const options = { workers: 1, pinned: pinning, profileDir: dir, env: scenario.serverEnv };
+    const { value } = await withServer(store, options, async (server, ctx) => {
       // Only the measured round counts: start-up, seeding and warm-up are left out of the summary.
       return runScenario(scenario, ctx, server, { store: store.kind, workers: 1, pinned: pinning }, 1, () => (skipMs = performance.now() - server.spawnedAt));
     });

@@ -11,7 +11,7 @@ import type { PeerFixture } from './peer.ts';
 import { missing, pathOf, requestDeviceCodes, type DeviceCodes, type Discovery } from './protocol.ts';
 
 export type CeilingId = 'R1' | 'R2' | 'R3' | 'R4';
-export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S3j' | 'S4a' | 'S4b' | 'S5' | 'S6' | 'S7' | 'S8' | 'S9' | 'S10';
+export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S3j' | 'S3a' | 'S4a' | 'S4b' | 'S5' | 'S6' | 'S7' | 'S7a' | 'S8' | 'S9' | 'S10';
 
 /** What S7–S9 need of a server, gatehouse or the peer, so that both get the same requests. */
 interface MachineSide {
@@ -103,6 +103,11 @@ export interface Scenario {
    * against S1, the same introspection with a five-claim policy).
    */
   versus?: { id: ScenarioId; target: number };
+  /**
+   * Settings of a second gatehouse server, started beside the first on the same store and core,
+   * that this scenario runs on instead (issue 14: S3a and S7a, S3 and S7 with the audit store off).
+   */
+  serverEnv?: Record<string, string>;
   /** The same operation on the peer, measured in the same run (issue 12, "Speed"). */
   peer?: {
     /** Minimum ratio of gatehouse's operations per second to the peer's; undefined: reported only. */
@@ -331,7 +336,22 @@ export const SCENARIOS: Scenario[] = [
     ok: [200],
     opStatus: 200,
     hotPath: true,
+    // Issue 14: what the audit store may cost, held against S3a (the store off) of the same run.
+    versus: { id: 'S3a', target: 0.95 },
     prepare: (ctx, seconds) => prepareCodeExchange(ctx, seconds, 'S3', SCOPE),
+  },
+  {
+    // Issue 14: S3 on a second server with GATEHOUSE_AUDIT_STORE=off, so `S3 / S3a` of the same run
+    // is what keeping audit events in the store costs a token exchange (docs/performance.md).
+    id: 'S3a',
+    name: 'authorization_code exchange as S3, audit store off (reference for S3)',
+    ceiling: 'R2',
+    target: 0.7,
+    ok: [200],
+    opStatus: 200,
+    hotPath: true,
+    serverEnv: { GATEHOUSE_AUDIT_STORE: 'off' },
+    prepare: (ctx, seconds) => prepareCodeExchange(ctx, seconds, 'S3a', SCOPE),
   },
   {
     id: 'S3j',
@@ -427,8 +447,21 @@ export const SCENARIOS: Scenario[] = [
     ok: [200],
     opStatus: 200,
     hotPath: true,
+    versus: { id: 'S7a', target: 0.95 },
     prepare: (ctx) => clientCredentialsBasic(ctx),
     peer: { target: 2, prepare: (side) => clientCredentialsBasic(side) },
+  },
+  {
+    // Issue 14: S7 with GATEHOUSE_AUDIT_STORE=off; the cheapest grant, so the store's share is largest.
+    id: 'S7a',
+    name: 'client_credentials grant as S7, audit store off (reference for S7)',
+    ceiling: 'R1',
+    target: 0.15,
+    ok: [200],
+    opStatus: 200,
+    hotPath: true,
+    serverEnv: { GATEHOUSE_AUDIT_STORE: 'off' },
+    prepare: (ctx) => clientCredentialsBasic(ctx),
   },
   {
     id: 'S8',

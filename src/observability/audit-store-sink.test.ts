@@ -87,6 +87,28 @@ describe('the batching audit sink', () => {
     assert.equal(errors.length, 1, 'room again once written');
   });
 
+  test('an event keeps the time it was emitted at and its place in the order, though its record is made when the batch is written', async () => {
+    const store = new FakeStore();
+    const clock = new ManualClock();
+    const sink = storeAuditSink(store, clock, { error: () => assert.fail('no error expected') });
+    const emittedAt: number[] = [];
+    for (let i = 0; i < 600; i++) {
+      // 600 events over 3 ms: more than one draw of the id pool, several events per millisecond.
+      if (i % 200 === 0) clock.advance(1);
+      emittedAt.push(clock.now());
+      sink.emit(logout(i));
+    }
+    clock.advance(60_000);
+    await sink.flush();
+    const records = store.batches.flat();
+    assert.deepEqual(records.map((r) => r.at), emittedAt, 'the emit time, not the write time');
+    assert.deepEqual(records.map((r) => r.userId), emittedAt.map((_, i) => `u${i}`));
+    const ids = records.map((r) => r.id);
+    assert.deepEqual([...ids].sort(), ids, 'ids sort in emit order');
+    assert.equal(new Set(ids).size, 600);
+    assert.equal(new Set(ids.map((id) => id.slice(19))).size, 600, 'each id has random bits of its own, across draws of the pool');
+  });
+
   test('the tee writes the file or log copy first, then the store', () => {
     const order: string[] = [];
     teeAuditSink({ emit: () => order.push('file') }, { emit: () => order.push('store') }).emit(logout(1));

@@ -3,23 +3,29 @@
  * docs/operations.md, "Audit events in the store"). The sink never makes its caller wait: `emit`
  * stamps the event with the clock, gives it a time-ordered id and buffers it; a batch is written
  * with one multi-row insert every FLUSH_MS or as soon as MAX_BATCH events wait, whichever comes
- * first. So the token endpoint's hot path costs one array push, and a busy server writes one
- * statement per batch instead of one per event (docs/decisions.md AU1).
+ * first. So the token endpoint's hot path costs a clock read and one array push (the stored form
+ * and the id are made when the batch is written, off the request's path), and a busy server writes
+ * one statement per batch instead of one per event (docs/decisions.md AU1, AU9).
  *
  * What it costs: events still buffered when the process dies are lost from the store (at most one
  * batch, FLUSH_MS of events); the file or log copy, written synchronously by the sink it is teed
  * with, has them. A failed insert is logged at error with the number of events lost and never
  * reaches the caller. `flush()` writes what waits (close, CLI exit, tests).
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import type { Clock } from '../lib/clock.ts';
 import type { AuditRecord, AuditStore } from '../storage/ports.ts';
 import { fingerprint, type Actor, type AuditEvent, type AuditSink } from './audit.ts';
 
 /** Longest an event waits in the buffer (ms). */
 export const FLUSH_MS = 100;
-/** Events per insert: a full buffer is written at once. */
-export const MAX_BATCH = 100;
+/**
+ * Events per write: a full buffer is written at once. Large, so that under load a batch is what
+ * FLUSH_MS gathers (400 events at 4 000 tokens/s): each write's cost per event falls with its size,
+ * mostly the index pages it touches (one page of the user index per user in the batch, written
+ * once per commit; docs/performance.md, "Audit events in the store (issue 14)").
+ */
+export const MAX_BATCH = 1000;
 /**
  * Most events buffered while the store is slow or down; beyond it new events are dropped from the
  * store (counted in the error log line), so an outage cannot exhaust the memory. The file or log
@@ -47,7 +53,8 @@ export function storeAuditSink(store: Pick<AuditStore, 'insertMany'>, clock: Clo
   const maxBatch = options.maxBatch ?? MAX_BATCH;
   const maxBuffered = options.maxBuffered ?? MAX_BUFFERED;
   const ids = new AuditIds();
-  let buffer: AuditRecord[] = [];
+  // The events as emitted with their time; made into records (id, fingerprints) only when written.
+  let buffer: Stamped[] = [];
   /** Events emitted and not yet written (buffered, or in a batch waiting for its insert). */
   let pending = 0;
   let dropped = 0;
@@ -72,10 +79,14 @@ export function storeAuditSink(store: Pick<AuditStore, 'insertMany'>, clock: Clo
       log.error({ count: dropped }, `dropped ${dropped} audit event(s) from the store: more than ${maxBuffered} were waiting; the audit file or log has them`);
       dropped = 0;
     }
-    while (buffer.length > 0) {
-      const batch = buffer.slice(0, maxBatch);
-      buffer = buffer.slice(maxBatch);
-      writing = writing.then(() => write(batch));
+    if (buffer.length > 0) {
+      // Ids in emit order, now: AuditIds orders events of one ms by the order it is asked in.
+      const records = buffer.map(({ event, at }) => toRecord(event, at, ids.next(at)));
+      buffer = [];
+      for (let i = 0; i < records.length; i += maxBatch) {
+        const batch = records.length <= maxBatch ? records : records.slice(i, i + maxBatch);
+        writing = writing.then(() => write(batch));
+      }
     }
     return writing;
   };
@@ -86,8 +97,7 @@ export function storeAuditSink(store: Pick<AuditStore, 'insertMany'>, clock: Clo
         dropped++;
         return;
       }
-      const at = clock.now();
-      buffer.push(toRecord(event, at, ids.next(at)));
+      buffer.push({ event, at: clock.now() });
       pending++;
       if (buffer.length >= maxBatch) void flushNow();
       else if (timer === undefined) {
@@ -98,6 +108,11 @@ export function storeAuditSink(store: Pick<AuditStore, 'insertMany'>, clock: Clo
     },
     flush: flushNow,
   };
+}
+
+interface Stamped {
+  event: AuditEvent;
+  at: number;
 }
 
 /** Emits every event to each sink in turn (the file or log copy first, then the store). */
@@ -134,6 +149,10 @@ export function toRecord(event: AuditEvent, at: number, id: string): AuditRecord
 export class AuditIds {
   #lastMs = -1;
   #counter = 0;
+  // Random bytes drawn POOL_IDS ids at a time: one randomFillSync per 16 bytes was the sink's
+  // largest cost per event on the token endpoint (docs/performance.md, issue 14).
+  readonly #pool = Buffer.alloc(8 * POOL_IDS);
+  #used = POOL_IDS;
 
   next(at: number): string {
     const ms = Math.max(0, Math.floor(at));
@@ -142,12 +161,19 @@ export class AuditIds {
       this.#lastMs = ms;
       this.#counter = 0;
     }
-    const bytes = randomBytes(16);
-    bytes.writeUIntBE(ms % 2 ** 48, 0, 6);
-    bytes[6] = 0x70 | (this.#counter >> 8);
-    bytes[7] = this.#counter & 0xff;
-    bytes[8] = 0x80 | (bytes[8]! & 0x3f);
-    const hex = bytes.toString('hex');
-    return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+    if (this.#used === POOL_IDS) {
+      randomFillSync(this.#pool);
+      this.#used = 0;
+    }
+    const offset = 8 * this.#used++;
+    // 62 random bits after the variant (0b10): bytes 8..15 of the UUID.
+    this.#pool[offset] = 0x80 | (this.#pool[offset]! & 0x3f);
+    const random = this.#pool.toString('hex', offset, offset + 8);
+    const time = (ms % 2 ** 48).toString(16).padStart(12, '0');
+    const version = (0x7000 | this.#counter).toString(16);
+    return `${time.slice(0, 8)}-${time.slice(8)}-${version}-${random.slice(0, 4)}-${random.slice(4)}`;
   }
 }
+
+/** Ids per draw of random bytes (8 bytes each). */
+const POOL_IDS = 256;

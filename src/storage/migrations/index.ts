@@ -14,6 +14,7 @@ import * as consents from './013-consents.ts';
 import * as clientResourceUris from './014-client-resource-uris.ts';
 import * as auditEvents from './015-audit-events.ts';
 import * as dynamicRegistration from './016-dynamic-registration.ts';
+import * as auditEventsPersonIndexes from './017-audit-events-person-indexes.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '014-client-resource-uris': clientResourceUris,
   '015-audit-events': auditEvents,
   '016-dynamic-registration': dynamicRegistration,
+  '017-audit-events-person-indexes': auditEventsPersonIndexes,
 };
