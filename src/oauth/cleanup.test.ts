@@ -90,3 +90,25 @@ test('stop() ends a long pass after the batch in progress, not after the whole b
   assert.ok(batches < 10, `${batches} batches ran after stop()`);
   assert.match(lines.at(-1)?.message ?? '', /cleanup deleted/);
 });
+
+test('the log line counts the rows of every table: a pass that deleted only device authorizations and initial access tokens is logged', async () => {
+  const { store } = fakeStore();
+  let deleted = false;
+  const once = (n: number) => async () => (deleted ? 0 : n);
+  const withMore = {
+    ...store,
+    deviceAuthorizations: { deleteExpired: once(2) } as unknown as NonNullable<CleanupDeps['store']['deviceAuthorizations']>,
+    registrations: {
+      deleteExpiredInitialAccessTokens: async () => {
+        const n = deleted ? 0 : 3;
+        deleted = true;
+        return n;
+      },
+    } as unknown as NonNullable<CleanupDeps['store']['registrations']>,
+  };
+  const { log, lines } = recordingLog();
+  const schedule = scheduleCleanup({ store: withMore, clock: new ManualClock() }, { intervalMs: 1000, log, random: () => 0 });
+  await until(() => lines.length >= 1);
+  await schedule.stop();
+  assert.deepEqual(lines, [{ level: 'info', message: 'cleanup deleted 5 expired row(s)' }]);
+});

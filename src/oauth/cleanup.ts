@@ -30,6 +30,9 @@
  *   invalid_grant either way.
  * - A stored audit event goes once older than GATEHOUSE_AUDIT_RETENTION (`auditRetentionMs`; 0 or
  *   absent keeps them), the oldest first (docs/decisions.md AU5).
+ * - An initial access token of dynamic client registration (RFC 7591 §3) goes GRACE_MS after it
+ *   expired, used up or not: it authorizes nothing then, and the hour keeps it in the console's
+ *   list as "expired" for whoever wonders why a registration was refused (docs/decisions.md DR12).
  */
 import type { Clock } from '../lib/clock.ts';
 import type { CodeCursor, Store } from '../storage/ports.ts';
@@ -48,7 +51,7 @@ export const DEFAULT_BATCH_SIZE = 1000;
 export const DEFAULT_MAX_BATCHES = 100;
 
 export interface CleanupDeps {
-  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit'>>;
+  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations'>>;
   clock: Clock;
   /** How long stored audit events are kept (ms; GATEHOUSE_AUDIT_RETENTION); 0 or absent: for ever. */
   auditRetentionMs?: number;
@@ -72,6 +75,8 @@ export interface CleanupReport {
   deviceAuthorizations: number;
   /** Stored audit events older than the retention. */
   auditEvents: number;
+  /** Initial access tokens of dynamic client registration that expired more than GRACE_MS ago. */
+  initialAccessTokens: number;
   /** true when some table hit `maxBatches`: the next pass continues there. */
   more: boolean;
   ms: number;
@@ -134,7 +139,14 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
   const retentionMs = deps.auditRetentionMs ?? 0;
   const auditEvents = store.audit && retentionMs > 0 ? await drain(() => store.audit!.deleteOlderThan(now - retentionMs, batchSize)) : 0;
 
-  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, more, ms: Date.now() - started };
+  const initialAccessTokens = store.registrations ? await drain(() => store.registrations!.deleteExpiredInitialAccessTokens(before, batchSize)) : 0;
+
+  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, more, ms: Date.now() - started };
+}
+
+/** Every row one pass deleted, over all tables. */
+export function deletedRows(report: CleanupReport): number {
+  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens;
 }
 
 function yieldToEventLoop(): Promise<void> {
@@ -173,7 +185,7 @@ export function scheduleCleanup(deps: CleanupDeps, options: CleanupOptions & { i
   const run = () => {
     running = cleanUp(deps, { ...options, stopping: () => stopped }).then(
       (report) => {
-        const deleted = report.sessions + report.codes + report.tokens + report.throttling + report.auditEvents;
+        const deleted = deletedRows(report);
         if (deleted > 0 || report.more) log.info({ cleanup: report }, `cleanup deleted ${deleted} expired row(s)`);
       },
       (error: unknown) => log.warn({ err: error }, 'cleanup failed; it will run again at the next interval'),

@@ -777,6 +777,13 @@ export interface RegistrationStore {
   listInitialAccessTokens(query: { after?: string | undefined; limit: number }): Promise<InitialAccessToken[]>;
   /** Deletes (revokes) the token; whether it existed. */
   deleteInitialAccessToken(id: string): Promise<boolean>;
+  /**
+   * The janitor's delete (src/oauth/cleanup.ts): at most `limit` tokens that expired before
+   * `before` (epoch ms), whatever uses they had left; how many went. An expired token authorizes
+   * nothing (`useInitialAccessToken` checks the expiry in its own UPDATE), so deleting it changes
+   * no answer but the list's.
+   */
+  deleteExpiredInitialAccessTokens(before: number, limit: number): Promise<number>;
   /** Stores the registration access token of a client (its hash); ConflictError when the client has one. */
   insertRegistrationToken(clientId: string, tokenHash: string, now: number): Promise<void>;
   /** The hash of the client's registration access token; undefined when it has none (not dynamically registered, or deleted). */

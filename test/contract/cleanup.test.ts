@@ -259,6 +259,31 @@ for (const kind of DATABASES) {
         assert.equal((await store.deviceAuthorizations.poll(live.deviceCodeHash, 'tv', T0)).outcome, 'pending');
       }));
 
+    test('initial access tokens go GRACE_MS after they expired, used up or not; live ones stay and still authorize', () =>
+      withTestStore(kind, async (store) => {
+        const token = (id: string, expiresAt: number, usesLeft: number) => ({ id, tokenHash: `hash-${id}`, description: undefined, createdBy: 'cli:test', createdAt: T0, expiresAt, usesLeft });
+        await store.registrations.insertInitialAccessToken(token('expired-unused', T0 + 10 * MINUTE, 5));
+        await store.registrations.insertInitialAccessToken(token('expired-used-up', T0 + 10 * MINUTE, 0));
+        await store.registrations.insertInitialAccessToken(token('live', T0 + 2 * HOUR, 1));
+        const clock = new ManualClock(T0 + 10 * MINUTE + GRACE_MS);
+        assert.equal((await cleanUp({ store, clock })).initialAccessTokens, 0, 'an expiry exactly GRACE_MS ago is kept');
+        clock.advance(1);
+        const report = await cleanUp({ store, clock });
+        assert.equal(report.initialAccessTokens, 2);
+        assert.deepEqual((await store.registrations.listInitialAccessTokens({ limit: 10 })).map((t) => t.id), ['live']);
+        assert.equal((await store.registrations.useInitialAccessToken('hash-live', clock.now()))?.usesLeft, 0, 'the live token still authorizes');
+        assert.equal((await cleanUp({ store, clock })).initialAccessTokens, 0);
+      }));
+
+    test('registrations.deleteExpiredInitialAccessTokens deletes at most `limit` at a time', () =>
+      withTestStore(kind, async (store) => {
+        for (let i = 0; i < 5; i++) await store.registrations.insertInitialAccessToken({ id: `t${i}`, tokenHash: `h${i}`, description: undefined, createdBy: 'cli:test', createdAt: T0, expiresAt: T0 + i, usesLeft: 1 });
+        assert.equal(await store.registrations.deleteExpiredInitialAccessTokens(T0 + 100, 2), 2);
+        assert.equal(await store.registrations.deleteExpiredInitialAccessTokens(T0 + 100, 2), 2);
+        assert.equal(await store.registrations.deleteExpiredInitialAccessTokens(T0 + 100, 2), 1);
+        assert.equal(await store.registrations.deleteExpiredInitialAccessTokens(T0 + 100, 2), 0);
+      }));
+
     test('three instances sweeping at once delete every spent row exactly once, without errors', () =>
       withTestStore(
         kind,

@@ -58,6 +58,15 @@ export class SqlRegistrationStore implements RegistrationStore {
     return Number(result.numDeletedRows) > 0;
   }
 
+  async deleteExpiredInitialAccessTokens(before: number, limit: number): Promise<number> {
+    // No index on expires_at: the table holds what administrators minted by hand, a few rows.
+    const result = await this.#db
+      .deleteFrom('initial_access_tokens')
+      .where('id', 'in', (eb) => eb.selectFrom('initial_access_tokens').select('id').where('expires_at', '<', before).limit(limit))
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   async insertRegistrationToken(clientId: string, tokenHash: string, now: number): Promise<void> {
     await translated('registration access token', () => this.#db.insertInto('registration_access_tokens').values({ client_id: clientId, token_hash: tokenHash, created_at: now }).execute());
   }
