@@ -121,6 +121,20 @@ describe('the web console in Chromium', { skip }, () => {
       await check('client detail');
       assert.equal((await page.content()).includes(secret), false);
 
+      // Every setting as JSON: the editor shows the export, saving it unchanged keeps the client as it was.
+      await page.getByRole('link', { name: 'Edit all metadata (JSON)' }).click();
+      await page.getByRole('heading', { name: 'Edit all metadata of Browser-registered app' }).waitFor();
+      await check('client metadata as JSON');
+      const document = JSON.parse(await page.getByLabel('Client metadata document (JSON)').inputValue()) as Record<string, unknown>;
+      assert.equal(document.client_name, 'Browser-registered app');
+      await page.getByLabel('Client metadata document (JSON)').fill(JSON.stringify({ ...document, client_name: 'Renamed in JSON' }, null, 2));
+      await page.getByRole('button', { name: 'Save' }).click();
+      await page.getByText('Saved.').waitFor();
+      assert.equal((await server.gatehouse.store.clients.get(clientId))?.name, 'Renamed in JSON');
+      await page.goto(`${server.url}/manage/clients/import`);
+      await page.getByRole('heading', { name: 'Import a client' }).waitFor();
+      await check('client import');
+
       // Rotating a signing key, after its confirmation page.
       await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Signing keys' }).click();
       await page.getByRole('heading', { name: 'Signing keys' }).waitFor();

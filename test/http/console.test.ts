@@ -26,6 +26,11 @@ function lastFormAction(html: string): string | undefined {
   return [...html.matchAll(/<form\b[^>]*\baction="([^"]*)"/g)].at(-1)?.[1];
 }
 
+/** Text of an HTML text node or attribute as the page's template escaped it. */
+function unescapeHtml(text: string): string {
+  return text.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
 function hidden(html: string, name: string): string | undefined {
   return formFields(html).find(([n]) => n === name)?.[1];
 }
@@ -271,14 +276,14 @@ for (const db of DATABASES) {
 
     test('a reader sees the pages without any write form or button', async () => {
       const jar = await signIn(reader);
-      for (const path of ['/manage/', '/manage/clients', '/manage/policies', '/manage/keys', '/manage/users', '/manage/groups', '/manage/organizations', '/manage/audit', `/manage/users/${admin.id}`, `/manage/groups/${encodeURIComponent(server.config.manageAdminGroup)}`]) {
+      for (const path of ['/manage/', '/manage/clients', '/manage/policies', '/manage/keys', '/manage/users', '/manage/groups', '/manage/organizations', '/manage/audit', `/manage/users/${admin.id}`, `/manage/groups/${encodeURIComponent(server.config.manageAdminGroup)}`, `/manage/clients/${CONSOLE_CLIENT_ID}`]) {
         const { response, html } = await page(jar, path);
         if (response.status === 404 || response.status === 502) continue; // a resource the API does not serve yet
         assert.equal(response.status, 200, path);
         const forms = [...html.matchAll(/<form\b[^>]*action="([^"]*)"/g)].map((m) => m[1]);
         const posts = [...html.matchAll(/<form method="post" action="([^"]*)"/g)].map((m) => m[1]);
         assert.deepEqual(posts, ['/manage/sign-out'], `${path}: no form but sign-out posts (${forms.join(', ')})`);
-        assert.equal(/href="[^"]*\/(new|rotate|edit|delete|password|disable|end|withdraw)"/.test(html), false, `${path}: no write links`);
+        assert.equal(/href="[^"]*\/(new|rotate|edit|delete|password|disable|end|withdraw|import|metadata)"/.test(html), false, `${path}: no write links`);
       }
       assert.match((await page(jar, '/manage/')).html, /reader/);
     });
@@ -397,6 +402,77 @@ for (const db of DATABASES) {
       assert.equal(deleted.response.headers.get('location'), '/manage/clients?done=deleted');
       assert.equal(await server.gatehouse.store.clients.get(client.clientId), undefined);
       assert.equal((await page(jar, path)).response.status, 404, 'a deleted client: the not-found page');
+    });
+
+    test('import a client from an exported document (its client_id kept, a new secret once); errors at the text area', async () => {
+      const jar = await signIn(admin);
+      const { client } = await createTestClient(server.gatehouse.store, { name: 'Exported app', scope: 'openid profile' });
+      const exported = JSON.parse(await (await browse(`${server.url}/manage/clients/${client.clientId}/metadata.json`, jar)).text()) as Record<string, unknown>;
+      assert.equal(exported.client_id, client.clientId);
+      const list = await page(jar, '/manage/clients');
+      assert.match(list.html, /href="\/manage\/clients\/import">Import a client \(JSON\)<\/a>/);
+
+      const clientId = `imported-${Date.now()}`;
+      const document = { ...exported, client_id: clientId, client_name: 'Imported app' };
+      const imported = await post(jar, '/manage/clients/import', { document: JSON.stringify(document) });
+      assert.equal(imported.response.status, 200, imported.html);
+      assert.match(imported.html, /<h1>Client imported<\/h1>/);
+      const secret = /<code id="client-secret" class="value">([^<]+)<\/code>/.exec(imported.html)?.[1] ?? '';
+      const stored = await server.gatehouse.store.clients.get(clientId);
+      assert.equal(stored?.secretHash, createHash('sha256').update(secret).digest('base64url'), 'the secret shown is the one stored');
+      assert.notEqual(stored?.secretHash, client.secretHash, 'a new secret, not the exported client’s');
+      assert.deepEqual(JSON.parse(await (await browse(`${server.url}/manage/clients/${clientId}/metadata.json`, jar)).text()), document, 'registered as the document says');
+
+      const again = await post(jar, '/manage/clients/import', { document: JSON.stringify(document) });
+      assert.equal(again.response.status, 409);
+      assert.match(again.html, new RegExp(`id="f-document-error"><li>client_id: a client with the client_id &quot;${clientId}&quot; is already registered</li>`));
+      const notJson = await post(jar, '/manage/clients/import', { document: '{ nope' });
+      assert.equal(notJson.response.status, 400);
+      assert.match(notJson.html, /id="f-document-error"><li>This is not JSON: /);
+      assert.match(notJson.html, /<textarea id="f-document" name="document" rows="20" spellcheck="false" aria-describedby="f-document-hint f-document-error" aria-invalid="true" required>\{ nope<\/textarea>/, 'what was typed is kept');
+      const refused = await post(jar, '/manage/clients/import', { document: JSON.stringify({ client_name: 'No redirect', redirect_uris: ['not a uri'] }) });
+      assert.equal(refused.response.status, 400);
+      assert.match(refused.html, /id="f-document-error"><li>redirect_uris/);
+
+      const generated = await post(jar, '/manage/clients/import', { document: JSON.stringify({ client_name: 'Fresh import', redirect_uris: ['https://fresh.example/cb'] }) });
+      assert.equal(generated.response.status, 200, generated.html);
+      const generatedId = /<code id="client-id">([^<]+)<\/code>/.exec(generated.html)?.[1];
+      assert.ok(generatedId !== undefined && (await server.gatehouse.store.clients.get(generatedId))?.name === 'Fresh import', 'without a client_id, one is generated');
+    });
+
+    test('edit all of a client’s metadata as JSON: the document replaces the registration; client_id fixed; errors at the text area', async () => {
+      const jar = await signIn(admin);
+      const { client } = await createTestClient(server.gatehouse.store, { name: 'JSON app', scope: 'openid profile' });
+      const path = `/manage/clients/${client.clientId}`;
+      const exportOf = async () => JSON.parse(await (await browse(`${server.url}${path}/metadata.json`, jar)).text()) as Record<string, unknown>;
+      const { client_id: _id, ...registered } = await exportOf();
+      const detail = await page(jar, path);
+      assert.match(detail.html, new RegExp(`<a href="${path}/metadata">Edit all metadata \\(JSON\\)</a>`));
+      const form = await page(jar, `${path}/metadata`);
+      assert.equal(form.response.status, 200);
+      const shown = /<textarea id="f-document" name="document"[^>]*>([\s\S]*?)<\/textarea>/.exec(form.html)?.[1] ?? '';
+      assert.deepEqual(JSON.parse(unescapeHtml(shown)), registered, 'the export without its client_id');
+
+      const { scope: _scope, ...withoutScope } = registered;
+      const edited = { ...withoutScope, client_name: 'Edited as JSON', 'client_name#fi': 'Muokattu JSONina', logo_uri: 'https://cdn.example/logo.png' };
+      const saved = await post(jar, `${path}/metadata`, { document: JSON.stringify({ client_id: client.clientId, ...edited }) });
+      assert.equal(saved.response.status, 303, saved.html);
+      assert.equal(saved.response.headers.get('location'), `${path}?done=saved`);
+      assert.deepEqual(await exportOf(), { client_id: client.clientId, ...edited }, 'the removed scope is gone, the rest as written');
+
+      for (const [body, status, error] of [
+        [JSON.stringify({ ...edited, client_id: 'someone-else' }), 400, `client_id: the client_id cannot change; leave it out or keep ${client.clientId}.`],
+        ['[1, 2]', 400, 'The document must be a JSON object: { … }.'],
+        ['{ nope', 400, undefined],
+        [JSON.stringify({ ...edited, redirect_uris: ['not a uri'] }), 400, undefined],
+      ] as const) {
+        const refused = await post(jar, `${path}/metadata`, { document: body });
+        assert.equal(refused.response.status, status, body);
+        const errors = [...(/id="f-document-error">([\s\S]*?)<\/ul>/.exec(refused.html)?.[1] ?? '').matchAll(/<li>([\s\S]*?)<\/li>/g)].map((m) => unescapeHtml(m[1]!));
+        assert.equal(errors.length, 1, `${body}: ${errors.join(' | ')}`);
+        if (error !== undefined) assert.equal(errors[0], error);
+      }
+      assert.deepEqual(await exportOf(), { client_id: client.clientId, ...edited }, 'nothing refused was written');
     });
 
     test('lists page with the API’s cursor: a next-page link, and the next page continues where the first ended', async () => {

@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpDeps } from '../deps.ts';
 import type { ApiFieldError, ManageApi } from './api.ts';
-import type { ConsoleMessageKey, ConsoleMessages, Locale } from './i18n.ts';
+import { fill, type ConsoleMessageKey, type ConsoleMessages, type Locale } from './i18n.ts';
 
 /** `GET /me` of the management API. */
 export interface Me {
@@ -101,4 +101,59 @@ export function formErrors(body: unknown): Record<string, string[]> {
   const named = Array.isArray(problem.errors) ? (problem.errors as unknown[]).filter((e): e is ApiFieldError => typeof e === 'object' && e !== null && typeof (e as ApiFieldError).field === 'string' && typeof (e as ApiFieldError).message === 'string') : [];
   if (named.length > 0) return errorsByField(named);
   return { '': [typeof problem.detail === 'string' ? problem.detail : 'rejected'] };
+}
+
+/**
+ * A JSON text area's text as a document, or the error to show under it: text that is not JSON is
+ * refused here (naming where it broke); everything else is the API's to judge.
+ */
+export function parseJsonField(t: ConsoleMessages, text: string): { ok: true; document: unknown } | { ok: false; errors: string[] } {
+  try {
+    return { ok: true, document: JSON.parse(text) };
+  } catch (error) {
+    return { ok: false, errors: [fill(t.invalidJson, { error: (error as Error).message })] };
+  }
+}
+
+/**
+ * The errors of a refused JSON document, for its one text area: every field error of the API's
+ * problem with its JSON path (`access.groups: …`), or the problem's detail when it names none.
+ */
+export function documentErrors(body: unknown): string[] {
+  const problem = (body ?? {}) as { detail?: unknown; errors?: unknown };
+  const named = Array.isArray(problem.errors) ? (problem.errors as { field?: unknown; message?: unknown }[]).filter((e) => typeof e?.message === 'string') : [];
+  if (named.length > 0) return named.map((e) => (typeof e.field === 'string' && e.field !== '' ? `${e.field}: ${String(e.message)}` : String(e.message)));
+  return [typeof problem.detail === 'string' ? problem.detail : 'rejected'];
+}
+
+/** What a page of one JSON text area (a policy, a client metadata document) shows. */
+export interface DocumentForm {
+  title: string;
+  action: string;
+  submit: string;
+  cancel: string;
+  /** The text area's label and hint. */
+  label: string;
+  hint: string;
+  rows: number;
+  text: string;
+  errors?: string[];
+  status?: number;
+}
+
+/** Renders a page of one JSON text area with its errors listed under it (templates/document-form.eta). */
+export function renderDocumentForm(call: PageCall, form: DocumentForm): FastifyReply {
+  const errors = form.errors ?? [];
+  return call.render(
+    'document-form',
+    {
+      title: form.title,
+      action: form.action,
+      submitLabel: form.submit,
+      cancel: form.cancel,
+      hasErrors: errors.length > 0,
+      field: { name: 'document', label: form.label, type: 'textarea', rows: form.rows, value: form.text, hint: form.hint, errors, required: true },
+    },
+    form.status ?? 200,
+  );
 }

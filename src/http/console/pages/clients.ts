@@ -1,8 +1,9 @@
 /**
  * Clients (docs/console.md, "Clients"): list and search, register (the secret shown once, with the
  * discovery URL and the settings to paste into an application), view, edit, activate, deactivate,
- * rotate the secret (shown once), export the metadata document, delete. Every change is a call of
- * the management API; destructive ones go through a confirmation page first.
+ * rotate the secret (shown once), export the metadata document, import one, edit every member of
+ * it as JSON, delete. Every change is a call of the management API; destructive ones go through a
+ * confirmation page first.
  */
 import type { FastifyReply } from 'fastify';
 import { CLIENT_AUTH_METHOD_NAMES } from '../../../oauth/client-auth/registry.ts';
@@ -11,7 +12,7 @@ import { ACCESS_TOKEN_FORMATS } from '../../../oauth/access-token-format.ts';
 import { ensureOk, segment } from '../api.ts';
 import { CONSOLE_PATH } from '../cookies.ts';
 import { fill } from '../i18n.ts';
-import { field, formErrors, fieldValues, lines, type ConsolePage, type PageCall } from '../page.ts';
+import { documentErrors, field, formErrors, fieldValues, lines, parseJsonField, renderDocumentForm, type ConsolePage, type DocumentForm, type PageCall } from '../page.ts';
 import { formatTime, listQuery, pager, PAGE_SIZE, type Page } from './shared.ts';
 
 type ClientView = Record<string, unknown> & { client_id: string; client_name?: string; active?: boolean };
@@ -204,6 +205,30 @@ function renderSecret(call: PageCall, title: string, client: ClientView, secret:
   });
 }
 
+/** The JSON pages of a client (import, edit all metadata): one text area for the metadata document. */
+function renderJsonForm(call: PageCall, options: Omit<DocumentForm, 'label' | 'rows'>): FastifyReply {
+  return renderDocumentForm(call, { ...options, label: call.t.clientDocument, rows: 20 });
+}
+
+/** A client's metadata document as the JSON editor shows it: the export, without the client_id that cannot change. */
+function editableText(document: Record<string, unknown>): string {
+  const { client_id: _clientId, ...rest } = document;
+  return JSON.stringify(rest, null, 2);
+}
+
+/**
+ * The merge patch (RFC 7396) that makes the client's metadata the edited document: every member
+ * given, and null for each member of the current export the administrator removed. The export is
+ * read again at the post, so a member someone else added meanwhile is removed too: the document
+ * on the page is what the client becomes.
+ */
+function replacingPatch(current: Record<string, unknown>, edited: Record<string, unknown>): Record<string, unknown> {
+  const removed = Object.keys(current).filter((key) => key !== 'client_id' && !Object.hasOwn(edited, key));
+  return { ...edited, ...Object.fromEntries(removed.map((key) => [key, null])) };
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
 function nameOf(client: ClientView): string {
   return typeof client.client_name === 'string' && client.client_name !== '' ? client.client_name : client.client_id;
 }
@@ -283,6 +308,29 @@ export const clientPages: ConsolePage[] = [
   },
   {
     method: 'GET',
+    path: '/clients/import',
+    section: SECTION,
+    async handle(call) {
+      return renderJsonForm(call, { title: call.t.importClientTitle, action: `${CONSOLE_PATH}/clients/import`, submit: call.t.importSubmit, text: '', hint: call.t.importClientHint, cancel: `${CONSOLE_PATH}/clients` });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/clients/import',
+    section: SECTION,
+    async handle(call) {
+      const text = field(call.form, 'document');
+      const form = { title: call.t.importClientTitle, action: `${CONSOLE_PATH}/clients/import`, submit: call.t.importSubmit, text, hint: call.t.importClientHint, cancel: `${CONSOLE_PATH}/clients` };
+      const parsed = parseJsonField(call.t, text);
+      if (!parsed.ok) return renderJsonForm(call, { ...form, errors: parsed.errors, status: 400 });
+      const answer = await call.api.call('POST', '/clients/import', { body: parsed.document });
+      if (answer.status === 400 || answer.status === 409) return renderJsonForm(call, { ...form, errors: documentErrors(answer.body), status: answer.status });
+      const client = ensureOk<ClientView & { client_secret?: string }>(answer);
+      return renderSecret(call, call.t.importedTitle, client, client.client_secret);
+    },
+  },
+  {
+    method: 'GET',
     path: '/clients/:id',
     section: SECTION,
     async handle(call) {
@@ -329,6 +377,40 @@ export const clientPages: ConsolePage[] = [
       }
       const client = ensureOk<ClientView & { client_secret?: string }>(answer);
       // A public client that became confidential got its first secret: shown once, like a registration's.
+      if (typeof client.client_secret === 'string') return renderSecret(call, call.t.secretRotatedTitle, client, client.client_secret);
+      return call.redirect(clientPath(id), 'saved');
+    },
+  },
+  {
+    method: 'GET',
+    path: '/clients/:id/metadata',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      const client = await call.api.get<ClientView>(clientPath(id));
+      const document = await call.api.get<Record<string, unknown>>(`${clientPath(id)}/metadata`);
+      const path = `${CONSOLE_PATH}${clientPath(id)}`;
+      return renderJsonForm(call, { title: fill(call.t.editClientJsonTitle, { name: nameOf(client) }), action: `${path}/metadata`, submit: call.t.save, text: editableText(document), hint: call.t.editClientJsonHint, cancel: path });
+    },
+  },
+  {
+    method: 'POST',
+    path: '/clients/:id/metadata',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      const text = field(call.form, 'document');
+      const path = `${CONSOLE_PATH}${clientPath(id)}`;
+      const current = await call.api.get<Record<string, unknown>>(`${clientPath(id)}/metadata`);
+      const form = { title: fill(call.t.editClientJsonTitle, { name: nameOf(current as ClientView) }), action: `${path}/metadata`, submit: call.t.save, text, hint: call.t.editClientJsonHint, cancel: path };
+      const parsed = parseJsonField(call.t, text);
+      if (!parsed.ok) return renderJsonForm(call, { ...form, errors: parsed.errors, status: 400 });
+      if (!isObject(parsed.document)) return renderJsonForm(call, { ...form, errors: [call.t.documentNotObject], status: 400 });
+      const { client_id: named, ...edited } = parsed.document;
+      if (named !== undefined && named !== id) return renderJsonForm(call, { ...form, errors: [fill(call.t.clientIdFixed, { id })], status: 400 });
+      const answer = await call.api.call('PATCH', clientPath(id), { body: replacingPatch(current, edited) });
+      if (answer.status === 400 || answer.status === 409) return renderJsonForm(call, { ...form, errors: documentErrors(answer.body), status: answer.status });
+      const client = ensureOk<ClientView & { client_secret?: string }>(answer);
       if (typeof client.client_secret === 'string') return renderSecret(call, call.t.secretRotatedTitle, client, client.client_secret);
       return call.redirect(clientPath(id), 'saved');
     },

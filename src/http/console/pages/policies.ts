@@ -7,7 +7,7 @@ import type { FastifyReply } from 'fastify';
 import { ensureOk, segment } from '../api.ts';
 import { CONSOLE_PATH } from '../cookies.ts';
 import { fill } from '../i18n.ts';
-import { field, type ConsolePage, type PageCall } from '../page.ts';
+import { documentErrors, field, parseJsonField, renderDocumentForm, type ConsolePage, type DocumentForm, type PageCall } from '../page.ts';
 import { formatTime, listQuery, pager, PAGE_SIZE, type Page } from './shared.ts';
 
 type PolicyView = Record<string, unknown> & { name: string; version?: number; created_at?: string; updated_at?: string };
@@ -23,39 +23,9 @@ function documentText(policy: PolicyView): string {
 
 const EXAMPLE = JSON.stringify({ name: 'staff-only', access: { groups: ['Staff'] } }, null, 2);
 
-function renderForm(call: PageCall, options: { title: string; action: string; text: string; errors?: string[]; status?: number; cancel: string }): FastifyReply {
-  const errors = options.errors ?? [];
-  return call.render(
-    'policy-form',
-    {
-      title: options.title,
-      action: options.action,
-      cancel: options.cancel,
-      hasErrors: errors.length > 0,
-      field: { name: 'document', label: call.t.policyDocument, type: 'textarea', rows: 16, value: options.text, hint: call.t.policyDocumentHint, errors, required: true },
-    },
-    options.status ?? 200,
-  );
-}
-
-/**
- * The posted text as a document, or the field errors to show: text that is not JSON is refused
- * here (naming where it broke); everything else is the API's to judge.
- */
-function parseDocument(call: PageCall, text: string): { ok: true; document: unknown } | { ok: false; errors: string[] } {
-  try {
-    return { ok: true, document: JSON.parse(text) };
-  } catch (error) {
-    return { ok: false, errors: [fill(call.t.invalidJson, { error: (error as Error).message })] };
-  }
-}
-
-/** Every field error of the API's problem, each with its JSON path: they all belong to the one text area. */
-function problemErrors(body: unknown): string[] {
-  const problem = (body ?? {}) as { detail?: unknown; errors?: unknown };
-  const named = Array.isArray(problem.errors) ? (problem.errors as { field?: unknown; message?: unknown }[]).filter((e) => typeof e?.message === 'string') : [];
-  if (named.length > 0) return named.map((e) => (typeof e.field === 'string' && e.field !== '' ? `${e.field}: ${String(e.message)}` : String(e.message)));
-  return [typeof problem.detail === 'string' ? problem.detail : 'rejected'];
+/** The policy editor: one JSON text area, saved with `submit`. */
+function renderForm(call: PageCall, options: Pick<DocumentForm, 'title' | 'action' | 'text' | 'errors' | 'status' | 'cancel'>): FastifyReply {
+  return renderDocumentForm(call, { ...options, submit: call.t.save, label: call.t.policyDocument, hint: call.t.policyDocumentHint, rows: 16 });
 }
 
 export const policyPages: ConsolePage[] = [
@@ -89,10 +59,10 @@ export const policyPages: ConsolePage[] = [
     async handle(call) {
       const text = field(call.form, 'document');
       const form = { title: call.t.newPolicyTitle, action: `${CONSOLE_PATH}/policies/new`, text, cancel: `${CONSOLE_PATH}/policies` };
-      const parsed = parseDocument(call, text);
+      const parsed = parseJsonField(call.t, text);
       if (!parsed.ok) return renderForm(call, { ...form, errors: parsed.errors, status: 400 });
       const answer = await call.api.call('POST', '/policies', { body: parsed.document });
-      if (answer.status === 400 || answer.status === 409) return renderForm(call, { ...form, errors: problemErrors(answer.body), status: answer.status });
+      if (answer.status === 400 || answer.status === 409) return renderForm(call, { ...form, errors: documentErrors(answer.body), status: answer.status });
       const policy = ensureOk<PolicyView>(answer);
       return call.redirect(policyPath(policy.name), 'created');
     },
@@ -133,10 +103,10 @@ export const policyPages: ConsolePage[] = [
       const name = call.params.name ?? '';
       const text = field(call.form, 'document');
       const form = { title: fill(call.t.editPolicyTitle, { name }), action: `${CONSOLE_PATH}${policyPath(name)}/edit`, text, cancel: `${CONSOLE_PATH}${policyPath(name)}` };
-      const parsed = parseDocument(call, text);
+      const parsed = parseJsonField(call.t, text);
       if (!parsed.ok) return renderForm(call, { ...form, errors: parsed.errors, status: 400 });
       const answer = await call.api.call('PUT', policyPath(name), { body: parsed.document });
-      if (answer.status === 400 || answer.status === 409) return renderForm(call, { ...form, errors: problemErrors(answer.body), status: answer.status });
+      if (answer.status === 400 || answer.status === 409) return renderForm(call, { ...form, errors: documentErrors(answer.body), status: answer.status });
       ensureOk(answer);
       return call.redirect(policyPath(name), 'saved');
     },
