@@ -33,7 +33,13 @@ export function paramsProblem(params: unknown): string | undefined {
   return params !== null && typeof params === 'object' ? (params as ParsedParams)[MALFORMED] : undefined;
 }
 
-export function parseParams(text: string): ParsedParams {
+/** Limits a caller may loosen for its own forms (the console's JSON text areas); the defaults above otherwise. */
+export interface ParamLimits {
+  maxValueLength?: number;
+}
+
+export function parseParams(text: string, limits: ParamLimits = {}): ParsedParams {
+  const maxValueLength = limits.maxValueLength ?? MAX_VALUE_LENGTH;
   const out = Object.create(null) as ParsedParams;
   if (text === '') return out;
   const malformed = (reason: string): ParsedParams => {
@@ -50,7 +56,7 @@ export function parseParams(text: string): ParsedParams {
     const value = decode(eq === -1 ? '' : pair.slice(eq + 1));
     if (name === undefined || value === undefined) return malformed('The request has malformed percent-encoding or is not UTF-8.');
     if (name.length > MAX_NAME_LENGTH) return malformed(`A parameter name is longer than ${MAX_NAME_LENGTH} characters.`);
-    if (value.length > MAX_VALUE_LENGTH) return malformed(`A parameter value is longer than ${MAX_VALUE_LENGTH} characters.`);
+    if (value.length > maxValueLength) return malformed(`A parameter value is longer than ${maxValueLength} characters.`);
     const seen = out[name];
     if (seen === undefined) out[name] = value;
     else if (Array.isArray(seen)) seen.push(value);
@@ -65,7 +71,7 @@ const FATAL_UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
  * A form body from its bytes: raw (unencoded) bytes must be UTF-8 too, which Buffer#toString
  * would not check.
  */
-export function parseFormBytes(body: Uint8Array): ParsedParams {
+export function parseFormBytes(body: Uint8Array, limits: ParamLimits = {}): ParsedParams {
   let text: string;
   try {
     text = FATAL_UTF8.decode(body);
@@ -74,7 +80,7 @@ export function parseFormBytes(body: Uint8Array): ParsedParams {
     none[MALFORMED] = 'The request has malformed percent-encoding or is not UTF-8.';
     return none;
   }
-  return parseParams(text);
+  return parseParams(text, limits);
 }
 
 /**

@@ -434,6 +434,20 @@ for (const db of DATABASES) {
       assert.equal(refused.response.status, 400);
       assert.match(refused.html, /id="f-document-error"><li>redirect_uris/);
 
+      for (const hostile of ['{"__proto__": {"client_name": "x"}, "client_name": "Proto", "redirect_uris": ["https://p.example/cb"]}', '{"constructor": {"prototype": {}}, "client_name": "C"}', '['.repeat(5000) + ']'.repeat(5000), '"just a string"', 'null', JSON.stringify({ client_name: 'x'.repeat(300), redirect_uris: ['https://x.example/cb'] })]) {
+        const answer = await post(jar, '/manage/clients/import', { document: hostile });
+        assert.equal(answer.response.status, 400, hostile.slice(0, 60));
+        assert.match(answer.html, /id="f-document-error"><li>/, hostile.slice(0, 60));
+      }
+      const deep = await post(jar, '/manage/clients/import', { document: '['.repeat(33) + ']'.repeat(33) });
+      assert.match(deep.html, /id="f-document-error"><li>The JSON is nested more than 32 levels deep.<\/li>/);
+      const long = { client_name: 'Long document', redirect_uris: Array.from({ length: 90 }, (_, i) => `https://long-${i}.example/callback/${'x'.repeat(100)}`) };
+      assert.ok(JSON.stringify(long).length > 8192, 'longer than a protocol parameter may be');
+      const accepted = await post(jar, '/manage/clients/import', { document: JSON.stringify(long) });
+      assert.equal(accepted.response.status, 200, accepted.html.slice(0, 500));
+      const malformed = await fetch(`${server.url}/manage/clients/import`, { method: 'POST', redirect: 'manual', headers: { ...jar.header(), origin: new URL(server.issuer).origin, 'content-type': 'application/x-www-form-urlencoded' }, body: 'csrf_token=%ZZ' });
+      assert.equal(malformed.status, 400, 'a malformed form is a 400 page, not a server error');
+      assert.match(await malformed.text(), /malformed percent-encoding/);
       const generated = await post(jar, '/manage/clients/import', { document: JSON.stringify({ client_name: 'Fresh import', redirect_uris: ['https://fresh.example/cb'] }) });
       assert.equal(generated.response.status, 200, generated.html);
       const generatedId = /<code id="client-id">([^<]+)<\/code>/.exec(generated.html)?.[1];

@@ -108,11 +108,31 @@ export function formErrors(body: unknown): Record<string, string[]> {
  * refused here (naming where it broke); everything else is the API's to judge.
  */
 export function parseJsonField(t: ConsoleMessages, text: string): { ok: true; document: unknown } | { ok: false; errors: string[] } {
+  let document: unknown;
   try {
-    return { ok: true, document: JSON.parse(text) };
+    document = JSON.parse(text);
   } catch (error) {
     return { ok: false, errors: [fill(t.invalidJson, { error: (error as Error).message })] };
   }
+  // JSON.parse takes any depth, but sending the document on to the API (JSON.stringify) recurses
+  // and would overflow the stack: refused here, far deeper than any real document goes.
+  if (nestedDeeperThan(document, MAX_DOCUMENT_DEPTH)) return { ok: false, errors: [fill(t.jsonTooDeep, { max: String(MAX_DOCUMENT_DEPTH) })] };
+  return { ok: true, document };
+}
+
+/** Levels of arrays and objects a JSON text area may nest (a policy or client metadata needs four). */
+export const MAX_DOCUMENT_DEPTH = 32;
+
+/** Whether `value` nests arrays or objects more than `max` levels deep; without recursion. */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [next, depth] = stack.pop()!;
+    if (typeof next !== 'object' || next === null) continue;
+    if (depth + 1 > max) return true;
+    for (const child of Object.values(next)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /**

@@ -21,6 +21,8 @@ import { consoleClientReady, finishSignIn, safeReturnTo, signOut, startSignIn } 
 import { setFlash, takeFlash, type Flash } from './flash.ts';
 import { CONSOLE_CSS, CONSOLE_JS, renderConsole, sendConsolePage } from './views.ts';
 import { issuerOrigin } from '../../manage/clients.ts';
+import { OAuthError } from '../../oauth/errors.ts';
+import { BODY_LIMIT, useFormParser } from '../plugins/limits.ts';
 
 /** The shared parts of every page's data: the layout reads these. */
 interface Frame {
@@ -38,8 +40,15 @@ export async function consoleRoutes(app: FastifyInstance, deps: HttpDeps): Promi
   const origin = issuerOrigin(deps.config);
   // Forms only: a JSON or text body is refused (415), never guessed at.
   app.removeContentTypeParser(['application/json', 'text/plain']);
+  // The JSON text areas (a policy, a client's metadata) hold one value longer than the protocol
+  // endpoints' 8192 characters; the body limit (64 KiB) still bounds the whole form.
+  app.removeContentTypeParser('application/x-www-form-urlencoded');
+  useFormParser(app, { maxValueLength: BODY_LIMIT });
   app.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
-    const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    // A form the parser refused (malformed encoding, too many fields) is an OAuthError with its
+    // own 4xx status (src/http/plugins/limits.ts); Fastify's own errors carry statusCode.
+    const claimed = error instanceof OAuthError ? error.status : error.statusCode;
+    const status = typeof claimed === 'number' && claimed >= 400 && claimed < 500 ? claimed : 500;
     if (status === 500) request.log.error({ err: error }, 'console page failed');
     const locale = consoleLocale(request, reply, deps.config);
     const t = consoleMessages(locale);

@@ -29,7 +29,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import { InvalidRequest } from '../../oauth/errors.ts';
-import { paramsProblem, parseFormBytes } from '../params.ts';
+import { paramsProblem, parseFormBytes, type ParamLimits } from '../params.ts';
 import { securityHeaders } from './security-headers.ts';
 
 export { MAX_NAME_LENGTH, MAX_PARAMS, MAX_VALUE_LENGTH } from '../params.ts';
@@ -60,18 +60,27 @@ export function useRequestLimits(app: FastifyInstance, config: Pick<Config, 'iss
     if (problem !== undefined) throw new InvalidRequest(`The request path ${problem}.`);
   });
 
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void) => {
-    const params = parseFormBytes(typeof body === 'string' ? Buffer.from(body) : body);
-    const problem = paramsProblem(params);
-    if (problem === undefined) done(null, params);
-    else done(new InvalidRequest(problem));
-  });
+  useFormParser(app);
   // The query string was parsed while routing, where nothing may throw (src/http/params.ts).
   // preValidation runs after a route group's own onRequest hooks (the identity API authenticates
   // there first) and before its handler, and what it throws goes to the group's error handler.
   app.addHook('preValidation', async (request) => {
     const problem = paramsProblem(request.query);
     if (problem !== undefined) throw new InvalidRequest(problem);
+  });
+}
+
+/**
+ * The strict form-body parser (src/http/params.ts) for `app` and its children. A child context
+ * may install its own with looser limits (the console's JSON text areas, after removing the
+ * inherited one); the body stays bounded by BODY_LIMIT either way.
+ */
+export function useFormParser(app: FastifyInstance, limits: ParamLimits = {}): void {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void) => {
+    const params = parseFormBytes(typeof body === 'string' ? Buffer.from(body) : body, limits);
+    const problem = paramsProblem(params);
+    if (problem === undefined) done(null, params);
+    else done(new InvalidRequest(problem));
   });
 }
 

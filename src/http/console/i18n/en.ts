@@ -135,6 +135,7 @@ export const en = {
   policyDocument: 'Policy document (JSON)',
   policyDocumentHint: 'The document as `gatehouse policy show` prints it: name, access rules and claims. See docs/authorization.md.',
   invalidJson: 'This is not JSON: {error}',
+  jsonTooDeep: 'The JSON is nested more than {max} levels deep.',
   confirmDeletePolicy: 'Delete the policy “{name}”? Clients that use it must be given another one first.',
   done_created: 'Created.',
   done_saved: 'Saved.',

@@ -137,6 +137,7 @@ export const fi: ConsoleMessages = {
   policyDocument: 'Käytäntödokumentti (JSON)',
   policyDocumentHint: 'Dokumentti siinä muodossa kuin `gatehouse policy show` sen tulostaa: nimi, pääsysäännöt ja väitteet. Katso docs/authorization.md.',
   invalidJson: 'Tämä ei ole JSONia: {error}',
+  jsonTooDeep: 'JSON on sisäkkäin yli {max} tasoa syvältä.',
   confirmDeletePolicy: 'Poistetaanko käytäntö ”{name}”? Sitä käyttäville asiakkaille on ensin annettava toinen.',
   done_created: 'Luotu.',
   done_saved: 'Tallennettu.',

@@ -137,6 +137,7 @@ export const sv: ConsoleMessages = {
   policyDocument: 'Policydokument (JSON)',
   policyDocumentHint: 'Dokumentet som `gatehouse policy show` skriver ut det: namn, åtkomstregler och anspråk. Se docs/authorization.md.',
   invalidJson: 'Detta är inte JSON: {error}',
+  jsonTooDeep: 'JSON-dokumentet är nästlat djupare än {max} nivåer.',
   confirmDeletePolicy: 'Ta bort policyn ”{name}”? Klienter som använder den måste först få en annan.',
   done_created: 'Skapad.',
   done_saved: 'Sparad.',
