@@ -48,6 +48,14 @@ const SERVER_KEYS = ['client_id_issued_at', 'client_secret_expires_at', 'registr
 
 /** Keys this module answers itself, whatever registerClient knows: RFC 7591 §2.3 and RFC 7592 §3. */
 const OWN_KEYS: ReadonlySet<string> = new Set(['software_statement', ...SERVER_KEYS]);
+/**
+ * Metadata gatehouse knows but does not act on, ignored in a self-registration rather than refused
+ * (decision DR13): its absence weakens nothing — the login page shows no client, policy or terms
+ * links, and `auth_time` is in every ID token anyway — and standard registration tooling sends it.
+ * The answer leaves it out, which tells the client it was not registered (RFC 7591 §3.2.1). The
+ * CLI, the management API and the console still refuse it, naming the key.
+ */
+const IGNORED_IN_REGISTRATION: ReadonlySet<string> = new Set(['client_uri', 'policy_uri', 'tos_uri', 'require_auth_time']);
 
 // ---------------------------------------------------------------------------------------------
 // Initial access tokens (minted by an administrator: the CLI and the management API)
@@ -165,11 +173,13 @@ export async function registerDynamicClient(
   const refusal = found === undefined ? 'is not known' : found.expiresAt <= deps.clock.now() ? 'has expired' : found.usesLeft <= 0 ? 'is used up' : undefined;
   if (refusal !== undefined) throw new InvalidToken(`The initial access token ${refusal}.`);
 
-  const document = registrationDocument(body, undefined, deps.maxAccessTokenTtl);
+  const clientId = deps.random.uuid();
+  const document = registrationDocument(body, undefined, deps.maxAccessTokenTtl, clientId);
   const registrationAccessToken = deps.random.token(TOKEN_BYTES);
   let spent: InitialAccessToken | undefined;
   const { client, clientSecret } = await asRegistrationErrors(() =>
     registerClient(deps, document, {
+      clientId,
       inUnitOfWork: async (tx, inserted) => {
         spent = await tx.registrations.useInitialAccessToken(tokenHash, deps.clock.now());
         // Spent or expired by a concurrent registration since the check above: nothing commits.
@@ -236,12 +246,12 @@ function invalidRegistrationToken(): InvalidToken {
  * (unless it repeats `current`'s value), no refused grant; `consent_required` is always true
  * (decision DR6); `token_endpoint_auth_method` defaults to client_secret_basic (RFC 7591 §2).
  */
-function registrationDocument(body: unknown, current: Client | undefined, maxAccessTokenTtl: number): Record<string, unknown> {
+function registrationDocument(body: unknown, current: Client | undefined, maxAccessTokenTtl: number, clientId: string): Record<string, unknown> {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidClientMetadataError('The request body must be a JSON object of client metadata (RFC 7591 section 2).');
   // RFC 7591 §2: metadata the server does not understand is ignored (left out of the registration,
   // so the answer shows the client it was not registered); what gatehouse knows but does not
   // implement is still refused by registerClient's rules, naming the key (decision DR10).
-  const doc: Record<string, unknown> = Object.fromEntries(Object.entries(body as Record<string, unknown>).filter(([key]) => isKnownMetadataKey(key) || OWN_KEYS.has(key)));
+  const doc: Record<string, unknown> = Object.fromEntries(Object.entries(body as Record<string, unknown>).filter(([key]) => (isKnownMetadataKey(key) || OWN_KEYS.has(key)) && !IGNORED_IN_REGISTRATION.has(key)));
   if (doc.software_statement !== undefined) throw new InvalidSoftwareStatement('Software statements are not accepted (RFC 7591 section 2.3); send the metadata itself.');
   for (const key of [...SERVER_KEYS, 'client_id', 'client_secret']) {
     if (doc[key] !== undefined) throw new InvalidClientMetadataError(`${key}: is set by the server and cannot be sent${current ? ' in an update (RFC 7592 section 2.2)' : ''}.`);
@@ -276,6 +286,9 @@ function registrationDocument(body: unknown, current: Client | undefined, maxAcc
   }
   doc.consent_required = true;
   doc.token_endpoint_auth_method ??= 'client_secret_basic';
+  // RFC 7591 §2: client_name is optional, and without one "the authorization server MAY display
+  // the raw client_id value"; gatehouse's clients all have a name, so the client_id becomes it.
+  if (doc.client_name === undefined || doc.client_name === null) doc.client_name = clientId;
   // What an administrator decided stays as it is: the update keeps the registered values.
   for (const key of PRIVILEGED_KEYS) delete doc[key];
   return doc;
@@ -294,7 +307,7 @@ function replacement(current: Client, body: unknown, maxAccessTokenTtl: number):
     const matches = typeof clientSecret === 'string' && current.secretHash !== undefined && constantTimeEqual(hashSecret(clientSecret), current.secretHash);
     if (!matches) throw new InvalidClientMetadataError('client_secret: does not match the current secret; a client cannot choose its secret (RFC 7592 section 2.2).');
   }
-  const doc = registrationDocument(rest, current, maxAccessTokenTtl);
+  const doc = registrationDocument(rest, current, maxAccessTokenTtl, current.clientId);
   const { client_id: _id, created_at: _created, ...registered } = clientView(current);
   const patch: Record<string, unknown> = {};
   for (const key of Object.keys(registered)) {

@@ -64,6 +64,17 @@ for (const db of DATABASES) {
       assert.equal(tokens.claims()?.aud, registered.client_id);
     });
 
+    test('the smallest registration openid-client can send (redirect_uris only) works; the consent page names the client by its client_id (DR-14)', async () => {
+      const config = await oidc.dynamicClientRegistration(new URL(server.issuer), { redirect_uris: [REDIRECT] }, undefined, { ...insecure, initialAccessToken: await mint() });
+      const registered = config.clientMetadata();
+      assert.equal(registered.client_name, registered.client_id);
+      const client = await oidc.discovery(new URL(server.issuer), registered.client_id, registered.client_secret as string, oidc.ClientSecretBasic(registered.client_secret as string), insecure);
+      const url = oidc.buildAuthorizationUrl(client, { redirect_uri: REDIRECT, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(oidc.randomPKCECodeVerifier()), code_challenge_method: 'S256' });
+      const consentPage = await loginThroughForm({ baseUrl: server.url, jar: new CookieJar() }, Object.fromEntries(url.searchParams), { username, password: PASSWORD });
+      assert.equal(consentPage.status, 200);
+      assert.match(await consentPage.text(), new RegExp(registered.client_id));
+    });
+
     test('dynamicClientRegistration without an initial access token, or with one used up, is refused with a 401 Bearer challenge (DR-11)', async () => {
       const metadata = { client_name: 'Uninvited', redirect_uris: [REDIRECT] };
       /** openid-client's WWWAuthenticateChallengeError: the status and the challenge's parameters. */

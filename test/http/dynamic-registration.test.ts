@@ -296,7 +296,9 @@ for (const db of DATABASES) {
         [{ redirect_uris: 'https://app.example.com/cb' }, 'redirect_uris', 'invalid_redirect_uri'],
         [{ client_name: 42 }, 'client_name', 'invalid_client_metadata'],
         [{ grant_types: ['implicit'] }, 'grant_types', 'invalid_client_metadata'],
-        [{ tos_uri: 'https://app.example.com/tos' }, 'tos_uri', 'invalid_client_metadata'],
+        [{ frontchannel_logout_uri: 'https://app.example.com/logout' }, 'frontchannel_logout_uri', 'invalid_client_metadata'],
+        [{ id_token_encrypted_response_alg: 'RSA-OAEP' }, 'id_token_encrypted_response_alg', 'invalid_client_metadata'],
+        [{ default_max_age: 60 }, 'default_max_age', 'invalid_client_metadata'],
         // Longer than the server's GATEHOUSE_ACCESS_TOKEN_TTL (default 3600): administrators only (DR11).
         [{ access_token_ttl: 3601 }, 'access_token_ttl', 'invalid_client_metadata'],
       ];
@@ -318,9 +320,27 @@ for (const db of DATABASES) {
       const stored = await server.gatehouse.store.clients.get(body.client_id);
       assert.deepEqual(Object.keys(stored!.metadata).filter((key) => ['contacts', 'software_id', 'software_version', 'x-vendor', 'constructor'].includes(key)), []);
       const { value } = await mint(1);
-      const unsupported = await send(endpoint(), { token: value, body: { ...WEB_APP, policy_uri: 'https://app.example.com/policy' } });
+      const unsupported = await send(endpoint(), { token: value, body: { ...WEB_APP, subject_type: 'pairwise' } });
       assert.deepEqual([unsupported.status, unsupported.body.error], [400, 'invalid_client_metadata']);
-      assert.match(unsupported.body.error_description as string, /^policy_uri: is not supported/);
+      assert.match(unsupported.body.error_description as string, /^subject_type: is not supported/);
+    });
+
+    test('a minimal registration (redirect_uris only) is named by its client_id; display links and require_auth_time are ignored, not refused (DR-14)', async () => {
+      const informational = { client_uri: 'https://app.example.com/', policy_uri: 'https://app.example.com/policy', tos_uri: 'https://app.example.com/tos', require_auth_time: true };
+      const body = await register({ redirect_uris: ['https://minimal.example.com/cb'], ...informational });
+      assert.equal(body.client_name, body.client_id, 'RFC 7591 §2: without client_name the client_id is shown');
+      for (const key of Object.keys(informational)) assert.equal(body[key], undefined, `${key} is not registered`);
+      const stored = await server.gatehouse.store.clients.get(body.client_id);
+      assert.equal(stored?.name, body.client_id);
+      assert.deepEqual(Object.keys(stored!.metadata).filter((key) => key in informational), []);
+      // RFC 7592 §2.2: an update without client_name removes it; the client_id is shown again.
+      const { client_secret: _s, registration_access_token: rat, registration_client_uri: uri, client_id_issued_at: _i, client_secret_expires_at: _e, ...metadata } = body;
+      const renamed = await send(uri, { method: 'PUT', token: rat, body: { ...metadata, client_name: 'Named later' } });
+      assert.deepEqual([renamed.status, renamed.body.client_name], [200, 'Named later']);
+      const { client_name: _n, ...unnamed } = renamed.body;
+      const cleared = await send(uri, { method: 'PUT', token: rat, body: { ...unnamed, registration_access_token: undefined, registration_client_uri: undefined, client_id_issued_at: undefined, client_secret_expires_at: undefined, ...informational } });
+      assert.deepEqual([cleared.status, cleared.body.client_name], [200, body.client_id]);
+      for (const key of Object.keys(informational)) assert.equal(cleared.body[key], undefined, `${key} is not registered by an update`);
     });
 
     test('malformed, oversized and hostile bodies are 400 invalid_client_metadata, never a 5xx, and spend nothing (DR-10)', async () => {
