@@ -180,6 +180,17 @@ for (const db of DATABASES) {
       assert.equal(response.headers.getSetCookie().some((c) => /^gatehouse_console=[^;]/.test(c)), false, 'no session');
     });
 
+    test('a sign-in cookie whose page to return to holds characters no header may carry returns to the console home, not a 500', async () => {
+      for (const returnTo of ['/manage/clients\u0001', '/manage/\u0100', '/manage/\u007f']) {
+        const { jar, callback } = await callbackFor(admin, () => {});
+        const transaction = JSON.parse(Buffer.from(jar.cookies.get('gatehouse_console_signin')!, 'base64url').toString('utf8')) as Record<string, string>;
+        jar.cookies.set('gatehouse_console_signin', Buffer.from(JSON.stringify({ ...transaction, returnTo }), 'utf8').toString('base64url'));
+        const response = await browse(callback.toString(), jar);
+        assert.equal(response.status, 303, JSON.stringify(returnTo));
+        assert.equal(response.headers.get('location'), '/manage/', JSON.stringify(returnTo));
+      }
+    });
+
     test('an administrator signs in through the login form; the session cookie is HttpOnly, SameSite=Strict, Path=/manage', async () => {
       const jar = new CookieJar();
       const first = await browse(`${server.url}/manage/`, jar);
