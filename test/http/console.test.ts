@@ -180,6 +180,17 @@ for (const db of DATABASES) {
       assert.equal(response.headers.getSetCookie().some((c) => /^gatehouse_console=[^;]/.test(c)), false, 'no session');
     });
 
+    test('a sign-in cookie whose page to return to holds characters no header may carry returns to the console home, not a 500', async () => {
+      for (const returnTo of ['/manage/clients\u0001', '/manage/\u0100', '/manage/\u007f']) {
+        const { jar, callback } = await callbackFor(admin, () => {});
+        const transaction = JSON.parse(Buffer.from(jar.cookies.get('gatehouse_console_signin')!, 'base64url').toString('utf8')) as Record<string, string>;
+        jar.cookies.set('gatehouse_console_signin', Buffer.from(JSON.stringify({ ...transaction, returnTo }), 'utf8').toString('base64url'));
+        const response = await browse(callback.toString(), jar);
+        assert.equal(response.status, 303, JSON.stringify(returnTo));
+        assert.equal(response.headers.get('location'), '/manage/', JSON.stringify(returnTo));
+      }
+    });
+
     test('an administrator signs in through the login form; the session cookie is HttpOnly, SameSite=Strict, Path=/manage', async () => {
       const jar = new CookieJar();
       const first = await browse(`${server.url}/manage/`, jar);
@@ -307,6 +318,17 @@ for (const db of DATABASES) {
       jar.cookies.set('gatehouse_console', 'not-a-token');
       const post = await submit(`${server.url}/manage/keys/rotate`, { csrf_token: hidden(html, 'csrf_token')! }, jar, { origin: new URL(server.issuer).origin });
       assert.equal(post.status, 403, 'the token is derived from the other session');
+    });
+
+    test('a console path not in its normal form is a 400 page, with or without cookies (found by test/fuzz/console.test.ts)', async () => {
+      const jar = await signIn(admin);
+      // Refused by the root's path check (decision X3) before the cookie parser ran.
+      for (const [path, cookies] of [['/manage/clients/%61', jar], ['/manage/users/a%2D/edit', undefined], ['/manage/groups/%7Estaff', jar]] as const) {
+        const response = await browse(`${server.url}${path}`, cookies);
+        assert.equal(response.status, 400, path);
+        assert.match(response.headers.get('content-type') ?? '', /^text\/html/, path);
+        assert.match(await response.text(), /percent-encodes a character that needs no encoding/, path);
+      }
     });
 
     /** Posts a console form with the session's CSRF token (read from `from`) and our Origin. */

@@ -44,7 +44,10 @@ export function consoleCookieName(config: CookieConfig, cookie: ConsoleCookie): 
 }
 
 export function readConsoleCookie(request: FastifyRequest, config: CookieConfig, cookie: ConsoleCookie): string | undefined {
-  const value = request.cookies[consoleCookieName(config, cookie)];
+  // @fastify/cookie parses in an onRequest hook: a request refused by an earlier root hook (a path
+  // not in its normal form, src/http/plugins/limits.ts) reaches the console's error page without it.
+  const cookies = request.cookies as FastifyRequest['cookies'] | undefined;
+  const value = cookies?.[consoleCookieName(config, cookie)];
   return value === undefined || value === '' ? undefined : value;
 }
 

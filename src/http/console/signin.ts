@@ -31,9 +31,13 @@ export function consoleHome(config: HttpDeps['config']): string {
   return `${issuerOrigin(config)}${CONSOLE_PATH}/`;
 }
 
-/** Only a console page of our own is a place to return to after signing in (no open redirect). */
+/**
+ * Only a console page of our own is a place to return to after signing in (no open redirect), and
+ * only in printable ASCII without a backslash (a browser's request target is percent-encoded): it becomes
+ * a Location header, where a control character or one above U+00FF makes Node throw.
+ */
 export function safeReturnTo(path: string): string {
-  const valid = path.length <= 2000 && path.startsWith(`${CONSOLE_PATH}/`) && !path.startsWith(`${CONSOLE_PATH}/callback`) && !/[\\\s]/.test(path) && !path.includes('//');
+  const valid = path.length <= 2000 && path.startsWith(`${CONSOLE_PATH}/`) && !path.startsWith(`${CONSOLE_PATH}/callback`) && /^[\x21-\x5b\x5d-\x7e]+$/.test(path) && !path.includes('//');
   return valid ? path : `${CONSOLE_PATH}/`;
 }
 
