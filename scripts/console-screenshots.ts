@@ -123,6 +123,9 @@ async function main(): Promise<void> {
     await page.goto(`${base}/clients/${encodeURIComponent(portal.client_id)}`);
     await page.getByRole('heading', { name: 'Client Staff portal' }).waitFor();
     await shot('client');
+    await page.getByRole('link', { name: 'Edit all metadata (JSON)' }).click();
+    await page.getByRole('heading', { name: 'Edit all metadata of Staff portal' }).waitFor();
+    await shot('client-json');
 
     await nav('Users');
     await page.getByRole('heading', { name: 'Users' }).waitFor();
