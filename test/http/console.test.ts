@@ -648,6 +648,21 @@ for (const db of DATABASES) {
       assert.ok(big.status >= 400 && big.status < 500, String(big.status));
     });
 
+    test('a path under /manage/ that is no page is the console’s 404 page (in the chosen language); under /manage/api/v1 the API’s problem document', async () => {
+      for (const path of ['/manage/nothing-here', '/manage/clients/x/y/z', '/manage/assets/missing.js']) {
+        const response = await fetch(`${server.url}${path}?lang=fi`, { redirect: 'manual' });
+        assert.equal(response.status, 404, path);
+        assert.match(response.headers.get('content-type') ?? '', /^text\/html/, path);
+        assert.equal(response.headers.get('cache-control'), 'no-store', path);
+        assert.doesNotMatch(response.headers.get('content-security-policy') ?? '', /unsafe-inline/, path);
+        assert.match(await response.text(), /<h1>Ei löytynyt<\/h1>/, path);
+      }
+      // The API authenticates before it routes: without a token, its 401 problem document.
+      const api = await fetch(`${server.url}/manage/api/v1/nothing-here`);
+      assert.equal(api.status, 401);
+      assert.match(api.headers.get('content-type') ?? '', /^application\/problem\+json/);
+    });
+
     test('the console asks for the API audience: the token is for gatehouse-manage-api', async () => {
       const jar = await signIn(admin);
       const token = decodeURIComponent(jar.cookies.get('gatehouse_console')!);

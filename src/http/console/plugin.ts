@@ -70,6 +70,18 @@ export async function consoleRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     return sendConsolePage(reply, 400, renderConsole('message', { ...frameData({ locale, t, path: request.url }), title: t.signInFailedTitle, text, link: { href: `${CONSOLE_PATH}/`, label: t.signInAgain } }));
   });
 
+  // A path under /manage/ that is no page: the console's own "not found" page, not the root's JSON
+  // (the management API below /manage/api/v1 keeps its problem documents: its prefix is longer).
+  await app.register(
+    async (scope) =>
+      scope.setNotFoundHandler((request, reply) => {
+        const locale = consoleLocale(request, reply, deps.config);
+        const t = consoleMessages(locale);
+        return message(reply, { locale, t, path: request.url }, 404, t.notFoundTitle, t.notFound);
+      }),
+    { prefix: CONSOLE_PATH },
+  );
+
   app.post(`${CONSOLE_PATH}/sign-out`, async (request, reply) => {
     const locale = consoleLocale(request, reply, deps.config);
     const t = consoleMessages(locale);
