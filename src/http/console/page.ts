@@ -5,7 +5,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpDeps } from '../deps.ts';
-import type { ApiFieldError, ManageApi } from './api.ts';
+import { ensureOk, type ApiAnswer, type ApiFieldError, type ManageApi } from './api.ts';
 import { fill, type ConsoleMessageKey, type ConsoleMessages, type Locale } from './i18n.ts';
 
 /** `GET /me` of the management API. */
@@ -107,7 +107,7 @@ export function formErrors(body: unknown): Record<string, string[]> {
  * A JSON text area's text as a document, or the error to show under it: text that is not JSON is
  * refused here (naming where it broke); everything else is the API's to judge.
  */
-export function parseJsonField(t: ConsoleMessages, text: string): { ok: true; document: unknown } | { ok: false; errors: string[] } {
+function parseJsonField(t: ConsoleMessages, text: string): { ok: true; document: unknown } | { ok: false; errors: string[] } {
   let document: unknown;
   try {
     document = JSON.parse(text);
@@ -121,7 +121,7 @@ export function parseJsonField(t: ConsoleMessages, text: string): { ok: true; do
 }
 
 /** Levels of arrays and objects a JSON text area may nest (a policy or client metadata needs four). */
-export const MAX_DOCUMENT_DEPTH = 32;
+const MAX_DOCUMENT_DEPTH = 32;
 
 /** Whether `value` nests arrays or objects more than `max` levels deep; without recursion. */
 function nestedDeeperThan(value: unknown, max: number): boolean {
@@ -139,7 +139,7 @@ function nestedDeeperThan(value: unknown, max: number): boolean {
  * The errors of a refused JSON document, for its one text area: every field error of the API's
  * problem with its JSON path (`access.groups: …`), or the problem's detail when it names none.
  */
-export function documentErrors(body: unknown): string[] {
+function documentErrors(body: unknown): string[] {
   const problem = (body ?? {}) as { detail?: unknown; errors?: unknown };
   const named = Array.isArray(problem.errors) ? (problem.errors as { field?: unknown; message?: unknown }[]).filter((e) => typeof e?.message === 'string') : [];
   if (named.length > 0) return named.map((e) => (typeof e.field === 'string' && e.field !== '' ? `${e.field}: ${String(e.message)}` : String(e.message)));
@@ -176,4 +176,27 @@ export function renderDocumentForm(call: PageCall, form: DocumentForm): FastifyR
     },
     form.status ?? 200,
   );
+}
+
+/**
+ * Sends the posted JSON text area of a DocumentForm page to the API. Text that is not JSON, a
+ * document `check` refuses (its error), or the API's 400 or 409 answer the same page again with
+ * the errors under the text area and what was typed kept; any other refusal is an ApiError (the
+ * plugin's page for it); otherwise the API's answer.
+ */
+export async function submitDocument<T = Record<string, unknown>>(
+  call: PageCall,
+  form: Omit<DocumentForm, 'text' | 'errors' | 'status'>,
+  send: (document: unknown) => Promise<ApiAnswer>,
+  check: (document: unknown) => string | undefined = () => undefined,
+): Promise<{ ok: true; body: T } | { ok: false; page: FastifyReply }> {
+  const text = field(call.form, 'document');
+  const refuse = (errors: string[], status: number) => ({ ok: false as const, page: renderDocumentForm(call, { ...form, text, errors, status }) });
+  const parsed = parseJsonField(call.t, text);
+  if (!parsed.ok) return refuse(parsed.errors, 400);
+  const problem = check(parsed.document);
+  if (problem !== undefined) return refuse([problem], 400);
+  const answer = await send(parsed.document);
+  if (answer.status === 400 || answer.status === 409) return refuse(documentErrors(answer.body), answer.status);
+  return { ok: true, body: ensureOk<T>(answer) };
 }

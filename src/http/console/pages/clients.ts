@@ -12,7 +12,7 @@ import { ACCESS_TOKEN_FORMATS } from '../../../oauth/access-token-format.ts';
 import { ensureOk, segment } from '../api.ts';
 import { CONSOLE_PATH } from '../cookies.ts';
 import { fill } from '../i18n.ts';
-import { documentErrors, field, formErrors, fieldValues, lines, parseJsonField, renderDocumentForm, type ConsolePage, type DocumentForm, type PageCall } from '../page.ts';
+import { field, formErrors, fieldValues, lines, renderDocumentForm, submitDocument, type ConsolePage, type DocumentForm, type PageCall } from '../page.ts';
 import { formatTime, listQuery, pager, PAGE_SIZE, type Page } from './shared.ts';
 
 type ClientView = Record<string, unknown> & { client_id: string; client_name?: string; active?: boolean };
@@ -205,9 +205,15 @@ function renderSecret(call: PageCall, title: string, client: ClientView, secret:
   });
 }
 
-/** The JSON pages of a client (import, edit all metadata): one text area for the metadata document. */
-function renderJsonForm(call: PageCall, options: Omit<DocumentForm, 'label' | 'rows'>): FastifyReply {
-  return renderDocumentForm(call, { ...options, label: call.t.clientDocument, rows: 20 });
+/** The import page: one JSON text area for an exported metadata document. */
+function importForm(call: PageCall): Omit<DocumentForm, 'text'> {
+  return { title: call.t.importClientTitle, action: `${CONSOLE_PATH}/clients/import`, submit: call.t.importSubmit, label: call.t.clientDocument, hint: call.t.importClientHint, rows: 20, cancel: `${CONSOLE_PATH}/clients` };
+}
+
+/** The page that edits every member of a client's metadata as JSON. */
+function metadataForm(call: PageCall, id: string, name: string): Omit<DocumentForm, 'text'> {
+  const path = `${CONSOLE_PATH}${clientPath(id)}`;
+  return { title: fill(call.t.editClientJsonTitle, { name }), action: `${path}/metadata`, submit: call.t.save, label: call.t.clientDocument, hint: call.t.editClientJsonHint, rows: 20, cancel: path };
 }
 
 /** A client's metadata document as the JSON editor shows it: the export, without the client_id that cannot change. */
@@ -311,7 +317,7 @@ export const clientPages: ConsolePage[] = [
     path: '/clients/import',
     section: SECTION,
     async handle(call) {
-      return renderJsonForm(call, { title: call.t.importClientTitle, action: `${CONSOLE_PATH}/clients/import`, submit: call.t.importSubmit, text: '', hint: call.t.importClientHint, cancel: `${CONSOLE_PATH}/clients` });
+      return renderDocumentForm(call, { ...importForm(call), text: '' });
     },
   },
   {
@@ -319,13 +325,9 @@ export const clientPages: ConsolePage[] = [
     path: '/clients/import',
     section: SECTION,
     async handle(call) {
-      const text = field(call.form, 'document');
-      const form = { title: call.t.importClientTitle, action: `${CONSOLE_PATH}/clients/import`, submit: call.t.importSubmit, text, hint: call.t.importClientHint, cancel: `${CONSOLE_PATH}/clients` };
-      const parsed = parseJsonField(call.t, text);
-      if (!parsed.ok) return renderJsonForm(call, { ...form, errors: parsed.errors, status: 400 });
-      const answer = await call.api.call('POST', '/clients/import', { body: parsed.document });
-      if (answer.status === 400 || answer.status === 409) return renderJsonForm(call, { ...form, errors: documentErrors(answer.body), status: answer.status });
-      const client = ensureOk<ClientView & { client_secret?: string }>(answer);
+      const outcome = await submitDocument<ClientView & { client_secret?: string }>(call, importForm(call), (document) => call.api.call('POST', '/clients/import', { body: document }));
+      if (!outcome.ok) return outcome.page;
+      const client = outcome.body;
       return renderSecret(call, call.t.importedTitle, client, client.client_secret);
     },
   },
@@ -389,8 +391,7 @@ export const clientPages: ConsolePage[] = [
       const id = call.params.id ?? '';
       const client = await call.api.get<ClientView>(clientPath(id));
       const document = await call.api.get<Record<string, unknown>>(`${clientPath(id)}/metadata`);
-      const path = `${CONSOLE_PATH}${clientPath(id)}`;
-      return renderJsonForm(call, { title: fill(call.t.editClientJsonTitle, { name: nameOf(client) }), action: `${path}/metadata`, submit: call.t.save, text: editableText(document), hint: call.t.editClientJsonHint, cancel: path });
+      return renderDocumentForm(call, { ...metadataForm(call, id, nameOf(client)), text: editableText(document) });
     },
   },
   {
@@ -399,18 +400,18 @@ export const clientPages: ConsolePage[] = [
     section: SECTION,
     async handle(call) {
       const id = call.params.id ?? '';
-      const text = field(call.form, 'document');
-      const path = `${CONSOLE_PATH}${clientPath(id)}`;
       const current = await call.api.get<Record<string, unknown>>(`${clientPath(id)}/metadata`);
-      const form = { title: fill(call.t.editClientJsonTitle, { name: nameOf(current as ClientView) }), action: `${path}/metadata`, submit: call.t.save, text, hint: call.t.editClientJsonHint, cancel: path };
-      const parsed = parseJsonField(call.t, text);
-      if (!parsed.ok) return renderJsonForm(call, { ...form, errors: parsed.errors, status: 400 });
-      if (!isObject(parsed.document)) return renderJsonForm(call, { ...form, errors: [call.t.documentNotObject], status: 400 });
-      const { client_id: named, ...edited } = parsed.document;
-      if (named !== undefined && named !== id) return renderJsonForm(call, { ...form, errors: [fill(call.t.clientIdFixed, { id })], status: 400 });
-      const answer = await call.api.call('PATCH', clientPath(id), { body: replacingPatch(current, edited) });
-      if (answer.status === 400 || answer.status === 409) return renderJsonForm(call, { ...form, errors: documentErrors(answer.body), status: answer.status });
-      const client = ensureOk<ClientView & { client_secret?: string }>(answer);
+      const check = (document: unknown): string | undefined => {
+        if (!isObject(document)) return call.t.documentNotObject;
+        return document.client_id === undefined || document.client_id === id ? undefined : fill(call.t.clientIdFixed, { id });
+      };
+      const send = (document: unknown) => {
+        const { client_id: _id, ...edited } = document as Record<string, unknown>;
+        return call.api.call('PATCH', clientPath(id), { body: replacingPatch(current, edited) });
+      };
+      const outcome = await submitDocument<ClientView & { client_secret?: string }>(call, metadataForm(call, id, nameOf(current as ClientView)), send, check);
+      if (!outcome.ok) return outcome.page;
+      const client = outcome.body;
       if (typeof client.client_secret === 'string') return renderSecret(call, call.t.secretRotatedTitle, client, client.client_secret);
       return call.redirect(clientPath(id), 'saved');
     },

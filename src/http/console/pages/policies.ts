@@ -3,11 +3,10 @@
  * document as JSON (the API's field errors shown under the text area, each with its JSON path),
  * delete after a confirmation.
  */
-import type { FastifyReply } from 'fastify';
-import { ensureOk, segment } from '../api.ts';
+import { segment } from '../api.ts';
 import { CONSOLE_PATH } from '../cookies.ts';
 import { fill } from '../i18n.ts';
-import { documentErrors, field, parseJsonField, renderDocumentForm, type ConsolePage, type DocumentForm, type PageCall } from '../page.ts';
+import { renderDocumentForm, submitDocument, type ConsolePage, type DocumentForm, type PageCall } from '../page.ts';
 import { formatTime, listQuery, pager, PAGE_SIZE, type Page } from './shared.ts';
 
 type PolicyView = Record<string, unknown> & { name: string; version?: number; created_at?: string; updated_at?: string };
@@ -23,9 +22,9 @@ function documentText(policy: PolicyView): string {
 
 const EXAMPLE = JSON.stringify({ name: 'staff-only', access: { groups: ['Staff'] } }, null, 2);
 
-/** The policy editor: one JSON text area, saved with `submit`. */
-function renderForm(call: PageCall, options: Pick<DocumentForm, 'title' | 'action' | 'text' | 'errors' | 'status' | 'cancel'>): FastifyReply {
-  return renderDocumentForm(call, { ...options, submit: call.t.save, label: call.t.policyDocument, hint: call.t.policyDocumentHint, rows: 16 });
+/** The policy editor: one JSON text area, saved with Save. */
+function policyForm(call: PageCall, options: Pick<DocumentForm, 'title' | 'action' | 'cancel'>): Omit<DocumentForm, 'text'> {
+  return { ...options, submit: call.t.save, label: call.t.policyDocument, hint: call.t.policyDocumentHint, rows: 16 };
 }
 
 export const policyPages: ConsolePage[] = [
@@ -49,7 +48,7 @@ export const policyPages: ConsolePage[] = [
     path: '/policies/new',
     section: SECTION,
     async handle(call) {
-      return renderForm(call, { title: call.t.newPolicyTitle, action: `${CONSOLE_PATH}/policies/new`, text: EXAMPLE, cancel: `${CONSOLE_PATH}/policies` });
+      return renderDocumentForm(call, { ...policyForm(call, { title: call.t.newPolicyTitle, action: `${CONSOLE_PATH}/policies/new`, cancel: `${CONSOLE_PATH}/policies` }), text: EXAMPLE });
     },
   },
   {
@@ -57,13 +56,10 @@ export const policyPages: ConsolePage[] = [
     path: '/policies/new',
     section: SECTION,
     async handle(call) {
-      const text = field(call.form, 'document');
-      const form = { title: call.t.newPolicyTitle, action: `${CONSOLE_PATH}/policies/new`, text, cancel: `${CONSOLE_PATH}/policies` };
-      const parsed = parseJsonField(call.t, text);
-      if (!parsed.ok) return renderForm(call, { ...form, errors: parsed.errors, status: 400 });
-      const answer = await call.api.call('POST', '/policies', { body: parsed.document });
-      if (answer.status === 400 || answer.status === 409) return renderForm(call, { ...form, errors: documentErrors(answer.body), status: answer.status });
-      const policy = ensureOk<PolicyView>(answer);
+      const form = policyForm(call, { title: call.t.newPolicyTitle, action: `${CONSOLE_PATH}/policies/new`, cancel: `${CONSOLE_PATH}/policies` });
+      const outcome = await submitDocument<PolicyView>(call, form, (document) => call.api.call('POST', '/policies', { body: document }));
+      if (!outcome.ok) return outcome.page;
+      const policy = outcome.body;
       return call.redirect(policyPath(policy.name), 'created');
     },
   },
@@ -92,7 +88,7 @@ export const policyPages: ConsolePage[] = [
     async handle(call) {
       const name = call.params.name ?? '';
       const policy = await call.api.get<PolicyView>(policyPath(name));
-      return renderForm(call, { title: fill(call.t.editPolicyTitle, { name }), action: `${CONSOLE_PATH}${policyPath(name)}/edit`, text: documentText(policy), cancel: `${CONSOLE_PATH}${policyPath(name)}` });
+      return renderDocumentForm(call, { ...policyForm(call, { title: fill(call.t.editPolicyTitle, { name }), action: `${CONSOLE_PATH}${policyPath(name)}/edit`, cancel: `${CONSOLE_PATH}${policyPath(name)}` }), text: documentText(policy) });
     },
   },
   {
@@ -101,13 +97,9 @@ export const policyPages: ConsolePage[] = [
     section: SECTION,
     async handle(call) {
       const name = call.params.name ?? '';
-      const text = field(call.form, 'document');
-      const form = { title: fill(call.t.editPolicyTitle, { name }), action: `${CONSOLE_PATH}${policyPath(name)}/edit`, text, cancel: `${CONSOLE_PATH}${policyPath(name)}` };
-      const parsed = parseJsonField(call.t, text);
-      if (!parsed.ok) return renderForm(call, { ...form, errors: parsed.errors, status: 400 });
-      const answer = await call.api.call('PUT', policyPath(name), { body: parsed.document });
-      if (answer.status === 400 || answer.status === 409) return renderForm(call, { ...form, errors: documentErrors(answer.body), status: answer.status });
-      ensureOk(answer);
+      const form = policyForm(call, { title: fill(call.t.editPolicyTitle, { name }), action: `${CONSOLE_PATH}${policyPath(name)}/edit`, cancel: `${CONSOLE_PATH}${policyPath(name)}` });
+      const outcome = await submitDocument(call, form, (document) => call.api.call('PUT', policyPath(name), { body: document }));
+      if (!outcome.ok) return outcome.page;
       return call.redirect(policyPath(name), 'saved');
     },
   },
