@@ -55,6 +55,7 @@ interface Entry {
 const WRITES: Record<string, Entry> = {
   registerClient: { events: ['client.created'], setup: async () => ({ body: { client_name: 'audited', redirect_uris: ['https://rp.example/cb'] } }) },
   importClient: { events: ['client.created'], setup: async () => ({ body: { client_id: unique('imported-'), client_name: 'imported', redirect_uris: ['https://rp.example/cb'] } }) },
+  replaceClientMetadata: { events: ['client.updated'], setup: async ({ server }) => ({ params: { id: await aClient(server) }, body: { client_name: 'replaced', redirect_uris: ['https://rp.example/cb'] } }) },
   updateClient: { events: ['client.updated'], setup: async ({ server }) => ({ params: { id: await aClient(server) }, body: { client_name: 'renamed' } }) },
   deleteClient: { events: ['client.deleted'], setup: async ({ server }) => ({ params: { id: await aClient(server) } }) },
   activateClient: { events: ['client.status_changed'], setup: async ({ server }) => ({ params: { id: await aClient(server, false) } }) },

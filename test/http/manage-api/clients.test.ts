@@ -118,6 +118,28 @@ for (const db of DATABASES) {
       assert.notEqual(generated.json.client_id, id);
     });
 
+    test('PUT metadata replaces the registration: members left out are removed; the client_id cannot change; audited', async () => {
+      const id = (await manageCall(server, 'POST', '/clients', { token: tokens.admin, body: { ...DOCUMENT, scope: 'openid profile', logo_uri: 'https://shop.example/logo.png' } })).json.client_id as string;
+      const { client_id: _id, scope: _scope, logo_uri: _logo, ...kept } = (await manageCall(server, 'GET', `/clients/${id}/metadata`, { token: tokens.admin })).json;
+      const document = { ...kept, client_name: 'Replaced', 'client_name#sv': 'Ersatt' };
+      audit.clear();
+      const replaced = await manageCall(server, 'PUT', `/clients/${id}/metadata`, { token: tokens.admin, body: { client_id: id, ...document } });
+      assert.equal(replaced.status, 200, replaced.text);
+      assert.deepEqual((await manageCall(server, 'GET', `/clients/${id}/metadata`, { token: tokens.reader })).json, { client_id: id, ...document });
+      assert.deepEqual(audit.all().map((e) => [e.event, (e as { actor?: unknown }).actor]), [['client.updated', adminActor()]]);
+
+      const moved = await manageCall(server, 'PUT', `/clients/${id}/metadata`, { token: tokens.admin, body: { ...document, client_id: 'another-id' } });
+      assert.equal(moved.status, 400);
+      assert.deepEqual(moved.json.errors, [{ field: 'client_id', message: 'cannot change' }]);
+      const invalid = await manageCall(server, 'PUT', `/clients/${id}/metadata`, { token: tokens.admin, body: { ...document, redirect_uris: ['not a uri'] } });
+      assert.equal(invalid.status, 400);
+      assert.equal(invalid.json.errors![0]!.field, 'redirect_uris');
+      assert.equal((await manageCall(server, 'PUT', `/clients/${id}/metadata`, { token: tokens.reader, body: document })).status, 403);
+      assert.equal((await manageCall(server, 'PUT', `/clients/${CONSOLE_CLIENT_ID}/metadata`, { token: tokens.admin, body: { ...document, active: false } })).status, 409);
+      assert.equal((await manageCall(server, 'PUT', '/clients/no-such-client/metadata', { token: tokens.admin, body: document })).status, 404);
+      assert.deepEqual((await manageCall(server, 'GET', `/clients/${id}/metadata`, { token: tokens.reader })).json, { client_id: id, ...document }, 'nothing refused was written');
+    });
+
     test("the API's and the console's clients cannot be deleted or deactivated here (409)", async () => {
       for (const id of [MANAGE_API_CLIENT_ID, CONSOLE_CLIENT_ID]) {
         for (const [method, path, body] of [['DELETE', `/clients/${id}`], ['POST', `/clients/${id}/deactivate`], ['PATCH', `/clients/${id}`, { active: false }]] as const) {

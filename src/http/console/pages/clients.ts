@@ -222,17 +222,6 @@ function editableText(document: Record<string, unknown>): string {
   return JSON.stringify(rest, null, 2);
 }
 
-/**
- * The merge patch (RFC 7396) that makes the client's metadata the edited document: every member
- * given, and null for each member of the current export the administrator removed. The export is
- * read again at the post, so a member someone else added meanwhile is removed too: the document
- * on the page is what the client becomes.
- */
-function replacingPatch(current: Record<string, unknown>, edited: Record<string, unknown>): Record<string, unknown> {
-  const removed = Object.keys(current).filter((key) => key !== 'client_id' && !Object.hasOwn(edited, key));
-  return { ...edited, ...Object.fromEntries(removed.map((key) => [key, null])) };
-}
-
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function nameOf(client: ClientView): string {
@@ -400,16 +389,15 @@ export const clientPages: ConsolePage[] = [
     section: SECTION,
     async handle(call) {
       const id = call.params.id ?? '';
-      const current = await call.api.get<Record<string, unknown>>(`${clientPath(id)}/metadata`);
+      const current = await call.api.get<ClientView>(clientPath(id));
+      // Said here in the page's language; the API refuses both too.
       const check = (document: unknown): string | undefined => {
         if (!isObject(document)) return call.t.documentNotObject;
         return document.client_id === undefined || document.client_id === id ? undefined : fill(call.t.clientIdFixed, { id });
       };
-      const send = (document: unknown) => {
-        const { client_id: _id, ...edited } = document as Record<string, unknown>;
-        return call.api.call('PATCH', clientPath(id), { body: replacingPatch(current, edited) });
-      };
-      const outcome = await submitDocument<ClientView & { client_secret?: string }>(call, metadataForm(call, id, nameOf(current as ClientView)), send, check);
+      // The API replaces the registration in one unit of work (members left out are removed).
+      const send = (document: unknown) => call.api.call('PUT', `${clientPath(id)}/metadata`, { body: document });
+      const outcome = await submitDocument<ClientView & { client_secret?: string }>(call, metadataForm(call, id, nameOf(current)), send, check);
       if (!outcome.ok) return outcome.page;
       const client = outcome.body;
       if (typeof client.client_secret === 'string') return renderSecret(call, call.t.secretRotatedTitle, client, client.client_secret);

@@ -12,7 +12,7 @@ import { GENERATED_KEYS } from '../../../oauth/client-metadata.ts';
 import { clientView, deleteClient, getClient, registerClient, rotateClientSecret, setClientActive, updateClient, type ClientRegistrationDeps } from '../../../oauth/client-registration.ts';
 import { ConflictError } from '../../../storage/ports.ts';
 import type { HttpDeps } from '../../deps.ts';
-import { conflict } from '../errors.ts';
+import { badRequest, conflict } from '../errors.ts';
 import { listQuerySchema, pageSchema, stringKeyPage, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
 
@@ -173,6 +173,32 @@ export const clientRoutes: ManageRoute[] = [
     responses: { 200: { description: 'The metadata document.', schema: { type: 'object', required: ['client_id', 'client_name'], additionalProperties: true } } },
     async handle(call) {
       return { body: exportDocument(await getClient(call.deps.store, clientId(call))) };
+    },
+  },
+  {
+    method: 'PUT',
+    path: '/clients/:id/metadata',
+    operationId: 'replaceClientMetadata',
+    summary: "Replace a client's metadata document",
+    description: 'The whole document, as `GET /clients/{id}/metadata` exports it: it becomes the registration, so a member left out is removed (RFC 7592 §2.2 semantics), decided against the client as read in the same unit of work. `client_id` may be sent and must then be the client\'s. A client that starts needing a secret gets one, answered once.',
+    tag: TAG,
+    access: 'write',
+    params: clientIdParam,
+    body: { ...metadataSchema(false), properties: { ...(metadataSchema(false).properties as object), client_id: { type: 'string' } } },
+    responses: { 200: { description: 'The client as replaced (with client_secret when one was generated).', schema: withSecret } },
+    async handle(call) {
+      const id = clientId(call);
+      const { client_id: named, ...document } = call.body as Record<string, unknown>;
+      if (named !== undefined && named !== id) throw badRequest(`client_id: must be ${JSON.stringify(id)}, the client being replaced; a client_id cannot change.`, [{ field: 'client_id', message: 'cannot change' }]);
+      if (document.active === false) refuseProtected(id, 'deactivating');
+      // The members to remove are those of the client as this unit of work reads it: no other
+      // change can slip in between the read and the write.
+      const { client, clientSecret } = await updateClient(registration(call.deps), id, async (current) => ({
+        ...Object.fromEntries(Object.keys(exportDocument(current)).filter((key) => key !== 'client_id' && !Object.hasOwn(document, key)).map((key) => [key, null])),
+        ...document,
+      }));
+      call.deps.audit.emit({ event: 'client.updated', clientId: client.clientId, authorizationPolicy: client.authorizationPolicy ?? null, actor: call.actor });
+      return { body: withSecretFirst(client, clientSecret) };
     },
   },
   {
