@@ -10,7 +10,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '../../src/domain/client.ts';
-import type { UserCredentials } from '../../src/domain/user.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { AuditCapture } from '../helpers/audit.ts';
 import { basic, postForm } from '../helpers/back-channel.ts';
@@ -18,6 +17,7 @@ import { DATABASES } from '../helpers/databases.ts';
 import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
 import { assertLoginPage } from '../helpers/front-channel.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+import { probeThrottle } from '../helpers/throttle-probe.ts';
 
 const PASSWORD = 'correct horse battery staple';
 /** GATEHOUSE_THROTTLE_USER_FAILURES's default: verifications a username and address pair gets. */
@@ -82,16 +82,7 @@ for (const db of DATABASES) {
       const ip = address();
       const burst = 40;
       // Verifications are held open (as a slow argon2 would be) until every guess is in.
-      const users = server.gatehouse.store.users;
-      const original = users.getCredentials.bind(users);
-      let held = 0;
-      let release!: () => void;
-      const gate = new Promise<void>((resolve) => (release = resolve));
-      users.getCredentials = async (name: string): Promise<UserCredentials | undefined> => {
-        held += 1;
-        await gate;
-        return original(name);
-      };
+      const probe = probeThrottle(server.gatehouse.store);
       try {
         audit.clear();
         let answered = 0;
@@ -101,28 +92,31 @@ for (const db of DATABASES) {
             return r;
           }),
         );
-        await until(() => held + answered === burst, 'every guess is verifying or answered');
+        // The other guesses wait for those being verified (they might be right passwords).
+        await until(() => probe.held + answered === burst || (probe.held === USER_THRESHOLD && probe.refused >= burst - USER_THRESHOLD), 'every guess is verifying, waiting or answered');
         let rightAnswered = false;
         const right = grant(username, PASSWORD, ip).then((r) => {
           rightAnswered = true;
           return r;
         });
-        const heldBefore = held;
-        await until(() => rightAnswered || held > heldBefore, 'the right password is answered or verifying');
-        release();
+        // Refused while the guesses are in flight, it waits for them like the other waiting guesses;
+        // once all have asked twice more, the guesses end — as failures — and it is refused.
+        const refusedBefore = probe.refused;
+        await until(() => rightAnswered || probe.refused >= refusedBefore + 2 * (burst - probe.held - answered + 1), 'the right password is answered or waiting');
+        assert.equal(rightAnswered, false, 'the right password waits while the guesses are in flight');
+        probe.release();
         const [answer, ...rest] = await Promise.all([right, ...guesses]);
         assert.equal(answer!.status, 429, 'the right password was refused, not checked');
         assert.equal(answer!.headers.get('retry-after'), '1');
         assert.equal(answer!.body.error, 'slow_down');
-        assert.equal(held, USER_THRESHOLD, 'verifications started');
+        assert.equal(probe.held, USER_THRESHOLD, 'verifications started');
         assert.equal(audit.of('login.failed').length, USER_THRESHOLD);
         assert.deepEqual(audit.of('login.succeeded'), []);
         assert.deepEqual(audit.of('token.issued'), []);
         const counts = statusCounts(rest.map((r) => r.status));
         assert.equal((counts[400] ?? 0) + (counts[429] ?? 0), burst, JSON.stringify(counts));
       } finally {
-        release();
-        users.getCredentials = original;
+        probe.restore();
       }
     });
 

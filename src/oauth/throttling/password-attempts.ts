@@ -110,34 +110,44 @@ function waits(deps: ThrottleDeps, keys: AttemptKeys, counters: ThrottleCounter[
 }
 
 /**
- * How long an attempt refused only by attempts still in flight waits for them to end, in real
- * time. Those may be successes, which take their reservations back: concurrent right passwords
- * (an integration calling the identity API in parallel, one user in two tabs) then go through one
- * after another instead of getting 429. Failures among them count, and the attempt is then refused.
+ * An attempt refused only by attempts still in flight (no counted failure makes it wait) asks
+ * again, 10, 20, 40 … 200 ms later, for as long as those attempts end. They may be right
+ * passwords, which take their reservations back, so concurrent right passwords (a shared kiosk or
+ * service account, one user in many tabs, an integration calling the identity API in parallel)
+ * go through a few at a time instead of getting 429, however many there are and however slow
+ * argon2 is on a loaded machine: a right password from an address that has not failed is never
+ * refused (docs/decisions.md HR8). Failures among them count, and the attempt is then refused at
+ * once: a burst of guesses still gets exactly the threshold's verifications. It gives up (429) only
+ * when the counters that refuse it have not changed for STALL_MS of real time — the attempts it
+ * waits for are stuck: a process that died while verifying (HR7), a store that stopped answering.
  */
-const QUEUE_MS = 2000;
+const STALL_MS = 10_000;
 const FIRST_PAUSE_MS = 10;
 const MAX_PAUSE_MS = 200;
 
 /**
  * Before the password is checked: reserves the attempt, or refuses it. One atomic step in the
  * store decides and counts, whatever the concurrency (ThrottleStore.reserve). Refused only
- * because of attempts in flight, it asks again for a while (QUEUE_MS).
+ * because of attempts in flight, it asks again while they move on (STALL_MS).
  */
 export async function reservePasswordAttempt(deps: ThrottleDeps, attempt: PasswordAttempt): Promise<PasswordGate> {
   if (!deps.config.throttle) return { open: true, reservation: { attempt, keys: { user: undefined, ip: undefined, pair: undefined }, reservedAt: deps.clock.now() } };
   const keys = keysOf(attempt);
   const list = rules(deps, keys);
-  const started = performance.now();
+  let seen = '';
+  let movedAt = performance.now();
   for (let pause = FIRST_PAUSE_MS; ; pause = Math.min(2 * pause, MAX_PAUSE_MS)) {
     const now = deps.clock.now();
     const result = await deps.store.throttling.reserve(list, deps.config.throttleMaxDelay, now, expiresAt(deps.config, now));
     if (result.granted) return { open: true, reservation: { attempt, keys, reservedAt: now } };
-    // The counters were read after the refusal, only to tell which wait refused it and for how
-    // long; should they have moved on since, the answer is still to wait (at least a second).
+    // The counters were read after the refusal, only to tell which wait refused it, for how long,
+    // and whether the attempts in flight are moving; should they have moved on since, the answer
+    // is still to wait (at least a second).
+    const state = JSON.stringify([...result.counters].sort((a, b) => (a.key < b.key ? -1 : 1)));
+    if (state !== seen) [seen, movedAt] = [state, performance.now()];
     const wait = waits(deps, keys, result.counters, now);
     const byFailures = waits(deps, keys, result.counters.map((c) => ({ ...c, pending: 0 })), now);
-    if (byFailures.ip > 0 || byFailures.user > 0 || performance.now() - started + pause > QUEUE_MS) {
+    if (byFailures.ip > 0 || byFailures.user > 0 || performance.now() - movedAt + pause > STALL_MS) {
       if (wait.ip > 0) return { open: false, by: 'ip', retryAfter: retryAfterSeconds(wait.ip) };
       return { open: false, by: 'username', retryAfter: Math.max(1, retryAfterSeconds(wait.user)) };
     }
