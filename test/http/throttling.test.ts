@@ -302,6 +302,49 @@ for (const db of DATABASES) {
       assert.equal((await counters()) - before, 1, 'one counter: the address');
     });
 
+    // Issue 22 item 10: one client's failures from a shared address used to make every other
+    // client failing there (a rotated secret, a deactivated client) be told slow_down at once.
+    test('after one client makes a shared address wait, another client failing there for the first time is told invalid_client; again, slow_down', async () => {
+      const ip = '192.0.2.150';
+      const token = (clientId: string, secret: string) => postForm(endpoint('token'), { grant_type: 'client_credentials' }, { authorization: basic(clientId, secret), ...from(ip) });
+      const { client: a } = await addClient(server.gatehouse.store);
+      const statuses = [];
+      for (let i = 0; i < 6; i += 1) statuses.push((await token(a.clientId, 'wrong')).status);
+      assert.deepEqual(statuses, [401, 401, 429, 429, 429, 429], 'A: its own counter (3), then the address (6)');
+      assert.deepEqual(audit.of('lockout').filter((e) => e.ip === ip).map((e) => e.by), ['client', 'ip']);
+      // B, with its right secret: never refused.
+      const { client: b, secret } = await addClient(server.gatehouse.store, { grantTypes: ['client_credentials'] });
+      const good = await token(b.clientId, secret);
+      assert.equal(good.status, 200, JSON.stringify(good.body));
+      // C (a rotated secret) and D (deactivated) fail here for the first time: invalid_client.
+      const { client: c } = await addClient(server.gatehouse.store);
+      const { client: d, secret: dSecret } = await addClient(server.gatehouse.store, { active: false });
+      const first = await token(c.clientId, 'old secret');
+      assert.equal(first.status, 401);
+      assert.equal(first.body.error, 'invalid_client');
+      assert.equal(first.headers.get('retry-after'), null);
+      const inactive = await token(d.clientId, dSecret);
+      assert.equal(inactive.status, 401);
+      assert.equal(inactive.body.error, 'invalid_client');
+      // Failing from here again, C has failed itself: the address's wait (its 9th failure: 2^3 s) is its own.
+      assertSlowDown(await token(c.clientId, 'old secret'), 8);
+      // From another address, C's next failure is C's third: its own counter's threshold.
+      assertSlowDown(await postForm(endpoint('token'), { grant_type: 'client_credentials' }, { authorization: basic(c.clientId, 'old secret'), ...from('192.0.2.151') }), 1);
+    });
+
+    test('a source trying many client_ids from a waiting address is still slowed: unknown ids at once, registered ones from their second failure', async () => {
+      const ip = '192.0.2.160';
+      const token = (clientId: string) => postForm(endpoint('token'), { grant_type: 'client_credentials' }, { authorization: basic(clientId, 'guess'), ...from(ip) });
+      const registered = await Promise.all(Array.from({ length: 4 }, async () => (await addClient(server.gatehouse.store)).client.clientId));
+      const statuses = [];
+      for (let i = 0; i < 6; i += 1) statuses.push((await token(randomUUID())).status);
+      assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429], 'unknown ids: the address, from its threshold (6)');
+      const answers = [];
+      for (const id of [...registered, ...registered]) answers.push((await token(id)).status);
+      assert.deepEqual(answers, [401, 401, 401, 401, 429, 429, 429, 429], 'each registered id: once invalid_client, then slow_down');
+      assert.equal((await token(randomUUID())).status, 429);
+    });
+
     test('a malformed Basic header and a missing client authentication count per address too, and stay JSON', async () => {
       const statuses = [];
       for (let i = 0; i < 7; i += 1) {
