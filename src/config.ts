@@ -419,14 +419,14 @@ export const settings = {
     env: 'GATEHOUSE_THROTTLE_USER_FAILURES',
     type: 'integer',
     default: '5',
-    doc: 'Failed logins per username (login page, identity API account) before each further attempt must wait 2^(n - this) seconds. A correct password from an address that has not failed on the username still succeeds.',
+    doc: 'Failed logins per username (login page, identity API account) before each further attempt must wait 2^(n - this) seconds. A correct password from an address that has not failed on the username is never refused: not while the username waits, nor while other attempts on it are still being verified (it waits for those to end).',
     parse: integer(1, 1000),
   }),
   throttleIpFailures: setting({
     env: 'GATEHOUSE_THROTTLE_IP_FAILURES',
     type: 'integer',
     default: '50',
-    doc: 'Failures per client address (IPv6: per /64) before the address must wait 2^(n - this) seconds; logins, client authentication and the identity API count separately. Raise it when many users share one address and no trusted proxy tells them apart.',
+    doc: 'Failures per client address (IPv6: per /64) before the address must wait 2^(n - this) seconds; logins, client authentication and the identity API count separately. A registered client is told to wait for the address only from its second failure there, so one failing client does not hold the others. Raise it when many users share one address and no trusted proxy tells them apart.',
     parse: integer(1, 1_000_000),
   }),
   throttleClientFailures: setting({

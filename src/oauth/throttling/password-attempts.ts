@@ -13,8 +13,8 @@
  * failed: a username and address pair gets at most the threshold's number of verifications per
  * wait, an address its own, on any number of instances. The reservation then ends as what the
  * check proved: a failure (`passwordFailed`), or a success that takes it away (`passwordSucceeded`)
- * — a right password never counts. An attempt refused only by others still in flight waits a
- * little for them to end (they may be right passwords) before it is answered 429.
+ * — a right password never counts. An attempt refused only by others still in flight waits for
+ * them to end (they may be right passwords), as long as they do (STALL_MS).
  *
  * Refused (quickly, and with no argon2 work): when the address is in its own delay, or when the
  * username is in its delay and this address has failed on it (or has an attempt on it in
@@ -116,7 +116,7 @@ function waits(deps: ThrottleDeps, keys: AttemptKeys, counters: ThrottleCounter[
  * service account, one user in many tabs, an integration calling the identity API in parallel)
  * go through a few at a time instead of getting 429, however many there are and however slow
  * argon2 is on a loaded machine: a right password from an address that has not failed is never
- * refused (docs/decisions.md HR8). Failures among them count, and the attempt is then refused at
+ * refused (docs/decisions.md HR9). Failures among them count, and the attempt is then refused at
  * once: a burst of guesses still gets exactly the threshold's verifications. It gives up (429) only
  * when the counters that refuse it have not changed for STALL_MS of real time — the attempts it
  * waits for are stuck: a process that died while verifying (HR7), a store that stopped answering.
