@@ -733,6 +733,8 @@ export function configurationDocs(): string {
     '',
     'gatehouse is configured through environment variables; the server and the `gatehouse` CLI read the same ones.',
     'An invalid value stops start-up with a message naming the variable. An empty value counts as unset.',
+    'A `GATEHOUSE_*` variable that is no setting of this table is not refused (an environment may carry the variables of another version),',
+    'but the server warns of it by name at start, with the setting it is likely a misspelling of (`GATEHOUSE_WORKRES`: did you mean `GATEHOUSE_WORKERS`?).',
     '',
     'The same settings may also be kept in a file that `GATEHOUSE_CONFIG` names, YAML or JSON, keyed by the variable names below;',
     'a variable set (non-empty) in the environment wins over the file. For example, `/etc/gatehouse/gatehouse.yaml`:',
