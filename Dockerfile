@@ -27,7 +27,9 @@ COPY examples ./examples
 USER node
 CMD ["sh", "examples/web-sso/compose-start.sh"]
 
-# The production image.
+# The production image. It listens on every interface and sets no issuer: give GATEHOUSE_ISSUER
+# (the https URL clients use, or http://localhost:8080/uas to try it on this machine), or the server
+# stops at once with one line saying so (docs/deployment.md, "Container image").
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
     GATEHOUSE_HOST=0.0.0.0 \

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
+import { closest } from './lib/similar.ts';
 
 export type RawSettings = Record<string, string>;
 
@@ -62,11 +63,22 @@ function scalar(path: string, key: string, type: string, value: unknown): string
   throw new Error(`${path}: ${key}: must be a string, number or boolean${type === 'list' ? ', or a list of strings' : ''}`);
 }
 
-/** "did you mean GATEHOUSE_DATABASE_URL?" for `database_url`, `databaseUrl` or `gatehouse_database_url`. */
+/**
+ * The setting `name` probably means, among the variable names `known`: `databaseUrl`,
+ * `database_url` and `gatehouse_database_url` name GATEHOUSE_DATABASE_URL, and GATEHOUSE_WORKRES is
+ * a typing slip away from GATEHOUSE_WORKERS. The common prefix is left out of the comparison, or
+ * every name would look close to every other.
+ */
+export function similarSetting(name: string, known: Iterable<string>): string | undefined {
+  const normal = name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase().replace(/[^A-Z0-9]/g, '_');
+  const bare = normal.startsWith(PREFIX) ? normal.slice(PREFIX.length) : normal;
+  const match = closest(bare, [...known].map((variable) => variable.slice(PREFIX.length)));
+  return match === undefined ? undefined : `${PREFIX}${match}`;
+}
+
+const PREFIX = 'GATEHOUSE_';
+
 function suggestion(key: string, known: ReadonlyMap<string, string>): string {
-  const normal = key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase().replace(/[^A-Z0-9]/g, '_');
-  for (const name of known.keys()) {
-    if (name === normal || name === `GATEHOUSE_${normal}`) return ` (did you mean ${name}?)`;
-  }
-  return '';
+  const similar = similarSetting(key, known.keys());
+  return similar === undefined ? '' : ` (did you mean ${similar}?)`;
 }

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { ConfigError, configurationDocs, loadConfig, settings, storeDescription } from './config.ts';
+import { checkServingExposure, ConfigError, configurationDocs, loadConfig, NON_SETTING_VARIABLES, settings, storeDescription, unknownVariables, type Env } from './config.ts';
 
 /** The installation folder: where package.json is. */
 const INSTALL = resolve(import.meta.dirname, '..');
@@ -158,7 +159,8 @@ describe('the configuration file (GATEHOUSE_CONFIG)', () => {
   test('an unknown key is refused, naming it and the likely variable', () => {
     assert.equal(refusal(file('c.yaml', 'port: 9090\n')), `GATEHOUSE_CONFIG: ${dir}/c.yaml: unknown setting "port" (did you mean GATEHOUSE_PORT?); the keys are the variable names of docs/configuration.md`);
     assert.equal(refusal(file('d.json', '{"databaseUrl": "sqlite::memory:"}')), `GATEHOUSE_CONFIG: ${dir}/d.json: unknown setting "databaseUrl" (did you mean GATEHOUSE_DATABASE_URL?); the keys are the variable names of docs/configuration.md`);
-    assert.equal(refusal(file('e.yaml', 'GATEHOUSE_TRHOTTLE: true\n')), `GATEHOUSE_CONFIG: ${dir}/e.yaml: unknown setting "GATEHOUSE_TRHOTTLE"; the keys are the variable names of docs/configuration.md`);
+    assert.equal(refusal(file('e2.yaml', 'GATEHOUSE_NOTHING_LIKE_IT: true\n')), `GATEHOUSE_CONFIG: ${dir}/e2.yaml: unknown setting "GATEHOUSE_NOTHING_LIKE_IT"; the keys are the variable names of docs/configuration.md`);
+    assert.equal(refusal(file('e.yaml', 'GATEHOUSE_TRHOTTLE: true\n')), `GATEHOUSE_CONFIG: ${dir}/e.yaml: unknown setting "GATEHOUSE_TRHOTTLE" (did you mean GATEHOUSE_THROTTLE?); the keys are the variable names of docs/configuration.md`);
   });
 
   test('a bad value names its variable and the file; malformed files, nesting and GATEHOUSE_CONFIG itself are refused', () => {
@@ -181,4 +183,99 @@ test('every row of the configuration table has four cells: a `|` inside a cell i
   assert.equal(rows.length, Object.keys(settings).length);
   for (const row of rows) assert.equal(row.split(/(?<!\\)\|/).length, 6, row);
   assert.ok(rows.some((row) => row.includes('fatal \\| error')), 'the log level row escapes its |');
+});
+
+describe('what the server refuses to serve (issue 22 item 9, decisions D6)', () => {
+  /** The line the server would print for `env`, or undefined when it starts. */
+  const refusal = (env: Env) => {
+    try {
+      checkServingExposure(loadConfig(env));
+      return undefined;
+    } catch (error) {
+      assert.ok(error instanceof ConfigError);
+      return error.message;
+    }
+  };
+  const allow = 'or set GATEHOUSE_ALLOW_INSECURE_HTTP=true for development';
+
+  test('an http issuer on a host other machines use stops start-up, naming GATEHOUSE_ISSUER', () => {
+    for (const issuer of ['http://sso.example.com/uas', 'http://10.0.0.5:8080/uas', 'http://[fd00::1]:8080/uas', 'http://127.0.0.1.example.com/uas', 'http://localhost.example.com/uas']) {
+      assert.equal(refusal({ GATEHOUSE_ISSUER: issuer }), `GATEHOUSE_ISSUER: ${issuer} is plain http on a host other machines use, so passwords, codes and tokens would cross the network unencrypted: set the https URL clients use (TLS at a proxy, docs/deployment.md), ${allow}`);
+    }
+    // Derived from a listener address other machines use: the same refusal.
+    assert.equal(refusal({ GATEHOUSE_HOST: '10.0.0.5' }), `GATEHOUSE_ISSUER: http://10.0.0.5:8080/uas is plain http on a host other machines use, so passwords, codes and tokens would cross the network unencrypted: set the https URL clients use (TLS at a proxy, docs/deployment.md), ${allow}`);
+  });
+
+  test('https anywhere, and http on this machine only, start', () => {
+    for (const issuer of ['https://sso.example.com/uas', 'https://10.0.0.5/uas', 'http://localhost:8080/uas', 'http://LOCALHOST:8080/uas', 'http://sso.localhost/uas', 'http://127.0.0.1:8080/uas', 'http://127.1.2.3/uas', 'http://[::1]:8080/uas']) {
+      assert.equal(refusal({ GATEHOUSE_ISSUER: issuer }), undefined, issuer);
+    }
+    assert.equal(refusal({}), undefined, 'the defaults: 127.0.0.1 and its derived issuer');
+    assert.equal(refusal({ GATEHOUSE_HOST: '::1' }), undefined);
+  });
+
+  test('every interface with the derived issuer stops start-up, naming GATEHOUSE_HOST; with an issuer set it starts', () => {
+    for (const host of ['0.0.0.0', '::', '0:0:0:0:0:0:0:0', '::0']) {
+      assert.equal(refusal({ GATEHOUSE_HOST: host, GATEHOUSE_PORT: '9000' }), `GATEHOUSE_HOST: ${host} listens on every interface, but GATEHOUSE_ISSUER is unset, so the issuer is http://localhost:9000/uas, which only this machine can use: set GATEHOUSE_ISSUER to the https URL clients use (docs/deployment.md), ${allow}`);
+    }
+    // The container: every interface inside it, published to the host's loopback (docker-compose.yml).
+    assert.equal(refusal({ GATEHOUSE_HOST: '0.0.0.0', GATEHOUSE_ISSUER: 'http://127.0.0.1:8080/uas' }), undefined);
+    assert.equal(refusal({ GATEHOUSE_HOST: '0.0.0.0', GATEHOUSE_ISSUER: 'https://sso.example.com/uas' }), undefined);
+    assert.equal(refusal({ GATEHOUSE_HOST: '0.0.0.0', GATEHOUSE_ISSUER: '' }), refusal({ GATEHOUSE_HOST: '0.0.0.0' }), 'an empty variable is unset');
+  });
+
+  test('an issuer set in the configuration file counts as set', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-exposure-'));
+    try {
+      const path = join(dir, 'g.yaml');
+      writeFileSync(path, 'GATEHOUSE_HOST: 0.0.0.0\nGATEHOUSE_ISSUER: https://sso.example.com/uas\n');
+      assert.equal(refusal({ GATEHOUSE_CONFIG: path }), undefined);
+      writeFileSync(path, 'GATEHOUSE_HOST: 0.0.0.0\nGATEHOUSE_ALLOW_INSECURE_HTTP: true\n');
+      assert.equal(refusal({ GATEHOUSE_CONFIG: path }), undefined);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('GATEHOUSE_ALLOW_INSECURE_HTTP=true lets both start; it is off by default', () => {
+    assert.equal(loadConfig({}).allowInsecureHttp, false);
+    assert.equal(refusal({ GATEHOUSE_ISSUER: 'http://sso.example.com/uas', GATEHOUSE_ALLOW_INSECURE_HTTP: 'true' }), undefined);
+    assert.equal(refusal({ GATEHOUSE_HOST: '0.0.0.0', GATEHOUSE_ALLOW_INSECURE_HTTP: 'true' }), undefined);
+    assert.equal(refusal({ GATEHOUSE_HOST: '0.0.0.0', GATEHOUSE_ALLOW_INSECURE_HTTP: 'false' })?.split(':')[0], 'GATEHOUSE_HOST');
+  });
+});
+
+describe('GATEHOUSE_* variables that are no setting (issue 22 item 9, decisions D7)', () => {
+  test('each is named, with the setting it is a slip away from, when there is one', () => {
+    assert.deepEqual(
+      unknownVariables({ GATEHOUSE_WORKRES: '2', GATEHOUSE_PROT: '1', GATEHOUSE_DATABSE_URL: 'x', GATEHOUSE_ISUSER: 'x', GATEHOUSE_THROTLE: 'x', GATEHOUSE_SOMETHING_ELSE: '1', GATEHOUSE_PORT: '1', PATH: '/bin', gatehouse_workers: '1' }),
+      [
+        { variable: 'GATEHOUSE_DATABSE_URL', suggestion: 'GATEHOUSE_DATABASE_URL' },
+        { variable: 'GATEHOUSE_ISUSER', suggestion: 'GATEHOUSE_ISSUER' },
+        { variable: 'GATEHOUSE_PROT', suggestion: 'GATEHOUSE_PORT' },
+        { variable: 'GATEHOUSE_SOMETHING_ELSE', suggestion: undefined },
+        { variable: 'GATEHOUSE_THROTLE', suggestion: 'GATEHOUSE_THROTTLE' },
+        { variable: 'GATEHOUSE_WORKRES', suggestion: 'GATEHOUSE_WORKERS' },
+      ],
+    );
+  });
+
+  test('every setting and the variables of tests, benchmarks and the cluster are known', () => {
+    const env = Object.fromEntries([...Object.values(settings).map((s) => s.env), ...NON_SETTING_VARIABLES].map((name) => [name, 'x']));
+    assert.deepEqual(unknownVariables(env), []);
+  });
+
+  test('every GATEHOUSE_* name the repository reads is a setting or a known non-setting', () => {
+    const known = new Set<string>([...Object.values(settings).map((s) => s.env), ...NON_SETTING_VARIABLES]);
+    // Names written on purpose by the tests of the warning (here and test/faults/start-log.test.ts) and of the configuration file.
+    const typos = new Set(['GATEHOUSE_TRHOTTLE', 'GATEHOUSE_NOTHING_LIKE_IT', 'GATEHOUSE_WORKRES', 'GATEHOUSE_PROT', 'GATEHOUSE_DATABSE_URL', 'GATEHOUSE_ISUSER', 'GATEHOUSE_THROTLE', 'GATEHOUSE_SOMETHING_ELSE', 'GATEHOUSE_UNHEARD_OF']);
+    const found = new Set<string>();
+    const files = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '--', '*.ts', '*.js', '*.sh', '*.yml', 'Dockerfile'], { cwd: INSTALL, encoding: 'utf8' }).split('\n').filter(Boolean);
+    for (const file of files) {
+      // A name followed by `_` or `{` is a prefix in prose or a template (GATEHOUSE_${name}), not a variable.
+      for (const match of readFileSync(join(INSTALL, file), 'utf8').matchAll(/GATEHOUSE_[A-Z0-9_]*[A-Z0-9](?![A-Za-z0-9_{$])/g)) found.add(match[0]);
+    }
+    assert.deepEqual([...found].filter((name) => !known.has(name) && !typos.has(name)).sort(), []);
+    assert.ok(found.has('GATEHOUSE_TEST_POSTGRES_URL') && found.has('GATEHOUSE_INTERNAL_CLEANUP_WORKER'), 'the scan sees the tests and src/main.ts');
+  });
 });

@@ -8,7 +8,7 @@ import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_FILE_VARIABLE, readConfigFile } from './config-file.ts';
+import { CONFIG_FILE_VARIABLE, readConfigFile, similarSetting } from './config-file.ts';
 import { ACCESS_TOKEN_FORMATS } from './oauth/access-token-format.ts';
 import { loadTheme, type Theme } from './http/interaction/theme.ts';
 
@@ -173,6 +173,13 @@ export const settings = {
     shownDefault: 'http://HOST:PORT/uas',
     doc: 'Issuer identifier: the public base URL clients use, no trailing slash (set it to the https URL). Its path (default `/uas`) is where gatehouse serves discovery, the OAuth endpoints, the login page and its stylesheet; the identity API, the health checks and the management API and console (`/manage/`) stay at the root. A path that would clash with them or that cannot be routed as written stops start-up.',
     parse: issuerUrl,
+  }),
+  allowInsecureHttp: setting({
+    env: 'GATEHOUSE_ALLOW_INSECURE_HTTP',
+    type: 'boolean',
+    default: 'false',
+    doc: 'Development only. The server refuses to start with an `http` issuer on a host other than this machine (`localhost`, `127.0.0.0/8`, `[::1]`), where passwords, codes and tokens would cross a network in the clear, and with GATEHOUSE_HOST on every interface (`0.0.0.0`, `::`) while GATEHOUSE_ISSUER is unset, so that other machines reach a server whose issuer only this one can use. `true` lets it start anyway (docs/decisions.md, D6).',
+    parse: boolean,
   }),
   home: setting({
     env: 'GATEHOUSE_HOME',
@@ -549,6 +556,8 @@ export type Config = {
   readonly sqlitePath: string | undefined;
   /** The issuer's path, where the OpenID Provider's routes live: `/uas` by default, `` at the root. */
   readonly issuerPath: string;
+  /** GATEHOUSE_ISSUER was unset (in the environment and the file): the issuer is derived from host and port. */
+  readonly issuerDerived: boolean;
 };
 
 export type Env = Record<string, string | undefined>;
@@ -572,8 +581,9 @@ export function loadConfig(env: Env = process.env): Config {
     }
   }
   const host = out.host as string;
+  out.issuerDerived = out.issuer === undefined;
   if (out.issuer === undefined) {
-    const publicHost = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+    const publicHost = allInterfaces(host) ? 'localhost' : host.includes(':') ? `[${host}]` : host;
     out.issuer = `http://${publicHost}:${out.port as number}/uas`;
   }
   // The cores this process may run on (so `taskset -c 0 npm start` means one worker).
@@ -597,6 +607,65 @@ export function loadConfig(env: Env = process.env): Config {
   const sqliteFile = dbUrl.startsWith('sqlite:') ? dbUrl.slice('sqlite:'.length) : undefined;
   out.sqlitePath = sqliteFile === undefined || sqliteFile === ':memory:' ? sqliteFile : resolve(sqliteFile);
   return Object.freeze(out) as Config;
+}
+
+/** `0.0.0.0` or `::` (in any of its spellings): a listener reachable from every network the machine is on. */
+function allInterfaces(host: string): boolean {
+  return host === '0.0.0.0' || (isIP(host) === 6 && /^[0:]+$/.test(host));
+}
+
+/** A host name or address that only this machine reaches (RFC 6761 §6.3 for `localhost`; RFC 1122 §3.2.1.3, RFC 4291 §2.5.3). */
+function loopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return host === 'localhost' || host.endsWith('.localhost') || host === '[::1]' || (isIP(host) === 4 && host.startsWith('127.'));
+}
+
+/**
+ * What the server refuses to start with unless GATEHOUSE_ALLOW_INSECURE_HTTP is set (decisions
+ * D6): an `http` issuer that other machines use, which sends passwords, codes and tokens over the
+ * network in the clear (RFC 6749 §3.1 and §3.2 require TLS at the endpoints; OIDC Discovery §3 an
+ * https issuer); and a listener on every interface behind the derived `http://localhost…` issuer,
+ * which other machines reach but cannot use. Only the server checks this: the CLI serves nothing.
+ */
+export function checkServingExposure(config: Pick<Config, 'issuer' | 'issuerDerived' | 'host' | 'allowInsecureHttp'>): void {
+  if (config.allowInsecureHttp) return;
+  const issuer = new URL(config.issuer);
+  const allow = 'or set GATEHOUSE_ALLOW_INSECURE_HTTP=true for development';
+  if (issuer.protocol === 'http:' && !loopbackHost(issuer.hostname)) {
+    throw new ConfigError('GATEHOUSE_ISSUER', `${config.issuer} is plain http on a host other machines use, so passwords, codes and tokens would cross the network unencrypted: set the https URL clients use (TLS at a proxy, docs/deployment.md), ${allow}`);
+  }
+  if (allInterfaces(config.host) && config.issuerDerived) {
+    throw new ConfigError('GATEHOUSE_HOST', `${config.host} listens on every interface, but GATEHOUSE_ISSUER is unset, so the issuer is ${config.issuer}, which only this machine can use: set GATEHOUSE_ISSUER to the https URL clients use (docs/deployment.md), ${allow}`);
+  }
+}
+
+/** Variables named GATEHOUSE_* that are not settings, read by gatehouse's own processes and tests. */
+export const NON_SETTING_VARIABLES: readonly string[] = [
+  // Set by the cluster's primary in the one worker that runs the cleanup job (src/main.ts).
+  'GATEHOUSE_INTERNAL_CLEANUP_WORKER',
+  // The test suite's PostgreSQL (test/helpers/databases.ts) and the benchmark's (bench/run.ts).
+  'GATEHOUSE_TEST_POSTGRES_URL',
+  'GATEHOUSE_BENCH_POSTGRES_URL',
+  'GATEHOUSE_BENCH_LOG_LEVEL',
+];
+
+export interface UnknownVariable {
+  variable: string;
+  /** The setting it was probably meant to be, when one is a typing slip away. */
+  suggestion: string | undefined;
+}
+
+/**
+ * The GATEHOUSE_* variables of the environment that are no setting of this version, each with the
+ * setting it is probably a misspelling of (decisions D7). They are warned about, not refused: an
+ * environment may carry variables for another version of gatehouse.
+ */
+export function unknownVariables(env: Env): UnknownVariable[] {
+  const known = new Set<string>([...Object.values(settings).map((s: Setting<unknown>) => s.env), ...NON_SETTING_VARIABLES]);
+  return Object.keys(env)
+    .filter((name) => name.startsWith('GATEHOUSE_') && !known.has(name))
+    .sort()
+    .map((variable) => ({ variable, suggestion: similarSetting(variable, Object.values(settings).map((s: Setting<unknown>) => s.env)) }));
 }
 
 /**
@@ -664,6 +733,8 @@ export function configurationDocs(): string {
     '',
     'gatehouse is configured through environment variables; the server and the `gatehouse` CLI read the same ones.',
     'An invalid value stops start-up with a message naming the variable. An empty value counts as unset.',
+    'A `GATEHOUSE_*` variable that is no setting of this table is not refused (an environment may carry the variables of another version),',
+    'but the server warns of it by name at start, with the setting it is likely a misspelling of (`GATEHOUSE_WORKRES`: did you mean `GATEHOUSE_WORKERS`?).',
     '',
     'The same settings may also be kept in a file that `GATEHOUSE_CONFIG` names, YAML or JSON, keyed by the variable names below;',
     'a variable set (non-empty) in the environment wins over the file. For example, `/etc/gatehouse/gatehouse.yaml`:',

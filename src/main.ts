@@ -11,7 +11,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { pino, type Logger } from 'pino';
 import { createGatehouse, keyRingFor, listen, openStore } from './app.ts';
-import { ConfigError, loadConfig, storeDescription, type Config } from './config.ts';
+import { checkServingExposure, ConfigError, loadConfig, storeDescription, unknownVariables, type Config } from './config.ts';
 import { logTimestamp } from './observability/logger.ts';
 import { clusterExposition, metricsServer } from './observability/metrics.ts';
 import { VERSION } from './version.ts';
@@ -20,6 +20,7 @@ export async function serve(): Promise<void> {
   let config;
   try {
     config = loadConfig();
+    checkServingExposure(config);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`gatehouse: invalid configuration: ${error.message}\n`);
@@ -190,9 +191,17 @@ async function runPrimary(config: Config): Promise<void> {
   for (let i = 0; i < config.workers; i++) fork();
 }
 
-/** The first line of the primary (or of the only process): which gatehouse, on which store. */
-function logStore(log: Pick<Logger, 'info'>, config: Config): void {
+/**
+ * The first line of the primary (or of the only process): which gatehouse, on which store; then a
+ * warning for each GATEHOUSE_* variable that is no setting of this version (decisions D7), which
+ * would otherwise be ignored in silence.
+ */
+function logStore(log: Pick<Logger, 'info' | 'warn'>, config: Config): void {
   log.info({ version: VERSION, store: storeDescription(config) }, `gatehouse ${VERSION} starting; store: ${storeDescription(config)}`);
+  for (const { variable, suggestion } of unknownVariables(process.env)) {
+    const hint = suggestion === undefined ? 'see docs/configuration.md' : `did you mean ${suggestion}?`;
+    log.warn({ variable, ...(suggestion === undefined ? {} : { suggestion }) }, `${variable} is not a setting of gatehouse ${VERSION} and is ignored; ${hint}`);
+  }
 }
 
 /** The ready line names the version and the store too: it is the line people look for. */

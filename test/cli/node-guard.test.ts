@@ -30,6 +30,14 @@ function olderNode(): { path: string; version: string } | undefined {
 
 const old = olderNode();
 
+/** The ExecStart command of the systemd unit in docs/deployment.md. */
+function systemdExecStart(): string {
+  const doc = readFileSync(new URL('docs/deployment.md', `file://${ROOT}`), 'utf8');
+  const lines = [...doc.matchAll(/^ExecStart=(.+)$/gm)].map((m) => m[1]!);
+  assert.equal(lines.length, 1, 'one ExecStart line in docs/deployment.md');
+  return lines[0]!;
+}
+
 describe('the Node.js version guard', () => {
   test('the version needed is the same in package.json engines, .nvmrc and the guard', () => {
     assert.equal(REQUIRED_MAJOR, 24);
@@ -46,6 +54,13 @@ describe('the Node.js version guard', () => {
     assert.equal(nodeVersionProblem('25.1.0', '/x'), undefined);
   });
 
+  test('the systemd unit of docs/deployment.md starts through bin/gatehouse.js, which loads the guard first', () => {
+    const [node, ...args] = systemdExecStart().split(/\s+/);
+    assert.equal(node, '/usr/bin/node');
+    assert.deepEqual(args.filter((arg) => !arg.startsWith('--')), ['bin/gatehouse.js', 'serve']);
+    assert.match(readFileSync(new URL('bin/gatehouse.js', `file://${ROOT}`), 'utf8'), /^#!.*\n(\/\/.*\n)*import '\.\/require-node\.js';/);
+  });
+
   test('npm start and npm test go through the guard first', () => {
     for (const script of ['start', 'test']) assert.match(pkg.scripts[script]!, /^node bin\/require-node\.js && node /, script);
   });
@@ -54,9 +69,13 @@ describe('the Node.js version guard', () => {
   // `npm start` and `npm test` run by a shell whose `node` is the older one.
   describe(`under ${old ? `Node.js v${old.version} (${old.path})` : 'an older Node.js (none installed: skipped)'}`, { skip: old === undefined }, () => {
     const env = { PATH: `${old?.path.replace(/\/node$/, '')}:/usr/bin:/bin`, HOME: process.env.HOME ?? '/tmp' };
+    // The systemd unit of docs/deployment.md, its ExecStart word for word but for the node binary
+    // (and its WorkingDirectory, /opt/gatehouse there, this checkout here).
+    const [unitNode, ...unitArgs] = systemdExecStart().split(/\s+/);
     const entries: [string, string, string[]][] = [
       ['gatehouse --version', old?.path ?? '', ['bin/gatehouse.js', '--version']],
       ['gatehouse serve', old?.path ?? '', ['bin/gatehouse.js', 'serve']],
+      [`the systemd unit of docs/deployment.md (${unitNode} ${unitArgs.join(' ')})`, old?.path ?? '', unitArgs],
       ['npm start', 'sh', ['-c', pkg.scripts.start!]],
       ['npm test', 'sh', ['-c', pkg.scripts.test!]],
     ];

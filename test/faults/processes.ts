@@ -141,3 +141,29 @@ export function runCli(args: string[], env: Record<string, string>): Promise<{ c
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+export interface Started {
+  /** The JSON log lines on stdout. */
+  lines: Record<string, unknown>[];
+  stderr: string;
+  code: number | null;
+}
+
+/**
+ * Runs `node ...args` (a server), waits for its ready line, stops it with SIGTERM, and resolves
+ * with everything it wrote and its exit code.
+ */
+export function startAndStop(args: string[], env: Record<string, string>, cwd?: string): Promise<Started> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (stdout.includes('"msg":"gatehouse is ready"')) child.kill('SIGTERM');
+    });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ lines: stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>), stderr, code }));
+  });
+}
