@@ -65,8 +65,8 @@ export async function createUser(deps: UserDeps, input: NewUser): Promise<User> 
   const passwordHash = password === undefined ? undefined : await hashPassword(password);
 
   const now = deps.clock.now();
-  const user: User = {
-    id: deps.random.uuid(),
+  // The id is drawn in the unit of work (newUserId); this is the rest of the user.
+  const fields: Omit<User, 'id'> = {
     username,
     status,
     givenName,
@@ -79,12 +79,15 @@ export async function createUser(deps: UserDeps, input: NewUser): Promise<User> 
   };
   // The user, their organization's check and their memberships in one unit of work: never a user
   // without the groups asked for (a group deleted meanwhile fails the whole creation).
+  let user: User;
   try {
-    await deps.transaction(async (tx) => {
+    user = await deps.transaction(async (tx) => {
       // Read in the unit: an organization made virtual meanwhile cannot take the user.
       if (organizationId !== undefined) await requireUserOrganization(tx, organizationId);
-      await tx.users.insert(user, passwordHash);
-      for (const name of groupNames) await tx.groups.addMember((await requireGroup(tx, name)).id, user.id);
+      const created: User = { id: await newUserId(tx, deps.random), ...fields };
+      await tx.users.insert(created, passwordHash);
+      for (const name of groupNames) await tx.groups.addMember((await requireGroup(tx, name)).id, created.id);
+      return created;
     });
   } catch (error) {
     if (error instanceof ConflictError) throw new IdentityError('already_exists', `a user named ${JSON.stringify(username)} already exists (usernames compare case-insensitively)`, 'username');
@@ -92,6 +95,24 @@ export async function createUser(deps: UserDeps, input: NewUser): Promise<User> 
     throw error;
   }
   return user;
+}
+
+/** How many ids newUserId draws before it gives up: a random UUID that is a client_id is a broken random source. */
+const USER_ID_DRAWS = 3;
+
+/**
+ * A new user's id: a random UUID that is no client's client_id, read in the caller's unit of work
+ * that inserts the user. A user's tokens carry the user's id as `sub`, a client's own tokens its
+ * client_id (RFC 9068 §2.2), so the two sets of ids must stay apart (RFC 9068 §5); an import can
+ * choose a client_id, and registerClient checks the other way round in its own unit, so of a
+ * client and a user racing for one id exactly one gets it, on every instance.
+ */
+export async function newUserId(tx: Pick<StoreTransaction, 'clients'>, random: Pick<Random, 'uuid'>): Promise<string> {
+  for (let draw = 1; ; draw++) {
+    const id = random.uuid();
+    if ((await tx.clients.get(id)) === undefined) return id;
+    if (draw >= USER_ID_DRAWS) throw new IdentityError('inconsistent', `the user id ${JSON.stringify(id)} drawn is a client's client_id; the random source repeats itself`);
+  }
 }
 
 /** A user by id or, failing that, by username (case-insensitively). */

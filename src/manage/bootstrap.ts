@@ -18,7 +18,7 @@ import type { User } from '../domain/user.ts';
 import { IdentityError } from '../identity/errors.ts';
 import { hashPassword } from '../identity/passwords.ts';
 import { requiredText } from '../identity/text.ts';
-import { checkedEmail, checkedPassword } from '../identity/users.ts';
+import { checkedEmail, checkedPassword, newUserId } from '../identity/users.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import type { Actor, AuditSink } from '../observability/audit.ts';
@@ -96,7 +96,7 @@ async function bootstrapIn(
     const existing = await tx.users.getByUsername(wanted.username);
     if (existing) user = { id: existing.id, username: existing.username, created: false };
     else {
-      const created: User = { id: deps.random.uuid(), username: wanted.username, status: 'enabled', givenName: undefined, familyName: undefined, email: wanted.email, organizationId: undefined, attributes: {}, createdAt: now, updatedAt: now };
+      const created: User = { id: await newUserId(tx, deps.random), username: wanted.username, status: 'enabled', givenName: undefined, familyName: undefined, email: wanted.email, organizationId: undefined, attributes: {}, createdAt: now, updatedAt: now };
       await tx.users.insert(created, passwordHash);
       const admins = await tx.groups.getByName(config.manageAdminGroup);
       if (!admins) throw new IdentityError('inconsistent', `the group ${config.manageAdminGroup} vanished during the bootstrap`);

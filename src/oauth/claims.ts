@@ -60,7 +60,7 @@ export function userInfoClaims(issuer: string, token: UserToken, user: UserProfi
  * What introspection says of a token whose subject is its client (client_credentials): `sub` is
  * the client's id, as RFC 9068 §2.2 asks of tokens "where no resource owner is involved", and no
  * user claim at all (no auth_time, amr, session_index: nobody signed in). client_ids and user ids
- * are both random UUIDs of the server's own making, so a client's `sub` names no user (RFC 9068 §5).
+ * never meet (registerClient, newUserId), so a client's `sub` names no user (RFC 9068 §5).
  */
 export function clientTokenClaims(issuer: string, token: ClientToken): Record<string, unknown> {
   return {

@@ -7,6 +7,7 @@ import type { Client } from '../domain/client.ts';
 import type { Clock } from '../lib/clock.ts';
 import { sealClientSecret } from '../crypto/key-encryption.ts';
 import { hashSecret } from '../lib/hash.ts';
+import { isUuid } from '../lib/uuid.ts';
 import type { Random } from '../lib/random.ts';
 import { ConflictError, MissingReferenceError, type ClientStore, type Store, type StoreTransaction } from '../storage/ports.ts';
 import { GENERATED_KEYS, InvalidClientMetadata, allowedAudiences, clientView, isResourceServer, parseClientMetadata, resourceUrisOf, type ClientSettings } from './client-metadata.ts';
@@ -38,6 +39,21 @@ export class ClientNotFound extends Error {
   constructor(clientId: string) {
     super(`no client has the client_id ${JSON.stringify(clientId)}`);
     this.name = 'ClientNotFound';
+    this.clientId = clientId;
+  }
+}
+
+/**
+ * The client_id asked for (an import) is a user's id. A client's own token (client_credentials)
+ * carries its client_id as `sub`, a user's token the user's id (RFC 9068 §2.2): the two must never
+ * meet, or a resource server takes the client for the user (RFC 9068 §5). A user id is compared
+ * as gatehouse reads one (src/identity/users.ts getUser): a UUID, in any letter case.
+ */
+export class ClientIdIsUserId extends Error {
+  readonly clientId: string;
+  constructor(clientId: string) {
+    super(`the client_id ${JSON.stringify(clientId)} is the id of a user: a client's tokens would name that user as their subject (sub)`);
+    this.name = 'ClientIdIsUserId';
     this.clientId = clientId;
   }
 }
@@ -91,6 +107,9 @@ export async function registerClient(
   await withKnownPolicy(client, () =>
     withResourceUris(() =>
       deps.transaction(async (tx) => {
+        // Read in the unit that inserts: a user created with this id meanwhile (createUser checks
+        // the other way round, in its unit) makes one of the two fail, never both succeed.
+        if (isUuid(clientId) && (await tx.users.getProfile(clientId.toLowerCase())) !== undefined) throw new ClientIdIsUserId(clientId);
         await checkAudiences(tx.clients, clientId, settings, new Set(), deps.apiClientId);
         await checkResourceUris(tx.clients, client);
         await tx.clients.insert(client);

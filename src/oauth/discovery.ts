@@ -2,6 +2,7 @@ import { SIGNING_ALGS } from '../crypto/algorithms.ts';
 import { PKCE_METHODS } from '../domain/client.ts';
 import { RESPONSE_TYPES } from './authorize/check-response-type.ts';
 import { RESPONSE_MODES } from './authorize/response-modes/registry.ts';
+import type { ClientAuthSetup } from './client-auth/method.ts';
 import { authMethodsFor, authSigningAlgsFor } from './client-auth/registry.ts';
 import { GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
 
@@ -11,7 +12,7 @@ import { GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
  * and the endpoints' client-auth methods come from the registries (grants/registry.ts,
  * client-auth/registry.ts), the response modes from theirs (authorize/response-modes/registry.ts),
  * the response types from the check that serves them and the PKCE methods from the list the PKCE
- * check accepts: what is listed is what is implemented.
+ * check accepts: what is listed is what is implemented, and usable in this configuration.
  */
 export const SUPPORTED_SCOPES = ['openid', 'profile', 'email'] as const;
 export const UI_LOCALES = ['en', 'fi', 'sv'] as const;
@@ -60,9 +61,16 @@ export interface DiscoveryOptions {
   acrValues?: readonly string[];
   /** RFC 8414 §2 `registration_endpoint`: published only when dynamic registration is on (GATEHOUSE_DYNAMIC_REGISTRATION). */
   registration?: boolean;
+  /**
+   * What the configuration gives the client-authentication methods (clientAuthSetup): a method it
+   * cannot serve (client_secret_jwt without GATEHOUSE_KEY_ENCRYPTION_KEY) is not listed, nor are
+   * algorithms only it accepts. OIDC Discovery §3 and RFC 8414 §2 list what the server supports;
+   * a client that picks a listed method must be able to register and use it.
+   */
+  clientAuth: ClientAuthSetup;
 }
 
-export function discoveryDocument({ issuer, acrValues = [], registration = false }: DiscoveryOptions): Record<string, unknown> {
+export function discoveryDocument({ issuer, acrValues = [], registration = false, clientAuth }: DiscoveryOptions): Record<string, unknown> {
   const at = (path: string) => `${issuer}${path}`;
   return {
     issuer,
@@ -83,13 +91,13 @@ export function discoveryDocument({ issuer, acrValues = [], registration = false
     // One table (src/crypto/algorithms.ts) for both: every algorithm there has an active key.
     id_token_signing_alg_values_supported: [...SIGNING_ALGS],
     userinfo_signing_alg_values_supported: [...SIGNING_ALGS],
-    token_endpoint_auth_methods_supported: authMethodsFor('token'),
-    introspection_endpoint_auth_methods_supported: authMethodsFor('introspection'),
-    revocation_endpoint_auth_methods_supported: authMethodsFor('revocation'),
+    token_endpoint_auth_methods_supported: authMethodsFor('token', clientAuth),
+    introspection_endpoint_auth_methods_supported: authMethodsFor('introspection', clientAuth),
+    revocation_endpoint_auth_methods_supported: authMethodsFor('revocation', clientAuth),
     // The algorithms of the JWT client-auth methods each endpoint accepts (RFC 8414 §2, OIDC Discovery §3).
-    token_endpoint_auth_signing_alg_values_supported: authSigningAlgsFor('token'),
-    introspection_endpoint_auth_signing_alg_values_supported: authSigningAlgsFor('introspection'),
-    revocation_endpoint_auth_signing_alg_values_supported: authSigningAlgsFor('revocation'),
+    token_endpoint_auth_signing_alg_values_supported: authSigningAlgsFor('token', clientAuth),
+    introspection_endpoint_auth_signing_alg_values_supported: authSigningAlgsFor('introspection', clientAuth),
+    revocation_endpoint_auth_signing_alg_values_supported: authSigningAlgsFor('revocation', clientAuth),
     code_challenge_methods_supported: [...PKCE_METHODS],
     claims_supported: [...CLAIMS_SUPPORTED],
     claims_parameter_supported: false,

@@ -44,7 +44,7 @@ const untouchedDeps = new Proxy({}, { get: () => assert.fail('the repeated-param
 
 describe('grant and client-auth registries', () => {
   test('discovery lists exactly the registered grants and, per endpoint, exactly the methods it accepts', () => {
-    const metadata = discoveryDocument({ issuer: 'https://sso.example' });
+    const metadata = discoveryDocument({ issuer: 'https://sso.example', clientAuth: { keyEncryptionKey: true } });
     assert.deepEqual(metadata.grant_types_supported, GRANTS.map((grant) => grant.type));
     const all = CLIENT_AUTH_METHODS.map((method) => method.method);
     const confidentialOnly = CLIENT_AUTH_METHODS.filter((method) => !method.public).map((method) => method.method);
@@ -58,7 +58,18 @@ describe('grant and client-auth registries', () => {
     for (const endpoint of ['token', 'introspection', 'revocation']) assert.deepEqual(metadata[`${endpoint}_endpoint_auth_signing_alg_values_supported`], algs, endpoint);
     // RFC 8628 §4: the device authorization endpoint is advertised, where the routes mount it; public clients may use it.
     assert.equal(metadata.device_authorization_endpoint, 'https://sso.example/oauth2/device_authorization');
-    assert.deepEqual(authMethodsFor('device_authorization'), all);
+    assert.deepEqual(authMethodsFor('device_authorization', { keyEncryptionKey: true }), all);
+  });
+
+  test('a method whose requirement the configuration does not meet is not offered, nor are algorithms only it accepts (issue 22, item 6)', () => {
+    const metadata = discoveryDocument({ issuer: 'https://sso.example', clientAuth: { keyEncryptionKey: false } });
+    const usable = CLIENT_AUTH_METHODS.filter((method) => method.requires.length === 0);
+    assert.deepEqual(usable.map((method) => method.method), ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'], 'only client_secret_jwt needs GATEHOUSE_KEY_ENCRYPTION_KEY');
+    assert.deepEqual(metadata.token_endpoint_auth_methods_supported, usable.map((method) => method.method));
+    assert.deepEqual(metadata.revocation_endpoint_auth_methods_supported, usable.map((method) => method.method));
+    assert.deepEqual(metadata.introspection_endpoint_auth_methods_supported, usable.filter((method) => !method.public).map((method) => method.method));
+    for (const endpoint of ['token', 'introspection', 'revocation']) assert.deepEqual(metadata[`${endpoint}_endpoint_auth_signing_alg_values_supported`], ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'], endpoint);
+    assert.deepEqual(authMethodsFor('device_authorization', { keyEncryptionKey: false }), usable.map((method) => method.method));
   });
 
   test('each grant declares exactly the body parameters its handler reads', async () => {

@@ -124,6 +124,9 @@ describe('stored audit records', () => {
     for (const key of ['token', 'accessToken', 'clientSecret', 'password']) assert.equal(record.data[key], fingerprint(raw), key);
     assert.equal(record.data.userCode, fingerprint('WDJB-MJHT-long'));
     assert.equal(record.data.codeClientId, 'a-client-id-longer-than-12', 'a client id is not a credential');
+    // The id of an initial access token names it without being it (issue 22, item 5): kept.
+    const registered = toRecord({ event: 'client.registered', clientId: 'c', initialAccessTokenId: '0f9c2f4e-8c1d-4a55-9d3c-2b3c4d5e6f70', actor: { via: 'dcr', clientId: 'c' } }, 1, 'id');
+    assert.deepEqual(registered.data, { initialAccessTokenId: '0f9c2f4e-8c1d-4a55-9d3c-2b3c4d5e6f70', actor: { via: 'dcr', clientId: 'c' } });
     assert.ok(!JSON.stringify(record).includes(raw));
     // What events carry today, fingerprints, is kept as is.
     assert.equal(toRecord({ ...event, token: fingerprint(raw) } as AuditEvent, 1, 'id').data.token, fingerprint(raw));

@@ -107,13 +107,14 @@ export type AuditEvent =
   | { event: 'organization.updated'; organizationId: string; technicalName: string; fields: string[]; actor: Actor }
   /**
    * Dynamic client registration (RFC 7591/7592): an initial access token minted or revoked by an
-   * administrator (`id`: its id, never its value), and a client registered with one (`token`: the
-   * id of the initial access token spent). The client's own later changes are client.updated and
-   * client.deleted with the actor `{via: 'dcr', clientId}`.
+   * administrator (`id`: its id, never its value), and a client registered with one
+   * (`initialAccessTokenId`: the id of the initial access token spent — not a secret, and not named
+   * like a credential, so the audit store keeps it as it is rather than fingerprinted, AU4). The
+   * client's own later changes are client.updated and client.deleted with the actor `{via: 'dcr', clientId}`.
    */
   | { event: 'initial_access_token.created'; id: string; expiresAt: number; uses: number; actor: Actor }
   | { event: 'initial_access_token.revoked'; id: string; actor: Actor }
-  | ({ event: 'client.registered'; clientId: string; token: string; actor: Actor } & From)
+  | ({ event: 'client.registered'; clientId: string; initialAccessTokenId: string; actor: Actor } & From)
   /** A signing key rotated in (`kid`: the new key; `alg`: its algorithm, whose previous key retires), by the CLI or the management API. */
   | { event: 'key.rotated'; kid: string; alg: string; actor: Actor };
 

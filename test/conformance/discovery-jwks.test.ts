@@ -52,9 +52,10 @@ describe('conformance: discovery metadata on sqlite', () => {
     const { metadata: m } = await metadataOf(server);
     for (const name of Object.keys(m)) assert.ok(REGISTERED_METADATA.has(name), `unregistered or misspelled member ${name}`);
     assert.deepEqual(m.scopes_supported, ['openid', 'profile', 'email'], 'offline_access, address and phone are dropped, so not advertised');
-    assert.deepEqual(m.token_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none']);
-    assert.deepEqual(m.introspection_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt'], 'public clients may not introspect');
-    assert.deepEqual(m.token_endpoint_auth_signing_alg_values_supported, ['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'], 'never none');
+    // No GATEHOUSE_KEY_ENCRYPTION_KEY here, so no client_secret_jwt and no HS256 (issue 22, item 6).
+    assert.deepEqual(m.token_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none']);
+    assert.deepEqual(m.introspection_endpoint_auth_methods_supported, ['client_secret_basic', 'client_secret_post', 'private_key_jwt'], 'public clients may not introspect');
+    assert.deepEqual(m.token_endpoint_auth_signing_alg_values_supported, ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'], 'never none');
     assert.equal(m.request_parameter_supported, false);
     assert.equal(m.request_uri_parameter_supported, false);
     assert.equal(m.claims_parameter_supported, false);

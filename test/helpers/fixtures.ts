@@ -161,11 +161,15 @@ export function authorizationUrl(baseUrl: string, params: Record<string, string>
 /** error_description's allowed characters (RFC 6749 §4.1.2.1): %x20-21 / %x23-5B / %x5D-7E. */
 export const ERROR_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/;
 
-/** Signs an ID token with the server's active key, as the token endpoint would (for id_token_hint). */
+/**
+ * Signs an ID token with the server's active key, as the token endpoint would (for id_token_hint):
+ * `azp` is the audience unless given (our ID tokens always carry it; an id_token_hint needs it).
+ */
 export async function signTestIdToken(deps: Pick<OAuthDeps, 'config' | 'keyRing' | 'clock'>, claims: { sub: string; aud: string | string[]; session_index?: string; azp?: string; expiresIn?: number }): Promise<string> {
   const { expiresIn = 3600, ...rest } = claims;
   const iat = Math.floor(deps.clock.now() / 1000);
-  return signJwt({ iss: deps.config.issuer, iat, exp: iat + expiresIn, auth_time: iat, ...rest }, await deps.keyRing.activeKey());
+  const azp = typeof claims.aud === 'string' ? claims.aud : undefined;
+  return signJwt({ iss: deps.config.issuer, iat, exp: iat + expiresIn, auth_time: iat, ...(azp === undefined ? {} : { azp }), ...rest }, await deps.keyRing.activeKey());
 }
 
 /**

@@ -448,6 +448,10 @@ for (const db of DATABASES) {
       const again = await post(jar, '/manage/clients/import', { document: JSON.stringify(document) });
       assert.equal(again.response.status, 409);
       assert.match(again.html, new RegExp(`id="f-document-error"><li>client_id: a client with the client_id &quot;${clientId}&quot; is already registered</li>`));
+      const asUser = await post(jar, '/manage/clients/import', { document: JSON.stringify({ ...document, client_id: admin.id }) });
+      assert.equal(asUser.response.status, 409, 'a user’s id is no client_id (issue 22, item 4)');
+      assert.match(asUser.html, new RegExp(`id="f-document-error"><li>client_id: the client_id &quot;${admin.id}&quot; is the id of a user: a client&#39;s tokens would name that user as their subject \\(sub\\)</li>`));
+      assert.equal(await server.gatehouse.store.clients.get(admin.id), undefined);
       const notJson = await post(jar, '/manage/clients/import', { document: '{ nope' });
       assert.equal(notJson.response.status, 400);
       assert.match(notJson.html, /id="f-document-error"><li>This is not JSON: /);

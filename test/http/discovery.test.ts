@@ -5,6 +5,7 @@ import type { Client } from '../../src/domain/client.ts';
 import { addClient, addUser, basic, mintCode, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { authorizationUrl, browse, CookieJar, createTestUser, loginThroughForm, redirectParams } from '../helpers/fixtures.ts';
+import { manageCall, manageTokens } from '../helpers/manage.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { addKeyClient, addSecretJwtClient, assertionFields, keyAssertion, secretAssertion, signingKey, TEST_KEK } from '../helpers/client-assertions.ts';
 
@@ -36,6 +37,127 @@ function hs256Assertion(clientId: string, secret: string, audience: string): str
   return `${signingInput}.${createHmac('sha256', secret).update(signingInput).digest('base64url')}`;
 }
 
+/** Whether a client authenticating to `endpoint` with `method` is let in (the request is then refused for its bogus token, not its credentials). */
+async function authenticates(server: RunningServer, endpoint: 'token' | 'introspection' | 'revocation', method: string): Promise<boolean> {
+  const store = () => server.gatehouse.store;
+  const url = `${server.url}/uas/oauth2/${endpoint}`;
+  const form: Record<string, string> = endpoint === 'token' ? { grant_type: 'refresh_token', refresh_token: 'not-a-token' } : { token: 'not-a-token' };
+  const confidential = await addClient(store());
+  const { client: publicClient } = await addClient(store(), { tokenEndpointAuthMethod: 'none' });
+  const { clientId } = confidential.client;
+  const response =
+    method === 'client_secret_basic'
+      ? await postForm(url, form, { authorization: basic(clientId, confidential.secret) })
+      : method === 'client_secret_post'
+        ? await postForm(url, { ...form, client_id: clientId, client_secret: confidential.secret })
+        : method === 'none'
+          ? await postForm(url, { ...form, client_id: publicClient.clientId })
+          : method === 'client_secret_jwt'
+            ? await (async () => {
+                const jwtClient = await addSecretJwtClient(store());
+                return postForm(url, { ...form, ...assertionFields(await secretAssertion(jwtClient.secret, jwtClient.client.clientId, url)) });
+              })()
+            : method === 'private_key_jwt'
+              ? await (async () => {
+                  const key = await signingKey();
+                  const keyClient = await addKeyClient(store(), { keys: [key] });
+                  return postForm(url, { ...form, ...assertionFields(await keyAssertion(key, keyClient.clientId, url)) });
+                })()
+              : // Any other method: the nearest a client of ours can come (an HS256 assertion by a client registered for the secret methods).
+                await postForm(url, { ...form, client_id: clientId, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: hs256Assertion(clientId, confidential.secret, url) });
+  if (response.status === 401) {
+    assert.equal(response.body.error, 'invalid_client', `${endpoint} ${method}`);
+    return false;
+  }
+  if (endpoint === 'token') assert.deepEqual([response.status, response.body.error], [400, 'invalid_grant'], `${endpoint} ${method}`);
+  if (endpoint === 'introspection') assert.deepEqual([response.status, response.body], [200, { active: false }], `${endpoint} ${method}`);
+  if (endpoint === 'revocation') assert.equal(response.status, 200, `${endpoint} ${method}`);
+  return true;
+}
+
+/**
+ * The auth methods a client can be registered with through the management API, among `methods`:
+ * 201, or 400 naming token_endpoint_auth_method. private_key_jwt comes with an inline key set.
+ */
+async function registrable(server: RunningServer, methods: string[]): Promise<string[]> {
+  const tokens = await manageTokens(server);
+  const key = await signingKey();
+  const accepted: string[] = [];
+  for (const method of methods) {
+    const body = { client_name: `registers ${method}`, redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: method, ...(method === 'private_key_jwt' ? { jwks: { keys: [key.publicJwk] } } : {}) };
+    const response = await manageCall(server, 'POST', '/clients', { token: tokens.admin, body });
+    if (response.status === 201) accepted.push(method);
+    else assert.deepEqual([response.status, response.json.errors?.[0]?.field], [400, 'token_endpoint_auth_method'], `${method}: ${response.text}`);
+  }
+  return accepted;
+}
+
+/** At each endpoint, the methods a client authenticates with (every known and every advertised one tried) are exactly the advertised ones. */
+async function assertAuthMethodsAsAdvertised(server: RunningServer): Promise<void> {
+  const metadata = (await (await fetch(`${server.url}/uas/.well-known/openid-configuration`)).json()) as Record<string, string[]>;
+  for (const endpoint of ['token', 'introspection', 'revocation'] as const) {
+    const advertised = metadata[`${endpoint}_endpoint_auth_methods_supported`]!;
+    assert.deepEqual(await servedOf(advertised, KNOWN_AUTH_METHODS, (method) => authenticates(server, endpoint, method)), advertised, endpoint);
+  }
+}
+
+/** The methods a client can be registered with (every known and every advertised one tried) are exactly token_endpoint_auth_methods_supported. */
+async function assertRegistrableAsAdvertised(server: RunningServer): Promise<void> {
+  const advertised = ((await (await fetch(`${server.url}/uas/.well-known/openid-configuration`)).json()) as Record<string, string[]>).token_endpoint_auth_methods_supported!;
+  assert.deepEqual(await registrable(server, [...new Set([...advertised, ...KNOWN_AUTH_METHODS])]), advertised);
+}
+
+/** The whole metadata document this server serves, with or without a key-encryption key: what is implemented and usable, exactly. */
+function expectedMetadata(server: RunningServer, { keyEncryptionKey }: { keyEncryptionKey: boolean }): Record<string, unknown> {
+  const base = `${server.url}/uas/oauth2`;
+  return {
+    issuer: `${server.url}/uas`,
+    authorization_endpoint: `${base}/authorization`,
+    token_endpoint: `${base}/token`,
+    userinfo_endpoint: `${base}/userinfo`,
+    introspection_endpoint: `${base}/introspection`,
+    revocation_endpoint: `${base}/revocation`,
+    end_session_endpoint: `${base}/logout`,
+    jwks_uri: `${base}/metadata.jwks`,
+    device_authorization_endpoint: `${base}/device_authorization`,
+    scopes_supported: ['openid', 'profile', 'email'],
+    response_types_supported: ['code'],
+    response_modes_supported: ['query', 'fragment', 'form_post'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'password', 'urn:ietf:params:oauth:grant-type:device_code'],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+    userinfo_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA'],
+    ...(keyEncryptionKey
+      ? {
+          token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none'],
+          introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt'],
+          revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none'],
+          token_endpoint_auth_signing_alg_values_supported: ['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
+          introspection_endpoint_auth_signing_alg_values_supported: ['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
+          revocation_endpoint_auth_signing_alg_values_supported: ['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
+        }
+      : {
+          // Without GATEHOUSE_KEY_ENCRYPTION_KEY no client_secret_jwt client can be registered or verified (decision J1), so neither the method nor its HMAC algorithm is offered.
+          token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+          introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+          revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+          token_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
+          introspection_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
+          revocation_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
+        }),
+    code_challenge_methods_supported: ['S256', 'plain'],
+    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'at_hash', 'session_index', 'name', 'given_name', 'family_name', 'preferred_username', 'updated_at', 'email'],
+    claims_parameter_supported: false,
+    ui_locales_supported: ['en', 'fi', 'sv'],
+    display_values_supported: ['page', 'popup', 'touch'],
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+    authorization_response_iss_parameter_supported: true,
+    frontchannel_logout_supported: false,
+    backchannel_logout_supported: false,
+  };
+}
+
 for (const db of DATABASES) {
   describe(`discovery, JWKS and health on ${db.name}`, () => {
     let server: RunningServer;
@@ -49,43 +171,6 @@ for (const db of DATABASES) {
     const metadata = async () => (await (await fetch(`${server.url}/uas/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
     const advertised = async (member: string) => (await metadata())[member] as string[];
 
-    /** Whether a client authenticating to `endpoint` with `method` is let in (the request is then refused for its bogus token, not its credentials). */
-    async function authenticates(endpoint: 'token' | 'introspection' | 'revocation', method: string): Promise<boolean> {
-      const url = `${server.url}/uas/oauth2/${endpoint}`;
-      const form: Record<string, string> = endpoint === 'token' ? { grant_type: 'refresh_token', refresh_token: 'not-a-token' } : { token: 'not-a-token' };
-      const confidential = await addClient(store());
-      const { client: publicClient } = await addClient(store(), { tokenEndpointAuthMethod: 'none' });
-      const { clientId } = confidential.client;
-      const response =
-        method === 'client_secret_basic'
-          ? await postForm(url, form, { authorization: basic(clientId, confidential.secret) })
-          : method === 'client_secret_post'
-            ? await postForm(url, { ...form, client_id: clientId, client_secret: confidential.secret })
-            : method === 'none'
-              ? await postForm(url, { ...form, client_id: publicClient.clientId })
-              : method === 'client_secret_jwt'
-                ? await (async () => {
-                    const jwtClient = await addSecretJwtClient(store());
-                    return postForm(url, { ...form, ...assertionFields(await secretAssertion(jwtClient.secret, jwtClient.client.clientId, url)) });
-                  })()
-                : method === 'private_key_jwt'
-                  ? await (async () => {
-                      const key = await signingKey();
-                      const keyClient = await addKeyClient(store(), { keys: [key] });
-                      return postForm(url, { ...form, ...assertionFields(await keyAssertion(key, keyClient.clientId, url)) });
-                    })()
-                  : // Any other method: the nearest a client of ours can come (an HS256 assertion by a client registered for the secret methods).
-                    await postForm(url, { ...form, client_id: clientId, client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer', client_assertion: hs256Assertion(clientId, confidential.secret, url) });
-      if (response.status === 401) {
-        assert.equal(response.body.error, 'invalid_client', `${endpoint} ${method}`);
-        return false;
-      }
-      if (endpoint === 'token') assert.deepEqual([response.status, response.body.error], [400, 'invalid_grant'], `${endpoint} ${method}`);
-      if (endpoint === 'introspection') assert.deepEqual([response.status, response.body], [200, { active: false }], `${endpoint} ${method}`);
-      if (endpoint === 'revocation') assert.equal(response.status, 200, `${endpoint} ${method}`);
-      return true;
-    }
-
     test('both well-known paths serve the same metadata, whose issuer is the URL it was fetched under (DISC-01/02)', async () => {
       const oidc = await fetch(`${server.url}/uas/.well-known/openid-configuration`);
       assert.equal(oidc.status, 200);
@@ -98,41 +183,7 @@ for (const db of DATABASES) {
     });
 
     test('the metadata is exactly what is implemented: every member and value (DISC-04..13)', async () => {
-      const base = `${server.url}/uas/oauth2`;
-      assert.deepEqual(await metadata(), {
-        issuer: `${server.url}/uas`,
-        authorization_endpoint: `${base}/authorization`,
-        token_endpoint: `${base}/token`,
-        userinfo_endpoint: `${base}/userinfo`,
-        introspection_endpoint: `${base}/introspection`,
-        revocation_endpoint: `${base}/revocation`,
-        end_session_endpoint: `${base}/logout`,
-        jwks_uri: `${base}/metadata.jwks`,
-        device_authorization_endpoint: `${base}/device_authorization`,
-        scopes_supported: ['openid', 'profile', 'email'],
-        response_types_supported: ['code'],
-        response_modes_supported: ['query', 'fragment', 'form_post'],
-        grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'password', 'urn:ietf:params:oauth:grant-type:device_code'],
-        subject_types_supported: ['public'],
-        id_token_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA'],
-        userinfo_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA'],
-        token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none'],
-        introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt'],
-        revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none'],
-        token_endpoint_auth_signing_alg_values_supported: ['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
-        introspection_endpoint_auth_signing_alg_values_supported: ['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
-        revocation_endpoint_auth_signing_alg_values_supported: ['HS256', 'RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
-        code_challenge_methods_supported: ['S256', 'plain'],
-        claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'at_hash', 'session_index', 'name', 'given_name', 'family_name', 'preferred_username', 'updated_at', 'email'],
-        claims_parameter_supported: false,
-        ui_locales_supported: ['en', 'fi', 'sv'],
-        display_values_supported: ['page', 'popup', 'touch'],
-        request_parameter_supported: false,
-        request_uri_parameter_supported: false,
-        authorization_response_iss_parameter_supported: true,
-        frontchannel_logout_supported: false,
-        backchannel_logout_supported: false,
-      });
+      assert.deepEqual(await metadata(), expectedMetadata(server, { keyEncryptionKey: true }));
     });
 
     // The lists below are derived from behaviour: each value the server could be asked for (every
@@ -228,10 +279,11 @@ for (const db of DATABASES) {
     });
 
     test('the auth methods of the token, introspection and revocation endpoints: a client using an advertised one authenticates, any other is invalid_client (DISC-09, DISC-13)', async () => {
-      for (const [endpoint, member] of [['token', 'token_endpoint_auth_methods_supported'], ['introspection', 'introspection_endpoint_auth_methods_supported'], ['revocation', 'revocation_endpoint_auth_methods_supported']] as const) {
-        const served = await servedOf(await advertised(member), KNOWN_AUTH_METHODS, (method) => authenticates(endpoint, method));
-        assert.deepEqual(served, await advertised(member), member);
-      }
+      await assertAuthMethodsAsAdvertised(server);
+    });
+
+    test('token_endpoint_auth_methods_supported: a client can be registered with exactly the advertised methods (issue 22, item 6)', async () => {
+      await assertRegistrableAsAdvertised(server);
     });
 
     test('scopes_supported: a login asking for every scope is granted exactly the advertised ones (DISC-07)', async () => {
@@ -311,6 +363,27 @@ for (const db of DATABASES) {
       const response = await fetch(`${server.url}/uas/nothing-here`);
       assert.equal(response.status, 404);
       assert.equal(((await response.json()) as { error: string }).error, 'not_found');
+    });
+  });
+
+  // Discovery says only what works in this configuration (issue 22, item 6): without a
+  // key-encryption key client_secret_jwt can be neither registered nor verified.
+  describe(`discovery without GATEHOUSE_KEY_ENCRYPTION_KEY on ${db.name}`, () => {
+    let server: RunningServer;
+    before(async () => {
+      server = await startServer(db, { env: { GATEHOUSE_THROTTLE: 'false' } });
+    });
+    after(async () => server.close());
+    test('the metadata is exactly what works: no client_secret_jwt, no HS256', async () => {
+      assert.deepEqual(await (await fetch(`${server.url}/uas/.well-known/openid-configuration`)).json(), expectedMetadata(server, { keyEncryptionKey: false }));
+    });
+
+    test('a client using an advertised method authenticates, any other (client_secret_jwt among them) is invalid_client', async () => {
+      await assertAuthMethodsAsAdvertised(server);
+    });
+
+    test('a client can be registered with exactly the advertised methods: client_secret_jwt is refused', async () => {
+      await assertRegistrableAsAdvertised(server);
     });
   });
 }

@@ -142,7 +142,7 @@ for (const db of DATABASES) {
       assert.equal(typeof tokens.body.access_token, 'string');
 
       const actor = { via: 'dcr', clientId };
-      assert.deepEqual(audit.of('client.registered').map(({ event, clientId: id, token: spent, actor: who, ip }) => ({ event, id, spent, who, ip })), [{ event: 'client.registered', id: clientId, spent: token.id, who: actor, ip: '127.0.0.1' }]);
+      assert.deepEqual(audit.of('client.registered').map(({ event, clientId: id, initialAccessTokenId: spent, actor: who, ip }) => ({ event, id, spent, who, ip })), [{ event: 'client.registered', id: clientId, spent: token.id, who: actor, ip: '127.0.0.1' }]);
       assert.deepEqual(eventsNamed('client.created').map((e) => e.actor), [actor]);
       assert.ok(!audit.lines.join('\n').includes(value), 'no event carries the initial access token');
       assert.ok(!audit.lines.join('\n').includes(body.registration_access_token as string));

@@ -6,7 +6,7 @@
 import type { FastifyError, FastifyRequest } from 'fastify';
 import { PolicyDocumentError } from '../../domain/policy.ts';
 import { IdentityError, type IdentityErrorCode } from '../../identity/errors.ts';
-import { ClientNotFound, InvalidClientMetadata } from '../../oauth/client-registration.ts';
+import { ClientIdIsUserId, ClientNotFound, InvalidClientMetadata } from '../../oauth/client-registration.ts';
 import { PayloadTooLarge, TemporarilyUnavailable } from '../../oauth/errors.ts';
 import { PolicyNotFound, PolicyRenamed } from '../../oauth/policy/manage.ts';
 import { ConflictError, MissingReferenceError, OrganizationInUseError, PolicyInUseError, TreeShapeError } from '../../storage/ports.ts';
@@ -101,6 +101,7 @@ function wireField(field: string | undefined): string | undefined {
 const PROBLEM_MAPPINGS: { matches(error: unknown): boolean; problem(error: never): ManageProblem }[] = [
   { matches: (e) => e instanceof InvalidClientMetadata, problem: (e: InvalidClientMetadata) => fieldProblem(400, 'Bad Request', e.field, e.message) },
   { matches: (e) => e instanceof ClientNotFound, problem: (e: ClientNotFound) => notFound(e.message) },
+  { matches: (e) => e instanceof ClientIdIsUserId, problem: (e: ClientIdIsUserId) => conflict(e.message, 'client_id') },
   { matches: (e) => e instanceof PolicyNotFound, problem: (e: PolicyNotFound) => notFound(e.message) },
   { matches: (e) => e instanceof PolicyDocumentError, problem: (e: PolicyDocumentError) => fieldProblem(400, 'Bad Request', e.field, e.message) },
   { matches: (e) => e instanceof PolicyRenamed, problem: (e: PolicyRenamed) => fieldProblem(400, 'Bad Request', 'name', e.message) },

@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
+import { clientAuthSetup } from '../../oauth/client-auth/registry.ts';
 import { discoveryDocument, ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import type { HttpDeps } from '../deps.ts';
 import { usePublicCors } from '../plugins/cors.ts';
 
 /** Discovery (OIDC Discovery §4, RFC 8414 §3) and the JWK Set (RFC 7517 §5). */
 export async function discoveryRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
-  const body = JSON.stringify(discoveryDocument({ issuer: deps.config.issuer, acrValues: deps.acrValues, registration: deps.config.dynamicRegistration !== 'off' }));
+  const body = JSON.stringify(discoveryDocument({ issuer: deps.config.issuer, acrValues: deps.acrValues, registration: deps.config.dynamicRegistration !== 'off', clientAuth: clientAuthSetup(deps.config) }));
   const sendDiscovery = async (_request: unknown, reply: FastifyReply) =>
     reply.header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*').type('application/json').send(body);
   // OIDC Discovery §4: issuer + /.well-known/openid-configuration. RFC 8414 §3 would insert the

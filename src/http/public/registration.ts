@@ -43,7 +43,7 @@ export async function registrationRoutes(app: FastifyInstance, deps: HttpDeps): 
 
   app.post(path, async (request, reply) => {
     const { client, response, initialAccessTokenId } = await registerDynamicClient(useCases, bearer(request), request.body, clientUri);
-    deps.audit.emit({ event: 'client.registered', clientId: client.clientId, token: initialAccessTokenId, actor: dcr(client.clientId), ip: clientAddress(request) });
+    deps.audit.emit({ event: 'client.registered', clientId: client.clientId, initialAccessTokenId, actor: dcr(client.clientId), ip: clientAddress(request) });
     deps.audit.emit({ event: 'client.created', clientId: client.clientId, authorizationPolicy: null, actor: dcr(client.clientId) });
     return reply.code(201).header('location', response.registration_client_uri as string).send(response);
   });

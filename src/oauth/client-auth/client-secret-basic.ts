@@ -14,6 +14,7 @@ export const clientSecretBasic = {
   params: ['client_id', 'client_secret', 'client_assertion', 'client_assertion_type'],
   public: false,
   usedBasic: true,
+  requires: [],
   signingAlgs: [],
   detect: ({ authorization }) => authorization !== undefined && /^basic(\s|$)/i.test(authorization),
   present({ authorization, body }) {

@@ -17,6 +17,7 @@ export const clientSecretJwt = {
   params: ASSERTION_PARAMS,
   public: false,
   usedBasic: false,
+  requires: ['keyEncryptionKey'],
   signingAlgs: CLIENT_SECRET_JWT_ALGS,
   detect: ({ body }) => isAssertionRequest(body) && assertionAlg(body)?.startsWith('HS') === true,
   present: presentAssertion,

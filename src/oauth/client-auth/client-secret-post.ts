@@ -10,6 +10,7 @@ export const clientSecretPost = {
   params: ['client_id', 'client_secret', 'client_assertion', 'client_assertion_type'],
   public: false,
   usedBasic: false,
+  requires: [],
   signingAlgs: [],
   detect: ({ body }) => param(body, 'client_secret') !== undefined,
   present({ body }) {

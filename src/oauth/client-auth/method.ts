@@ -77,6 +77,16 @@ export interface ClientAuthDeps {
 }
 
 /**
+ * What a method may need from this server's configuration to work at all. `keyEncryptionKey`:
+ * GATEHOUSE_KEY_ENCRYPTION_KEY, with which a client_secret_jwt client's secret is sealed at
+ * registration and opened to check an assertion (docs/decisions.md J1).
+ */
+export type ClientAuthRequirement = 'keyEncryptionKey';
+
+/** Which requirements this server's configuration meets (clientAuthSetup in registry.ts builds it from the config). */
+export type ClientAuthSetup = Readonly<Record<ClientAuthRequirement, boolean>>;
+
+/**
  * A client authentication method (RFC 6749 §2.3, OIDC Core §9, RFC 7523 §2.2): how a request
  * using it is recognised, what it reads, and how the client it names is verified. The endpoints,
  * their repeated-parameter checks and discovery's *_auth_methods_supported and
@@ -91,6 +101,12 @@ export interface ClientAuthMethodHandler {
   public: boolean;
   /** The credentials came in the Authorization header: a 401 then carries WWW-Authenticate (RFC 6749 §5.2). */
   usedBasic: boolean;
+  /**
+   * What the configuration must provide for the method to work (empty: nothing). Where it does
+   * not, discovery does not offer the method nor its algorithms: no client could register it or
+   * authenticate with it.
+   */
+  requires: readonly ClientAuthRequirement[];
   /** The JWS algorithms of the client assertions this method accepts (RFC 8414 §2, *_auth_signing_alg_values_supported); empty for methods without one. */
   signingAlgs: readonly string[];
   /** Whether the request uses this method. Methods are tried in registry order; the first that matches reads the request. */

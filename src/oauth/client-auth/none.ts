@@ -12,6 +12,7 @@ export const none = {
   params: ['client_id', 'client_secret'],
   public: true,
   usedBasic: false,
+  requires: [],
   signingAlgs: [],
   detect: ({ body }) => param(body, 'client_id') !== undefined && param(body, 'client_secret') === undefined,
   present: ({ body }) => bodyCredentials(body),

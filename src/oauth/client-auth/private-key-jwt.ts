@@ -22,6 +22,7 @@ export const privateKeyJwt = {
   params: ASSERTION_PARAMS,
   public: false,
   usedBasic: false,
+  requires: [],
   signingAlgs: PRIVATE_KEY_JWT_ALGS,
   detect: ({ body }) => isAssertionRequest(body) && !assertionAlg(body)?.startsWith('HS'),
   present: presentAssertion,

@@ -3,7 +3,7 @@ import type { ClientAuthEndpoint } from '../../observability/audit.ts';
 import { clientSecretBasic } from './client-secret-basic.ts';
 import { clientSecretJwt } from './client-secret-jwt.ts';
 import { clientSecretPost } from './client-secret-post.ts';
-import type { ClientAuthMethodHandler } from './method.ts';
+import type { ClientAuthMethodHandler, ClientAuthSetup } from './method.ts';
 import { none } from './none.ts';
 import { privateKeyJwt } from './private-key-jwt.ts';
 
@@ -27,19 +27,28 @@ export const CLIENT_AUTH_ENDPOINTS: Readonly<Record<ClientAuthEndpoint, { allowP
   device_authorization: { allowPublic: true },
 };
 
-/** The method names `endpoint` accepts, in registry order: its *_auth_methods_supported in discovery. */
-export function authMethodsFor(endpoint: ClientAuthEndpoint): ClientAuthMethod[] {
+/** What this configuration gives the methods (ClientAuthRequirement): GATEHOUSE_KEY_ENCRYPTION_KEY set or not. */
+export function clientAuthSetup(config: { keyEncryptionKey?: string | undefined }): ClientAuthSetup {
+  return { keyEncryptionKey: config.keyEncryptionKey !== undefined };
+}
+
+/** The methods `endpoint` accepts under `setup`, in registry order: public ones only where it admits public clients, and only those whose requirements the configuration meets. */
+function usableAt(endpoint: ClientAuthEndpoint, setup: ClientAuthSetup): ClientAuthMethodHandler[] {
   const { allowPublic } = CLIENT_AUTH_ENDPOINTS[endpoint];
-  return CLIENT_AUTH_METHODS.filter((method) => allowPublic || !method.public).map((method) => method.method);
+  return CLIENT_AUTH_METHODS.filter((method) => (allowPublic || !method.public) && method.requires.every((requirement) => setup[requirement]));
+}
+
+/** The method names `endpoint` accepts under `setup`, in registry order: its *_auth_methods_supported in discovery. */
+export function authMethodsFor(endpoint: ClientAuthEndpoint, setup: ClientAuthSetup): ClientAuthMethod[] {
+  return usableAt(endpoint, setup).map((method) => method.method);
 }
 
 /**
- * The JWS algorithms `endpoint` accepts for client assertions, in registry order, each once: its
- * *_auth_signing_alg_values_supported in discovery (OIDC Discovery §3, RFC 8414 §2).
+ * The JWS algorithms `endpoint` accepts for client assertions under `setup`, in registry order,
+ * each once: its *_auth_signing_alg_values_supported in discovery (OIDC Discovery §3, RFC 8414 §2).
  */
-export function authSigningAlgsFor(endpoint: ClientAuthEndpoint): string[] {
-  const { allowPublic } = CLIENT_AUTH_ENDPOINTS[endpoint];
-  return [...new Set(CLIENT_AUTH_METHODS.filter((method) => allowPublic || !method.public).flatMap((method) => method.signingAlgs))];
+export function authSigningAlgsFor(endpoint: ClientAuthEndpoint, setup: ClientAuthSetup): string[] {
+  return [...new Set(usableAt(endpoint, setup).flatMap((method) => method.signingAlgs))];
 }
 
 /** The algorithms `method` accepts for its client assertions (empty: the method has none). */

@@ -104,6 +104,14 @@ for (const db of DATABASES) {
       const again = await manageCall(server, 'POST', '/clients/import', { token: tokens.admin, body: exported.json });
       assert.equal(again.status, 409, 'the client_id is taken');
       assert.equal(again.json.errors![0]!.field, 'client_id');
+      // A user's id, in any letter case, is no client_id: the client's tokens would carry it as sub (issue 22, item 4).
+      for (const userId of [tokens.adminUser.id, tokens.adminUser.id.toUpperCase()]) {
+        const asUser = await manageCall(server, 'POST', '/clients/import', { token: tokens.admin, body: { ...exported.json, client_id: userId } });
+        assert.equal(asUser.status, 409, asUser.text);
+        const message = `the client_id ${JSON.stringify(userId)} is the id of a user: a client's tokens would name that user as their subject (sub)`;
+        assert.deepEqual([asUser.json.detail, asUser.json.errors], [message, [{ field: 'client_id', message }]]);
+        assert.equal(await server.gatehouse.store.clients.get(userId), undefined);
+      }
       const copy = { ...exported.json, client_id: `${id}-copy` };
       audit.clear();
       const imported = await manageCall(server, 'POST', '/clients/import', { token: tokens.admin, body: copy });

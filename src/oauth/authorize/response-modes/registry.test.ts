@@ -18,7 +18,7 @@ const KNOWN_RESPONSE_MODES = ['query', 'fragment', 'form_post', 'query.jwt', 'fr
 const KNOWN_RESPONSE_TYPES = ['code', 'token', 'id_token', 'code id_token', 'code token', 'id_token token', 'code id_token token', 'none'];
 const KNOWN_PKCE_METHODS = ['S256', 'plain', 'S512'];
 
-const metadata = discoveryDocument({ issuer: 'https://sso.example' });
+const metadata = discoveryDocument({ issuer: 'https://sso.example', clientAuth: { keyEncryptionKey: true } });
 const client = { grantTypes: ['authorization_code'], redirectUris: [], codeChallengeMethod: undefined, tokenEndpointAuthMethod: 'client_secret_basic' } as unknown as Client;
 const accepted = (values: readonly string[], check: (value: string) => unknown) =>
   values.filter((value) => {
