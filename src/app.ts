@@ -12,6 +12,7 @@ import { systemClock, type Clock } from './lib/clock.ts';
 import { cryptoRandom, type Random } from './lib/random.ts';
 import { scheduleCleanup } from './oauth/cleanup.ts';
 import { IDENTITY_API_POLICY, seedIdentityApiPolicy } from './oauth/policy/identity-api.ts';
+import { alignManagementClients } from './manage/clients.ts';
 import { RemoteJwks, type RemoteJwksOptions } from './crypto/remote-jwks.ts';
 import type { ClientAuthDeps, JwksFetcher } from './oauth/client-auth/method.ts';
 import { openAuditFile } from './observability/audit-file.ts';
@@ -22,7 +23,7 @@ import { openSqlStore, type SqlStore } from './storage/sql/store.ts';
 import type { OpenOptions } from './storage/sql/database.ts';
 import { Metrics, metricsServer, processExposition, SESSION_COUNT_LIMIT } from './observability/metrics.ts';
 import type { Server } from 'node:http';
-import type { Store } from './storage/ports.ts';
+import { ConflictError, type Store } from './storage/ports.ts';
 
 export interface Runtime {
   clock?: Clock;
@@ -111,6 +112,14 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     // attached to the API client if it has none, in one unit of work that instances starting
     // together may all run.
     const identityApiPolicy = config.apiClientId === undefined ? undefined : await seedIdentityApiPolicy({ store, clock }, { apiClientId: config.apiClientId, apiGroup: config.apiGroup });
+    // The console's and the management API's registrations get this server's issuer, whatever
+    // issuer `gatehouse admin bootstrap` was run with (docs/decisions.md CO14); one unit of work
+    // that instances starting together may all run.
+    // A resource URI another client took is no reason to refuse every sign-in: said, not fatal.
+    const alignedClients = await alignManagementClients({ store, clock }, config).catch((error: unknown) => {
+      if (error instanceof ConflictError) return error;
+      throw error;
+    });
     if (config.metricsPort !== undefined) {
       metrics = new Metrics({
         // SQLite has no pool: no pool metrics.
@@ -139,6 +148,8 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     if (config.sqlitePath !== undefined && config.sqlitePath !== ':memory:') for (const warning of sqliteAccessWarnings(config.sqlitePath)) app.log.warn({ sqlitePath: config.sqlitePath }, warning);
     if (identityApiPolicy?.created) app.log.info({ policy: IDENTITY_API_POLICY, group: config.apiGroup }, 'created the identity API\'s authorization policy: members of GATEHOUSE_API_GROUP may call the API with a bearer token (gatehouse policy update identity-api changes it)');
     if (identityApiPolicy?.attached) app.log.info({ policy: IDENTITY_API_POLICY, clientId: config.apiClientId }, 'attached the identity-api policy to the API client (GATEHOUSE_API_CLIENT_ID)');
+    if (alignedClients instanceof ConflictError) app.log.warn({ err: alignedClients, issuer: config.issuer }, 'could not register this issuer\'s URIs for the web console and the management API');
+    else if (alignedClients.length > 0) app.log.info({ clients: alignedClients, issuer: config.issuer }, 'registered this issuer\'s URIs for the web console and the management API (they named another origin)');
     if (sealed > 0) app.log.info({ sealed }, 'sealed the signing keys stored in the clear with GATEHOUSE_KEY_ENCRYPTION_KEY');
     // Expired codes, tokens, sessions and throttling counters are deleted in the background.
     const cleanup = config.cleanupInterval > 0 && runtime.cleanup !== false ? scheduleCleanup({ store, clock, auditRetentionMs: config.auditRetention * 86_400_000 }, { intervalMs: config.cleanupInterval * 1000, log: app.log.child({ component: 'cleanup' }) }) : undefined;

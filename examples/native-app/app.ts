@@ -2,8 +2,8 @@
  * A native application (use case 2), run from the terminal: a public client (no secret) that signs
  * the user in through the system browser with the authorization code grant and PKCE S256, receives
  * the redirect on a loopback listener with an ephemeral port (RFC 8252 §7.3: the redirect URI is
- * registered as http://127.0.0.1/callback, without a port, and any port is accepted), then calls
- * the resource server with the access token.
+ * registered as http://127.0.0.1/callback, without a port, with application_type native, and any
+ * port is accepted), then calls the resource server with the access token.
  *
  * openid-client v6; run from the repository root with `node examples/native-app/app.ts`.
  * Settings (environment): CLIENT_ID (required), ISSUER (default http://127.0.0.1:8080/uas),

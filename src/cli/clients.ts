@@ -41,6 +41,7 @@ interface MetadataFlags {
   idTokenSignedResponseAlg?: string;
   userinfoSignedResponseAlg?: string;
   consentRequired?: boolean;
+  applicationType?: string;
   accessTokenFormat?: string;
   accessTokenSignedResponseAlg?: string;
   authorizationPolicy?: string;
@@ -84,6 +85,7 @@ function withMetadataOptions(command: Command): Command {
     // Not .choices(): registration refuses an unknown algorithm, and `none`, with its reason.
     .option('--id-token-signed-response-alg <alg>', `what its ID tokens are signed with: ${SIGNING_ALGS.join(', ')} (default RS256)`)
     .option('--userinfo-signed-response-alg <alg>', `answer its UserInfo requests with a JWT signed with this: ${SIGNING_ALGS.join(', ')} (default: plain JSON)`)
+    .addOption(new Option('--application-type <type>', 'web (the default) or native (OIDC Registration §2): only a native app\'s http loopback redirect URIs accept any port (RFC 8252 §7.3)').choices(['web', 'native']))
     .option('--consent-required', 'a third-party client: ask each user for consent before the first code (consent_required)')
     .option('--no-consent-required', 'a first-party client: no consent page (the default)')
     // JWT access tokens (RFC 9068): what the tokens meant for this client, as a resource server, look like.
@@ -118,6 +120,7 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   if (flags.idTokenSignedResponseAlg !== undefined) doc.id_token_signed_response_alg = flags.idTokenSignedResponseAlg;
   if (flags.userinfoSignedResponseAlg !== undefined) doc.userinfo_signed_response_alg = flags.userinfoSignedResponseAlg;
   if (flags.consentRequired !== undefined) doc.consent_required = flags.consentRequired;
+  if (flags.applicationType !== undefined) doc.application_type = flags.applicationType;
   if (flags.accessTokenFormat !== undefined) doc.access_token_format = flags.accessTokenFormat;
   if (flags.accessTokenSignedResponseAlg !== undefined) doc.access_token_signed_response_alg = flags.accessTokenSignedResponseAlg;
   // "" removes the policy (null: the key's default, none).

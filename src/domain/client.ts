@@ -67,6 +67,15 @@ export function defaultGrantTypes(authMethod: ClientAuthMethod | undefined): Gra
   return authMethod === 'none' ? ['authorization_code'] : ['authorization_code', 'refresh_token'];
 }
 
+/**
+ * Whether the client registered `application_type: "native"` (OIDC Registration §2; the default is
+ * "web"): only a native app gets RFC 8252 §7.3's any-port loopback redirect, since only it picks
+ * its listening port at run time. Read from the stored metadata; anything else is a web client.
+ */
+export function isNativeClient(client: Pick<Client, 'metadata'>): boolean {
+  return client.metadata.application_type === 'native';
+}
+
 /** Whether the client is a resource server (`resource_server: true`); read from the stored metadata, anything else is false. */
 export function isResourceServer(client: Pick<Client, 'metadata'>): boolean {
   return client.metadata.resource_server === true;

@@ -9,7 +9,10 @@
  *
  * Both derive their URIs from the issuer's origin: the API and the console live at the root of the
  * issuer's host, not under its path. Created idempotently by `gatehouse admin bootstrap`
- * (src/manage/bootstrap.ts) in the same unit of work as the administrator groups.
+ * (src/manage/bootstrap.ts) in the same unit of work as the administrator groups, from whatever
+ * issuer the CLI was given; the server then puts its own issuer's URIs into them when it starts,
+ * and again when the console finds them different (`alignManagementClients`), so the console
+ * works wherever the server runs (docs/decisions.md CO14).
  */
 import type { Config } from '../config.ts';
 import type { Client } from '../domain/client.ts';
@@ -75,6 +78,65 @@ export async function ensureManagementClientsIn(tx: Pick<StoreTransaction, 'clie
     if (await tx.clients.insertIfAbsent(clientFrom(clientId, document, now))) created.push(clientId);
   }
   return created;
+}
+
+/**
+ * The parts of the two clients' registrations that follow from the issuer: the console's redirect
+ * URI and post-logout redirect URI, the API's resource URI. Each is exactly the one URI of this
+ * issuer: a URI of another origin left beside it (the default `http://127.0.0.1:8080` of a
+ * bootstrap run without the server's settings) would hand the console's codes to whatever listens
+ * there (issue 22 item 2).
+ */
+function issuerFields(clientId: string, config: Pick<Config, 'issuer'>): { redirectUris?: string[]; postLogoutRedirectUris?: string[]; resourceUris?: string[] } {
+  const origin = issuerOrigin(config);
+  if (clientId === CONSOLE_CLIENT_ID) return { redirectUris: [`${origin}/manage/callback`], postLogoutRedirectUris: [`${origin}${CONSOLE_PATH}`] };
+  return { resourceUris: [manageApiResourceUri(config)] };
+}
+
+const sameList = (a: readonly unknown[] | undefined, b: readonly string[]) => a !== undefined && a.length === b.length && a.every((item, i) => item === b[i]);
+
+/**
+ * The client with this issuer's URIs put in (everything else — name, policy, active, aud — as the
+ * administrator left it), or undefined when it has them already.
+ */
+export function alignedWithIssuer(client: Client, config: Pick<Config, 'issuer'>, now: number): Client | undefined {
+  const wanted = issuerFields(client.clientId, config);
+  const redirectUris = wanted.redirectUris !== undefined && !sameList(client.redirectUris, wanted.redirectUris) ? wanted.redirectUris : undefined;
+  const postLogoutRedirectUris = wanted.postLogoutRedirectUris !== undefined && !sameList(client.postLogoutRedirectUris, wanted.postLogoutRedirectUris) ? wanted.postLogoutRedirectUris : undefined;
+  const current = client.metadata.resource_uris;
+  const resourceUris = wanted.resourceUris !== undefined && !sameList(Array.isArray(current) ? current : undefined, wanted.resourceUris) ? wanted.resourceUris : undefined;
+  if (redirectUris === undefined && postLogoutRedirectUris === undefined && resourceUris === undefined) return undefined;
+  return {
+    ...client,
+    ...(redirectUris ? { redirectUris } : {}),
+    ...(postLogoutRedirectUris ? { postLogoutRedirectUris } : {}),
+    ...(resourceUris ? { metadata: { ...client.metadata, resource_uris: resourceUris } } : {}),
+    updatedAt: now,
+  };
+}
+
+/** The management client_ids, the API's first (the console's `aud` names it). */
+const MANAGEMENT_CLIENT_IDS = [MANAGE_API_CLIENT_ID, CONSOLE_CLIENT_ID] as const;
+
+/**
+ * Puts this server's issuer into the registrations of the two clients where they exist and hold
+ * another (issuerFields), in ONE unit of work; a client that does not exist is left to `gatehouse
+ * admin bootstrap`. Idempotent: a second run finds nothing to change. Several instances running it
+ * at once (start-up, or consoles opened together) are serialised by the unit of work (SERIALIZABLE
+ * on PostgreSQL, retried from the start), so the later ones find the URIs in place and change
+ * nothing. Returns the client_ids changed. A resource URI another client holds is a ConflictError.
+ */
+export async function alignManagementClients(deps: { store: Pick<Store, 'transaction'>; clock: Clock }, config: Pick<Config, 'issuer'>): Promise<string[]> {
+  return deps.store.transaction(async (tx) => {
+    const now = deps.clock.now();
+    const changed: string[] = [];
+    for (const clientId of MANAGEMENT_CLIENT_IDS) {
+      const client = await tx.clients.get(clientId);
+      const aligned = client && alignedWithIssuer(client, config, now);
+      if (aligned && (await tx.clients.update(aligned))) changed.push(clientId);
+    }
+    return changed;
+  });
 }
 
 /** The two clients, created where missing, in one unit of work; the client_ids created. */

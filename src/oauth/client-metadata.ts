@@ -99,6 +99,8 @@ const TYPED_KEYS = new Set([
 
 /** Keys gatehouse acts on that are kept in `metadata` as registered (validated here, read where used). */
 const METADATA_KEYS = [
+  // OIDC Registration §2: "web" (the default) or "native"; only native apps get a loopback redirect URI's any port (RFC 8252 §7.3).
+  'application_type',
   'logo_uri',
   'response_types',
   'aud',
@@ -119,6 +121,9 @@ const METADATA_KEYS = [
 
 /** Keys gatehouse acts on; everything else is refused (see UNSUPPORTED_KEYS). */
 const IMPLEMENTED_KEYS: ReadonlySet<string> = new Set([...TYPED_KEYS, ...METADATA_KEYS]);
+
+/** OIDC Registration §2 `application_type` values. */
+const APPLICATION_TYPES = ['web', 'native'] as const;
 
 /** Most client_ids one client may name in `aud`. */
 const MAX_AUDIENCES = 100;
@@ -183,6 +188,7 @@ export function parseClientMetadata(document: unknown): ClientSettings {
     throw new InvalidClientMetadata('redirect_uris', 'at least one redirect URI is required for the authorization_code grant');
   }
   if (doc.response_types !== undefined) responseTypes(doc.response_types);
+  oneOf(doc, 'application_type', APPLICATION_TYPES);
   optionalBoolean(doc, 'id_token_scope_claims');
   optionalBoolean(doc, 'consent_required');
   clientKeys(doc, tokenEndpointAuthMethod);

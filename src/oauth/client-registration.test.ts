@@ -152,6 +152,13 @@ describe('redirect URI rules', () => {
     assert.deepEqual(client.redirectUris, [uri]);
   });
 
+  test('application_type (OIDC Registration §2): "web" or "native", kept in the metadata; absent is web', async () => {
+    assert.equal((await register({ application_type: 'native', redirect_uris: ['http://127.0.0.1/cb'] })).client.metadata.application_type, 'native');
+    assert.equal((await register({ application_type: 'web' })).client.metadata.application_type, 'web');
+    assert.equal((await register({})).client.metadata.application_type, undefined);
+    for (const value of ['Native', 'browser', '', 1, true, ['native']]) await refused({ application_type: value }, 'application_type', /^application_type: must be one of web, native$/);
+  });
+
   test('post_logout_redirect_uris follow the same rules', async () => {
     await refused({ post_logout_redirect_uris: ['javascript:alert(1)'] }, 'post_logout_redirect_uris');
     const { client } = await register({ post_logout_redirect_uris: ['https://shop.example/bye'] });

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { after, describe, test } from 'node:test';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { migrations } from '../../src/storage/migrations/index.ts';
 import { migrateToLatest, migrateUpTo, openDatabase } from '../../src/storage/sql/database.ts';
 import { openSqlStore } from '../../src/storage/sql/store.ts';
@@ -73,6 +73,34 @@ function migratingProcess(url: string) {
       return output.replace('ready\n', '').trim();
     },
   };
+}
+
+/** A `clients` row as the schema before 018 holds it: a confidential client without grants, unless overridden. */
+function clientRow(clientId: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    client_id: clientId, name: clientId, secret_hash: aHash(), secret_sealed: null, active: 1, redirect_uris: '[]', token_endpoint_auth_method: null,
+    grant_types: '[]', code_challenge_method: null, scope: null, refresh_tokens: 0, rotate_refresh_tokens: 1, access_token_ttl: null,
+    post_logout_redirect_uris: '[]', id_token_signed_response_alg: null, userinfo_signed_response_alg: null, metadata: '{}', created_at: T0, updated_at: T0,
+    ...overrides,
+  };
+}
+
+/** Stores `rows` in a schema migrated up to `migration`, then opens the store (which runs the rest): each client's metadata after. */
+async function metadataAfterUpgrade(url: string, migration: string, rows: Record<string, unknown>[]): Promise<Record<string, Record<string, unknown>>> {
+  const early = openDatabase(url);
+  try {
+    await migrateUpTo(early.db, migration);
+    await (early.db as unknown as Kysely<{ clients: Record<string, unknown> }>).insertInto('clients').values(rows).execute();
+  } finally {
+    await early.close();
+  }
+  const store = await openSqlStore(url);
+  try {
+    const ids = rows.map((row) => row.client_id as string);
+    return Object.fromEntries(await Promise.all(ids.map(async (id) => [id, (await store.clients.get(id))!.metadata] as const)));
+  } finally {
+    await store.close();
+  }
 }
 
 for (const kind of DATABASES) {
@@ -226,35 +254,44 @@ for (const kind of DATABASES) {
 
     test('014: a confidential client already used as an audience, or registered without grants, becomes a resource server; the others stay as they were (RI-04)', async () => {
       const { url } = await fresh();
-      const early = openDatabase(url);
-      const row = (clientId: string, grantTypes: string[], metadata: Record<string, unknown>, method: string | null = null) => ({
-        client_id: clientId, name: clientId, secret_hash: method === 'none' ? null : aHash(), secret_sealed: null, active: 1, redirect_uris: '[]', token_endpoint_auth_method: method,
-        grant_types: JSON.stringify(grantTypes), code_challenge_method: null, scope: null, refresh_tokens: 0, rotate_refresh_tokens: 1, access_token_ttl: null,
-        post_logout_redirect_uris: '[]', id_token_signed_response_alg: null, userinfo_signed_response_alg: null, metadata: JSON.stringify(metadata), created_at: T0, updated_at: T0,
-      });
-      try {
-        await migrateUpTo(early.db, '011-client-signing-algs');
-        await early.db.insertInto('clients').values([
-          row('identity-api', [], {}),
-          row('named-api', ['client_credentials'], { note: 'kept' }),
-          row('public-named', ['authorization_code'], {}, 'none'),
-          row('caller', ['authorization_code'], { aud: ['identity-api', 'named-api', 'public-named', 'gone'] }),
-          row('plain', ['authorization_code', 'refresh_token'], {}),
-        ]).execute();
-      } finally {
-        await early.close();
-      }
-      const store = await openSqlStore(url);
-      try {
-        const metadata = async (id: string) => (await store.clients.get(id))!.metadata;
-        assert.deepEqual(await metadata('identity-api'), { resource_server: true });
-        assert.deepEqual(await metadata('named-api'), { note: 'kept', resource_server: true });
-        assert.deepEqual(await metadata('public-named'), {}, 'a public client cannot authenticate at introspection');
-        assert.deepEqual(await metadata('caller'), { aud: ['identity-api', 'named-api', 'public-named', 'gone'] });
-        assert.deepEqual(await metadata('plain'), {});
-      } finally {
-        await store.close();
-      }
+      const row = (clientId: string, grantTypes: string[], metadata: Record<string, unknown>, method: string | null = null) =>
+        clientRow(clientId, { secret_hash: method === 'none' ? null : aHash(), token_endpoint_auth_method: method, grant_types: JSON.stringify(grantTypes), metadata: JSON.stringify(metadata) });
+      const metadata = await metadataAfterUpgrade(url, '011-client-signing-algs', [
+        row('identity-api', [], {}),
+        row('named-api', ['client_credentials'], { note: 'kept' }),
+        row('public-named', ['authorization_code'], {}, 'none'),
+        row('caller', ['authorization_code'], { aud: ['identity-api', 'named-api', 'public-named', 'gone'] }),
+        row('plain', ['authorization_code', 'refresh_token'], {}),
+      ]);
+      assert.deepEqual(metadata['identity-api'], { resource_server: true });
+      assert.deepEqual(metadata['named-api'], { note: 'kept', resource_server: true });
+      assert.deepEqual(metadata['public-named'], {}, 'a public client cannot authenticate at introspection');
+      assert.deepEqual(metadata.caller, { aud: ['identity-api', 'named-api', 'public-named', 'gone'] });
+      assert.deepEqual(metadata.plain, {});
+    });
+
+    test('018: a client with a loopback redirect URI without a port becomes native; the others (a port written, no loopback, application_type registered) and the console stay as they were', async () => {
+      const { url } = await fresh();
+      const row = (clientId: string, redirectUris: string[], metadata: Record<string, unknown> = {}) =>
+        clientRow(clientId, { secret_hash: null, token_endpoint_auth_method: 'none', grant_types: '["authorization_code"]', code_challenge_method: 'S256', redirect_uris: JSON.stringify(redirectUris), metadata: JSON.stringify(metadata) });
+      const metadata = await metadataAfterUpgrade(url, '017-audit-events-person-indexes', [
+        row('cli-app', ['http://127.0.0.1/callback'], { note: 'kept' }),
+        row('ipv6-app', ['com.example.app:/cb', 'http://[::1]?x=1']),
+        row('localhost-app', ['http://localhost']),
+        row('dev-server', ['http://127.0.0.1:3000/callback']),
+        row('web', ['https://shop.example/cb']),
+        row('look-alike', ['http://localhost.evil.test/cb']),
+        row('said-web', ['http://127.0.0.1/cb'], { application_type: 'web' }),
+        row('gatehouse-console', ['http://localhost/manage/callback']),
+      ]);
+      assert.deepEqual(metadata['cli-app'], { note: 'kept', application_type: 'native' });
+      assert.deepEqual(metadata['ipv6-app'], { application_type: 'native' });
+      assert.deepEqual(metadata['localhost-app'], { application_type: 'native' });
+      assert.deepEqual(metadata['dev-server'], {}, 'a port written: a web development server, compared exactly');
+      assert.deepEqual(metadata.web, {});
+      assert.deepEqual(metadata['look-alike'], {});
+      assert.deepEqual(metadata['said-web'], { application_type: 'web' }, 'a registered application_type is kept');
+      assert.deepEqual(metadata['gatehouse-console'], {}, 'the console is a web client');
     });
 
     test('a database beside another migrated one (another PostgreSQL schema) gets its own tables', async () => {

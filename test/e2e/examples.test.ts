@@ -30,7 +30,7 @@ const aliceArgs = ['user', 'create', '--username', 'alice', '--password-stdin', 
 const bobArgs = ['user', 'create', '--username', 'bob', '--password-stdin', '--email', 'bob@example.com', '--given-name', 'Bob', '--family-name', 'Example'];
 const webClientArgs = (origin = 'http://127.0.0.1:3000') => ['client', 'create', '--name', 'Web SSO example', '--redirect-uri', `${origin}/callback`, '--post-logout-redirect-uri', `${origin}/`, '--json'];
 const resourceServerArgs = ['client', 'create', '--name', 'Resource server example', '--resource-server', '--json'];
-const nativeClientArgs = ['client', 'create', '--name', 'Native app example', '--redirect-uri', 'http://127.0.0.1/callback', '--token-endpoint-auth-method', 'none', '--code-challenge-method', 'S256', '--json'];
+const nativeClientArgs = ['client', 'create', '--name', 'Native app example', '--redirect-uri', 'http://127.0.0.1/callback', '--application-type', 'native', '--token-endpoint-auth-method', 'none', '--code-challenge-method', 'S256', '--json'];
 
 /** The command line as a README writes it: arguments with spaces in double quotes. */
 function shell(args: string[]): string {

@@ -95,7 +95,7 @@ for (const db of DATABASES) {
     });
 
     test('use case 2, native app + resource server: the resource server validates the token by introspection', async () => {
-      const native = await register({ client_name: 'Native app', redirect_uris: [NATIVE_REDIRECT], token_endpoint_auth_method: 'none', code_challenge_method: 'S256' });
+      const native = await register({ client_name: 'Native app', application_type: 'native', redirect_uris: [NATIVE_REDIRECT], token_endpoint_auth_method: 'none', code_challenge_method: 'S256' });
       const api = await register({ client_name: 'Resource server', grant_types: [] });
       const nativeConfig = await configure(native.client.clientId, undefined, oidc.None());
       // A loopback redirect may use any port (RFC 8252 §7.3).

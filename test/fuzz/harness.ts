@@ -296,7 +296,7 @@ export async function startFuzzTarget(kind: TestDatabaseKind, env: Record<string
     return { client, secret: clientSecret };
   };
   const main = await newClient();
-  const { client: publicClient } = await addClient(store, { tokenEndpointAuthMethod: 'none', redirectUris: ['http://127.0.0.1/cb', 'com.example.app:/cb'] });
+  const { client: publicClient } = await addClient(store, { tokenEndpointAuthMethod: 'none', redirectUris: ['http://127.0.0.1/cb', 'com.example.app:/cb'], metadata: { application_type: 'native' } });
   const user = await createTestUser(store, { username: `fuzz-${Date.now()}`, password: PASSWORD, email: 'fuzz@example.test', givenName: 'Fuzz' });
   const freshCode = async (client: Client = main.client) => (await mintCode(store, client, user, { redirectUri: RP_REDIRECT_URI, scope: 'openid profile email' })).code;
   const freshTokens = async (client: Client = main.client, secret: string = main.secret) => {

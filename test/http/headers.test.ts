@@ -107,7 +107,7 @@ describe('security headers on every answer (http issuer)', () => {
     assert.equal(page.status, 200);
     assert.equal(page.headers.get('content-security-policy'), BASE_CSP.replace("form-action 'self'", "form-action 'self' https://rp.example.test"));
 
-    const { client: native } = await createTestClient(server.gatehouse.store, { redirectUris: ['com.example.app:/cb', 'http://127.0.0.1/cb'], tokenEndpointAuthMethod: 'none' });
+    const { client: native } = await createTestClient(server.gatehouse.store, { redirectUris: ['com.example.app:/cb', 'http://127.0.0.1/cb'], tokenEndpointAuthMethod: 'none', metadata: { application_type: 'native' } });
     const pkce = { code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' };
     const app = await browse(authorizationUrl(server.url, { client_id: native.clientId, redirect_uri: 'com.example.app:/cb', response_type: 'code', ...pkce }));
     assert.match(app.headers.get('content-security-policy') ?? '', /form-action 'self' com\.example\.app:;/);

@@ -1,14 +1,17 @@
 /**
  * redirect_uri matching (RFC 6749 §3.1.2.3, RFC 9700 §2.1, §4.1.3, RFC 8252 §7.3): exact string
- * comparison; for http loopback URIs only the port may differ. Every bypass trick from the
+ * comparison; for the http loopback URIs of a native client only the port may differ, a web
+ * client (the console's included) compares them exactly too. Every bypass trick from the
  * incidents of research/peers.md §5 gets the error page and no redirect.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '../../src/domain/client.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { authorizationUrl, browse, createTestClient } from '../helpers/fixtures.ts';
-import { assertErrorPage, assertLoginPage } from '../helpers/front-channel.ts';
+import { CONSOLE_CLIENT_ID } from '../../src/manage/clients.ts';
+import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, loginThroughForm, pkce } from '../helpers/fixtures.ts';
+import { assertCodeRedirect, assertErrorPage, assertLoginPage } from '../helpers/front-channel.ts';
+import { ensureManagementSetup } from '../helpers/manage.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
 const WEB = 'https://rp.example.test/cb';
@@ -81,7 +84,7 @@ for (const db of DATABASES) {
 
     before(async () => {
       server = await startServer(db);
-      ({ client } = await createTestClient(server.gatehouse.store, { redirectUris: REGISTERED }));
+      ({ client } = await createTestClient(server.gatehouse.store, { redirectUris: REGISTERED, metadata: { application_type: 'native' } }));
     });
     after(async () => server.close());
 
@@ -92,8 +95,33 @@ for (const db of DATABASES) {
       });
     }
 
-    test('an exact match, and a loopback URI differing only in its port, are accepted (RFC 8252 §7.3)', async () => {
+    test('an exact match, and a loopback URI differing only in its port, are accepted for a native client (RFC 8252 §7.3)', async () => {
       for (const uri of ACCEPTED) await assertLoginPage(await request(uri));
+    });
+
+    test('a web client (no application_type, or "web") gets no port leeway on its loopback URIs; its exact URIs are accepted', async () => {
+      for (const metadata of [{}, { application_type: 'web' }]) {
+        const { client: web } = await createTestClient(server.gatehouse.store, { redirectUris: REGISTERED, metadata });
+        for (const uri of ['http://127.0.0.1:51234/cb', 'http://127.0.0.1/cb', 'http://localhost:3000/native/cb', 'http://[::1]:4444/cb']) {
+          await assertErrorPage(await request(uri, web.clientId), 'invalid_redirect_uri');
+        }
+        for (const uri of REGISTERED) await assertLoginPage(await request(uri, web.clientId));
+      }
+    });
+
+    test("the console's redirect URI on another port gets the error page and no code, even for a signed-in administrator with prompt=none", async () => {
+      await ensureManagementSetup(server);
+      const admin = await createTestUser(server.gatehouse.store, { password: 'correct horse battery staple' });
+      const jar = new CookieJar();
+      const callback = `${new URL(server.issuer).origin}/manage/callback`;
+      const query = (redirectUri: string) => ({ client_id: CONSOLE_CLIENT_ID, redirect_uri: redirectUri, response_type: 'code', scope: 'openid', state: 'st', code_challenge: pkce().challenge, code_challenge_method: 'S256' });
+      // A real sign-in to the console first: the SSO session a silent request would ride on.
+      assertCodeRedirect(await loginThroughForm({ baseUrl: server.url, jar }, query(callback), { username: admin.username, password: 'correct horse battery staple' }), { redirectUri: callback, state: 'st', issuer: server.issuer, status: 303 });
+      const elsewhere = callback.replace(`:${new URL(callback).port}/`, `:${Number(new URL(callback).port) === 65535 ? 65534 : Number(new URL(callback).port) + 1}/`);
+      assert.notEqual(elsewhere, callback);
+      await assertErrorPage(await browse(authorizationUrl(server.url, { ...query(elsewhere), prompt: 'none' }), jar), 'invalid_redirect_uri');
+      // The same session still gets its code at the registered URI: only the port was refused.
+      assertCodeRedirect(await browse(authorizationUrl(server.url, { ...query(callback), prompt: 'none' }), jar), { redirectUri: callback, state: 'st', issuer: server.issuer });
     });
 
     test('a loopback port 0 or with leading zeros is refused with a clear error, even when registered exactly so', async () => {

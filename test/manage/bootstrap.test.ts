@@ -9,7 +9,7 @@ import { verifyPassword } from '../../src/identity/passwords.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';
 import { bootstrap } from '../../src/manage/bootstrap.ts';
-import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../../src/manage/clients.ts';
+import { alignManagementClients, CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../../src/manage/clients.ts';
 import type { Store } from '../../src/storage/ports.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { openTestStore, T0, type TestStore } from '../helpers/store.ts';
@@ -82,6 +82,56 @@ for (const kind of DATABASES) {
         assert.equal((await fresh.store.clients.list()).length, 2);
         const user = (await fresh.store.users.getByUsername('racer'))!;
         assert.deepEqual(await fresh.store.groups.members((await fresh.store.groups.getByName('Administrators'))!.id), [user.id]);
+      } finally {
+        await fresh.close();
+      }
+    });
+
+    test('a server on another issuer puts its URIs into the two clients bootstrap made, keeping everything else; again: no change (CO14)', async () => {
+      const fresh = await openTestStore(kind);
+      try {
+        const store = fresh.store;
+        // Bootstrap with the defaults (no GATEHOUSE_ISSUER, no port): the console for 127.0.0.1:8080.
+        await bootstrap(deps(store), loadConfig({}), {});
+        await store.clients.update({ ...(await store.clients.get(CONSOLE_CLIENT_ID))!, name: 'Our console' });
+        const before = (await store.clients.get(CONSOLE_CLIENT_ID))!;
+        const clock = new ManualClock(T0 + 60_000);
+        assert.deepEqual(await alignManagementClients({ store, clock }, config), [MANAGE_API_CLIENT_ID, CONSOLE_CLIENT_ID]);
+        const consoleClient = (await store.clients.get(CONSOLE_CLIENT_ID))!;
+        assert.deepEqual(consoleClient.redirectUris, ['https://sso.example.com/manage/callback']);
+        assert.deepEqual(consoleClient.postLogoutRedirectUris, ['https://sso.example.com/manage/']);
+        assert.deepEqual({ ...consoleClient, redirectUris: [], postLogoutRedirectUris: [], updatedAt: 0 }, { ...before, redirectUris: [], postLogoutRedirectUris: [], updatedAt: 0 }, 'nothing else changed');
+        assert.equal(consoleClient.updatedAt, T0 + 60_000);
+        const api = (await store.clients.get(MANAGE_API_CLIENT_ID))!;
+        assert.deepEqual(api.metadata.resource_uris, ['https://sso.example.com/manage/api/v1']);
+        assert.equal((await store.clients.findByResourceUri('https://sso.example.com/manage/api/v1'))?.clientId, MANAGE_API_CLIENT_ID);
+        assert.equal(await store.clients.findByResourceUri('http://127.0.0.1:8080/manage/api/v1'), undefined, 'the old resource URI is gone');
+        assert.deepEqual(await alignManagementClients({ store, clock }, config), [], 'idempotent');
+      } finally {
+        await fresh.close();
+      }
+    });
+
+    test('no clients yet: aligning changes nothing and creates nothing (that is the bootstrap\'s)', async () => {
+      const fresh = await openTestStore(kind);
+      try {
+        assert.deepEqual(await alignManagementClients({ store: fresh.store, clock: new ManualClock(T0) }, config), []);
+        assert.deepEqual(await fresh.store.clients.list(), []);
+      } finally {
+        await fresh.close();
+      }
+    });
+
+    test('eight instances aligning at once (two stores): none fails, each client changed by exactly one of them', async () => {
+      const fresh = await openTestStore(kind, { poolSize: 10 });
+      try {
+        const other = await fresh.open({ poolSize: 10 });
+        await bootstrap(deps(fresh.store), loadConfig({}), {});
+        const stores = [fresh.store, other];
+        const results = await Promise.all(Array.from({ length: 8 }, (_, i) => alignManagementClients({ store: stores[i % 2]!, clock: new ManualClock(T0) }, config)));
+        assert.deepEqual(results.flat().sort(), [CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID].sort(), 'each client changed once');
+        assert.deepEqual((await fresh.store.clients.get(CONSOLE_CLIENT_ID))!.redirectUris, ['https://sso.example.com/manage/callback']);
+        assert.deepEqual((await fresh.store.clients.get(MANAGE_API_CLIENT_ID))!.metadata.resource_uris, ['https://sso.example.com/manage/api/v1']);
       } finally {
         await fresh.close();
       }

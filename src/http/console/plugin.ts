@@ -19,6 +19,7 @@ import { DONE_KEYS, type ConsolePage, type DoneKey, type Me, type PageCall } fro
 import { CONSOLE_PAGES, CONSOLE_SECTIONS } from './pages/index.ts';
 import { consoleClientReady, finishSignIn, safeReturnTo, signOut, startSignIn } from './signin.ts';
 import { setFlash, takeFlash, type Flash } from './flash.ts';
+import { BOOTSTRAP_COMMAND, bootstrapCommandFor, PASSWORD_PLACEHOLDER } from './setup-command.ts';
 import { CONSOLE_CSS, CONSOLE_JS, renderConsole, sendConsolePage } from './views.ts';
 import { issuerOrigin } from '../../manage/clients.ts';
 import { OAuthError } from '../../oauth/errors.ts';
@@ -66,7 +67,11 @@ export async function consoleRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     const t = consoleMessages(locale);
     const outcome = await finishSignIn(app, request, reply, deps);
     if (outcome.ok) return reply.code(303).header('cache-control', 'no-store').redirect(outcome.returnTo, 303);
-    const text = outcome.reason === 'refused' ? fill(t.signInRefused, { error: outcome.error ?? '' }) : outcome.reason === 'exchange' ? `${t.signInFailed} (${outcome.error ?? ''})` : t.signInFailed;
+    // The error and its description as the authorization server sent them (RFC 6749 §4.1.2.1):
+    // "invalid_target" alone does not say which resource or why. The template escapes both.
+    const error = outcome.error ?? '';
+    const described = outcome.description === undefined ? error : `${error}: ${outcome.description}`;
+    const text = outcome.reason === 'refused' ? fill(outcome.description === undefined ? t.signInRefused : t.signInRefusedDescribed, { error, description: outcome.description ?? '' }) : outcome.reason === 'exchange' ? `${t.signInFailed} (${described})` : t.signInFailed;
     return sendConsolePage(reply, 400, renderConsole('message', { ...frameData({ locale, t, path: request.url }), title: t.signInFailedTitle, text, link: { href: `${CONSOLE_PATH}/`, label: t.signInAgain } }));
   });
 
@@ -166,9 +171,10 @@ export async function consoleRoutes(app: FastifyInstance, deps: HttpDeps): Promi
       setFlash(reply, deps.config, { kind: 'lost' });
       return reply.code(303).header('cache-control', 'no-store').redirect(formPage(request) ?? `${CONSOLE_PATH}/`, 303);
     }
-    if (!(await consoleClientReady(deps))) {
+    if (!(await consoleClientReady(deps, request.log))) {
       // 200, not 503: the service works; this page is the answer to "how do I start" (docs/console.md).
-      return sendConsolePage(reply, 200, renderConsole('setup', { ...frameData(frame), title: frame.t.noConsoleTitle, text: frame.t.noConsole, command: BOOTSTRAP_COMMAND }));
+      const setup = bootstrapCommandFor(deps.config);
+      return sendConsolePage(reply, 200, renderConsole('setup', { ...frameData(frame), title: frame.t.noConsoleTitle, text: frame.t.noConsole, command: setup.command, passwordHidden: setup.passwordHidden ? fill(frame.t.bootstrapPasswordHidden, { placeholder: PASSWORD_PLACEHOLDER }) : undefined }));
     }
     return startSignIn(reply, deps, request.url, frame.locale);
   }
@@ -214,8 +220,6 @@ function sessionToken(cookie: string | undefined): string | undefined {
  */
 const REFUSALS = new Set([400, 409, 422]);
 
-/** The command that makes the console's client and the first administrator (src/cli, `admin bootstrap`). */
-export const BOOTSTRAP_COMMAND = 'npx gatehouse admin bootstrap --username <name> --password-stdin';
 
 function frameData(frame: Frame): Record<string, unknown> {
   const pathOnly = frame.path.split('?')[0] ?? `${CONSOLE_PATH}/`;

@@ -10,8 +10,9 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { verifyOwnJwt } from '../../crypto/jwt.ts';
 import { constantTimeEqual } from '../../lib/hash.ts';
-import { CONSOLE_CLIENT_ID, issuerOrigin, manageApiResourceUri } from '../../manage/clients.ts';
+import { alignedWithIssuer, alignManagementClients, CONSOLE_CLIENT_ID, issuerOrigin, MANAGE_API_CLIENT_ID, manageApiResourceUri } from '../../manage/clients.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
+import { ConflictError } from '../../storage/ports.ts';
 import type { HttpDeps } from '../deps.ts';
 import { clearConsoleCookie, CONSOLE_PATH, readConsoleCookie, setConsoleCookie } from './cookies.ts';
 
@@ -43,11 +44,26 @@ export function safeReturnTo(path: string): string {
 
 /**
  * Whether the console's client exists and is active: without it the authorization endpoint could
- * only show an error, so the console explains `gatehouse admin bootstrap` instead.
+ * only show an error, so the console explains `gatehouse admin bootstrap` instead. When it (or the
+ * API's client) names another origin than this server's issuer — a bootstrap run without the
+ * server's settings while the server was running — this server's URIs are put in first, in one
+ * unit of work (alignManagementClients; docs/decisions.md CO14), so the sign-in that follows works.
  */
-export async function consoleClientReady(deps: HttpDeps): Promise<boolean> {
-  const client = await deps.store.clients.get(CONSOLE_CLIENT_ID);
-  return client !== undefined && client.active;
+export async function consoleClientReady(deps: HttpDeps, log?: Pick<FastifyRequest['log'], 'info' | 'warn'>): Promise<boolean> {
+  const [client, api] = await Promise.all([deps.store.clients.get(CONSOLE_CLIENT_ID), deps.store.clients.get(MANAGE_API_CLIENT_ID)]);
+  if (client === undefined || !client.active) return false;
+  const now = deps.clock.now();
+  if (alignedWithIssuer(client, deps.config, now) !== undefined || (api !== undefined && alignedWithIssuer(api, deps.config, now) !== undefined)) {
+    try {
+      const changed = await alignManagementClients(deps, deps.config);
+      if (changed.length > 0) log?.info({ clients: changed, issuer: deps.config.issuer }, 'registered this issuer\'s URIs for the web console and the management API (they named another origin)');
+    } catch (error) {
+      // Another client holds the API's resource URI: the sign-in then shows the refusal's description.
+      if (!(error instanceof ConflictError)) throw error;
+      log?.warn({ err: error }, 'could not register this issuer\'s URIs for the web console and the management API');
+    }
+  }
+  return true;
 }
 
 /** Redirects the browser to gatehouse's authorization endpoint, remembering state, nonce and verifier. */
@@ -69,7 +85,16 @@ export function startSignIn(reply: FastifyReply, deps: HttpDeps, returnTo: strin
   return reply.code(302).header('cache-control', 'no-store').redirect(`${deps.config.issuer}${ENDPOINT_PATHS.authorization}?${query}`, 302);
 }
 
-export type CallbackOutcome = { ok: true; returnTo: string } | { ok: false; reason: 'state' | 'refused' | 'exchange'; error?: string };
+/** `error_description` as the page may show it (escaped by the template). */
+export type CallbackOutcome = { ok: true; returnTo: string } | { ok: false; reason: 'state' | 'refused' | 'exchange'; error?: string; description?: string };
+
+/**
+ * An `error_description` worth showing: RFC 6749 §4.1.2.1 and §5.2 allow only %x20-21 / %x23-5B /
+ * %x5D-7E; anything else (or nothing) is left out rather than shown garbled. At most 500 characters.
+ */
+function describedBy(value: unknown): { description?: string } {
+  return typeof value === 'string' && value !== '' && /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/.test(value) ? { description: value.slice(0, 500) } : {};
+}
 
 /**
  * The redirect back (OIDC Core §3.1.2.5): the state must be the one this browser's transaction
@@ -86,7 +111,7 @@ export async function finishSignIn(app: Pick<FastifyInstance, 'inject'>, request
   // One use: whatever happens next, this transaction is spent.
   clearConsoleCookie(reply, deps.config, 'signIn');
   if (query.iss !== undefined && query.iss !== deps.config.issuer) return { ok: false, reason: 'state' };
-  if (typeof query.error === 'string') return { ok: false, reason: 'refused', error: query.error.slice(0, 100) };
+  if (typeof query.error === 'string') return { ok: false, reason: 'refused', error: query.error.slice(0, 100), ...describedBy(query.error_description) };
   if (typeof query.code !== 'string' || query.code === '') return { ok: false, reason: 'state' };
 
   const response = await app.inject({
@@ -98,7 +123,7 @@ export async function finishSignIn(app: Pick<FastifyInstance, 'inject'>, request
   });
   const body = safeJson(response.body);
   if (response.statusCode !== 200 || typeof body.access_token !== 'string' || typeof body.id_token !== 'string') {
-    return { ok: false, reason: 'exchange', error: typeof body.error === 'string' ? body.error : `HTTP ${response.statusCode}` };
+    return { ok: false, reason: 'exchange', error: typeof body.error === 'string' ? body.error : `HTTP ${response.statusCode}`, ...describedBy(body.error_description) };
   }
   let claims: Record<string, unknown>;
   try {

@@ -1,4 +1,4 @@
-import type { Client } from '../../domain/client.ts';
+import { isNativeClient, type Client } from '../../domain/client.ts';
 import { InvalidRedirectUri } from '../errors.ts';
 import type { RawParams } from '../params.ts';
 import { isCanonicalPort, PORT_RULE } from '../redirect-uri-rules.ts';
@@ -25,8 +25,11 @@ const PRINTABLE = /^[\x21-\x7e]+$/;
 /**
  * The second check: redirect_uri present, single, and equal to a registered one by simple string
  * comparison (RFC 6749 §3.1.2.3, RFC 9700 §2.1, OIDC Core §3.1.2.1). The one exception is the
- * port of an http loopback URI, which a native app picks at run time (RFC 8252 §7.3): host, path
- * and query must still be identical. Failures are shown to the user, never redirected.
+ * port of an http loopback URI of a native client (`application_type: "native"`), which picks it
+ * at run time (RFC 8252 §7.3): host, path and query must still be identical. A web client, the
+ * console included, compares exactly: on a loopback issuer any local process could otherwise
+ * listen on another port and receive its codes (docs/decisions.md F6). Failures are shown to the
+ * user, never redirected.
  */
 export function checkRedirectUri(client: Client, raw: RawParams): string {
   // The client is verified by now: the error page may offer a way back to it (never to the request's URI).
@@ -41,7 +44,8 @@ export function checkRedirectUri(client: Client, raw: RawParams): string {
   // URI registered before the rule existed is refused all the same.
   const port = AUTHORITY_PORT.exec(requested)?.[1];
   if (port !== undefined && !isCanonicalPort(port)) throw refuse(`The redirect_uri is not acceptable: ${PORT_RULE}.`);
-  if (!client.redirectUris.some((registered) => redirectUriMatches(registered, requested))) {
+  const native = isNativeClient(client);
+  if (!client.redirectUris.some((registered) => redirectUriMatches(registered, requested, native))) {
     throw refuse('The redirect_uri is not registered for this client.', `client ${client.clientId} sent an unregistered redirect_uri`);
   }
   return requested;
@@ -70,9 +74,13 @@ export function applicationOrigin(client: Pick<Client, 'redirectUris'>): string 
   return undefined;
 }
 
-/** Exact match, or an http loopback URI that differs from the registered one only in its port. */
-export function redirectUriMatches(registered: string, requested: string): boolean {
+/**
+ * Exact match, or — for a native client only (RFC 8252 §7.3) — an http loopback URI that differs
+ * from the registered one only in its port.
+ */
+export function redirectUriMatches(registered: string, requested: string, native: boolean): boolean {
   if (registered === requested) return true;
+  if (!native) return false;
   const a = LOOPBACK.exec(registered);
   const b = LOOPBACK.exec(requested);
   if (!a || !b) return false;
