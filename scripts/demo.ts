@@ -24,6 +24,7 @@ import type { UseCaseDeps } from '../src/cli/context.ts';
 import { ConfigError, loadConfig, type Config } from '../src/config.ts';
 import { systemClock } from '../src/lib/clock.ts';
 import { cryptoRandom } from '../src/lib/random.ts';
+import { administratorGroups, type Authority } from '../src/identity/administrators.ts';
 import { IdentityError } from '../src/identity/errors.ts';
 import { createUser, getUser } from '../src/identity/users.ts';
 import { updateUser } from '../src/identity/user-changes.ts';
@@ -43,7 +44,7 @@ interface Demo {
 }
 
 /** The demo client and user on the configured store: registered or found, in a known state. */
-async function prepare(env: { deps: UseCaseDeps }, origin: string): Promise<Demo> {
+async function prepare(env: { deps: UseCaseDeps; authority: Authority }, origin: string): Promise<Demo> {
   // The user first: a foreign `demo` stops the demo before anything is registered.
   const user = await getUser(env.deps, DEMO_USERNAME).catch((error: unknown) => {
     if (error instanceof IdentityError && error.code === 'not_found') return undefined;
@@ -75,8 +76,8 @@ async function prepare(env: { deps: UseCaseDeps }, origin: string): Promise<Demo
 
   // Printable and easy to type: 16 characters of base64url.
   const password = randomBytes(12).toString('base64url');
-  if (user) await updateUser(env.deps, user.id, { password, status: 'enabled' });
-  else await createUser(env.deps, { username: DEMO_USERNAME, password, givenName: 'Demo', familyName: 'User', email: 'demo@example.com', attributes: { [DEMO_MARK]: ['true'] } });
+  if (user) await updateUser(env.deps, user.id, { password, status: 'enabled' }, env.authority);
+  else await createUser(env.deps, { username: DEMO_USERNAME, password, givenName: 'Demo', familyName: 'User', email: 'demo@example.com', attributes: { [DEMO_MARK]: ['true'] } }, env.authority);
   return { clientId, clientSecret, password };
 }
 
@@ -161,7 +162,7 @@ async function main(): Promise<void> {
   let demo: Demo;
   try {
     const { clients, users, organizations, groups, sessions, codes, tokens } = store;
-    demo = await prepare({ deps: { clients, users, organizations, groups, sessions, codes, tokens, transaction: store.transaction, clock: systemClock, random: cryptoRandom } }, origin);
+    demo = await prepare({ deps: { clients, users, organizations, groups, sessions, codes, tokens, transaction: store.transaction, clock: systemClock, random: cryptoRandom }, authority: { groups: administratorGroups(config), administrator: true } }, origin);
   } finally {
     await store.close();
   }

@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { loadConfig, storeDescription, type Config } from '../config.ts';
+import { administratorGroups, type Authority } from '../identity/administrators.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { cryptoRandom, type Random } from '../lib/random.ts';
 import { noAudit, type Actor, type AuditSink } from '../observability/audit.ts';
@@ -34,6 +35,12 @@ export interface CliEnv {
   deps: UseCaseDeps;
   /** Audit events of changes: GATEHOUSE_AUDIT_LOG (none when it is unset), and the store when GATEHOUSE_AUDIT_STORE is on. */
   audit: AuditSink;
+  /**
+   * The operator, with shell access to the store, acts as an administrator: the administrator
+   * groups are in reach, and only the rule that keeps an enabled administrator applies
+   * (src/identity/administrators.ts).
+   */
+  authority: Authority;
 }
 
 /** The actor of the CLI's audit events: the operating-system account that ran the command. */
@@ -88,7 +95,7 @@ export async function withStore<T>(work: (env: CliEnv) => Promise<T>): Promise<T
   try {
     const { clients, users, organizations, groups, sessions, codes, tokens } = store;
     const deps = { clients, users, organizations, groups, sessions, codes, tokens, transaction: store.transaction, clock: systemClock, random: cryptoRandom, keyEncryptionKey: config.keyEncryptionKey, apiClientId: config.apiClientId };
-    return await work({ config, store, deps, audit: auditStore ? teeAuditSink(fileSink, auditStore) : fileSink });
+    return await work({ config, store, deps, audit: auditStore ? teeAuditSink(fileSink, auditStore) : fileSink, authority: { groups: administratorGroups(config), administrator: true } });
   } finally {
     await auditStore?.flush();
     await store.close();

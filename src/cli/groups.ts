@@ -70,8 +70,8 @@ export function registerGroupCommands(program: Command): void {
     .argument('<group>', 'group name')
     .option('--json', 'print JSON only')
     .action((name: string, flags: JsonFlag) =>
-      withStore(async ({ deps }) => {
-        const { group: deleted, members } = await deleteGroup(deps, name);
+      withStore(async ({ deps, authority }) => {
+        const { group: deleted, members } = await deleteGroup(deps, name, authority);
         if (flags.json) return printJson({ id: deleted.id, name: deleted.name, deleted: true, members_removed: members.length });
         printLine(`Deleted group ${deleted.name} (${members.length} member${members.length === 1 ? '' : 's'} removed from it).`);
       }),
@@ -88,8 +88,8 @@ export function registerGroupCommands(program: Command): void {
       .argument('<user>', 'user id or username')
       .option('--json', 'print JSON only')
       .action((groupName: string, user: string, flags: JsonFlag) =>
-        withStore(async ({ deps }) => {
-          const membership = await change(deps, groupName, user);
+        withStore(async ({ deps, authority }) => {
+          const membership = await change(deps, groupName, user, authority);
           if (flags.json) return printJson(membershipView(membership));
           const { group: g, user: u, changed } = membership;
           const added = name === 'add-member';

@@ -79,7 +79,7 @@ export function registerUserCommands(program: Command): void {
     .option('--group <name>', 'add to this existing group (repeatable)', collect)
     .option('--json', 'print JSON only')
     .action((flags: CreateFlags) =>
-      withStore(async ({ deps, audit }) => {
+      withStore(async ({ deps, audit, authority }) => {
         const password = await passwordFrom(flags);
         const created = await createUser(deps, {
           username: flags.username,
@@ -89,7 +89,7 @@ export function registerUserCommands(program: Command): void {
           familyName: flags.familyName,
           organizationId: flags.organization,
           groups: flags.group,
-        });
+        }, authority);
         audit.emit({ event: 'user.created', userId: created.id, username: created.username, actor: cliActor() });
         show(userView(created, await groupsOfUser(deps, created.id)), flags.json);
       }),
@@ -137,7 +137,7 @@ export function registerUserCommands(program: Command): void {
     .option('--remove-attribute <name>', 'remove a custom attribute (repeatable)', collect)
     .option('--json', 'print JSON only')
     .action((key: string, flags: UpdateFlags) =>
-      withStore(async ({ deps, audit }) => {
+      withStore(async ({ deps, audit, authority }) => {
         const changes: UserChanges = {
           username: flags.username,
           email: flags.email,
@@ -148,7 +148,7 @@ export function registerUserCommands(program: Command): void {
         };
         const fields = Object.entries(changes).filter(([, value]) => value !== undefined).map(([field]) => field);
         if (fields.length === 0) throw new UsageError('nothing to change: give --username, --email, --given-name, --family-name, --organization, --attribute or --remove-attribute');
-        const changed = await updateUser(deps, key, changes);
+        const changed = await updateUser(deps, key, changes, authority);
         audit.emit({ event: 'user.updated', userId: changed.id, username: changed.username, fields, actor: cliActor() });
         show(userView(changed, await groupsOfUser(deps, changed.id)), flags.json);
       }),
@@ -157,8 +157,8 @@ export function registerUserCommands(program: Command): void {
   withPasswordOptions(user.command('set-password').description("replace a user's password").argument('<user>', 'id or username'))
     .option('--json', 'print JSON only')
     .action((key: string, flags: PasswordFlags & JsonFlag) =>
-      withStore(async ({ deps, audit }) => {
-        const changed = await setPassword(deps, key, await passwordFrom(flags));
+      withStore(async ({ deps, audit, authority }) => {
+        const changed = await setPassword(deps, key, await passwordFrom(flags), authority);
         audit.emit({ event: 'user.password_changed', userId: changed.id, username: changed.username, actor: cliActor() });
         if (flags.json) return printJson({ id: changed.id, username: changed.username, password_changed: true });
         printLine(`Password of ${changed.username} changed.`);
@@ -175,8 +175,8 @@ export function registerUserCommands(program: Command): void {
       .argument('<user>', 'id or username')
       .option('--json', 'print JSON only')
       .action((key: string, flags: JsonFlag) =>
-        withStore(async ({ deps, audit }) => {
-          const changed = await setStatus(deps, key, status);
+        withStore(async ({ deps, audit, authority }) => {
+          const changed = await setStatus(deps, key, status, authority);
           audit.emit({ event: 'user.status_changed', userId: changed.id, username: changed.username, status, actor: cliActor() });
           if (flags.json) return printJson(userView(changed, await groupsOfUser(deps, changed.id)));
           printLine(`User ${changed.username} is ${status}.`);
@@ -190,8 +190,8 @@ export function registerUserCommands(program: Command): void {
     .argument('<user>', 'id or username')
     .option('--json', 'print JSON only')
     .action((key: string, flags: JsonFlag) =>
-      withStore(async ({ deps, audit }) => {
-        const deleted = await deleteUser(deps, key);
+      withStore(async ({ deps, audit, authority }) => {
+        const deleted = await deleteUser(deps, key, authority);
         audit.emit({ event: 'user.deleted', userId: deleted.id, username: deleted.username, actor: cliActor() });
         if (flags.json) return printJson({ id: deleted.id, username: deleted.username, deleted: true });
         printLine(`Deleted user ${deleted.username}.`);

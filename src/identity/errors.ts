@@ -10,8 +10,10 @@
  * | already_exists   | 409  | Already exists        |
  * | in_use           | 409  | Client error (e.g. deleting an organization that still has members) |
  * | inconsistent     | 409  | Client error (stored rows break a rule, e.g. an organization tree deeper than the bound) |
+ * | last_administrator | 409 | Client error (the change would leave no enabled administrator: administrators.ts) |
+ * | administrators_only | 403 | Unauthorized (an administrator group or its member, changed by someone who is not an administrator: administrators.ts) |
  */
-export type IdentityErrorCode = 'invalid_argument' | 'invalid_reference' | 'not_found' | 'already_exists' | 'in_use' | 'inconsistent';
+export type IdentityErrorCode = 'invalid_argument' | 'invalid_reference' | 'not_found' | 'already_exists' | 'in_use' | 'inconsistent' | 'last_administrator' | 'administrators_only';
 
 export class IdentityError extends Error {
   readonly code: IdentityErrorCode;

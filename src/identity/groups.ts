@@ -9,6 +9,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import { ConflictError, MissingReferenceError, type GroupStore, type UserStore } from '../storage/ports.ts';
 import type { UnitOfWork } from './users.ts';
+import { isAdminGroup, keepAnAdministrator, keepTheAdministratorsGroup, requireReachOfGroup, requireReachOfUser, type Authority } from './administrators.ts';
 import { IdentityError } from './errors.ts';
 import { optionalText, requiredText } from './text.ts';
 import { getUser } from './users.ts';
@@ -19,7 +20,7 @@ export interface GroupDeps {
   random: Random;
 }
 
-export interface MembershipDeps {
+export interface MembershipDeps extends UnitOfWork {
   groups: GroupStore;
   users: UserStore;
 }
@@ -68,8 +69,12 @@ export interface DeletedGroup {
 /**
  * Deletes a group (by name) and its memberships. Its members are read and the group deleted in one
  * unit of work, so the members reported are exactly those removed, whoever adds one meanwhile.
+ * The administrators group is never deleted, the read-only one only by an administrator
+ * (administrators.ts).
  */
-export async function deleteGroup(deps: Pick<GroupDeps, 'groups'> & UnitOfWork, name: string): Promise<DeletedGroup> {
+export async function deleteGroup(deps: Pick<GroupDeps, 'groups'> & UnitOfWork, name: string, authority: Authority): Promise<DeletedGroup> {
+  keepTheAdministratorsGroup(authority.groups, name);
+  requireReachOfGroup(authority, name, `deleting the group ${JSON.stringify(name)}`);
   const group = await getGroup(deps, name);
   return deps.transaction(async (tx) => {
     const members = await tx.groups.members(group.id);
@@ -85,11 +90,21 @@ export interface Membership {
   changed: boolean;
 }
 
-/** Adds a user (by id or username) to a group (by name); adding a member again changes nothing. */
-export async function addMember(deps: MembershipDeps, groupName: string, user: string): Promise<Membership> {
+/**
+ * Adds a user (by id or username) to a group (by name); adding a member again changes nothing.
+ * Checked and added in one unit of work: an administrator group, or a user who is an
+ * administrator when the unit commits, is out of reach of a caller who is not one.
+ */
+export async function addMember(deps: MembershipDeps, groupName: string, user: string, authority: Authority): Promise<Membership> {
   const [group, member] = await Promise.all([getGroup(deps, groupName), getUser(deps, user)]);
+  const change = `adding ${member.username} to ${JSON.stringify(group.name)}`;
+  requireReachOfGroup(authority, group.name, change);
   try {
-    return { group, user: member, changed: await deps.groups.addMember(group.id, member.id) };
+    const changed = await deps.transaction(async (tx) => {
+      await requireReachOfUser(tx, authority, member.id, change);
+      return tx.groups.addMember(group.id, member.id);
+    });
+    return { group, user: member, changed };
   } catch (error) {
     // The group or the user was deleted in between.
     if (error instanceof MissingReferenceError) throw new IdentityError('not_found', `group ${JSON.stringify(groupName)} or user ${JSON.stringify(user)} no longer exists`);
@@ -97,7 +112,21 @@ export async function addMember(deps: MembershipDeps, groupName: string, user: s
   }
 }
 
-export async function removeMember(deps: MembershipDeps, groupName: string, user: string): Promise<Membership> {
-  const [group, member] = await Promise.all([getGroup(deps, groupName), getUser(deps, user)]);
-  return { group, user: member, changed: await deps.groups.removeMember(group.id, member.id) };
+/**
+ * Ends a user's membership of a group; `changed` false when they were not a member. The group is
+ * read, the administrators' rules checked (who may, and that an enabled administrator remains)
+ * and the member removed in one unit of work, so two removals at once cannot both pass.
+ */
+export async function removeMember(deps: MembershipDeps, groupName: string, user: string, authority: Authority): Promise<Membership> {
+  const member = await getUser(deps, user);
+  const change = `removing ${member.username}`;
+  return deps.transaction(async (tx) => {
+    const group = await tx.groups.getByName(groupName);
+    // The name as given, cut short: a path segment can be long, and the answer need not repeat it all.
+    if (!group) throw new IdentityError('not_found', `no group is named ${JSON.stringify(groupName.slice(0, 80))}`);
+    requireReachOfGroup(authority, group.name, `${change} from ${JSON.stringify(group.name)}`);
+    await requireReachOfUser(tx, authority, member.id, `${change} from ${JSON.stringify(group.name)}`);
+    if (isAdminGroup(authority.groups, group.name)) await keepAnAdministrator(tx, authority.groups, member.id, change);
+    return { group, user: member, changed: await tx.groups.removeMember(group.id, member.id) };
+  });
 }

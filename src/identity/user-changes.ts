@@ -6,6 +6,7 @@
 import type { User, UserStatus } from '../domain/user.ts';
 import type { Clock } from '../lib/clock.ts';
 import { ConflictError, MissingReferenceError, type OrganizationStore, type UserStore } from '../storage/ports.ts';
+import { keepAnAdministrator, requireReachOfUser, type Authority } from './administrators.ts';
 import { applyAttributeChanges, type AttributeChanges } from './attributes.ts';
 import { IdentityError } from './errors.ts';
 import { hashPassword } from './passwords.ts';
@@ -30,7 +31,7 @@ export interface UserChanges {
   attributes?: AttributeChanges;
 }
 
-export async function updateUser(deps: UserChangeDeps, idOrUsername: string, changes: UserChanges): Promise<User> {
+export async function updateUser(deps: UserChangeDeps, idOrUsername: string, changes: UserChanges, authority: Authority): Promise<User> {
   const id = (await getUser(deps, idOrUsername)).id;
   // Hashed before the unit of work: argon2 must not hold SQLite's write lock.
   const passwordHash = changes.password === undefined ? undefined : await hashPassword(checkedPassword(changes.password));
@@ -45,8 +46,11 @@ export async function updateUser(deps: UserChangeDeps, idOrUsername: string, cha
     return await deps.transaction(async (tx) => {
       const current = await tx.users.get(id);
       if (!current) throw gone(idOrUsername);
+      // The administrators' rules, against the members as they are in this unit (administrators.ts).
+      await requireReachOfUser(tx, authority, id, `changing ${current.username}`);
       username = changes.username === undefined ? current.username : requiredText(changes.username, 'username');
       const status = changes.status === undefined ? current.status : userStatus(changes.status);
+      if (changes.status !== undefined && status !== 'enabled') await keepAnAdministrator(tx, authority.groups, id, `disabling ${current.username}`);
       const givenName = changes.givenName === undefined ? current.givenName : optionalText(changes.givenName, 'givenName');
       const familyName = changes.familyName === undefined ? current.familyName : optionalText(changes.familyName, 'familyName');
       const email = changes.email === undefined ? current.email : checkedEmail(changes.email);

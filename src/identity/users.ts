@@ -7,6 +7,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import { isUuid } from '../lib/uuid.ts';
 import { ConflictError, MissingReferenceError, type GroupStore, type OrganizationStore, type Store, type StoreTransaction, type UserQuery, type UserStore } from '../storage/ports.ts';
+import { keepAnAdministrator, requireReachOfGroup, requireReachOfUser, type Authority } from './administrators.ts';
 import { IdentityError } from './errors.ts';
 import { hashPassword } from './passwords.ts';
 import { optionalText, requiredText } from './text.ts';
@@ -52,7 +53,8 @@ const MAX_PASSWORD_LENGTH = 1024;
 /** Deliberately loose (RFC 5321 allows much); the only proof of an address is a mail that arrives. */
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)*$/;
 
-export async function createUser(deps: UserDeps, input: NewUser): Promise<User> {
+/** `authority` decides whether `groups` may name an administrator group (administrators.ts). */
+export async function createUser(deps: UserDeps, input: NewUser, authority: Authority): Promise<User> {
   const username = requiredText(input.username, 'username');
   const status = userStatus(input.status ?? 'enabled');
   const givenName = optionalText(input.givenName, 'givenName');
@@ -61,6 +63,7 @@ export async function createUser(deps: UserDeps, input: NewUser): Promise<User> 
   const password = input.password === undefined ? undefined : checkedPassword(input.password);
   const organizationId = optionalText(input.organizationId, 'organizationId');
   const groupNames = input.groups ?? [];
+  for (const name of groupNames) requireReachOfGroup(authority, name, `creating a user in the group ${JSON.stringify(name)}`);
   await Promise.all(groupNames.map((name) => requireGroup(deps, name)));
   const passwordHash = password === undefined ? undefined : await hashPassword(password);
 
@@ -138,11 +141,12 @@ export async function listUserIds(deps: { users: UserStore }, query: UserQuery =
  * ends the user's SSO sessions and revokes their tokens: a password is reset because the old one
  * may be known to someone else, whose sessions must not outlive it (issue 10, finding 3).
  */
-export async function setPassword(deps: UserAccessDeps, idOrUsername: string, password: string): Promise<User> {
+export async function setPassword(deps: UserAccessDeps, idOrUsername: string, password: string, authority: Authority): Promise<User> {
   const user = await getUser(deps, idOrUsername);
   const passwordHash = await hashPassword(checkedPassword(password));
   const now = deps.clock.now();
   await deps.transaction(async (tx) => {
+    await requireReachOfUser(tx, authority, user.id, `setting the password of ${user.username}`);
     if (!(await tx.users.setPasswordHash(user.id, passwordHash, now))) throw gone(idOrUsername);
     await endUserSessions(tx, user.id, now);
   });
@@ -150,28 +154,20 @@ export async function setPassword(deps: UserAccessDeps, idOrUsername: string, pa
 }
 
 /**
- * A check an adapter runs inside the unit of work that takes a user's access away (delete, or a
- * status other than `enabled`), before the change; it throws to refuse it. Read and refused in
- * the same unit, so a concurrent change cannot slip between the check and the change (the
- * management API keeps the last administrator this way, docs/decisions.md MI6).
- */
-export interface UserChangeGuard {
-  guard?: (tx: StoreTransaction, user: User) => Promise<void>;
-}
-
-/**
  * Enables, disables or locks a user. Any status but `enabled` also ends the user's SSO
  * sessions and revokes the tokens issued in them: a disabled user keeps no access.
  */
-export async function setStatus(deps: UserAccessDeps, idOrUsername: string, status: UserStatus, options: UserChangeGuard = {}): Promise<User> {
+export async function setStatus(deps: UserAccessDeps, idOrUsername: string, status: UserStatus, authority: Authority): Promise<User> {
   const wanted = userStatus(status);
   const key = (await getUser(deps, idOrUsername)).id;
   const now = deps.clock.now();
-  // Read and written in one unit: a concurrent change of the user's other fields is not undone.
+  // Read and written in one unit: a concurrent change of the user's other fields is not undone,
+  // and the administrators' rules are checked against the members as they are when it commits.
   return deps.transaction(async (tx) => {
     const current = await tx.users.get(key);
     if (!current) throw gone(idOrUsername);
-    if (wanted !== 'enabled') await options.guard?.(tx, current);
+    await requireReachOfUser(tx, authority, current.id, `changing the status of ${current.username}`);
+    if (wanted !== 'enabled') await keepAnAdministrator(tx, authority.groups, current.id, `disabling ${current.username}`);
     const user: User = { ...current, status: wanted, updatedAt: now };
     if (!(await tx.users.update(user))) throw gone(idOrUsername);
     if (user.status !== 'enabled') await endUserSessions(tx, user.id, now);
@@ -180,11 +176,12 @@ export async function setStatus(deps: UserAccessDeps, idOrUsername: string, stat
 }
 
 /** Deletes a user, first ending their SSO sessions and revoking the tokens issued in them. */
-export async function deleteUser(deps: UserAccessDeps, idOrUsername: string, options: UserChangeGuard = {}): Promise<User> {
+export async function deleteUser(deps: UserAccessDeps, idOrUsername: string, authority: Authority): Promise<User> {
   const user = await getUser(deps, idOrUsername);
   const now = deps.clock.now();
   await deps.transaction(async (tx) => {
-    await options.guard?.(tx, user);
+    await requireReachOfUser(tx, authority, user.id, `deleting ${user.username}`);
+    await keepAnAdministrator(tx, authority.groups, user.id, `deleting ${user.username}`);
     await endUserSessions(tx, user.id, now);
     if (!(await tx.users.delete(user.id))) throw gone(idOrUsername);
   });

@@ -2,7 +2,8 @@
  * `gatehouse admin bootstrap`, run as the real command against a fresh database of every kind:
  * its output (text and --json), idempotence, the password from stdin or generated, the audit
  * events naming the CLI, and — the "Getting started" path of docs/management-api.md — that the
- * administrator it creates can then call the management API.
+ * administrator it creates can then call the management API; and that the CLI, too, keeps an
+ * enabled administrator (src/identity/administrators.ts).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -91,6 +92,31 @@ for (const kind of DATABASES) {
       const bad = await gatehouse(['admin', 'bootstrap', '--username', 'third', '--password-stdin'], env, 'short\n');
       assert.equal(bad.code, 2);
       assert.match(bad.stderr, /password must be at least 8 characters/);
+    });
+
+    test('the CLI keeps the last enabled administrator too (exit 2, the rule said in one line); the operator reaches the group', async () => {
+      assert.equal((await gatehouse(['user', 'delete', 'second'], env)).code, 0, 'root remains');
+      const rule = 'would leave the administrators group "Administrators" without an enabled member; make someone else an administrator first';
+      for (const [args, change] of [
+        [['user', 'disable', 'root'], 'disabling root'],
+        [['user', 'delete', 'root'], 'deleting root'],
+        [['group', 'remove-member', 'administrators', 'root'], 'removing root'],
+      ] as const) {
+        const refused = await gatehouse([...args], env);
+        assert.equal(refused.code, 2, refused.stdout);
+        assert.equal(refused.stdout, '');
+        assert.equal(refused.stderr, `${storeLineOf(env)}gatehouse: ${change} ${rule}\n`);
+      }
+      const deleteGroup = await gatehouse(['group', 'delete', 'Administrators'], env);
+      assert.equal(deleteGroup.code, 2);
+      assert.equal(deleteGroup.stderr, `${storeLineOf(env)}gatehouse: group "Administrators" is the administrators group (GATEHOUSE_ADMIN_GROUP); deleting it would leave nobody to manage gatehouse\n`);
+      const root = JSON.parse((await gatehouse(['user', 'show', 'root', '--json'], env)).stdout) as { status: string; groups: string[] };
+      assert.equal(root.status, 'enabled');
+      assert.deepEqual(root.groups, ['Administrators']);
+      // The operator acts as an administrator: another one made, the first may be disabled and enabled again.
+      assert.equal((await gatehouse(['user', 'create', '--username', 'helper', '--password-stdin', '--group', 'Administrators'], env, 'correct horse battery\n')).code, 0);
+      assert.equal((await gatehouse(['user', 'disable', 'root'], env)).code, 0);
+      assert.equal((await gatehouse(['user', 'enable', 'root'], env)).code, 0);
     });
   });
 }

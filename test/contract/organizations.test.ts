@@ -13,6 +13,7 @@ import { ConflictError, MissingReferenceError, OrganizationInUseError, TreeShape
 import type { SqlStore } from '../../src/storage/sql/store.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { anOrganization, aUser, openTestStore, T0, unique, warmUp, withTestStore, type TestStore } from '../helpers/store.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 
 const ids = (orgs: Organization[]) => orgs.map((o) => o.id);
 const sorted = (values: string[]) => [...values].sort();
@@ -264,7 +265,7 @@ for (const kind of DATABASES) {
       for (let trial = 0; trial < TRIALS; trial++) {
         const organization = await stored();
         const [created, deleted] = await Promise.allSettled([
-          createUser({ users: one.users, organizations: one.organizations, groups: one.groups, transaction: one.transaction, clock: new ManualClock(T0), random: cryptoRandom }, { username: unique('member-'), organizationId: organization.id }),
+          createUser({ users: one.users, organizations: one.organizations, groups: one.groups, transaction: one.transaction, clock: new ManualClock(T0), random: cryptoRandom }, { username: unique('member-'), organizationId: organization.id }, AS_OPERATOR),
           deleteOrganization({ organizations: two.organizations, users: two.users }, organization.id),
         ]);
         if (created.status === 'fulfilled') {
@@ -290,7 +291,7 @@ for (const kind of DATABASES) {
       for (let trial = 0; trial < TRIALS; trial++) {
         const organization = await stored();
         await Promise.allSettled([
-          createUser({ users: one.users, organizations: one.organizations, groups: one.groups, transaction: one.transaction, clock: new ManualClock(T0), random: cryptoRandom }, { username: unique('member-'), organizationId: organization.id }),
+          createUser({ users: one.users, organizations: one.organizations, groups: one.groups, transaction: one.transaction, clock: new ManualClock(T0), random: cryptoRandom }, { username: unique('member-'), organizationId: organization.id }, AS_OPERATOR),
           updateOrganization({ organizations: two.organizations, users: two.users, transaction: two.transaction, clock: new ManualClock(T0) }, organization.id, { virtual: true }),
         ]);
         const virtual = (await store.organizations.get(organization.id))?.virtual;

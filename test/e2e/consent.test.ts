@@ -17,6 +17,7 @@ import { cryptoRandom } from '../../src/lib/random.ts';
 import { registerClient } from '../../src/oauth/client-registration.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` to run the browser test`;
@@ -40,7 +41,7 @@ for (const db of DATABASES) {
       server = await startServer(db);
       callback = await startCallback();
       username = `consent-${Date.now()}`;
-      await createUser({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { username, password: PASSWORD, givenName: 'Alice', email: 'alice@example.com' });
+      await createUser({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { username, password: PASSWORD, givenName: 'Alice', email: 'alice@example.com' }, AS_OPERATOR);
       browser = await chromium.launch({
         executablePath: CHROMIUM,
         args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],

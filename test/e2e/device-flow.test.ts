@@ -18,6 +18,7 @@ import { cryptoRandom } from '../../src/lib/random.ts';
 import { registerClient } from '../../src/oauth/client-registration.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` to run the browser test`;
@@ -45,7 +46,7 @@ for (const db of DATABASES) {
       // A 1 s interval keeps the real-time polling of openid-client short.
       server = await startServer(db, { env: { GATEHOUSE_DEVICE_CODE_INTERVAL: '1' } });
       username = `tv-viewer-${Date.now()}`;
-      await createUser({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { username, password: PASSWORD, givenName: 'Tea', familyName: 'Viewer' });
+      await createUser({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { username, password: PASSWORD, givenName: 'Tea', familyName: 'Viewer' }, AS_OPERATOR);
       browser = await chromium.launch({
         executablePath: CHROMIUM,
         args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],

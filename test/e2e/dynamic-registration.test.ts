@@ -15,6 +15,7 @@ import { mintInitialAccessToken } from '../../src/oauth/dynamic-registration.ts'
 import { DATABASES } from '../helpers/databases.ts';
 import { CookieJar, formAction, formFields, loginThroughForm, submit } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 
 const PASSWORD = 'dynamic registration password 1';
 const REDIRECT = 'https://registered.example.com/callback';
@@ -26,7 +27,7 @@ for (const db of DATABASES) {
     before(async () => {
       server = await startServer(db, { env: { GATEHOUSE_DYNAMIC_REGISTRATION: 'initial_access_token' } });
       username = `dora-${Date.now()}`;
-      await createUser({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { username, password: PASSWORD, givenName: 'Dora', familyName: 'Example', email: 'dora@example.com' });
+      await createUser({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { username, password: PASSWORD, givenName: 'Dora', familyName: 'Example', email: 'dora@example.com' }, AS_OPERATOR);
     });
     after(async () => server.close());
 

@@ -16,6 +16,7 @@ import { signingKey, TEST_KEK } from '../helpers/client-assertions.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { browse, CookieJar, loginThroughForm } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const REDIRECT = 'https://web.example.com/callback';
@@ -30,7 +31,7 @@ for (const db of DATABASES) {
     before(async () => {
       server = await startServer(db, { env: { GATEHOUSE_KEY_ENCRYPTION_KEY: TEST_KEK } });
       username = `jwt-${Date.now()}`;
-      await createUser({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { username, password: PASSWORD, givenName: 'Jo', familyName: 'Key', email: 'jo@example.com' });
+      await createUser({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { username, password: PASSWORD, givenName: 'Jo', familyName: 'Key', email: 'jo@example.com' }, AS_OPERATOR);
       keysServer = createServer((_, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(jwksBody));
       await new Promise<void>((resolve) => keysServer.listen(0, '127.0.0.1', resolve));
     });

@@ -13,6 +13,7 @@ import { registerClient } from '../../src/oauth/client-registration.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { browse, CookieJar, loginThroughForm } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const WEB_REDIRECT = 'https://web.example.com/callback';
@@ -26,7 +27,7 @@ for (const db of DATABASES) {
       server = await startServer(db);
       const { store } = server.gatehouse;
       username = `alice-${Date.now()}`;
-      await createUser({ ...store, clock: systemClock, random: cryptoRandom }, { username, password: PASSWORD, givenName: 'Alice', familyName: 'Example', email: 'alice@example.com' });
+      await createUser({ ...store, clock: systemClock, random: cryptoRandom }, { username, password: PASSWORD, givenName: 'Alice', familyName: 'Example', email: 'alice@example.com' }, AS_OPERATOR);
     });
     after(async () => server.close());
 

@@ -17,6 +17,7 @@ import { registerClient } from '../../src/oauth/client-registration.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { CookieJar, loginThroughForm } from '../helpers/fixtures.ts';
 import { freePort, startServer, type RunningServer } from '../helpers/server.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PASSWORD = 'correct horse battery staple';
@@ -38,7 +39,7 @@ for (const db of DATABASES) {
       const { store } = server.gatehouse;
       const deps = { clients: store.clients, transaction: store.transaction, clock: systemClock, random: cryptoRandom };
       username = `carol-${Date.now()}`;
-      userId = (await createUser({ ...store, clock: systemClock, random: cryptoRandom }, { username, password: PASSWORD, givenName: 'Carol', familyName: 'Example' })).id;
+      userId = (await createUser({ ...store, clock: systemClock, random: cryptoRandom }, { username, password: PASSWORD, givenName: 'Carol', familyName: 'Example' }, AS_OPERATOR)).id;
       const rs = await registerClient(deps, { client_name: 'Resource server example', resource_server: true, access_token_format: 'jwt' });
       rsClientId = rs.client.clientId;
       otherRsClientId = (await registerClient(deps, { client_name: 'Another API', resource_server: true, access_token_format: 'jwt', access_token_signed_response_alg: 'ES256' })).client.clientId;

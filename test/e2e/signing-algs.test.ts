@@ -19,6 +19,7 @@ import { registerClient } from '../../src/oauth/client-registration.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { browse, CookieJar, loginThroughForm } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const REDIRECT = 'https://rp.example.com/callback';
@@ -45,7 +46,7 @@ for (const db of DATABASES) {
     before(async () => {
       server = await startServer(db);
       username = `sig-${Date.now()}`;
-      await createUser({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { username, password: PASSWORD, givenName: 'Signe', familyName: 'Example', email: 'signe@example.com' });
+      await createUser({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { username, password: PASSWORD, givenName: 'Signe', familyName: 'Example', email: 'signe@example.com' }, AS_OPERATOR);
     });
     after(async () => server.close());
 

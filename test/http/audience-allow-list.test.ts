@@ -25,6 +25,7 @@ import { assertCodeRedirect, assertErrorRedirect } from '../helpers/front-channe
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { aToken } from '../helpers/store.ts';
 import { call } from './identity-api/helpers.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 
 const PASSWORD = 'correct horse battery';
 const VICTIM_PASSWORD = 'the victim knows this one';
@@ -48,7 +49,7 @@ for (const db of DATABASES) {
       ({ client: api } = await createTestClient(store, { clientId: apiClientId, name: 'Identity API', grantTypes: [], redirectUris: [] }));
       await createGroup({ ...store, clock: systemClock, random: cryptoRandom }, { name: API_GROUP });
       member = await createTestUser(store, { password: PASSWORD });
-      await addMember(store, API_GROUP, member.id);
+      await addMember(store, API_GROUP, member.id, AS_OPERATOR);
       victim = await createTestUser(store, { password: VICTIM_PASSWORD });
       // The member signs in through an ordinary client: gatehouse now has their SSO session.
       const { client: portal } = await createTestClient(store);

@@ -16,6 +16,7 @@ import { addClient, addUser, basic, mintCode, postForm, REDIRECT_URI } from '../
 import { DATABASES } from '../helpers/databases.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { call, startApiServer } from './identity-api/helpers.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 
 const API_GROUP = 'Identity API Users';
 
@@ -43,7 +44,7 @@ for (const db of DATABASES) {
       const store = server.gatehouse.store;
       const { client, secret } = await addClient(store, { metadata: { aud: [server.apiClientId] } });
       const user = await addUser(store);
-      await addMember(store, API_GROUP, user.id);
+      await addMember(store, API_GROUP, user.id, AS_OPERATOR);
       const { code } = await mintCode(store, client, user, { scope: `openid ${server.apiClientId}` });
       const response = await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }, { authorization: basic(client.clientId, secret) });
       assert.equal(response.status, 200, JSON.stringify(response.body));

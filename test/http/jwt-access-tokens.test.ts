@@ -21,6 +21,7 @@ import { DATABASES } from '../helpers/databases.ts';
 import { createTestUser } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { call } from './identity-api/helpers.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 
 const JWT_TTL = 300;
 const API_GROUP = 'Identity API Users';
@@ -66,7 +67,7 @@ for (const db of DATABASES) {
       });
       user = await addUser(store);
       await createGroup({ ...store, clock, random: cryptoRandom }, { name: API_GROUP });
-      await addMember(store, API_GROUP, user.id);
+      await addMember(store, API_GROUP, user.id, AS_OPERATOR);
       discovery = (await (await fetch(`${server.issuer}/.well-known/openid-configuration`)).json()) as Record<string, string>;
       jwks = (await (await fetch(discovery.jwks_uri!)).json()) as { keys: JWK[] };
     });

@@ -16,6 +16,7 @@ import { assertionFields, secretAssertion } from '../helpers/client-assertions.t
 import { DATABASES } from '../helpers/databases.ts';
 import { CookieJar, loginThroughForm, redirectParams } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 
 const PASSWORD = 'a password nobody may find';
 
@@ -31,7 +32,7 @@ for (const db of DATABASES) {
       const store = server.gatehouse.store as SqlStore;
       const deps = { ...store, clients: store.clients, clock: systemClock, random: cryptoRandom };
       const { client, clientSecret } = await registerClient(deps, { client_name: 'dump', redirect_uris: ['https://rp.example.test/cb'], refresh_tokens: true, grant_types: ['authorization_code', 'refresh_token'] });
-      const user = await createUser(deps, { username: `dump-${Date.now()}`, password: PASSWORD });
+      const user = await createUser(deps, { username: `dump-${Date.now()}`, password: PASSWORD }, AS_OPERATOR);
       const jar = new CookieJar();
       const redirect = await loginThroughForm({ baseUrl: server.url, jar }, { response_type: 'code', client_id: client.clientId, redirect_uri: 'https://rp.example.test/cb', scope: 'openid' }, { username: user.username, password: PASSWORD });
       const code = redirectParams(redirect).get('code')!;

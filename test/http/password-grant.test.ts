@@ -27,6 +27,7 @@ import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, 
 import { assertLoginPage } from '../helpers/front-channel.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { call } from './identity-api/helpers.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const ACR = 'urn:example:loa:password';
@@ -224,7 +225,7 @@ for (const db of DATABASES) {
 
     test('scope openid <API client_id>: a token the identity API accepts, as CustomerID scripts use it; a client without the audience is refused before any password check (PW-07)', async () => {
       const member = await newUser();
-      await addMember(server.gatehouse.store, API_GROUP, member.id);
+      await addMember(server.gatehouse.store, API_GROUP, member.id, AS_OPERATOR);
       const answer = await token({ username: member.username, password: PASSWORD, scope: `openid ${apiClientId}` }, address());
       assert.equal(answer.status, 200, JSON.stringify(answer.body));
       assert.equal(answer.body.scope, `openid ${apiClientId}`);
@@ -246,8 +247,8 @@ for (const db of DATABASES) {
     });
 
     for (const [change, act] of [
-      ['disabling the user', (user: User) => setStatus(userDeps(), user.id, 'disabled')],
-      ['a new password', (user: User) => setPassword(userDeps(), user.id, 'a brand new password')],
+      ['disabling the user', (user: User) => setStatus(userDeps(), user.id, 'disabled', AS_OPERATOR)],
+      ['a new password', (user: User) => setPassword(userDeps(), user.id, 'a brand new password', AS_OPERATOR)],
     ] as const) {
       test(`${change} revokes the password grant's access and refresh tokens (PW-08)`, async () => {
         const user = await newUser();
@@ -274,7 +275,7 @@ for (const db of DATABASES) {
         const found = await original(name);
         if (!changed) {
           changed = true;
-          await setPassword(userDeps(), user.id, 'changed meanwhile 123');
+          await setPassword(userDeps(), user.id, 'changed meanwhile 123', AS_OPERATOR);
         }
         return found;
       };
@@ -301,7 +302,7 @@ for (const db of DATABASES) {
         const found = await original(name);
         if (!changed) {
           changed = true;
-          await setPassword(userDeps(), user.id, 'reset by an administrator');
+          await setPassword(userDeps(), user.id, 'reset by an administrator', AS_OPERATOR);
         }
         return found;
       };

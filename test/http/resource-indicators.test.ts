@@ -20,6 +20,7 @@ import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, 
 import { assertCodeRedirect, assertErrorRedirect } from '../helpers/front-channel.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { call } from './identity-api/helpers.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 
 const PASSWORD = 'correct horse battery';
 const API_GROUP = 'Identity API Users';
@@ -80,7 +81,7 @@ for (const db of DATABASES) {
       await store.clients.update({ ...sleeping, active: false });
       await createGroup({ ...store, clock: systemClock, random: cryptoRandom }, { name: API_GROUP });
       member = await createTestUser(store, { password: PASSWORD });
-      await addMember(store, API_GROUP, member.id);
+      await addMember(store, API_GROUP, member.id, AS_OPERATOR);
       jar = new CookieJar();
       // Signs in once through the login form, asking for two resources: the form carries both.
       const { challenge } = pkce();

@@ -15,6 +15,7 @@ import { cryptoRandom } from '../../src/lib/random.ts';
 import type { Store } from '../../src/storage/ports.ts';
 import { openSqlStore } from '../../src/storage/sql/store.ts';
 import { DATABASES, type TestDatabase } from '../helpers/databases.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 
 function identityError(code: IdentityError['code'], message?: RegExp) {
   return (error: unknown) => {
@@ -42,23 +43,23 @@ for (const kind of DATABASES) {
     });
 
     test('usernames are trimmed, unique case-insensitively, and found by id or username', async () => {
-      const alice = await createUser(deps(), { username: '  Alice ', password: 'password-1' });
+      const alice = await createUser(deps(), { username: '  Alice ', password: 'password-1' }, AS_OPERATOR);
       assert.equal(alice.username, 'Alice');
       assert.equal(alice.status, 'enabled');
-      await assert.rejects(createUser(deps(), { username: 'ALICE', password: 'password-2' }), identityError('already_exists', /usernames compare case-insensitively/));
+      await assert.rejects(createUser(deps(), { username: 'ALICE', password: 'password-2' }, AS_OPERATOR), identityError('already_exists', /usernames compare case-insensitively/));
       assert.equal((await getUser(deps(), 'alice')).id, alice.id);
       assert.equal((await getUser(deps(), alice.id)).username, 'Alice');
       await assert.rejects(getUser(deps(), 'nobody'), identityError('not_found'));
     });
 
     test('input is validated before anything is stored', async () => {
-      await assert.rejects(createUser(deps(), { username: ' ', password: 'password-1' }), identityError('invalid_argument', /username is required/));
-      await assert.rejects(createUser(deps(), { username: 'a\u0007b', password: 'password-1' }), identityError('invalid_argument', /control characters/));
-      await assert.rejects(createUser(deps(), { username: 'x'.repeat(256), password: 'password-1' }), identityError('invalid_argument', /255/));
-      await assert.rejects(createUser(deps(), { username: 'carol', password: 'short' }), identityError('invalid_argument', /at least 8/));
-      await assert.rejects(createUser(deps(), { username: 'carol', password: 'password-1', email: 'not-an-email' }), identityError('invalid_argument', /email/));
-      await assert.rejects(createUser(deps(), { username: 'carol', password: 'password-1', organizationId: 'missing' }), identityError('invalid_reference'));
-      await assert.rejects(createUser(deps(), { username: 'carol', password: 'password-1', groups: ['missing'] }), identityError('invalid_reference'));
+      await assert.rejects(createUser(deps(), { username: ' ', password: 'password-1' }, AS_OPERATOR), identityError('invalid_argument', /username is required/));
+      await assert.rejects(createUser(deps(), { username: 'a\u0007b', password: 'password-1' }, AS_OPERATOR), identityError('invalid_argument', /control characters/));
+      await assert.rejects(createUser(deps(), { username: 'x'.repeat(256), password: 'password-1' }, AS_OPERATOR), identityError('invalid_argument', /255/));
+      await assert.rejects(createUser(deps(), { username: 'carol', password: 'short' }, AS_OPERATOR), identityError('invalid_argument', /at least 8/));
+      await assert.rejects(createUser(deps(), { username: 'carol', password: 'password-1', email: 'not-an-email' }, AS_OPERATOR), identityError('invalid_argument', /email/));
+      await assert.rejects(createUser(deps(), { username: 'carol', password: 'password-1', organizationId: 'missing' }, AS_OPERATOR), identityError('invalid_reference'));
+      await assert.rejects(createUser(deps(), { username: 'carol', password: 'password-1', groups: ['missing'] }, AS_OPERATOR), identityError('invalid_reference'));
       await assert.rejects(getUser(deps(), 'carol'), identityError('not_found'));
     });
 
@@ -71,25 +72,25 @@ for (const kind of DATABASES) {
       assert.equal(child.parentId, virtual.id);
       await assert.rejects(createOrganization(deps(), { technicalName: 'sales', parentId: virtual.id }), identityError('already_exists'));
       await assert.rejects(createOrganization(deps(), { parentId: 'missing' }), identityError('invalid_reference'));
-      await assert.rejects(createUser(deps(), { username: 'dave', password: 'password-1', organizationId: virtual.id }), identityError('invalid_argument', /virtual/));
-      const dave = await createUser(deps(), { username: 'dave', password: 'password-1', organizationId: child.id });
+      await assert.rejects(createUser(deps(), { username: 'dave', password: 'password-1', organizationId: virtual.id }, AS_OPERATOR), identityError('invalid_argument', /virtual/));
+      const dave = await createUser(deps(), { username: 'dave', password: 'password-1', organizationId: child.id }, AS_OPERATOR);
       assert.equal(dave.organizationId, child.id);
     });
 
     test('groups: unique names, membership by username or id, idempotent', async () => {
       await createGroup(deps(), { name: 'Staff' });
       await assert.rejects(createGroup(deps(), { name: 'staff' }), identityError('already_exists'));
-      const erin = await createUser(deps(), { username: 'erin', password: 'password-1', groups: ['STAFF'] });
+      const erin = await createUser(deps(), { username: 'erin', password: 'password-1', groups: ['STAFF'] }, AS_OPERATOR);
       assert.deepEqual((await groupsOfUser(deps(), erin.id)).map((g) => g.name), ['Staff']);
-      assert.equal((await addMember(deps(), 'staff', 'Erin')).changed, false);
-      assert.equal((await removeMember(deps(), 'Staff', erin.id)).changed, true);
-      assert.equal((await removeMember(deps(), 'Staff', erin.id)).changed, false);
-      await assert.rejects(addMember(deps(), 'nope', 'erin'), identityError('not_found'));
+      assert.equal((await addMember(deps(), 'staff', 'Erin', AS_OPERATOR)).changed, false);
+      assert.equal((await removeMember(deps(), 'Staff', erin.id, AS_OPERATOR)).changed, true);
+      assert.equal((await removeMember(deps(), 'Staff', erin.id, AS_OPERATOR)).changed, false);
+      await assert.rejects(addMember(deps(), 'nope', 'erin', AS_OPERATOR), identityError('not_found'));
     });
 
     test('setPassword replaces the argon2id hash', async () => {
-      await createUser(deps(), { username: 'frank', password: 'first-password' });
-      await setPassword(deps(), 'frank', 'second-password');
+      await createUser(deps(), { username: 'frank', password: 'first-password' }, AS_OPERATOR);
+      await setPassword(deps(), 'frank', 'second-password', AS_OPERATOR);
       const { passwordHash } = (await store.users.getCredentials('frank'))!;
       assert.equal(await verifyPassword(passwordHash, 'second-password'), true);
       assert.equal(await verifyPassword(passwordHash, 'first-password'), false);
@@ -97,10 +98,10 @@ for (const kind of DATABASES) {
 
     test('disabling or deleting a user ends their sessions and revokes the tokens issued in them', async () => {
       for (const [username, end] of [
-        ['grace', (u: string) => setStatus(deps(), u, 'disabled')],
-        ['heidi', (u: string) => deleteUser(deps(), u)],
+        ['grace', (u: string) => setStatus(deps(), u, 'disabled', AS_OPERATOR)],
+        ['heidi', (u: string) => deleteUser(deps(), u, AS_OPERATOR)],
       ] as const) {
-        const user = await createUser(deps(), { username, password: 'password-1' });
+        const user = await createUser(deps(), { username, password: 'password-1' }, AS_OPERATOR);
         const sessionIndex = `_${cryptoRandom.hex(20)}`;
         const now = clock.now();
         await store.sessions.insert({ idHash: cryptoRandom.token(), sessionIndex, userId: user.id, authTime: now, amr: ['pwd'], acr: undefined, createdAt: now, expiresAt: now + 3_600_000, maxExpiresAt: now + 86_400_000 });

@@ -23,6 +23,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
+import { administratorGroups, type Authority } from '../../identity/administrators.ts';
 import { constantTimeEqual } from '../../lib/hash.ts';
 import { allowedAudiences } from '../../oauth/client-metadata.ts';
 import { checkPolicyAccess } from '../../oauth/policy/evaluate.ts';
@@ -141,6 +142,20 @@ export function actorOf(request: FastifyRequest): Actor {
   const caller = callers.get(request);
   if (caller?.method === 'bearer') return { via: 'identity-api', method: 'bearer', caller: caller.userId, clientId: caller.clientId };
   return { via: 'identity-api', method: caller?.method };
+}
+
+/**
+ * The caller's authority over the administrator groups and their members
+ * (src/identity/administrators.ts; docs/identity-api.md, "Administrators are out of reach"): an
+ * administrator only with a bearer token whose user is a member of GATEHOUSE_ADMIN_GROUP (and
+ * enabled, which `bearer` has checked), read now. The API account and a machine client's own token
+ * never are: they are not management administrators, and membership of the API's group or the
+ * API in a client's `aud` must not make anyone one.
+ */
+export async function callerAuthority(deps: HttpDeps, request: FastifyRequest): Promise<Authority> {
+  const caller = callers.get(request);
+  const administrator = caller?.method === 'bearer' && caller.userId !== undefined && (await deps.store.groups.isMember(caller.userId, deps.config.manageAdminGroup));
+  return { groups: administratorGroups(deps.config), administrator };
 }
 
 /**

@@ -84,7 +84,11 @@ function fromIdentityError(error: IdentityError): ApiError {
       return new ApiError(409, 'Already exists', message);
     case 'in_use':
     case 'inconsistent':
+    case 'last_administrator':
       return new ApiError(409, 'Client error', message);
+    // As a caller the API's authorization refuses (auth.ts): 403 with CustomerID's `Unauthorized`.
+    case 'administrators_only':
+      return new ApiError(403, 'Unauthorized', message);
   }
 }
 

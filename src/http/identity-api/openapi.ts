@@ -144,9 +144,9 @@ export function openApiDocument(config: Config, scopes: RouteScope[]): Record<st
       responses: {
         InvalidArguments: errorAnswer('Invalid arguments: a malformed id, parameter or body.'),
         AuthenticationFailed: errorAnswer('Authentication failed; WWW-Authenticate carries Bearer and Basic challenges.'),
-        Unauthorized: errorAnswer('Unauthorized: a token of a non-member, or one not issued for the API (error="insufficient_scope").'),
+        Unauthorized: errorAnswer('Unauthorized: a token of a non-member, or one not issued for the API (error="insufficient_scope"); or a change of an administrator group or of one of its members by a caller who is not a management administrator.'),
         EntityNotFound: errorAnswer('Entity not found.'),
-        Conflict: errorAnswer('Already exists, or (deleting) the organization still has sub-organizations or users.'),
+        Conflict: errorAnswer('Already exists, (deleting) the organization still has sub-organizations or users, or the change would leave the administrators group without an enabled member.'),
         SizeLimitExceeded: errorAnswer('Size limit exceeded: a body over 64 KiB.'),
         InternalServerError: errorAnswer('Internal server error.'),
       },

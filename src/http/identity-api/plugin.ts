@@ -9,7 +9,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { HttpDeps } from '../deps.ts';
-import { actorOf, authenticate } from './auth.ts';
+import { actorOf, authenticate, callerAuthority } from './auth.ts';
 import { ApiError, invalidArguments, toApiError } from './errors.ts';
 import { legacyRoutes } from './legacy-routes.ts';
 import { openApiDocument, type RouteScope } from './openapi.ts';
@@ -88,6 +88,7 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: ApiRoute[]): 
           body: request.body,
           path: requestPath(request),
           actor: actorOf(request),
+          authority: () => callerAuthority(deps, request),
         });
         return sendResult(reply, request, result);
       },

@@ -3,6 +3,7 @@
  * calls a use case and returns what to render. plugin.ts registers the table with Fastify and
  * openapi.ts publishes it, so the served routes and the document cannot drift apart.
  */
+import type { Authority } from '../../identity/administrators.ts';
 import type { Actor } from '../../observability/audit.ts';
 import type { HttpDeps } from '../deps.ts';
 import { invalidArguments, sizeLimitExceeded } from './errors.ts';
@@ -21,6 +22,8 @@ export interface ApiCall {
   path: string;
   /** Who calls, for the audit events of changes (auth.ts `actorOf`). */
   actor: Actor;
+  /** Whether the caller acts as a management administrator, for the use cases that change users and groups (auth.ts `callerAuthority`). */
+  authority(): Promise<Authority>;
 }
 
 export interface ApiResponseDoc {

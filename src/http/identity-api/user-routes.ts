@@ -74,7 +74,7 @@ export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       responses: { 201: { description: 'Created; the collection holds the new id.', schema: users } },
       async handle(call) {
         const { store, clock, random } = call.deps;
-        const user = await createUser({ ...store, clock, random }, newUser(requestAttributes(call, 'user')));
+        const user = await createUser({ ...store, clock, random }, newUser(requestAttributes(call, 'user')), await call.authority());
         call.deps.audit.emit({ event: 'user.created', userId: user.id, username: user.username, actor: call.actor });
         return affected(user.id, 201, `${call.path}${user.id}`);
       },
@@ -106,7 +106,7 @@ export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {
         const id = pathId(call);
         const changes = userChanges(requestAttributes(call, 'user'), id);
         await getUser(call.deps.store, id); // 404 for an unknown id before anything else
-        const updated = await updateUser({ ...call.deps.store, clock: call.deps.clock }, id, changes);
+        const updated = await updateUser({ ...call.deps.store, clock: call.deps.clock }, id, changes, await call.authority());
         // The names of what changed, never the values (a password among them).
         const fields = Object.entries(changes).flatMap(([name, value]) => (value === undefined ? [] : [name]));
         call.deps.audit.emit({ event: 'user.updated', userId: id, username: updated.username, fields, status: changes.status, actor: call.actor });
@@ -125,7 +125,7 @@ export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       async handle(call) {
         const id = pathId(call);
         const user = await getUser(call.deps.store, id);
-        await deleteUser({ ...call.deps.store, clock: call.deps.clock }, id);
+        await deleteUser({ ...call.deps.store, clock: call.deps.clock }, id, await call.authority());
         call.deps.audit.emit({ event: 'user.deleted', userId: id, username: user.username, actor: call.actor });
         return affected(id);
       },
@@ -158,7 +158,7 @@ export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       },
       async handle(call) {
         const user = await getUser(call.deps.store, pathId(call));
-        const { group, changed } = await addMember(call.deps.store, call.params.group!, user.id);
+        const { group, changed } = await addMember(call.deps.store, call.params.group!, user.id, await call.authority());
         if (changed) call.deps.audit.emit({ event: 'user.group_added', userId: user.id, username: user.username, group: group.name, actor: call.actor });
         return { status: changed ? 201 : 200, location: changed ? call.path : undefined, body: { kind: 'collection', collection: 'Groups', ids: [group.name] } };
       },
@@ -173,7 +173,7 @@ export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       responses: { 200: { description: 'The membership ended.', schema: groups } },
       async handle(call) {
         const user = await getUser(call.deps.store, pathId(call));
-        const { group, changed } = await removeMember(call.deps.store, call.params.group!, user.id);
+        const { group, changed } = await removeMember(call.deps.store, call.params.group!, user.id, await call.authority());
         if (!changed) throw new ApiError(404, 'Entity not found', `the user is not a member of ${JSON.stringify(group.name)}`);
         call.deps.audit.emit({ event: 'user.group_removed', userId: user.id, username: user.username, group: group.name, actor: call.actor });
         return { body: { kind: 'collection', collection: 'Groups', ids: [group.name] } };

@@ -65,6 +65,8 @@ const IDENTITY_STATUS: Record<IdentityErrorCode, [number, string]> = {
   already_exists: [409, 'Conflict'],
   in_use: [409, 'Conflict'],
   inconsistent: [409, 'Conflict'],
+  last_administrator: [409, 'Conflict'],
+  administrators_only: [403, 'Forbidden'],
 };
 
 /**

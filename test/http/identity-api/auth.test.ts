@@ -14,6 +14,7 @@ import { DATABASES } from '../../helpers/databases.ts';
 import { capturedLogger } from '../../helpers/log.ts';
 import { freePort, startServer, type RunningServer } from '../../helpers/server.ts';
 import { accessToken, API_PASSWORD, API_USERNAME, assertCleanError, basicAuth, call, startApiServer } from './helpers.ts';
+import { AS_OPERATOR } from '../../helpers/authority.ts';
 
 const LIST = '/2.0/users/';
 const credentials = `username=${encodeURIComponent(API_USERNAME)}&password=${encodeURIComponent(API_PASSWORD)}`;
@@ -35,7 +36,7 @@ for (const db of DATABASES) {
 
     async function member() {
       const user = await addUser(server.gatehouse.store);
-      await addMember(server.gatehouse.store, 'Identity API Users', user.id);
+      await addMember(server.gatehouse.store, 'Identity API Users', user.id, AS_OPERATOR);
       return user;
     }
 
@@ -151,7 +152,7 @@ for (const db of DATABASES) {
 
     test('GATEHOUSE_API_AUTH_BEARER=false refuses even a good token; the challenge offers Basic only', async () => {
       const user = await addUser(noBearerNoUrl.gatehouse.store);
-      await addMember(noBearerNoUrl.gatehouse.store, 'Identity API Users', user.id);
+      await addMember(noBearerNoUrl.gatehouse.store, 'Identity API Users', user.id, AS_OPERATOR);
       const { token } = await accessToken(noBearerNoUrl, `openid ${noBearerNoUrl.apiClientId}`, user);
       const response = await call(noBearerNoUrl, 'GET', LIST, { authorization: `Bearer ${token}` });
       assertCleanError(response, 401, 'Authentication failed');
@@ -176,7 +177,7 @@ for (const db of DATABASES) {
 
     test('with GATEHOUSE_API_CLIENT_ID unset, the bearer method refuses every token', async () => {
       const user = await addUser(noAccount.gatehouse.store);
-      await addMember(noAccount.gatehouse.store, 'Identity API Users', user.id);
+      await addMember(noAccount.gatehouse.store, 'Identity API Users', user.id, AS_OPERATOR);
       const { token } = await accessToken(noAccount, 'openid profile', user);
       const response = await call(noAccount, 'GET', LIST, { authorization: `Bearer ${token}` });
       assertCleanError(response, 401, 'Authentication failed');

@@ -16,6 +16,7 @@ import { DATABASES } from '../../helpers/databases.ts';
 import { startServer, type RunningServer } from '../../helpers/server.ts';
 import { anOrganization, unique } from '../../helpers/store.ts';
 import { accessToken, assertCleanError, call, startApiServer } from './helpers.ts';
+import { AS_OPERATOR } from '../../helpers/authority.ts';
 
 const LIST = '/2.0/users/';
 const GROUP = 'Identity API Users';
@@ -37,7 +38,7 @@ for (const db of DATABASES) {
 
     async function member() {
       const user = await addUser(server.gatehouse.store);
-      await addMember(server.gatehouse.store, GROUP, user.id);
+      await addMember(server.gatehouse.store, GROUP, user.id, AS_OPERATOR);
       return user;
     }
 

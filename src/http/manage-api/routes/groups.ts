@@ -2,17 +2,17 @@
  * `/groups`: list (keyset by name, `?q=`), create, read, delete, and the members (keyset by
  * username), added and removed by user id. The administrators group (GATEHOUSE_ADMIN_GROUP)
  * cannot lose its last member nor be deleted through the API: that would leave nobody able to
- * manage gatehouse but someone with shell access (docs/management-api.md, "Groups").
+ * manage gatehouse but someone with shell access (the rule: src/identity/administrators.ts;
+ * docs/management-api.md, "Groups").
  */
 import type { Group } from '../../../domain/group.ts';
 import { normalizeUsername } from '../../../domain/user.ts';
-import { addMember, createGroup, deleteGroup, getGroup } from '../../../identity/groups.ts';
-import { conflict, notFound } from '../errors.ts';
+import { addMember, createGroup, deleteGroup, getGroup, removeMember } from '../../../identity/groups.ts';
+import { notFound } from '../errors.ts';
 import { listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import { MANAGE_API_PATH } from '../../../manage/clients.ts';
-import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
-import { keepAnAdministrator } from './administrators.ts';
-import { isoTime, pageLimit, pageSearch, pathUser, stringCursor, text, uuidSchema } from './identity-shared.ts';
+import type { JsonSchema, ManageRoute } from '../route.ts';
+import { callerAuthority, isoTime, pageLimit, pageSearch, pathUser, stringCursor, text, uuidSchema } from './identity-shared.ts';
 
 export const groupSchema: JsonSchema = {
   type: 'object',
@@ -28,11 +28,6 @@ export function groupView(group: Group): Record<string, unknown> {
 
 const nameParams: JsonSchema = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 255 } } };
 const memberParams: JsonSchema = { type: 'object', required: ['name', 'user_id'], properties: { name: { type: 'string', minLength: 1, maxLength: 255 }, user_id: uuidSchema } };
-
-/** Whether `name` is the administrators group (names compare as the store compares them). */
-function isAdminGroup(call: ManageCall, name: string): boolean {
-  return normalizeUsername(name) === normalizeUsername(call.deps.config.manageAdminGroup);
-}
 
 export const groupRoutes: ManageRoute[] = [
   {
@@ -92,9 +87,7 @@ export const groupRoutes: ManageRoute[] = [
     params: nameParams,
     responses: { 204: { description: 'Deleted.' } },
     async handle(call) {
-      const name = call.params.name ?? '';
-      if (isAdminGroup(call, name)) throw conflict(`group ${JSON.stringify(name)} is the administrators group (GATEHOUSE_ADMIN_GROUP); deleting it would leave nobody to manage gatehouse`);
-      const { group, members } = await deleteGroup(call.deps.store, name);
+      const { group, members } = await deleteGroup(call.deps.store, call.params.name ?? '', callerAuthority(call));
       call.deps.audit.emit({ event: 'group.deleted', group: group.name, members: members.length, actor: call.actor });
       return { status: 204 };
     },
@@ -132,7 +125,7 @@ export const groupRoutes: ManageRoute[] = [
     },
     async handle(call) {
       const user = await pathUser(call, 'user_id');
-      const { group, changed } = await addMember(call.deps.store, call.params.name ?? '', user.id);
+      const { group, changed } = await addMember(call.deps.store, call.params.name ?? '', user.id, callerAuthority(call));
       if (changed) call.deps.audit.emit({ event: 'user.group_added', userId: user.id, username: user.username, group: group.name, actor: call.actor });
       return { status: changed ? 201 : 200, body: { id: user.id, username: user.username } };
     },
@@ -149,20 +142,10 @@ export const groupRoutes: ManageRoute[] = [
     responses: { 204: { description: 'The membership ended.' } },
     async handle(call) {
       const user = await pathUser(call, 'user_id');
-      const name = call.params.name ?? '';
-      const guarded = isAdminGroup(call, name);
-      // Checked and removed in one unit of work (serializable on PostgreSQL, one writer at a time
-      // on SQLite): two administrators removing each other at once cannot both succeed and leave
-      // the group without an enabled member.
-      const outcome = await call.deps.store.transaction(async (tx) => {
-        const group = await tx.groups.getByName(name);
-        if (!group) return { kind: 'no_group' as const };
-        if (guarded) await keepAnAdministrator(tx, call.deps.config.manageAdminGroup, user.id, `removing ${user.username}`);
-        return { kind: (await tx.groups.removeMember(group.id, user.id)) ? ('removed' as const) : ('not_member' as const), group };
-      });
-      if (outcome.kind === 'no_group') throw notFound(`no group is named ${JSON.stringify(name.slice(0, 80))}`);
-      if (outcome.kind === 'not_member') throw notFound(`${user.username} is not a member of ${JSON.stringify(outcome.group.name)}`);
-      call.deps.audit.emit({ event: 'user.group_removed', userId: user.id, username: user.username, group: outcome.group.name, actor: call.actor });
+      // The rule that keeps an administrator runs in removeMember's unit of work.
+      const { group, changed } = await removeMember(call.deps.store, call.params.name ?? '', user.id, callerAuthority(call));
+      if (!changed) throw notFound(`${user.username} is not a member of ${JSON.stringify(group.name)}`);
+      call.deps.audit.emit({ event: 'user.group_removed', userId: user.id, username: user.username, group: group.name, actor: call.actor });
       return { status: 204 };
     },
   },

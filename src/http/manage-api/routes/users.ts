@@ -15,6 +15,7 @@ import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
 import {
   attributeChangesSchema,
   attributesSchema,
+  callerAuthority,
   isoTime,
   nullableText,
   pageLimit,
@@ -24,7 +25,6 @@ import {
   text,
   uuidSchema,
 } from './identity-shared.ts';
-import { keepAnAdministrator } from './administrators.ts';
 
 export const userSchema: JsonSchema = {
   type: 'object',
@@ -147,7 +147,7 @@ export const userRoutes: ManageRoute[] = [
         organizationId: body.organization_id as string | undefined,
         groups: body.groups as string[] | undefined,
         attributes: checkedNewAttributes(body.attributes),
-      });
+      }, callerAuthority(call));
       call.deps.audit.emit({ event: 'user.created', userId: user.id, username: user.username, actor: call.actor });
       return { status: 201, body: await fullView(call, user), headers: { location: `${MANAGE_API_PATH}/users/${user.id}` } };
     },
@@ -192,7 +192,7 @@ export const userRoutes: ManageRoute[] = [
         organizationId: body.organization_id as string | null | undefined,
         attributes: body.attributes as UserChanges['attributes'],
       };
-      const updated = await updateUser({ ...call.deps.store, clock: call.deps.clock }, user.id, changes);
+      const updated = await updateUser({ ...call.deps.store, clock: call.deps.clock }, user.id, changes, callerAuthority(call));
       // The names of what changed, never the values.
       const fields = Object.entries(changes).flatMap(([name, value]) => (value === undefined ? [] : [name]));
       call.deps.audit.emit({ event: 'user.updated', userId: user.id, username: updated.username, fields, actor: call.actor });
@@ -211,7 +211,7 @@ export const userRoutes: ManageRoute[] = [
     responses: { 204: { description: 'Deleted.' } },
     async handle(call) {
       const user = await pathUser(call);
-      const deleted = await deleteUser({ ...call.deps.store, clock: call.deps.clock }, user.id, { guard: (tx) => keepAnAdministrator(tx, call.deps.config.manageAdminGroup, user.id, `deleting ${user.username}`) });
+      const deleted = await deleteUser({ ...call.deps.store, clock: call.deps.clock }, user.id, callerAuthority(call));
       call.deps.audit.emit({ event: 'user.deleted', userId: deleted.id, username: deleted.username, actor: call.actor });
       return { status: 204 };
     },
@@ -230,7 +230,7 @@ export const userRoutes: ManageRoute[] = [
     async handle(call) {
       const user = await pathUser(call);
       const password = (call.body as { password: string }).password;
-      const changed = await setPassword({ ...call.deps.store, clock: call.deps.clock }, user.id, password);
+      const changed = await setPassword({ ...call.deps.store, clock: call.deps.clock }, user.id, password, callerAuthority(call));
       call.deps.audit.emit({ event: 'user.password_changed', userId: changed.id, username: changed.username, actor: call.actor });
       return { status: 204 };
     },
@@ -248,7 +248,7 @@ export const userRoutes: ManageRoute[] = [
       async handle(call) {
         const user = await pathUser(call);
         const status = verb === 'enable' ? 'enabled' : 'disabled';
-        const changed = await setStatus({ ...call.deps.store, clock: call.deps.clock }, user.id, status, { guard: (tx) => keepAnAdministrator(tx, call.deps.config.manageAdminGroup, user.id, `disabling ${user.username}`) });
+        const changed = await setStatus({ ...call.deps.store, clock: call.deps.clock }, user.id, status, callerAuthority(call));
         call.deps.audit.emit({ event: 'user.status_changed', userId: changed.id, username: changed.username, status, actor: call.actor });
         return { body: await fullView(call, changed) };
       },
