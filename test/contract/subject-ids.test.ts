@@ -15,6 +15,7 @@ import { bootstrap } from '../../src/manage/bootstrap.ts';
 import { ClientIdIsUserId, registerClient, type ClientRegistrationDeps } from '../../src/oauth/client-registration.ts';
 import type { Store } from '../../src/storage/ports.ts';
 import type { SqlStore } from '../../src/storage/sql/store.ts';
+import { AS_OPERATOR } from '../helpers/authority.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { aStoredUser, openTestStore, T0, unique, warmUp, type TestStore } from '../helpers/store.ts';
 
@@ -52,7 +53,7 @@ for (const kind of DATABASES) {
       const taken = randomUUID();
       await registerClient(clientDeps(store), DOCUMENT, { clientId: taken });
       const next = randomUUID();
-      const user = await createUser(userDeps(store, drawing(taken, next)), { username: unique('u-') });
+      const user = await createUser(userDeps(store, drawing(taken, next)), { username: unique('u-') }, AS_OPERATOR);
       assert.equal(user.id, next);
       assert.equal((await store.users.get(next))?.username, user.username);
 
@@ -62,7 +63,7 @@ for (const kind of DATABASES) {
       assert.equal(result.user?.id, admin);
 
       const username = unique('u-');
-      await assert.rejects(createUser(userDeps(store, drawing(taken, taken, taken)), { username }), (error: unknown) => error instanceof IdentityError && error.code === 'inconsistent');
+      await assert.rejects(createUser(userDeps(store, drawing(taken, taken, taken)), { username }, AS_OPERATOR), (error: unknown) => error instanceof IdentityError && error.code === 'inconsistent');
       assert.equal(await store.users.getByUsername(username), undefined, 'no user created');
     });
 
@@ -76,7 +77,7 @@ for (const kind of DATABASES) {
         const id = randomUUID();
         const [client, user] = await Promise.allSettled([
           registerClient(clientDeps(one), DOCUMENT, { clientId: id }),
-          createUser(userDeps(two, drawing(id)), { username: unique('racer-') }),
+          createUser(userDeps(two, drawing(id)), { username: unique('racer-') }, AS_OPERATOR),
         ]);
         assert.equal(user.status, 'fulfilled', String(user.status === 'rejected' ? user.reason : ''));
         if ((await store.clients.get(id)) !== undefined && (await store.users.get(id)) !== undefined) both.push(`trial ${trial}`);
