@@ -1,5 +1,5 @@
 /**
- * The JavaScript the package carries (issue 22 item 13; docs/decisions.md, "Installing"). Node strips
+ * The JavaScript the package carries (issue 22 item 13; docs/decisions.md PK1–PK4). Node strips
  * types only outside node_modules (ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING), so the checkout
  * runs src/*.ts directly while the tarball of `npm pack` holds dist/: src/ compiled by
  * tsconfig.build.json, its `.ts` imports rewritten to `.js`, and beside it every other file of

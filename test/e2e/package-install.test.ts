@@ -31,6 +31,7 @@ describe('the package that npm pack makes installs into an empty folder and runs
   const app = join(dir, 'app');
   const home = join(dir, 'home');
   let packedFiles: string[];
+  let tarball: string;
   let port: number;
   let issuer: string;
   let server: ChildProcess | undefined;
@@ -63,6 +64,7 @@ describe('the package that npm pack makes installs into an empty folder and runs
     const packed = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
     const [report] = JSON.parse(packed.stdout) as [{ filename: string; files: { path: string }[] }];
     packedFiles = report.files.map((file) => file.path).sort();
+    tarball = report.filename;
     // An empty folder, and the dependencies from the npm cache where it has them.
     mkdirSync(app);
     await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(dir, report.filename)], { cwd: app });
@@ -83,6 +85,13 @@ describe('the package that npm pack makes installs into an empty folder and runs
     const built = sources.map((path) => `dist/${path.replace(/\.ts$/, '.js')}`);
     assert.deepEqual(packedFiles, ['LICENSE', 'README.md', 'bin/gatehouse.js', 'bin/require-node.js', ...built, 'package.json'].sort());
     assert.equal(existsSync(join(ROOT, 'dist')), false, 'postpack removes dist/');
+  });
+
+  test('README and docs/deployment.md install the tarball that npm pack makes, by its name', () => {
+    for (const doc of ['README.md', 'docs/deployment.md']) {
+      const named = new Set(readFileSync(join(ROOT, doc), 'utf8').match(/gatehouse-[\w.-]+\.tgz/g));
+      assert.deepEqual([...named], [tarball], doc);
+    }
   });
 
   test('the install runs no install script: nothing is compiled', () => {
