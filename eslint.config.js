@@ -15,7 +15,7 @@ const noFrameworks = (what) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'bench/results/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'bench/results/**', 'dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { checkServingExposure, ConfigError, configurationDocs, loadConfig, NON_SETTING_VARIABLES, settings, storeDescription, unknownVariables, type Env } from './config.ts';
+import { checkServingExposure, ConfigError, configurationDocs, installationFolder, loadConfig, NON_SETTING_VARIABLES, settings, storeDescription, unknownVariables, type Env } from './config.ts';
 
 /** The installation folder: where package.json is. */
 const INSTALL = resolve(import.meta.dirname, '..');
@@ -36,6 +36,14 @@ test('the default store does not depend on the current directory (issue 11 item 
   } finally {
     process.chdir(here);
   }
+});
+
+test('installed as a package, the installation folder is the one it was installed into, never its own folder under node_modules (issue 22 item 13)', () => {
+  assert.equal(installationFolder('/home/me/gatehouse'), '/home/me/gatehouse');
+  assert.equal(installationFolder('/srv/sso/node_modules/gatehouse'), '/srv/sso');
+  // A nested install (a dependency of a dependency) or pnpm's store: the project, before the first node_modules.
+  assert.equal(installationFolder('/srv/sso/node_modules/.pnpm/gatehouse@0.1.0/node_modules/gatehouse'), '/srv/sso');
+  assert.equal(installationFolder('/node_modules/gatehouse'), '/');
 });
 
 test('storeDescription names the store without a password', () => {

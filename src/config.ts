@@ -6,17 +6,29 @@
 
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_FILE_VARIABLE, readConfigFile, similarSetting } from './config-file.ts';
 import { ACCESS_TOKEN_FORMATS } from './oauth/access-token-format.ts';
 import { loadTheme, type Theme } from './http/interaction/theme.ts';
 
 /**
+ * The installation folder of gatehouse whose files are in `packageFolder`: the folder itself (a
+ * checkout), or, for the package installed with npm (README, "Install as a package"), the folder
+ * it was installed into, before the first `node_modules` of the path: npm replaces the package's
+ * own folder on every install of another version, so no data may live there.
+ */
+export function installationFolder(packageFolder: string): string {
+  const segments = packageFolder.split(sep);
+  const modules = segments.indexOf('node_modules');
+  return modules <= 0 ? packageFolder : segments.slice(0, modules).join(sep) || sep;
+}
+
+/**
  * The default GATEHOUSE_HOME: `data` in the installation folder (where package.json is), so the
  * default store is the same file whatever the current directory of the server or the CLI.
  */
-export const DEFAULT_HOME = fileURLToPath(new URL('../data', import.meta.url));
+export const DEFAULT_HOME = join(installationFolder(fileURLToPath(new URL('..', import.meta.url))), 'data');
 
 export class ConfigError extends Error {
   readonly variable: string;
@@ -185,7 +197,7 @@ export const settings = {
     env: 'GATEHOUSE_HOME',
     type: 'path',
     default: undefined,
-    shownDefault: '`data` in the installation folder (beside package.json)',
+    shownDefault: '`data` in the installation folder (beside package.json: the checkout, or the folder the package was installed into)',
     doc: 'Folder of the default store, the SQLite file `gatehouse.db`, when GATEHOUSE_DATABASE_URL is unset. The default does not depend on the current directory, so `npm start` and every `gatehouse` command find the same store wherever they run; set it (e.g. `/var/lib/gatehouse`) when the installation folder is not the place for data. A relative path counts from the current directory.',
     parse: nonEmpty,
   }),

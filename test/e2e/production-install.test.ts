@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { basic, postForm } from '../helpers/back-channel.ts';
 import { browse, CookieJar, formAction, formFields, pkce, redirectParams, submit } from '../helpers/fixtures.ts';
+import { untilReady } from '../helpers/ready.ts';
 import { freePort } from '../helpers/server.ts';
 
 const run = promisify(execFile);
@@ -230,16 +231,7 @@ describe('a production install, as the Dockerfile makes it, serves a login', { t
     server = spawn(cmd[0]!, cmd.slice(1), { cwd: app, env, stdio: ['ignore', 'pipe', 'pipe'] });
     server.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     server.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`gatehouse did not become ready:\n${output}`)), 30_000);
-      server!.once('exit', (code) => reject(new Error(`gatehouse exited with ${code}:\n${output}`)));
-      server!.stdout!.on('data', () => {
-        if (output.includes('gatehouse is ready')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-    });
+    await untilReady(server, () => output);
     await run(healthcheck[0]!, healthcheck.slice(1), { cwd: app, env });
   });
 
