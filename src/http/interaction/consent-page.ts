@@ -5,7 +5,7 @@ import { releasedClaimNames } from '../../oauth/claims.ts';
 import { clientNameFor, logoUriOf } from '../../oauth/client-metadata.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { policyClaimNames } from '../../oauth/policy/evaluate.ts';
-import { scopeAudiences } from '../../oauth/scope.ts';
+import { audiencesByValue } from '../../oauth/scope.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { HttpDeps } from '../deps.ts';
 import { formActionSource, imageSource } from '../plugins/security-headers.ts';
@@ -57,12 +57,12 @@ export async function sendConsentPage(
   const logoSource = logoUri?.startsWith('https://') ? imageSource(logoUri) : undefined;
   // The policy's claims (issue 13 item 1) are read here, the one place all three callers (the
   // authorization endpoint, the login form, the consent answer) pass through.
-  const [user, audiences, extraClaims] = await Promise.all([
+  const [user, audienceOf, extraClaims] = await Promise.all([
     deps.store.users.getProfile(session.userId),
-    audienceNames(deps, authorization.scope, locale),
+    audiencesByValue(deps.store.clients, authorization.scope),
     policyClaimNames(deps.store, authorization.client, session.userId, authorization.scope),
   ]);
-  const audienceValues = new Set(scopeAudiences(authorization.scope));
+  const names = await audienceNames(deps, audienceOf, locale);
   const html = renderView('consent', {
     lang: locale,
     t,
@@ -72,9 +72,9 @@ export async function sendConsentPage(
     intro: t.consentIntro.replace('{client}', () => clientName),
     logoUri: logoSource === undefined ? undefined : logoUri,
     logoAlt: t.consentLogoAlt.replace('{client}', () => clientName),
-    scopes: authorization.scope.filter((value) => !audienceValues.has(value)).map((value) => plain(t.consentScopeNames, value)),
+    scopes: consentScopes(authorization.scope, audienceOf, names, t),
     claims: consentClaims(authorization.scope, extraClaims).map((name) => plain(t.claimNames, name)),
-    audiences,
+    audiences: [...names.values()],
     username: user?.username ?? '',
     message: options.expired ? t.consentExpired : undefined,
     base: deps.config.issuerPath,
@@ -103,9 +103,24 @@ function plain(names: Messages['consentScopeNames'] | Messages['claimNames'], va
   return Object.hasOwn(table, value) ? table[value]! : value;
 }
 
-/** The names of the resource servers the granted scope names as audiences (their client_ids; a vanished one by its id). */
-async function audienceNames(deps: HttpDeps, scope: readonly string[], locale: ReturnType<typeof chooseLocale>): Promise<string[]> {
-  const ids = scopeAudiences(scope);
+/**
+ * What the scope lets the client do, in plain words: the OIDC values from the bundle, and each
+ * resource server's declared value (docs/decisions.md RS1) as that server's name and the value
+ * (`consentResourceScope`), since only the API knows what its value means. A value that asks for
+ * the server itself (its client_id) is named in the audiences list alone.
+ */
+function consentScopes(scope: readonly string[], audienceOf: ReadonlyMap<string, string>, names: ReadonlyMap<string, string>, t: Messages): string[] {
+  return scope.flatMap((value) => {
+    const audience = audienceOf.get(value);
+    if (audience === undefined) return [plain(t.consentScopeNames, value)];
+    if (audience === value) return [];
+    return [t.consentResourceScope.replace('{resource}', () => names.get(audience) ?? audience).replace('{scope}', () => value)];
+  });
+}
+
+/** The names of the resource servers the granted scope asks for, by client_id (their names; a vanished one by its id). */
+async function audienceNames(deps: HttpDeps, audienceOf: ReadonlyMap<string, string>, locale: ReturnType<typeof chooseLocale>): Promise<Map<string, string>> {
+  const ids = [...new Set(audienceOf.values())];
   const clients = await Promise.all(ids.map((id) => deps.store.clients.get(id)));
-  return ids.map((id, i) => (clients[i] === undefined ? id : clientNameFor(clients[i], locale)));
+  return new Map(ids.map((id, i) => [id, clients[i] === undefined ? id : clientNameFor(clients[i], locale)]));
 }
