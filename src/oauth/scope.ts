@@ -89,15 +89,17 @@ export async function grantedAudiences(clients: AudienceReader, client: Client, 
 export async function checkGrantedAudiences(clients: AudienceReader, client: Client, scope: string[]): Promise<void> {
   const byValue = await audiencesByValue(clients, scope);
   if (byValue.size === 0) return;
+  const audiences = [...new Set(byValue.values())];
+  const found = new Map(await Promise.all(audiences.map(async (id) => [id, await clients.get(id)] as const)));
   const allowList = allowedAudiences(client);
   const registered = client.scope === undefined ? undefined : new Set(parseScope(client.scope));
   for (const [value, audience] of byValue) {
+    // A value its resource server no longer declares is neither a declared value nor a client_id now.
+    if (found.get(audience) === undefined && value === audience) throw new InvalidScope(`The scope value ${value} no longer names a resource server or a scope value one declares.`);
     if (!allowList.has(audience)) throw new InvalidScope(`The client may no longer request ${value === audience ? 'the audience' : 'the scope value'} ${value} (client metadata aud).`);
     if (value !== audience && registered !== undefined && !registered.has(value)) throw new InvalidScope(`The scope value ${value} is no longer among this client's registered scope values (client metadata scope).`);
   }
-  const audiences = [...new Set(byValue.values())];
-  const found = await Promise.all(audiences.map((value) => clients.get(value)));
-  const unavailable = audiences.find((_, i) => !found[i]?.active);
+  const unavailable = audiences.find((id) => !found.get(id)?.active);
   if (unavailable !== undefined) throw new InvalidScope(`The audience ${unavailable} is not an active client.`);
 }
 
