@@ -200,7 +200,7 @@ for (const db of DATABASES) {
       }
     });
 
-    test('device authorization (RS-03): the approved grant holds the values and the poll\'s token carries them', async () => {
+    test('device authorization (RS-03): the confirmation names the values with their server; the approved grant holds them and the poll\'s token carries them', async () => {
       const issued = await postForm(`${server.issuer}/oauth2/device_authorization`, { scope: 'openid orders.write' }, { authorization: basic(portal.client.clientId, portal.secret) });
       assert.equal(issued.status, 200, JSON.stringify(issued.body));
       const jar = new CookieJar();
@@ -209,6 +209,8 @@ for (const db of DATABASES) {
       let html = await (await submit(page, { csrf_token: form.get('csrf_token')!, user_code: issued.body.user_code as string }, jar)).text();
       const login = Object.fromEntries(formFields(html));
       html = await (await submit(`${server.url}${formAction(html)}`, { ...login, username: user.username, password: PASSWORD }, jar)).text();
+      // The confirmation names the value with its server, as the consent page does.
+      assert.deepEqual([...(/<ul class="scopes">([\s\S]*?)<\/ul>/.exec(html)?.[1] ?? '').matchAll(/<li>([^<]*)<\/li>/g)].map((m) => m[1]), ['Confirming who you are', 'Use Orders API with the permission “orders.write”', 'Orders API']);
       const decided = await submit(`${server.url}${formAction(html)}`, { ...Object.fromEntries(formFields(html)), decision: 'approve' }, jar);
       assert.equal(decided.status, 200);
       const tokens = await postForm(tokenUrl(), { grant_type: DEVICE_GRANT, device_code: issued.body.device_code as string }, { authorization: basic(portal.client.clientId, portal.secret) });

@@ -57,12 +57,11 @@ export async function sendConsentPage(
   const logoSource = logoUri?.startsWith('https://') ? imageSource(logoUri) : undefined;
   // The policy's claims (issue 13 item 1) are read here, the one place all three callers (the
   // authorization endpoint, the login form, the consent answer) pass through.
-  const [user, audienceOf, extraClaims] = await Promise.all([
+  const [user, described, extraClaims] = await Promise.all([
     deps.store.users.getProfile(session.userId),
-    audiencesByValue(deps.store.clients, authorization.scope),
+    describeScope(deps, authorization.scope, locale, t, t.consentScopeNames),
     policyClaimNames(deps.store, authorization.client, session.userId, authorization.scope),
   ]);
-  const names = await audienceNames(deps, audienceOf, locale);
   const html = renderView('consent', {
     lang: locale,
     t,
@@ -72,9 +71,9 @@ export async function sendConsentPage(
     intro: t.consentIntro.replace('{client}', () => clientName),
     logoUri: logoSource === undefined ? undefined : logoUri,
     logoAlt: t.consentLogoAlt.replace('{client}', () => clientName),
-    scopes: consentScopes(authorization.scope, audienceOf, names, t),
+    scopes: described.scopes,
     claims: consentClaims(authorization.scope, extraClaims).map((name) => plain(t.claimNames, name)),
-    audiences: [...names.values()],
+    audiences: described.audiences,
     username: user?.username ?? '',
     message: options.expired ? t.consentExpired : undefined,
     base: deps.config.issuerPath,
@@ -98,29 +97,29 @@ export function consentClaims(scope: readonly string[], extra: readonly string[]
 const FRAMES = { page: 'card', popup: 'compact', touch: 'touch' } as const;
 
 /** A value in plain words when the bundle has them, else as it is. */
-function plain(names: Messages['consentScopeNames'] | Messages['claimNames'], value: string): string {
+function plain(names: Messages['consentScopeNames'] | Messages['scopeNames'] | Messages['claimNames'], value: string): string {
   const table: Readonly<Record<string, string>> = names;
   return Object.hasOwn(table, value) ? table[value]! : value;
 }
 
 /**
- * What the scope lets the client do, in plain words: the OIDC values from the bundle, and each
- * resource server's declared value (docs/decisions.md RS1) as that server's name and the value
- * (`consentResourceScope`), since only the API knows what its value means. A value that asks for
- * the server itself (its client_id) is named in the audiences list alone.
+ * A granted scope in the page's words (the consent page; the device confirmation): `scopes`, what
+ * it lets the client do — the OIDC values from `names`, and each resource server's declared value
+ * (docs/decisions.md RS7) as that server's name and the value (`consentResourceScope`), since only
+ * the API knows what its value means — and `audiences`, the names of the resource servers it asks
+ * for (their client_ids when they have vanished). A value that asks for a server itself (its
+ * client_id) is named among the audiences alone.
  */
-function consentScopes(scope: readonly string[], audienceOf: ReadonlyMap<string, string>, names: ReadonlyMap<string, string>, t: Messages): string[] {
-  return scope.flatMap((value) => {
-    const audience = audienceOf.get(value);
-    if (audience === undefined) return [plain(t.consentScopeNames, value)];
-    if (audience === value) return [];
-    return [t.consentResourceScope.replace('{resource}', () => names.get(audience) ?? audience).replace('{scope}', () => value)];
-  });
-}
-
-/** The names of the resource servers the granted scope asks for, by client_id (their names; a vanished one by its id). */
-async function audienceNames(deps: HttpDeps, audienceOf: ReadonlyMap<string, string>, locale: ReturnType<typeof chooseLocale>): Promise<Map<string, string>> {
+export async function describeScope(deps: HttpDeps, scope: readonly string[], locale: ReturnType<typeof chooseLocale>, t: Messages, names: Messages['consentScopeNames'] | Messages['scopeNames']): Promise<{ scopes: string[]; audiences: string[] }> {
+  const audienceOf = await audiencesByValue(deps.store.clients, scope);
   const ids = [...new Set(audienceOf.values())];
   const clients = await Promise.all(ids.map((id) => deps.store.clients.get(id)));
-  return new Map(ids.map((id, i) => [id, clients[i] === undefined ? id : clientNameFor(clients[i], locale)]));
+  const serverNames = new Map(ids.map((id, i) => [id, clients[i] === undefined ? id : clientNameFor(clients[i], locale)]));
+  const scopes = scope.flatMap((value) => {
+    const audience = audienceOf.get(value);
+    if (audience === undefined) return [plain(names, value)];
+    if (audience === value) return [];
+    return [t.consentResourceScope.replace('{resource}', () => serverNames.get(audience)!).replace('{scope}', () => value)];
+  });
+  return { scopes, audiences: [...serverNames.values()] };
 }
