@@ -20,10 +20,11 @@ export function parseScope(scope: string | undefined): string[] {
 
 /**
  * The scope granted for an authorization request: values gatehouse does not support are dropped
- * (OIDC certification expects unknown values such as offline_access to be ignored), except
- * audiences and resource servers' declared values — see grantedAudiences, which decides them. When the client registered a `scope`,
- * only values from it are kept among the others (Ubisecure: "only those values are allowed");
- * audiences are governed by `aud` alone. Order follows the request.
+ * (OIDC certification expects unknown values such as offline_access to be ignored), except the
+ * values that ask for an audience — see grantedAudiences, which decides them (`audiences`). When
+ * the client registered a `scope`, only values from it are kept among the others (Ubisecure: "only
+ * those values are allowed"); a client_id is governed by `aud` alone, a resource server's declared
+ * value by both. Order follows the request.
  */
 export function grantedScope(requested: string[], client: Client, audiences: ReadonlySet<string> = new Set()): string[] {
   const allowed = client.scope === undefined ? undefined : new Set(parseScope(client.scope));
