@@ -27,6 +27,7 @@ interface MetadataFlags {
   grantType?: string[];
   resourceServer?: boolean;
   resourceUri?: string[];
+  resourceScope?: string[];
   tokenEndpointAuthMethod?: string;
   codeChallengeMethod?: string;
   scope?: string;
@@ -73,7 +74,8 @@ function withMetadataOptions(command: Command): Command {
     .option('--resource-server', "a resource server (resource_server: true): a confidential client other clients' aud may name, with no grants unless --grant-type gives some; it introspects and revokes tokens")
     .option('--no-resource-server', 'not a resource server (resource_server: false); it must have no --resource-uri')
     .option('--resource-uri <uri>', 'a resource indicator (RFC 8707) clients may send as resource to get tokens for this resource server (repeatable): https (http on a loopback host), no fragment, unique across clients; resource servers only', collect)
-    .option('--scope <scope>', 'space-separated scope values the client may request')
+    .option('--resource-scope <value>', 'a scope value this resource server understands (repeatable), e.g. orders.read: clients in whose aud it is ask for it to get a token for it with that value; an RFC 6749 scope-token, no OpenID Connect value, unique across clients; resource servers only', collect)
+    .option('--scope <scope>', "space-separated scope values the client may request: openid, profile, email, and resource servers' client_ids or --resource-scope values within its --aud")
     .option('--aud <client_id>', "another client's client_id this client may request as its tokens' audience (repeatable), e.g. GATEHOUSE_API_CLIENT_ID to call the identity API", collect)
     .option('--allowed-cors-origin <origin>', 'a browser origin (scheme://host[:port]) whose single-page app may call the token, revocation and UserInfo endpoints (repeatable); without it, the origins of the redirect URIs', collect)
     .option('--access-token-ttl <seconds>', 'access token lifetime for this client')
@@ -106,6 +108,7 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   if (flags.grantType) doc.grant_types = flags.grantType;
   if (flags.resourceServer !== undefined) doc.resource_server = flags.resourceServer;
   if (flags.resourceUri) doc.resource_uris = flags.resourceUri;
+  if (flags.resourceScope) doc.resource_scopes = flags.resourceScope;
   if (flags.tokenEndpointAuthMethod !== undefined) doc.token_endpoint_auth_method = flags.tokenEndpointAuthMethod;
   if (flags.codeChallengeMethod !== undefined) doc.code_challenge_method = flags.codeChallengeMethod;
   if (flags.scope !== undefined) doc.scope = flags.scope;

@@ -87,3 +87,13 @@ export function resourceUrisOf(client: Pick<Client, 'metadata'>): string[] {
   if (!isResourceServer(client) || !Array.isArray(uris)) return [];
   return uris.filter((uri): uri is string => typeof uri === 'string');
 }
+
+/**
+ * The scope values the resource server declared it understands (`resource_scopes`, docs/decisions.md
+ * RS1): none for any other client; a malformed stored value: none.
+ */
+export function resourceScopesOf(client: Pick<Client, 'metadata'>): string[] {
+  const scopes = client.metadata.resource_scopes;
+  if (!isResourceServer(client) || !Array.isArray(scopes)) return [];
+  return scopes.filter((value): value is string => typeof value === 'string');
+}

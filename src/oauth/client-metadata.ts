@@ -114,6 +114,8 @@ const METADATA_KEYS = [
   // Resource servers and resource indicators (issue 13, item 2).
   'resource_server',
   'resource_uris',
+  // Scope values an API defines (issue 22, item 12): docs/decisions.md RS1.
+  'resource_scopes',
   // JWT access tokens (RFC 9068), issued to this client as a resource server: src/oauth/jwt-access-token.ts.
   'access_token_format',
   'access_token_signed_response_alg',
@@ -452,6 +454,10 @@ function resourceServerSettings(doc: Record<string, unknown>, method: ClientAuth
   if (resourceServer && method === 'none') {
     throw new InvalidClientMetadata('resource_server', 'a resource server is a confidential client (it authenticates at introspection); token_endpoint_auth_method "none" cannot be one');
   }
+  if (doc.resource_scopes !== undefined) {
+    if (!resourceServer) throw new InvalidClientMetadata('resource_scopes', 'only a resource server (resource_server: true) may declare scope values');
+    doc.resource_scopes = resourceScopeList(doc.resource_scopes);
+  }
   if (doc.resource_uris === undefined) return resourceServer;
   if (!resourceServer) throw new InvalidClientMetadata('resource_uris', 'only a resource server (resource_server: true) may register resource URIs');
   const list = stringList(doc.resource_uris, 'resource_uris');
@@ -462,6 +468,33 @@ function resourceServerSettings(doc: Record<string, unknown>, method: ClientAuth
   }
   doc.resource_uris = [...new Set(list)];
   return resourceServer;
+}
+
+/** Most scope values one resource server may declare in `resource_scopes`. */
+const MAX_RESOURCE_SCOPES = 100;
+
+/**
+ * The scope values OpenID Connect defines (Core §3.1.2.1 `openid`, §5.4 the claim scopes, §11
+ * `offline_access`): a resource server cannot declare one, or a request for it would be two things.
+ */
+export const OIDC_STANDARD_SCOPES: ReadonlySet<string> = new Set(['openid', 'profile', 'email', 'address', 'phone', 'offline_access']);
+
+/**
+ * `resource_scopes` (docs/decisions.md RS1): the scope values a resource server understands, which
+ * a client asks for to get a token for it with that value (RFC 6749 §3.3: the server defines its
+ * scope values; RFC 9728 §2 calls a protected resource's list `scopes_supported`). Each is an RFC
+ * 6749 §3.3 scope-token of at most 255 characters and no OpenID Connect value; that no other
+ * resource server declared it, and that it is no client_id, is the store's to say
+ * (client-registration.ts). Normalised to a list without duplicates, in the order given.
+ */
+function resourceScopeList(value: unknown): string[] {
+  const list = stringList(value, 'resource_scopes');
+  if (list.length > MAX_RESOURCE_SCOPES) throw new InvalidClientMetadata('resource_scopes', `may declare at most ${MAX_RESOURCE_SCOPES} scope values`);
+  const bad = list.find((token) => token === '' || token.length > 255 || !SCOPE_TOKEN.test(token));
+  if (bad !== undefined) throw new InvalidClientMetadata('resource_scopes', `${JSON.stringify(bad)} is not a scope value (RFC 6749 §3.3: printable ASCII without spaces, quotes or backslashes), at most 255 characters`);
+  const standard = list.find((token) => OIDC_STANDARD_SCOPES.has(token));
+  if (standard !== undefined) throw new InvalidClientMetadata('resource_scopes', `${JSON.stringify(standard)} is a scope value OpenID Connect defines; choose a name of the API's own, such as orders.read`);
+  return [...new Set(list)];
 }
 
 /** Longest resource URI, as a registered value and as a `resource` parameter. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { SIGNING_ALGS } from '../crypto/algorithms.ts';
-import type { Client } from '../domain/client.ts';
+import { resourceScopesOf, type Client } from '../domain/client.ts';
 import { openClientSecret } from '../crypto/key-encryption.ts';
 import { ManualClock } from '../lib/clock.ts';
 import { hashSecret } from '../lib/hash.ts';
@@ -56,6 +56,11 @@ class MemoryClients implements ClientStore {
   async findByResourceUri(uri: string) {
     const row = [...this.rows.values()].find((client) => Array.isArray(client.metadata.resource_uris) && client.metadata.resource_uris.includes(uri));
     return row && structuredClone(row);
+  }
+  async resourceScopeOwners(values: readonly string[]) {
+    const owners = new Map<string, string>();
+    for (const client of this.rows.values()) for (const value of resourceScopesOf(client)) if (values.includes(value)) owners.set(value, client.clientId);
+    return owners;
   }
 }
 
@@ -478,6 +483,62 @@ describe('client management', () => {
     await deps.clients.update({ ...client, metadata: { aud: [plain.clientId] } });
     assert.deepEqual((await updateClient(deps, client.clientId, { client_name: 'Renamed' })).client.metadata.aud, [plain.clientId]);
     await refusedAud([plain.clientId, inactive.clientId], `aud: "${inactive.clientId}" is an inactive client; activate it first`, client.clientId);
+  });
+
+  test('resource_scopes (RS-01): a resource server declares RFC 6749 scope-tokens, no OIDC value, no client_id, none another server declared', async () => {
+    const deps = setup();
+    const { client: api } = await registerClient(deps, { client_name: 'Orders API', resource_server: true, resource_scopes: ['orders.read', 'orders.write', 'orders.read'] });
+    assert.deepEqual(clientView(api).resource_scopes, ['orders.read', 'orders.write'], 'duplicates are dropped');
+    const refusedMetadata = async (metadata: Record<string, unknown>, message: string, clientId?: string) =>
+      assert.rejects(clientId ? updateClient(deps, clientId, metadata) : registerClient(deps, { client_name: 'x', ...metadata }), (error: unknown) => {
+        assert.ok(error instanceof InvalidClientMetadata, String(error));
+        assert.equal(error.message, message);
+        return true;
+      });
+    await refusedMetadata({ grant_types: [], resource_scopes: ['a.read'] }, 'resource_scopes: only a resource server (resource_server: true) may declare scope values');
+    await refusedMetadata({ resource_server: true, resource_scopes: 'a.read' }, 'resource_scopes: must be an array of strings');
+    await refusedMetadata({ resource_server: true, resource_scopes: ['a read'] }, 'resource_scopes: "a read" is not a scope value (RFC 6749 §3.3: printable ASCII without spaces, quotes or backslashes), at most 255 characters');
+    await refusedMetadata({ resource_server: true, resource_scopes: ['a"b'] }, 'resource_scopes: "a\\"b" is not a scope value (RFC 6749 §3.3: printable ASCII without spaces, quotes or backslashes), at most 255 characters');
+    await refusedMetadata({ resource_server: true, resource_scopes: [''] }, 'resource_scopes: "" is not a scope value (RFC 6749 §3.3: printable ASCII without spaces, quotes or backslashes), at most 255 characters');
+    for (const standard of ['openid', 'profile', 'email', 'address', 'phone', 'offline_access']) {
+      await refusedMetadata({ resource_server: true, resource_scopes: [standard] }, `resource_scopes: "${standard}" is a scope value OpenID Connect defines; choose a name of the API's own, such as orders.read`);
+    }
+    await refusedMetadata({ resource_server: true, resource_scopes: Array.from({ length: 101 }, (_, i) => `s${i}`) }, 'resource_scopes: may declare at most 100 scope values');
+    await refusedMetadata({ resource_server: true, resource_scopes: ['orders.write'] }, `resource_scopes: "orders.write" is already a scope value of the resource server ${api.clientId}; a scope value names one resource server`);
+    await refusedMetadata({ resource_server: true, resource_scopes: [api.clientId] }, `resource_scopes: "${api.clientId}" is a client_id, which as a scope value already asks for that client as the audience`);
+    await refusedMetadata({ resource_scopes: ['mine', api.clientId] }, `resource_scopes: "${api.clientId}" is a client_id, which as a scope value already asks for that client as the audience`, api.clientId);
+    // A client_id imported under a declared value's name would make the value two things.
+    await assert.rejects(registerClient(deps, { client_name: 'Imported', grant_types: [] }, { clientId: 'orders.read' }), (error: unknown) => error instanceof InvalidClientMetadata && error.field === 'client_id');
+    // Its own values may be declared again; a dropped value is free for another server.
+    assert.deepEqual((await updateClient(deps, api.clientId, { resource_scopes: ['orders.write', 'orders.admin'] })).client.metadata.resource_scopes, ['orders.write', 'orders.admin']);
+    const { client: other } = await registerClient(deps, { client_name: 'Reports API', resource_server: true, resource_scopes: ['orders.read'] });
+    assert.deepEqual(await deps.clients.resourceScopeOwners(['orders.read', 'orders.write']), new Map([['orders.read', other.clientId], ['orders.write', api.clientId]]));
+  });
+
+  test('scope (RS-04): only values the grants honour register — OIDC values, and resource servers\' client_ids and declared values within aud; values stored before stay', async () => {
+    const deps = setup();
+    const { client: api } = await registerClient(deps, { client_name: 'Orders API', resource_server: true, resource_scopes: ['orders.read', 'orders.write'] });
+    const { client: other } = await registerClient(deps, { client_name: 'Reports API', resource_server: true, resource_scopes: ['reports.read'] });
+    const { client: machine } = await registerClient(deps, { client_name: 'Nightly sync', grant_types: ['client_credentials'], aud: [api.clientId], scope: `orders.read ${api.clientId}` });
+    assert.equal(machine.scope, `orders.read ${api.clientId}`);
+    const refusedScope = async (metadata: Record<string, unknown>, message: string, clientId?: string) =>
+      assert.rejects(clientId ? updateClient(deps, clientId, metadata) : registerClient(deps, { client_name: 'x', grant_types: ['client_credentials'], ...metadata }), (error: unknown) => {
+        assert.ok(error instanceof InvalidClientMetadata, String(error));
+        assert.equal(error.message, message);
+        return true;
+      });
+    const notGranted = (value: string) => `scope: "${value}" is not a scope value gatehouse grants: use openid, profile, email, the client_id of a resource server in aud, or a scope value one declared (resource_scopes)`;
+    await refusedScope({ scope: 'api.read api.write' }, notGranted('api.read'));
+    await refusedScope({ scope: 'openid offline_access' }, notGranted('offline_access'));
+    await refusedScope({ aud: [api.clientId], scope: 'reports.read' }, `scope: The scope value reports.read belongs to the resource server ${other.clientId}, which this client may not request as an audience (client metadata aud).`);
+    await refusedScope({ scope: 'orders.read' }, `scope: The scope value orders.read belongs to the resource server ${api.clientId}, which this client may not request as an audience (client metadata aud).`);
+    await refusedScope({ scope: other.clientId }, `scope: The scope value ${other.clientId} is a client_id this client may not request as an audience (client metadata aud).`);
+    await refusedScope({ scope: 'orders.read orders.delete' }, notGranted('orders.delete'), machine.clientId);
+    assert.equal((await updateClient(deps, machine.clientId, { scope: 'orders.read orders.write openid' })).client.scope, 'orders.read orders.write openid');
+    // A client stored before the rule keeps its values through an unrelated update; a new value is checked.
+    await deps.clients.update({ ...machine, scope: 'openid offline_access api.read' });
+    assert.equal((await updateClient(deps, machine.clientId, { client_name: 'Renamed' })).client.scope, 'openid offline_access api.read');
+    await refusedScope({ scope: 'openid offline_access api.read api.write' }, notGranted('api.write'), machine.clientId);
   });
 
   test('resource_server and resource_uris (RI-01): a confidential client without grants by default; URIs absolute, no fragment, https or loopback http, resource servers only', async () => {

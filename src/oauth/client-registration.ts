@@ -3,14 +3,17 @@
  * client metadata document; gatehouse generates the client_id and the client_secret, shows the
  * secret once, and stores only its SHA-256 (a 256-bit random secret needs no slow hash).
  */
-import type { Client } from '../domain/client.ts';
 import type { Clock } from '../lib/clock.ts';
 import { sealClientSecret } from '../crypto/key-encryption.ts';
 import { hashSecret } from '../lib/hash.ts';
 import { isUuid } from '../lib/uuid.ts';
 import type { Random } from '../lib/random.ts';
 import { ConflictError, MissingReferenceError, type ClientStore, type Store, type StoreTransaction } from '../storage/ports.ts';
+import { resourceScopesOf, type Client } from '../domain/client.ts';
 import { GENERATED_KEYS, InvalidClientMetadata, allowedAudiences, clientView, isResourceServer, parseClientMetadata, resourceUrisOf, type ClientSettings } from './client-metadata.ts';
+import { SUPPORTED_SCOPES } from './discovery.ts';
+import { InvalidScope } from './errors.ts';
+import { grantedAudiences, grantedScope, parseScope } from './scope.ts';
 
 export { InvalidClientMetadata, clientView } from './client-metadata.ts';
 
@@ -102,8 +105,9 @@ export async function registerClient(
     createdAt: now,
     updatedAt: now,
   };
-  // One unit of work: the audiences checked and the resource URIs claimed with the row that names
-  // them; the policy's foreign key refuses an unknown authorization_policy (withKnownPolicy).
+  // One unit of work: the audiences and the scope checked and the resource URIs and scope values
+  // claimed with the row that names them; the policy's foreign key refuses an unknown
+  // authorization_policy (withKnownPolicy).
   await withKnownPolicy(client, () =>
     withResourceUris(() =>
       deps.transaction(async (tx) => {
@@ -112,6 +116,12 @@ export async function registerClient(
         if (isUuid(clientId) && (await tx.users.getProfile(clientId.toLowerCase())) !== undefined) throw new ClientIdIsUserId(clientId);
         await checkAudiences(tx.clients, clientId, settings, new Set(), deps.apiClientId);
         await checkResourceUris(tx.clients, client);
+        await checkResourceScopes(tx.clients, client);
+        await checkScopeHonoured(tx.clients, client, new Set());
+        // An imported client_id that a resource server declared as a scope value would make that value two things.
+        if (options.clientId !== undefined && (await tx.clients.resourceScopeOwners([clientId])).size > 0) {
+          throw new InvalidClientMetadata('client_id', `${JSON.stringify(clientId)} is a scope value a resource server declared (resource_scopes); a client_id cannot be one`);
+        }
         await tx.clients.insert(client);
         await options.inUnitOfWork?.(tx, client);
       }),
@@ -154,7 +164,9 @@ export async function updateClient(
           : { secretHash: undefined, secretSealed: undefined }),
       updatedAt: deps.clock.now(),
     };
-      await checkResourceUris(tx.clients, client);
+    await checkResourceUris(tx.clients, client);
+    await checkResourceScopes(tx.clients, client);
+    await checkScopeHonoured(tx.clients, client, new Set(parseScope(current.scope)));
     if (settings.authorizationPolicy === undefined) delete client.authorizationPolicy;
     await withKnownPolicy(client, () => replace(tx, client));
     return { client, clientSecret };
@@ -274,13 +286,58 @@ async function checkResourceUris(clients: ClientStore, client: Client): Promise<
   }
 }
 
-/** A resource URI taken by a concurrent registration surfaces as the store's ConflictError: said as the metadata error it is. */
+/**
+ * Each of the client's declared `resource_scopes` must be free or its own, so that a scope value
+ * names one audience (docs/decisions.md RS1), and no client's client_id (this one's included),
+ * which already asks for that client as the audience. Read in the unit of work, to name the value
+ * and its holder; the store's primary key (migration 018) is what keeps the first rule when two
+ * registrations race (withResourceUris), and the unit of work the second.
+ */
+async function checkResourceScopes(clients: ClientStore, client: Client): Promise<void> {
+  const declared = resourceScopesOf(client);
+  if (declared.length === 0) return;
+  const owners = await clients.resourceScopeOwners(declared);
+  const taken = declared.find((value) => owners.has(value) && owners.get(value) !== client.clientId);
+  if (taken !== undefined) throw new InvalidClientMetadata('resource_scopes', `${JSON.stringify(taken)} is already a scope value of the resource server ${owners.get(taken)!}; a scope value names one resource server`);
+  const clientIds = await Promise.all(declared.map((value) => (value === client.clientId ? client : clients.get(value))));
+  const id = declared.find((_, i) => clientIds[i] !== undefined);
+  if (id !== undefined) throw new InvalidClientMetadata('resource_scopes', `${JSON.stringify(id)} is a client_id, which as a scope value already asks for that client as the audience`);
+}
+
+/**
+ * Registration accepts a `scope` only when the grants honour each of its values (docs/decisions.md
+ * RS4): a supported OpenID Connect value, or one grantedAudiences (scope.ts, the grants' own rule)
+ * grants this client — a resource server's client_id or declared value, the server in the
+ * client's `aud` and active. A value the grants would drop (`offline_access`, a typo) or refuse
+ * would otherwise be stored as a promise nobody keeps. Values the client already had are not
+ * checked again, so a client stored before the rule, or one whose resource server has since
+ * changed, can still be updated (its other values keep working; the grants ignore or refuse the rest).
+ */
+async function checkScopeHonoured(clients: ClientStore, client: Client, alreadyRegistered: ReadonlySet<string>): Promise<void> {
+  const added = parseScope(client.scope).filter((value) => !alreadyRegistered.has(value));
+  let granted: Set<string>;
+  try {
+    granted = await grantedAudiences(clients, client, added);
+  } catch (error) {
+    if (error instanceof InvalidScope) throw new InvalidClientMetadata('scope', error.message);
+    throw error;
+  }
+  const unknown = added.find((value) => !granted.has(value) && grantedScope([value], client).length === 0);
+  if (unknown !== undefined) {
+    throw new InvalidClientMetadata('scope', `${JSON.stringify(unknown)} is not a scope value gatehouse grants: use ${SUPPORTED_SCOPES.join(', ')}, the client_id of a resource server in aud, or a scope value one declared (resource_scopes)`);
+  }
+}
+
+/** A resource URI or scope value taken by a concurrent registration surfaces as the store's ConflictError: said as the metadata error it is. */
 async function withResourceUris<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (error instanceof ConflictError && /resource URI/.test(error.message)) {
       throw new InvalidClientMetadata('resource_uris', 'a URI was registered by another client at the same time; each resource URI belongs to one resource server');
+    }
+    if (error instanceof ConflictError && /resource scope/.test(error.message)) {
+      throw new InvalidClientMetadata('resource_scopes', 'a scope value was declared by another resource server at the same time; each scope value belongs to one resource server');
     }
     throw error;
   }

@@ -31,12 +31,12 @@ const MAX_URIS = 100;
 /**
  * Metadata a self-registered client may not set (decision DR4): `aud` and the resource-server keys
  * would let it name itself an audience of the management or identity API, or claim a resource
- * URI; `authorization_policy` and `active` are the administrator's say over who may use it;
+ * URI or scope value (`resource_scopes`: a value another API meant to declare, decision RS1); `authorization_policy` and `active` are the administrator's say over who may use it;
  * `jwks_uri` would make gatehouse fetch any URL the registrant names (server-side request
  * forgery: inline `jwks` is accepted instead). In an RFC 7592 update each may only repeat the
  * value the client has (an administrator may have set it), which the update keeps.
  */
-export const PRIVILEGED_KEYS = ['aud', 'resource_server', 'resource_uris', 'access_token_format', 'access_token_signed_response_alg', 'authorization_policy', 'active', 'jwks_uri'] as const;
+export const PRIVILEGED_KEYS = ['aud', 'resource_server', 'resource_uris', 'resource_scopes', 'access_token_format', 'access_token_signed_response_alg', 'authorization_policy', 'active', 'jwks_uri'] as const;
 
 /** Grants a self-registered client may not register (decision DR5): the password grant hands it users' passwords (RFC 9700 §2.4). */
 export const REFUSED_GRANT_TYPES: Record<string, string> = {

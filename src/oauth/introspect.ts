@@ -42,8 +42,9 @@ export async function introspect(deps: OAuthDeps, authorization: string | undefi
   if (token.kind === 'refresh_token' && token.clientId !== caller.clientId) return INACTIVE;
   // Split once: the policy's scope gate and the audiences read the same values.
   const scope = token.scope === '' ? [] : token.scope.split(' ');
+  const tokenAudiences = await scopeAudiences(deps.store.clients, scope);
   if (isClientToken(token)) {
-    return { active: true, ...clientTokenClaims(deps.config.issuer, token), aud: caller.clientId, scope: token.scope, client_id: token.clientId, token_type: token.kind, token_audiences: scopeAudiences(scope) };
+    return { active: true, ...clientTokenClaims(deps.config.issuer, token), aud: caller.clientId, scope: token.scope, client_id: token.clientId, token_type: token.kind, token_audiences: tokenAudiences };
   }
   if (!user || user.status !== 'enabled') return INACTIVE;
   return {
@@ -55,7 +56,7 @@ export async function introspect(deps: OAuthDeps, authorization: string | undefi
     scope: token.scope,
     client_id: token.clientId,
     token_type: token.kind,
-    token_audiences: scopeAudiences(scope),
+    token_audiences: tokenAudiences,
   };
 }
 

@@ -78,7 +78,7 @@ interface PendingJwt {
  * audiences' registrations and the client's authorization policy are read — the unit of work's
  * view, so the form, the claims and the row agree.
  */
-export type MintContext = { clients: Pick<ClientStore, 'get'> } & PolicyReader;
+export type MintContext = { clients: Pick<ClientStore, 'get' | 'resourceScopeOwners'> } & PolicyReader;
 
 /**
  * The access token of a grant and its lifetime in seconds: opaque, or — for a resource server

@@ -33,8 +33,8 @@ export const JWT_ACCESS_TOKEN_TYP = 'at+jwt';
  * `clients` is the unit of work's view when the grant runs in one, so the decision and the row it
  * stores agree.
  */
-export async function accessTokenForm(clients: Pick<ClientStore, 'get'>, config: Pick<Config, 'accessTokenFormat'>, scope: readonly string[]): Promise<AccessTokenForm> {
-  const audiences = scopeAudiences(scope);
+export async function accessTokenForm(clients: Pick<ClientStore, 'get' | 'resourceScopeOwners'>, config: Pick<Config, 'accessTokenFormat'>, scope: readonly string[]): Promise<AccessTokenForm> {
+  const audiences = await scopeAudiences(clients, scope);
   if (audiences.length === 0) return config.accessTokenFormat === 'jwt' ? { format: 'jwt', alg: DEFAULT_SIGNING_ALG, audiences } : { format: 'opaque' };
   const registered = await Promise.all(audiences.map((clientId) => clients.get(clientId)));
   const firstJwt = registered.find((client) => client !== undefined && (accessTokenFormatOf(client) ?? config.accessTokenFormat) === 'jwt');

@@ -11,7 +11,7 @@ import type { ClientStore } from '../storage/ports.ts';
 import { allowedAudiences } from './client-metadata.ts';
 import { InvalidTarget } from './errors.ts';
 import type { RawParams } from './params.ts';
-import { scopeAudiences } from './scope.ts';
+import { audiencesByValue } from './scope.ts';
 
 /** The parameter's name (RFC 8707 §2); it may be sent more than once, unlike every other. */
 export const RESOURCE_PARAM = 'resource';
@@ -77,15 +77,25 @@ export function withAudiences(scope: readonly string[], audiences: readonly stri
 /**
  * The access token's scope when `resource` asks for some of a grant's audiences (RFC 8707 §2.2: at
  * the token endpoint the requested resource must be within the grant): each must be an audience of
- * `granted`, else invalid_target; the token's audiences are then exactly those (in the grant's
- * order), after the other values of `scope` (the grant's, or narrower by the `scope` parameter).
- * Without `resource`, `scope` as it is.
+ * `granted`, else invalid_target. The token then keeps the values of `scope` (the grant's, or
+ * narrower by the `scope` parameter) that ask for no audience; of the grant's values that ask for
+ * one, those of the requested servers — a client_id always, a server's declared scope value when
+ * `scope` kept it or kept none of that server's values (resource names the server, scope the values).
+ * In the grant's order. Without `resource`, `scope` as it is.
  */
-export function narrowToResources(granted: readonly string[], scope: readonly string[], servers: readonly Client[], resources: readonly string[]): string[] {
+export async function narrowToResources(clients: Pick<ClientStore, 'resourceScopeOwners'>, granted: readonly string[], scope: readonly string[], servers: readonly Client[], resources: readonly string[]): Promise<string[]> {
   if (servers.length === 0) return [...scope];
-  const audiences = new Set(scopeAudiences(granted));
+  const audienceOf = await audiencesByValue(clients, granted);
+  const audiences = new Set(audienceOf.values());
   const outside = servers.findIndex((server) => !audiences.has(server.clientId));
   if (outside >= 0) throw new InvalidTarget(`The resource ${resources[outside]} was not granted; a token may only be narrowed to the audiences granted.`);
   const wanted = new Set(servers.map((server) => server.clientId));
-  return [...scope.filter((value) => !audiences.has(value)), ...granted.filter((value) => wanted.has(value))];
+  const kept = new Set(scope);
+  const keptAudiences = new Set(scope.filter((value) => audienceOf.has(value) && audienceOf.get(value) !== value).map((value) => audienceOf.get(value)));
+  const forWanted = granted.filter((value) => {
+    const audience = audienceOf.get(value);
+    if (audience === undefined || !wanted.has(audience)) return false;
+    return audience === value || kept.has(value) || !keptAudiences.has(audience);
+  });
+  return [...scope.filter((value) => !audienceOf.has(value)), ...forWanted];
 }

@@ -20,62 +20,111 @@ export function parseScope(scope: string | undefined): string[] {
 
 /**
  * The scope granted for an authorization request: values gatehouse does not support are dropped
- * (OIDC certification expects unknown values such as offline_access to be ignored), except
- * audiences — see grantedAudiences, which decides them. When the client registered a `scope`,
- * only values from it are kept among the others (Ubisecure: "only those values are allowed");
- * audiences are governed by `aud` alone. Order follows the request.
+ * (OIDC certification expects unknown values such as offline_access to be ignored), except the
+ * values that ask for an audience — see grantedAudiences, which decides them (`audiences`). When
+ * the client registered a `scope`, only values from it are kept among the others (Ubisecure: "only
+ * those values are allowed"); a client_id is governed by `aud` alone, a resource server's declared
+ * value by both. Order follows the request.
  */
 export function grantedScope(requested: string[], client: Client, audiences: ReadonlySet<string> = new Set()): string[] {
   const allowed = client.scope === undefined ? undefined : new Set(parseScope(client.scope));
-  return requested.filter((value) => audiences.has(value) || ((SUPPORTED_SCOPES as readonly string[]).includes(value) && (allowed === undefined || allowed.has(value) || value === 'openid')));
+  return requested.filter((value) => audiences.has(value) || (isSupported(value) && (allowed === undefined || allowed.has(value) || value === 'openid')));
+}
+
+/** Most requested values looked up at once as resource servers' declared scope values (one statement). */
+const MAX_RESOURCE_SCOPE_LOOKUPS = 100;
+
+/** What the audience rules read from the store: clients by id, declared scope values by value. */
+export type AudienceReader = Pick<ClientStore, 'get' | 'resourceScopeOwners'>;
+
+function isSupported(value: string): boolean {
+  return (SUPPORTED_SCOPES as readonly string[]).includes(value);
 }
 
 /**
- * The audiences granted to `client` among the requested scope values. A value that is the
- * client_id of a registered client asks for a token meant for that client (Ubisecure:
- * `scope=openid <resource client_id>`, how identity API tokens are requested). It is granted only
- * when the client's `aud` metadata lists it and that client is active; otherwise the request is
- * refused with invalid_scope (RFC 6749 §4.1.2.1, §5.2), never silently narrowed, so a client
- * learns why it got no such token. Without `aud` a client gets no audience at all. Values that
- * name no client are left for grantedScope to drop. At most MAX_AUDIENCE_LOOKUPS values outside
- * the allow-list are looked up; the rest are dropped as unknown, which grants nothing either.
+ * The audiences granted to `client` among the requested scope values, as the set of values that
+ * ask for one. Two kinds of value do (docs/decisions.md RS2):
+ * - a resource server's client_id asks for a token meant for it (Ubisecure: `scope=openid
+ *   <resource client_id>`, how identity API tokens are requested);
+ * - a scope value a resource server declared (`resource_scopes`, RFC 6749 §3.3: the server
+ *   defines its scope values) asks for a token meant for that server with that value; when the
+ *   client registered a `scope`, only values listed there (as for OIDC values, grantedScope).
+ * Either is granted only when the client's `aud` metadata lists the resource server and it is
+ * active; otherwise the request is refused with invalid_scope (RFC 6749 §4.1.2.1, §5.2), never
+ * silently narrowed, so a client learns why it got no such token. Without `aud` a client gets no
+ * audience at all. Values that name neither are left for grantedScope to drop. At most
+ * MAX_AUDIENCE_LOOKUPS values outside the allow-list are looked up as client_ids; the rest are
+ * dropped as unknown, which grants nothing either.
+ *
+ * Client registration asks this same function whether a client's `scope` would be honoured
+ * (client-registration.ts, checkScopeHonoured), so what registers is what the grants give.
  */
-export async function grantedAudiences(clients: ClientStore, client: Client, requested: string[]): Promise<Set<string>> {
+export async function grantedAudiences(clients: AudienceReader, client: Client, requested: string[]): Promise<Set<string>> {
   const allowList = allowedAudiences(client);
-  const candidates = requested.filter((value) => !(SUPPORTED_SCOPES as readonly string[]).includes(value) && isLookupKey(value, 255));
-  const allowed = candidates.filter((value) => allowList.has(value));
-  const others = candidates.filter((value) => !allowList.has(value)).slice(0, MAX_AUDIENCE_LOOKUPS);
+  const candidates = requested.filter((value) => !isSupported(value) && isLookupKey(value, 255));
+  const owners = await clients.resourceScopeOwners(candidates.slice(0, MAX_RESOURCE_SCOPE_LOOKUPS));
+  const declared = candidates.filter((value) => owners.has(value));
+  const registered = client.scope === undefined ? undefined : new Set(parseScope(client.scope));
+  const unregistered = declared.find((value) => registered !== undefined && !registered.has(value));
+  if (unregistered !== undefined) throw new InvalidScope(`The scope value ${unregistered} is not among this client's registered scope values (client metadata scope).`);
+  const outside = declared.find((value) => !allowList.has(owners.get(value)!));
+  if (outside !== undefined) throw new InvalidScope(`The scope value ${outside} belongs to the resource server ${owners.get(outside)!}, which this client may not request as an audience (client metadata aud).`);
+
+  const ids = candidates.filter((value) => !owners.has(value));
+  const allowed = [...new Set([...ids.filter((value) => allowList.has(value)), ...declared.map((value) => owners.get(value)!)])];
+  const others = ids.filter((value) => !allowList.has(value)).slice(0, MAX_AUDIENCE_LOOKUPS);
   const [allowedClients, otherClients] = await Promise.all([Promise.all(allowed.map((value) => clients.get(value))), Promise.all(others.map((value) => clients.get(value)))]);
   const refused = others.find((_, i) => otherClients[i] !== undefined);
   if (refused !== undefined) throw new InvalidScope(`The scope value ${refused} is a client_id this client may not request as an audience (client metadata aud).`);
   const unavailable = allowed.find((_, i) => !allowedClients[i]?.active);
   if (unavailable !== undefined) throw new InvalidScope(`The audience ${unavailable} is not an active client.`);
-  return new Set(allowed);
+  return new Set([...ids.filter((value) => allowList.has(value)), ...declared]);
 }
 
 /**
- * The same rule on a scope already granted (the refresh grant, RFC 6749 §6): every audience in it
- * must still be allowed by the client's current `aud` and still be an active client, or the
- * request is invalid_scope. A granted scope holds only supported values and audiences.
+ * The same rule on a scope already granted (the code, device and refresh grants, RFC 6749 §6):
+ * every audience in it must still be allowed by the client's current `aud` and still be an active
+ * client, and every declared scope value still declared by its resource server and, when the
+ * client registered a `scope`, still listed there; or the request is invalid_scope.
  */
-export async function checkGrantedAudiences(clients: ClientStore, client: Client, scope: string[]): Promise<void> {
-  const audiences = scopeAudiences(scope);
-  if (audiences.length === 0) return;
+export async function checkGrantedAudiences(clients: AudienceReader, client: Client, scope: string[]): Promise<void> {
+  const byValue = await audiencesByValue(clients, scope);
+  if (byValue.size === 0) return;
+  const audiences = [...new Set(byValue.values())];
+  const found = new Map(await Promise.all(audiences.map(async (id) => [id, await clients.get(id)] as const)));
   const allowList = allowedAudiences(client);
-  const refused = audiences.find((value) => !allowList.has(value));
-  if (refused !== undefined) throw new InvalidScope(`The client may no longer request the audience ${refused} (client metadata aud).`);
-  const found = await Promise.all(audiences.map((value) => clients.get(value)));
-  const unavailable = audiences.find((_, i) => !found[i]?.active);
+  const registered = client.scope === undefined ? undefined : new Set(parseScope(client.scope));
+  for (const [value, audience] of byValue) {
+    // A value its resource server no longer declares is neither a declared value nor a client_id now.
+    if (found.get(audience) === undefined && value === audience) throw new InvalidScope(`The scope value ${value} no longer names a resource server or a scope value one declares.`);
+    if (!allowList.has(audience)) throw new InvalidScope(`The client may no longer request ${value === audience ? 'the audience' : 'the scope value'} ${value} (client metadata aud).`);
+    if (value !== audience && registered !== undefined && !registered.has(value)) throw new InvalidScope(`The scope value ${value} is no longer among this client's registered scope values (client metadata scope).`);
+  }
+  const unavailable = audiences.find((id) => !found.get(id)?.active);
   if (unavailable !== undefined) throw new InvalidScope(`The audience ${unavailable} is not an active client.`);
 }
 
 /**
- * The audiences of a granted scope: its values that are not supported scope values. A granted
- * scope holds only supported values and audiences (grantedScope), so every other value is the
- * client_id of a client the token is meant for. The one place that tells them apart.
+ * The audience each value of a granted scope asks for, as value → client_id: a resource server's
+ * declared scope value stands for that server, any other value that is not a supported OIDC value
+ * is the client_id of the server itself (a granted scope holds only supported values, audiences
+ * and declared values: grantedScope). OIDC values ask for none and are absent. The one place that
+ * tells them apart; one statement when the scope holds any such value, none otherwise.
  */
-export function scopeAudiences(scope: readonly string[]): string[] {
-  return scope.filter((value) => !(SUPPORTED_SCOPES as readonly string[]).includes(value));
+export async function audiencesByValue(clients: Pick<ClientStore, 'resourceScopeOwners'>, scope: readonly string[]): Promise<Map<string, string>> {
+  const values = scope.filter((value) => !isSupported(value));
+  if (values.length === 0) return new Map();
+  const owners = await clients.resourceScopeOwners(values);
+  return new Map(values.map((value) => [value, owners.get(value) ?? value]));
+}
+
+/**
+ * The audiences of a granted scope, in scope order without duplicates: the client_ids of the
+ * resource servers the token is for (audiencesByValue). Read by introspection's
+ * `token_audiences`, a JWT's `aud` and format, and the consent page.
+ */
+export async function scopeAudiences(clients: Pick<ClientStore, 'resourceScopeOwners'>, scope: readonly string[]): Promise<string[]> {
+  return [...new Set((await audiencesByValue(clients, scope)).values())];
 }
 
 /** A narrower scope on refresh (RFC 6749 §6): every value must have been granted originally. */

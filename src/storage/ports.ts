@@ -81,6 +81,13 @@ export interface ClientStore {
    * another client holds is a ConflictError, on every database and under concurrency (migration 014).
    */
   findByResourceUri(uri: string): Promise<Client | undefined>;
+  /**
+   * The resource servers that declared `values` among their `resource_scopes`, as value → client_id
+   * (values no resource server declared are absent): one statement. insert and update keep the
+   * values in step with the client, in one unit of work: a value another client holds is a
+   * ConflictError, on every database and under concurrency (migration 018).
+   */
+  resourceScopeOwners(values: readonly string[]): Promise<Map<string, string>>;
   list(): Promise<Client[]>;
   /** Replaces the stored client; false when it does not exist. */
   update(client: Client): Promise<boolean>;

@@ -254,6 +254,18 @@ for (const kind of DATABASES) {
       assert.equal(demoted.resource_uris, undefined);
     });
 
+    test('client create --resource-scope (RS-05): a resource server declares scope values; a client\'s --scope is refused unless a grant honours it', async () => {
+      const suffix = Date.now().toString(36);
+      const exactly = (text: string) => new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}\n$`);
+      const api = json(await run('client', 'create', '--name', 'Stock API', '--resource-server', '--resource-scope', `stock.read.${suffix}`, '--resource-scope', `stock.write.${suffix}`, '--json'));
+      assert.deepEqual(api.resource_scopes, [`stock.read.${suffix}`, `stock.write.${suffix}`]);
+      failed(await run('client', 'create', '--name', 'Clash', '--resource-server', '--resource-scope', `stock.read.${suffix}`), exactly(`gatehouse: resource_scopes: "stock.read.${suffix}" is already a scope value of the resource server ${api.client_id as string}; a scope value names one resource server`));
+      failed(await run('client', 'create', '--name', 'Not one', '--grant-type', 'client_credentials', '--resource-scope', 'x.read'), exactly('gatehouse: resource_scopes: only a resource server (resource_server: true) may declare scope values'));
+      failed(await run('client', 'create', '--name', 'Sync', '--grant-type', 'client_credentials', '--scope', 'api.read api.write'), exactly('gatehouse: scope: "api.read" is not a scope value gatehouse grants: use openid, profile, email, the client_id of a resource server in aud, or a scope value one declared (resource_scopes)'));
+      const machine = json(await run('client', 'create', '--name', 'Sync', '--grant-type', 'client_credentials', '--aud', api.client_id as string, '--scope', `stock.read.${suffix}`, '--json'));
+      assert.equal(machine.scope, `stock.read.${suffix}`);
+    });
+
     test('allowed_cors_origins from --metadata-file or --allowed-cors-origin (repeatable, overrides the file); a malformed origin is one line, exit 2 (SP-11)', async () => {
       const file = join(dir, 'spa.json');
       writeFileSync(file, JSON.stringify({ client_name: 'SPA', redirect_uris: ['https://spa.example/cb'], token_endpoint_auth_method: 'none', allowed_cors_origins: ['https://spa.example'] }));

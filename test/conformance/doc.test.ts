@@ -37,6 +37,7 @@ const CHECKLIST: [string, number][] = [
   ['PO', 22],
   // Dynamic client registration (issue 14, item 3).
   ['DR', 13],
+  ['RS', 6],
 ];
 /** Modules 0 (common set-up) to 38 of the Basic OP plan (research/conformance.md §1). */
 const MODULES = 39;

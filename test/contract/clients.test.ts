@@ -4,7 +4,7 @@ import { SIGNING_ALGS } from '../../src/crypto/algorithms.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { hashSecret } from '../../src/lib/hash.ts';
-import { InvalidClientMetadata, registerClient, rotateClientSecret, setClientActive, updateClient } from '../../src/oauth/client-registration.ts';
+import { InvalidClientMetadata, registerClient, rotateClientSecret, setClientActive, updateClient, type ClientRegistrationDeps as RegistrationDeps } from '../../src/oauth/client-registration.ts';
 import { ConflictError, type Store } from '../../src/storage/ports.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { aClient, only, openTestStore, T0, unique, warmUp, type TestStore } from '../helpers/store.ts';
@@ -205,6 +205,76 @@ for (const kind of DATABASES) {
       assert.equal(await store.clients.delete(server.clientId), true);
       assert.equal(await store.clients.findByResourceUri(`${uri}v2`), undefined, 'deleted with the client');
       await store.clients.insert(aClient({ metadata: { resource_server: true, resource_uris: [`${uri}v2`] } }));
+    });
+
+    test('declared scope values (RS-01): owners found by value in one call, replaced on update, gone with the client; another client\'s value is a ConflictError', async () => {
+      const read = unique('orders.read');
+      const write = unique('orders.write');
+      const server = aClient({ metadata: { resource_server: true, resource_scopes: [read, write] } });
+      await store.clients.insert(server);
+      assert.deepEqual(await store.clients.resourceScopeOwners([read, write, 'openid', unique('none')]), new Map([[read, server.clientId], [write, server.clientId]]));
+      assert.deepEqual(await store.clients.resourceScopeOwners([read.toUpperCase()]), new Map(), 'compared exactly');
+      assert.deepEqual(await store.clients.resourceScopeOwners([]), new Map());
+      // Not a resource server: its metadata's values are not declared.
+      const plain = aClient({ metadata: { resource_scopes: [unique('plain')] } });
+      await store.clients.insert(plain);
+      assert.deepEqual(await store.clients.resourceScopeOwners(plain.metadata.resource_scopes as string[]), new Map());
+      // Another client's value: refused, and nothing of the refused insert or update stays.
+      const mine = unique('mine');
+      const thief = aClient({ metadata: { resource_server: true, resource_scopes: [mine, read] } });
+      await assert.rejects(store.clients.insert(thief), ConflictError);
+      assert.equal(await store.clients.get(thief.clientId), undefined);
+      assert.deepEqual(await store.clients.resourceScopeOwners([mine]), new Map());
+      await assert.rejects(store.transaction((tx) => tx.clients.update({ ...plain, name: 'Stolen', metadata: { resource_server: true, resource_scopes: [write] } })), ConflictError);
+      assert.deepEqual(await store.clients.get(plain.clientId), plain);
+      // An update replaces the values: the dropped one is free again.
+      const updated = { ...server, metadata: { resource_server: true, resource_scopes: [write] } };
+      assert.equal(await store.clients.update(updated), true);
+      assert.deepEqual(await store.clients.resourceScopeOwners([read, write]), new Map([[write, server.clientId]]));
+      assert.equal(await store.clients.delete(server.clientId), true);
+      assert.deepEqual(await store.clients.resourceScopeOwners([write]), new Map(), 'deleted with the client');
+      const next = aClient({ metadata: { resource_server: true, resource_scopes: [write, read] } });
+      await store.clients.insert(next);
+      assert.deepEqual(await store.clients.resourceScopeOwners([read, write]), new Map([[read, next.clientId], [write, next.clientId]]));
+    });
+
+    /** Runs `trial` 15 times with registration on two instances of the store; what each says went wrong must be nothing. */
+    async function racing(trial: (mine: RegistrationDeps, other: RegistrationDeps, n: number) => Promise<string[]>): Promise<void> {
+      const other = await harness.open();
+      await Promise.all([warmUp(store, 2), warmUp(other, 2)]);
+      const deps = (s: Store): RegistrationDeps => ({ clients: s.clients, transaction: s.transaction, clock: systemClock, random: cryptoRandom });
+      const wrong: string[] = [];
+      for (let n = 0; n < 15; n++) wrong.push(...(await trial(deps(store), deps(other), n)).map((what) => `trial ${n}: ${what}`));
+      assert.deepEqual(wrong, []);
+    }
+
+    /** Of two attempts exactly one succeeded, and the other failed with a metadata error on one of `fields`. */
+    function oneWon(outcomes: PromiseSettledResult<unknown>[], fields: string[]): string[] {
+      const won = outcomes.filter((o) => o.status === 'fulfilled').length;
+      const lost = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+      return [...(won === 1 ? [] : [`${won} won`]), ...lost.filter((o) => !(o.reason instanceof InvalidClientMetadata && fields.includes(o.reason.field))).map((o) => String(o.reason))];
+    }
+
+    test('two declarations of one scope value at once, from two instances: exactly one wins (RS-01, repeated)', async () => {
+      await racing(async (mine, other, n) => {
+        const value = unique('race.read');
+        // One registers, the other moves an existing resource server onto the same value.
+        const { client: existing } = await registerClient(other, { client_name: `Existing ${n}`, resource_server: true });
+        const outcomes = await Promise.allSettled([registerClient(mine, { client_name: `Race ${n}`, resource_server: true, resource_scopes: [value] }), updateClient(other, existing.clientId, { resource_scopes: [value] })]);
+        const holder = (await store.clients.resourceScopeOwners([value])).get(value);
+        const winner = outcomes.find((o) => o.status === 'fulfilled')?.value.client.clientId;
+        return [...oneWon(outcomes, ['resource_scopes']), ...(holder === winner ? [] : [`held by ${holder}, won by ${winner}`])];
+      });
+    });
+
+    test('a declared scope value and an imported client_id of the same name at once: exactly one wins (RS-02, repeated)', async () => {
+      await racing(async (mine, other, n) => {
+        const value = unique('both');
+        const { client: server } = await registerClient(other, { client_name: `API ${n}`, resource_server: true });
+        const outcomes = await Promise.allSettled([registerClient(mine, { client_name: `Import ${n}`, grant_types: [] }, { clientId: value }), updateClient(other, server.clientId, { resource_scopes: [value] })]);
+        const both = (await store.clients.get(value)) !== undefined && (await store.clients.resourceScopeOwners([value])).size > 0;
+        return [...oneWon(outcomes, ['resource_scopes', 'client_id']), ...(both ? [`${value} is a client_id and a declared value`] : [])];
+      });
     });
 
     test('two registrations of one resource URI at once, from two instances: exactly one wins (RI-03, repeated)', async () => {

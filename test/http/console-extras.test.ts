@@ -265,11 +265,11 @@ for (const db of DATABASES) {
         assert.equal(foreignReferer.headers.get('location'), '/manage/', 'a foreign Referer is not followed');
       });
 
-      test('client forms edit every setting people need: localized names, aud, policy (chosen from the policies), resource server, resource URIs, token format', async () => {
+      test('client forms edit every setting people need: localized names, aud, scope, policy (chosen from the policies), resource server, resource URIs and scope values (RS-05), token format', async () => {
         const jar = await ctx.signIn(ctx.admin);
         await ctx.post(jar, '/manage/policies/new', { document: JSON.stringify({ name: 'extras-policy', access: { groups: ['Staff'] } }) }, '/manage/policies/new');
         const form = await ctx.page(jar, '/manage/clients/new');
-        for (const name of ['client_name#fi', 'client_name#sv', 'aud', 'resource_server', 'resource_uris', 'access_token_format', 'authorization_policy']) assert.ok(form.html.includes(`name="${name}"`), name);
+        for (const name of ['client_name#fi', 'client_name#sv', 'aud', 'resource_server', 'resource_uris', 'resource_scopes', 'access_token_format', 'authorization_policy']) assert.ok(form.html.includes(`name="${name}"`), name);
         assert.match(form.html, /<select id="f-authorization_policy" name="authorization_policy"[^>]*>[\s\S]*<option value="extras-policy">extras-policy<\/option>/);
         const api: [string, string][] = [
           ['client_name', 'Extras API'],
@@ -279,6 +279,7 @@ for (const db of DATABASES) {
           ['grant_types', 'client_credentials'],
           ['resource_server', 'true'],
           ['resource_uris', 'https://api.extras.example/'],
+          ['resource_scopes', 'extras.read\r\nextras.write'],
           ['access_token_format', 'jwt'],
         ];
         const made = await ctx.post(jar, '/manage/clients/new', api, '/manage/clients/new');
@@ -292,6 +293,7 @@ for (const db of DATABASES) {
           ['token_endpoint_auth_method', 'client_secret_basic'],
           ['grant_types', 'authorization_code'],
           ['aud', apiId],
+          ['scope', 'openid extras.read'],
           ['authorization_policy', 'extras-policy'],
         ];
         const appMade = await ctx.post(jar, '/manage/clients/new', app, '/manage/clients/new');
@@ -303,9 +305,11 @@ for (const db of DATABASES) {
         assert.equal(apiView['client_name#sv'], 'Extra-API');
         assert.equal(apiView.resource_server, true);
         assert.deepEqual(apiView.resource_uris, ['https://api.extras.example/']);
+        assert.deepEqual(apiView.resource_scopes, ['extras.read', 'extras.write']);
         assert.equal(apiView.access_token_format, 'jwt');
         const appView = await view(appId);
         assert.deepEqual(appView.aud, [apiId]);
+        assert.equal(appView.scope, 'openid extras.read');
         assert.equal(appView.authorization_policy, 'extras-policy');
 
         // The edit form shows them, and emptying one removes it.
@@ -321,6 +325,7 @@ for (const db of DATABASES) {
         assert.equal(after['client_name#fi'], undefined);
         assert.equal(after['client_name#sv'], 'Extra-API');
         assert.equal(after.access_token_format, 'jwt');
+        assert.deepEqual(after.resource_scopes, ['extras.read', 'extras.write'], 'the edit form keeps the declared values');
       });
     });
   });

@@ -256,6 +256,11 @@ for (const db of DATABASES) {
       assert.deepEqual([widened.status, widened.body.error], [400, 'invalid_client_metadata']);
       const deactivated = await send(uri, { method: 'PUT', token: rat, body: { ...metadata, active: false } });
       assert.deepEqual([deactivated.status, deactivated.body.error], [400, 'invalid_client_metadata']);
+      // Made a resource server by an administrator, it still may not declare scope values itself (RS-06).
+      const promoted = (await store.clients.get(mine.client_id))!;
+      await store.clients.update({ ...promoted, metadata: { ...promoted.metadata, resource_server: true } });
+      const declared = await send(uri, { method: 'PUT', token: rat, body: { ...metadata, resource_scopes: ['self.declared'] } });
+      assert.deepEqual([declared.status, declared.body], [400, { error: 'invalid_client_metadata', error_description: 'resource_scopes: is set by an administrator only; a dynamically registered client cannot set it.' }]);
     });
 
     test('RFC 7592 delete: 204, then the client and its registration access token are gone; another client\'s token cannot delete (DR-09)', async () => {
@@ -283,6 +288,9 @@ for (const db of DATABASES) {
         [{ aud: [rs.client.clientId] }, 'aud', 'invalid_client_metadata'],
         [{ resource_server: true, grant_types: [] }, 'resource_server', 'invalid_client_metadata'],
         [{ resource_uris: ['https://api.example.com'] }, 'resource_uris', 'invalid_client_metadata'],
+        [{ resource_scopes: ['orders.read'] }, 'resource_scopes', 'invalid_client_metadata'],
+        // A scope value no grant honours (RS-04): refused by registerClient's own rule.
+        [{ scope: 'openid api.read' }, 'scope', 'invalid_client_metadata'],
         [{ access_token_format: 'jwt' }, 'access_token_format', 'invalid_client_metadata'],
         [{ authorization_policy: 'identity-api' }, 'authorization_policy', 'invalid_client_metadata'],
         [{ active: false }, 'active', 'invalid_client_metadata'],

@@ -5,7 +5,7 @@ import { releasedClaimNames } from '../../oauth/claims.ts';
 import { clientNameFor, logoUriOf } from '../../oauth/client-metadata.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { policyClaimNames } from '../../oauth/policy/evaluate.ts';
-import { scopeAudiences } from '../../oauth/scope.ts';
+import { audiencesByValue } from '../../oauth/scope.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { HttpDeps } from '../deps.ts';
 import { formActionSource, imageSource } from '../plugins/security-headers.ts';
@@ -57,12 +57,11 @@ export async function sendConsentPage(
   const logoSource = logoUri?.startsWith('https://') ? imageSource(logoUri) : undefined;
   // The policy's claims (issue 13 item 1) are read here, the one place all three callers (the
   // authorization endpoint, the login form, the consent answer) pass through.
-  const [user, audiences, extraClaims] = await Promise.all([
+  const [user, described, extraClaims] = await Promise.all([
     deps.store.users.getProfile(session.userId),
-    audienceNames(deps, authorization.scope, locale),
+    describeScope(deps, authorization.scope, locale, t, t.consentScopeNames),
     policyClaimNames(deps.store, authorization.client, session.userId, authorization.scope),
   ]);
-  const audienceValues = new Set(scopeAudiences(authorization.scope));
   const html = renderView('consent', {
     lang: locale,
     t,
@@ -72,9 +71,9 @@ export async function sendConsentPage(
     intro: t.consentIntro.replace('{client}', () => clientName),
     logoUri: logoSource === undefined ? undefined : logoUri,
     logoAlt: t.consentLogoAlt.replace('{client}', () => clientName),
-    scopes: authorization.scope.filter((value) => !audienceValues.has(value)).map((value) => plain(t.consentScopeNames, value)),
+    scopes: described.scopes,
     claims: consentClaims(authorization.scope, extraClaims).map((name) => plain(t.claimNames, name)),
-    audiences,
+    audiences: described.audiences,
     username: user?.username ?? '',
     message: options.expired ? t.consentExpired : undefined,
     base: deps.config.issuerPath,
@@ -98,14 +97,29 @@ export function consentClaims(scope: readonly string[], extra: readonly string[]
 const FRAMES = { page: 'card', popup: 'compact', touch: 'touch' } as const;
 
 /** A value in plain words when the bundle has them, else as it is. */
-function plain(names: Messages['consentScopeNames'] | Messages['claimNames'], value: string): string {
+function plain(names: Messages['consentScopeNames'] | Messages['scopeNames'] | Messages['claimNames'], value: string): string {
   const table: Readonly<Record<string, string>> = names;
   return Object.hasOwn(table, value) ? table[value]! : value;
 }
 
-/** The names of the resource servers the granted scope names as audiences (their client_ids; a vanished one by its id). */
-async function audienceNames(deps: HttpDeps, scope: readonly string[], locale: ReturnType<typeof chooseLocale>): Promise<string[]> {
-  const ids = scopeAudiences(scope);
+/**
+ * A granted scope in the page's words (the consent page; the device confirmation): `scopes`, what
+ * it lets the client do — the OIDC values from `names`, and each resource server's declared value
+ * (docs/decisions.md RS7) as that server's name and the value (`consentResourceScope`), since only
+ * the API knows what its value means — and `audiences`, the names of the resource servers it asks
+ * for (their client_ids when they have vanished). A value that asks for a server itself (its
+ * client_id) is named among the audiences alone.
+ */
+export async function describeScope(deps: HttpDeps, scope: readonly string[], locale: ReturnType<typeof chooseLocale>, t: Messages, names: Messages['consentScopeNames'] | Messages['scopeNames']): Promise<{ scopes: string[]; audiences: string[] }> {
+  const audienceOf = await audiencesByValue(deps.store.clients, scope);
+  const ids = [...new Set(audienceOf.values())];
   const clients = await Promise.all(ids.map((id) => deps.store.clients.get(id)));
-  return ids.map((id, i) => (clients[i] === undefined ? id : clientNameFor(clients[i], locale)));
+  const serverNames = new Map(ids.map((id, i) => [id, clients[i] === undefined ? id : clientNameFor(clients[i], locale)]));
+  const scopes = scope.flatMap((value) => {
+    const audience = audienceOf.get(value);
+    if (audience === undefined) return [plain(names, value)];
+    if (audience === value) return [];
+    return [t.consentResourceScope.replace('{resource}', () => serverNames.get(audience)!).replace('{scope}', () => value)];
+  });
+  return { scopes, audiences: [...serverNames.values()] };
 }

@@ -8,6 +8,7 @@ import type { RawParams } from '../../oauth/params.ts';
 import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { readSessionCookie, setSessionCookie } from './cookies.ts';
+import { describeScope } from './consent-page.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
 import { formField, requestParams, useHtmlScope } from './html-scope.ts';
 import { chooseLocale, formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
@@ -160,9 +161,9 @@ function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps: HttpD
 
 async function sendConfirmPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, action: string, device: PendingDevice, userId: string): Promise<FastifyReply> {
   const { locale, t } = texts(request, deps);
-  const user = await deps.store.users.getProfile(userId);
-  const names: Readonly<Record<string, string>> = t.scopeNames;
-  const scopes = device.authorization.scope === '' ? [] : device.authorization.scope.split(' ');
+  const scope = device.authorization.scope === '' ? [] : device.authorization.scope.split(' ');
+  // The consent page's words: a resource server's declared value with the server's name, the servers by name.
+  const [user, described] = await Promise.all([deps.store.users.getProfile(userId), describeScope(deps, scope, locale, t, t.scopeNames)]);
   const html = renderView('device-confirm', {
     base: deps.config.issuerPath,
     theme: deps.config.theme,
@@ -171,7 +172,7 @@ async function sendConfirmPage(request: FastifyRequest, reply: FastifyReply, dep
     title: t.deviceConfirmTitle,
     display: 'page',
     clientName: clientNameFor(device.client, locale),
-    scopes: scopes.map((scope) => (Object.hasOwn(names, scope) ? names[scope] : scope)),
+    scopes: [...described.scopes, ...described.audiences],
     userCode: formatUserCode(device.authorization.userCode),
     username: user?.username ?? '',
     action,

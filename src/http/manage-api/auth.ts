@@ -4,8 +4,9 @@
  * Only an OAuth 2.0 bearer token in the Authorization header (RFC 6750 §2.1): never a form field
  * or query parameter (§2.2, §2.3), so a token does not end up in logs or browser history. The token
  * must be live (issued here, an access token, not revoked or expired, its client active:
- * findLiveAccessToken), be meant for the API — `gatehouse-manage-api` among the audiences its scope
- * records (scopeAudiences; RFC 8707 `resource` and the scope value both end up there) — and its
+ * findLiveAccessToken), be meant for the API — `gatehouse-manage-api` itself among its scope values
+ * (RFC 8707 `resource` and the scope value both put it there; the API declares no scope values of
+ * its own, docs/decisions.md RS5, as the identity API) — and its
  * client must still be allowed that audience by its current `aud` metadata, with the API's own
  * client registered and active. Anything else is 401 invalid_token (RFC 6750 §3.1; RFC 9068 §4:
  * a token for another audience is an invalid token at this resource server).
@@ -18,7 +19,6 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { allowedAudiences } from '../../oauth/client-metadata.ts';
-import { scopeAudiences } from '../../oauth/scope.ts';
 import { findLiveAccessToken } from '../../oauth/userinfo.ts';
 import type { Actor } from '../../observability/audit.ts';
 import { MANAGE_API_CLIENT_ID } from '../../manage/clients.ts';
@@ -61,7 +61,7 @@ export async function authenticateManager(deps: HttpDeps, request: FastifyReques
   const found = await findLiveAccessToken(deps, token, clock.now());
   if (!found) throw invalid('The access token is invalid or has expired.');
   const { token: live, user } = found;
-  if (!scopeAudiences(live.scope.split(' ')).includes(MANAGE_API_CLIENT_ID)) throw invalid('The access token was not issued for the management API.');
+  if (!live.scope.split(' ').includes(MANAGE_API_CLIENT_ID)) throw invalid('The access token was not issued for the management API.');
   // The clients' current state, not the token's history: taking the API out of a client's `aud`,
   // or deactivating the API's own client, cuts off the tokens already out there at once.
   const [client, api] = await Promise.all([store.clients.get(live.clientId), store.clients.get(MANAGE_API_CLIENT_ID)]);

@@ -59,7 +59,7 @@ async function redeemCode(deps: OAuthDeps, client: Client, body: RawParams, ip?:
       verifyPkce(bound, verifier);
       const user = activeUser(await tx.users.getProfile(bound.userId));
       const granted = bound.scope === '' ? [] : bound.scope.split(' ');
-      const scope = narrowToResources(granted, granted, servers, resources);
+      const scope = await narrowToResources(tx.clients, granted, granted, servers, resources);
       // The authorization endpoint checked the audiences against `aud`; the client may have changed since.
       await checkGrantedAudiences(tx.clients, client, scope);
       // The family is named by the code's hash, so a replay finds every token descending from it.

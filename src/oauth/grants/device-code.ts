@@ -55,7 +55,7 @@ async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: strin
       if (!(await tx.sessions.findLiveByIndex(approval.sessionIndex, now))) throw new InvalidGrant('The sign-in that approved this device has ended.', { detail: 'approving session ended' });
       const user = activeUser(await tx.users.getProfile(approval.userId));
       const granted = authorization.scope === '' ? [] : authorization.scope.split(' ');
-      const scope = narrowToResources(granted, granted, servers, resources);
+      const scope = await narrowToResources(tx.clients, granted, granted, servers, resources);
       // The endpoint checked the audiences when it issued the code; the client may have changed since.
       await checkGrantedAudiences(tx.clients, client, scope);
       // The family is named by the device code's hash: one family per device authorization.

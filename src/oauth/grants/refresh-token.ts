@@ -61,7 +61,7 @@ async function refresh(deps: OAuthDeps, client: Client, body: RawParams, ip?: st
     const original = token.scope === '' ? [] : token.scope.split(' ');
     // RFC 8707 §2.2: resource narrows the access token's audiences to some the grant holds; a
     // refusal throws, so the unit rolls back and the refresh token is not spent.
-    const scope = narrowToResources(original, narrowScope(original, requestedScope), servers, resources);
+    const scope = await narrowToResources(tx.clients, original, narrowScope(original, requestedScope), servers, resources);
     // The client's `aud` may have lost an audience since the grant: a refresh keeps none it may no longer get.
     await checkGrantedAudiences(tx.clients, client, scope);
     const user = activeUser(found.user);

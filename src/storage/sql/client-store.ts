@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import { DEFAULT_SIGNING_ALG, isSigningAlg, type SigningAlg } from '../../crypto/algorithms.ts';
-import { resourceUrisOf, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../../domain/client.ts';
+import { resourceScopesOf, resourceUrisOf, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../../domain/client.ts';
 import type { ClientStore, PageQuery } from '../ports.ts';
 import { escapeLike } from './attributes.ts';
 import { translated } from './errors.ts';
@@ -31,6 +31,7 @@ export class SqlClientStore implements ClientStore {
       // A policy that does not exist (or is deleted meanwhile) is a MissingReferenceError (migration 012).
       await translated('client', () => db.insertInto('clients').values(toRow(client)).execute());
       await insertResourceUris(db, client);
+      await insertResourceScopes(db, client);
     });
   }
 
@@ -42,6 +43,17 @@ export class SqlClientStore implements ClientStore {
   async findByResourceUri(uri: string): Promise<Client | undefined> {
     const row = await this.#q.byResourceUri.first({ uri }, this.#db);
     return row ? this.#build(row) : undefined;
+  }
+
+  async resourceScopeOwners(values: readonly string[]): Promise<Map<string, string>> {
+    if (values.length === 0) return new Map();
+    // One value (one audience, the usual token) is a compiled statement: it runs on introspection
+    // and every grant that asks for an audience (docs/performance.md).
+    const rows =
+      values.length === 1
+        ? (await this.#q.resourceScopeOwner.execute({ scope: values[0]! }, this.#db)).rows
+        : await this.#db.selectFrom('client_resource_scopes').select(['scope', 'client_id']).where('scope', 'in', [...values]).execute();
+    return new Map(rows.map((row) => [row.scope, row.client_id]));
   }
 
   #build(row: Selectable<ClientsTable>): Client {
@@ -66,6 +78,8 @@ export class SqlClientStore implements ClientStore {
       // The URIs as registered now: the old rows go, the new ones go in; another client's URI is a conflict.
       await db.deleteFrom('client_resource_uris').where('client_id', '=', client.clientId).execute();
       await insertResourceUris(db, client);
+      await db.deleteFrom('client_resource_scopes').where('client_id', '=', client.clientId).execute();
+      await insertResourceScopes(db, client);
       return true;
     });
   }
@@ -98,6 +112,7 @@ export class SqlClientStore implements ClientStore {
       const result = await translated('client', () => db.insertInto('clients').values(toRow(client)).onConflict((oc) => oc.column('client_id').doNothing()).executeTakeFirst());
       if ((result.numInsertedOrUpdatedRows ?? 0n) === 0n) return false;
       await insertResourceUris(db, client);
+      await insertResourceScopes(db, client);
       return true;
     });
   }
@@ -106,6 +121,7 @@ export class SqlClientStore implements ClientStore {
 function statements(db: Kysely<Database>) {
   return {
     get: prepared<{ clientId: string }, Selectable<ClientsTable>>(db, (p) => db.selectFrom('clients').selectAll().where('client_id', '=', p('clientId'))),
+    resourceScopeOwner: prepared<{ scope: string }, { scope: string; client_id: string }>(db, (p) => db.selectFrom('client_resource_scopes').select(['scope', 'client_id']).where('scope', '=', p('scope'))),
     byResourceUri: prepared<{ uri: string }, Selectable<ClientsTable>>(db, (p) =>
       db.selectFrom('client_resource_uris').innerJoin('clients', 'clients.client_id', 'client_resource_uris.client_id').selectAll('clients').where('client_resource_uris.uri', '=', p('uri')),
     ),
@@ -120,6 +136,16 @@ async function insertResourceUris(db: Kysely<Database>, client: Client): Promise
   const uris = resourceUrisOf(client);
   if (uris.length === 0) return;
   await translated('resource URI', () => db.insertInto('client_resource_uris').values(uris.map((uri) => ({ uri, client_id: client.clientId }))).execute());
+}
+
+/**
+ * The resource server's `resource_scopes` as rows of client_resource_scopes (migration 018), whose
+ * primary key keeps each value to one client: a value another client holds is a ConflictError.
+ */
+async function insertResourceScopes(db: Kysely<Database>, client: Client): Promise<void> {
+  const scopes = resourceScopesOf(client);
+  if (scopes.length === 0) return;
+  await translated('resource scope', () => db.insertInto('client_resource_scopes').values(scopes.map((scope) => ({ scope, client_id: client.clientId }))).execute());
 }
 
 const BUILT_CLIENTS = 1000;

@@ -78,6 +78,12 @@ export interface ClientResourceUrisTable {
   client_id: string;
 }
 
+/** A scope value a resource server declared (migration 018): unique across clients by its primary key. */
+export interface ClientResourceScopesTable {
+  scope: string;
+  client_id: string;
+}
+
 export interface SessionsTable {
   id_hash: string;
   session_index: string;
@@ -188,6 +194,7 @@ export interface Database {
   device_authorizations: DeviceAuthorizationsTable;
   consents: ConsentsTable;
   client_resource_uris: ClientResourceUrisTable;
+  client_resource_scopes: ClientResourceScopesTable;
   policies: PoliciesTable;
   audit_events: AuditEventsTable;
   initial_access_tokens: InitialAccessTokensTable;

@@ -36,6 +36,7 @@ interface ClientForm {
   aud: string;
   resource_server: boolean;
   resource_uris: string;
+  resource_scopes: string;
   access_token_format: string;
 }
 
@@ -61,6 +62,7 @@ function formFromClient(client: ClientView | undefined): ClientForm {
     aud: list(client?.aud),
     resource_server: client?.resource_server === true,
     resource_uris: list(client?.resource_uris),
+    resource_scopes: list(client?.resource_scopes),
     access_token_format: text(client?.access_token_format),
   };
 }
@@ -80,6 +82,7 @@ function formFromPost(form: Record<string, unknown>): ClientForm {
     aud: field(form, 'aud'),
     resource_server: field(form, 'resource_server') === 'true',
     resource_uris: field(form, 'resource_uris'),
+    resource_scopes: field(form, 'resource_scopes'),
     access_token_format: field(form, 'access_token_format'),
   };
 }
@@ -105,6 +108,7 @@ function documentOf(form: ClientForm, editing: boolean): Record<string, unknown>
     aud: optionalList(form.aud),
     resource_server: form.resource_server ? true : editing ? null : undefined,
     resource_uris: optionalList(form.resource_uris),
+    resource_scopes: optionalList(form.resource_scopes),
     access_token_format: optional(form.access_token_format),
   };
   return Object.fromEntries(Object.entries(document).filter(([, value]) => value !== undefined));
@@ -162,6 +166,7 @@ async function renderForm(call: PageCall, options: { title: string; action: stri
         { name: 'consent_required', label: t.consentRequired, type: 'checkbox', value: options.form.consent_required, errors: errors.consent_required },
         { name: 'resource_server', label: t.resourceServer, type: 'checkbox', value: options.form.resource_server, hint: t.resourceServerHint, errors: errors.resource_server },
         { name: 'resource_uris', label: t.resourceUris, type: 'textarea', value: options.form.resource_uris, hint: t.resourceUrisHint, errors: errors.resource_uris },
+        { name: 'resource_scopes', label: t.resourceScopes, type: 'textarea', value: options.form.resource_scopes, hint: t.resourceScopesHint, errors: errors.resource_scopes },
         {
           name: 'access_token_format',
           label: t.accessTokenFormat,

@@ -68,6 +68,8 @@ export const en = {
   consentScopes: 'It will be able to:',
   consentClaims: 'It will receive:',
   consentAudiences: 'It may use your sign-in with these services:',
+  /** A resource server's own scope value on the consent page: `{resource}` its name, `{scope}` the value (docs/decisions.md RS1). */
+  consentResourceScope: 'Use {resource} with the permission “{scope}”',
   consentSignedInAs: 'Signed in as',
   consentAllow: 'Allow',
   consentDeny: 'Deny',

@@ -65,6 +65,7 @@ export const fi: Messages = {
   consentScopes: 'Se voi:',
   consentClaims: 'Se saa:',
   consentAudiences: 'Se voi käyttää kirjautumistasi näissä palveluissa:',
+  consentResourceScope: 'Käyttää palvelua {resource} oikeudella ”{scope}”',
   consentSignedInAs: 'Kirjautuneena käyttäjänä',
   consentAllow: 'Salli',
   consentDeny: 'Estä',

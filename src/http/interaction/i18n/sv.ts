@@ -65,6 +65,7 @@ export const sv: Messages = {
   consentScopes: 'Den kommer att kunna:',
   consentClaims: 'Den får:',
   consentAudiences: 'Den får använda din inloggning hos dessa tjänster:',
+  consentResourceScope: 'Använda {resource} med behörigheten ”{scope}”',
   consentSignedInAs: 'Inloggad som',
   consentAllow: 'Tillåt',
   consentDeny: 'Neka',

@@ -55,6 +55,7 @@ function metadataSchema(patch: boolean): JsonSchema {
       response_types: stringList(patch),
       aud: stringList(patch),
       resource_uris: uriList(patch),
+      resource_scopes: stringList(patch),
       allowed_cors_origins: uriList(patch),
       token_endpoint_auth_method: { type: t('string'), maxLength: 64 },
       code_challenge_method: { type: t('string'), maxLength: 16 },
