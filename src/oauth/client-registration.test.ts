@@ -67,8 +67,10 @@ class MemoryClients implements ClientStore {
 function setup() {
   const clients = new MemoryClients();
   const clock = new ManualClock();
+  // No users here: a client_id that is a user's id is test/contract/subject-ids.test.ts's subject.
+  const users = { getProfile: async () => undefined };
   // One caller at a time in these tests: the unit of work is the store itself (test/contract races the SQL one).
-  const transaction: Store['transaction'] = (work) => work({ clients } as unknown as StoreTransaction);
+  const transaction: Store['transaction'] = (work) => work({ clients, users } as unknown as StoreTransaction);
   return { clients, transaction, clock, random: cryptoRandom };
 }
 
