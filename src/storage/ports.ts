@@ -5,7 +5,7 @@
 import type { Client } from '../domain/client.ts';
 import type { Consent } from '../domain/consent.ts';
 import type { DeviceApproval, DeviceAuthorization } from '../domain/device-authorization.ts';
-import type { AuthorizationCode, Token } from '../domain/grant.ts';
+import type { AuthorizationCode, CodeRefusal, Token } from '../domain/grant.ts';
 import type { Group } from '../domain/group.ts';
 import type { Organization } from '../domain/organization.ts';
 import type { Policy, PolicyDocument } from '../domain/policy.ts';
@@ -298,7 +298,11 @@ export interface SessionStore {
   endOfUser(userId: string, sessionIndex: string): Promise<SsoSession | undefined>;
 }
 
-export type Redemption = { outcome: 'redeemed'; code: AuthorizationCode } | { outcome: 'replayed'; code: AuthorizationCode } | { outcome: 'unknown' };
+/** `refusedFor` on a replay: the code was spent by a refused redemption (no token was issued from it). */
+export type Redemption =
+  | { outcome: 'redeemed'; code: AuthorizationCode }
+  | { outcome: 'replayed'; code: AuthorizationCode; refusedFor: CodeRefusal | undefined }
+  | { outcome: 'unknown' };
 
 /** Where a cleanup pass over the codes goes on: after this (expiresAt, codeHash). */
 export interface CodeCursor {
@@ -328,6 +332,11 @@ export interface CodeStore {
    * replayed before they return.
    */
   consumeOnce(codeHash: string, now: number): Promise<Redemption>;
+  /**
+   * Records why the redemption that consumed this code was refused, in the same unit of work, so
+   * a later presentation is answered `replayed` with `refusedFor` set. The code stays consumed.
+   */
+  markRefused(codeHash: string, reason: CodeRefusal): Promise<void>;
   /**
    * Marks every unredeemed code of an SSO session consumed, so none can be redeemed after the
    * session ended (logout); a later attempt is refused like a replay. Returns how many.

@@ -15,6 +15,7 @@ import * as clientResourceUris from './014-client-resource-uris.ts';
 import * as auditEvents from './015-audit-events.ts';
 import * as dynamicRegistration from './016-dynamic-registration.ts';
 import * as auditEventsPersonIndexes from './017-audit-events-person-indexes.ts';
+import * as codeRefusals from './018-code-refusals.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '015-audit-events': auditEvents,
   '016-dynamic-registration': dynamicRegistration,
   '017-audit-events-person-indexes': auditEventsPersonIndexes,
+  '018-code-refusals': codeRefusals,
 };

@@ -107,6 +107,8 @@ export interface CodesTable {
   expires_at: number;
   consumed_at: number | null;
   replayed_at: number | null;
+  /** Why the redemption that consumed the code was refused (migration 018); null otherwise. */
+  refused_for: string | null;
 }
 
 export interface TokensTable {
