@@ -77,6 +77,7 @@ export const en = {
   scope: 'Scope',
   scopeHint: 'Scope values separated by spaces; empty allows every scope.',
   refreshTokens: 'Issue refresh tokens',
+  refreshTokensHint: 'Only with the refresh_token grant type. Off unless you turn it on, as in the API and the CLI.',
   consentRequired: 'Third-party client: ask each user for consent',
   authorizationPolicy: 'Authorization policy',
   authorizationPolicyHint: "The policy whose rules this client’s sign-ins must pass, or none.",

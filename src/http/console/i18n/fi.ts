@@ -79,6 +79,7 @@ export const fi: ConsoleMessages = {
   scope: 'Scope',
   scopeHint: 'Scope-arvot välilyönnein erotettuina; tyhjä sallii kaikki.',
   refreshTokens: 'Myönnä refresh-tokeneita',
+  refreshTokensHint: 'Vain refresh_token-myöntötavan kanssa. Pois päältä, ellet ota sitä käyttöön, kuten API:ssa ja komentorivillä.',
   consentRequired: 'Kolmannen osapuolen asiakas: kysy jokaiselta käyttäjältä suostumus',
   authorizationPolicy: 'Pääsykäytäntö',
   authorizationPolicyHint: "Käytäntö, jonka sääntöjen on täytyttävä tämän asiakkaan kirjautumisissa, tai ei mitään.",

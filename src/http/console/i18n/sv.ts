@@ -79,6 +79,7 @@ export const sv: ConsoleMessages = {
   scope: 'Scope',
   scopeHint: 'Scope-värden åtskilda av mellanslag; tomt tillåter alla.',
   refreshTokens: 'Utfärda refresh-token',
+  refreshTokensHint: 'Endast med beviljandetypen refresh_token. Av om du inte slår på det, som i API:t och kommandoraden.',
   consentRequired: 'Tredjepartsklient: fråga varje användare om samtycke',
   authorizationPolicy: 'Åtkomstpolicy',
   authorizationPolicyHint: "Policyn vars regler inloggningar till klienten måste uppfylla, eller ingen.",

@@ -6,9 +6,11 @@
  * confirmation page first.
  */
 import type { FastifyReply } from 'fastify';
+import type { ClientAuthMethod } from '../../../domain/client.ts';
 import { CLIENT_AUTH_METHOD_NAMES } from '../../../oauth/client-auth/registry.ts';
 import { GRANT_TYPES_SUPPORTED } from '../../../oauth/grants/registry.ts';
 import { ACCESS_TOKEN_FORMATS } from '../../../oauth/access-token-format.ts';
+import { registrationDefaults } from '../../../oauth/client-metadata.ts';
 import { ensureOk, segment } from '../api.ts';
 import { CONSOLE_PATH } from '../cookies.ts';
 import { fill } from '../i18n.ts';
@@ -18,7 +20,7 @@ import { formatTime, listQuery, pager, PAGE_SIZE, type Page } from './shared.ts'
 type ClientView = Record<string, unknown> & { client_id: string; client_name?: string; active?: boolean };
 
 const SECTION = 'clients';
-const DEFAULT_AUTH_METHOD = 'client_secret_basic';
+const DEFAULT_AUTH_METHOD = 'client_secret_basic' satisfies ClientAuthMethod;
 
 /** The form's values: what the API answered for an edit, what was posted when the API refused it. */
 interface ClientForm {
@@ -26,6 +28,7 @@ interface ClientForm {
   redirect_uris: string;
   post_logout_redirect_uris: string;
   grant_types: string[];
+  refresh_tokens: boolean;
   token_endpoint_auth_method: string;
   scope: string;
   authorization_policy: string;
@@ -47,11 +50,14 @@ const TOKEN_FORMATS = ['', ...ACCESS_TOKEN_FORMATS] as const;
 function formFromClient(client: ClientView | undefined): ClientForm {
   const list = (value: unknown) => (Array.isArray(value) ? value.filter((v) => typeof v === 'string').join('\n') : '');
   const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  // A new client starts from what the API registers when neither is given: one default for every front end.
+  const defaults = registrationDefaults(DEFAULT_AUTH_METHOD);
   return {
     client_name: text(client?.client_name),
     redirect_uris: list(client?.redirect_uris),
     post_logout_redirect_uris: list(client?.post_logout_redirect_uris),
-    grant_types: Array.isArray(client?.grant_types) ? (client.grant_types as string[]) : ['authorization_code', 'refresh_token'],
+    grant_types: client === undefined ? defaults.grantTypes : Array.isArray(client.grant_types) ? (client.grant_types as string[]) : [],
+    refresh_tokens: client === undefined ? defaults.refreshTokens : client.refresh_tokens === true,
     token_endpoint_auth_method: text(client?.token_endpoint_auth_method) || DEFAULT_AUTH_METHOD,
     scope: text(client?.scope),
     authorization_policy: text(client?.authorization_policy),
@@ -71,6 +77,7 @@ function formFromPost(form: Record<string, unknown>): ClientForm {
     redirect_uris: field(form, 'redirect_uris'),
     post_logout_redirect_uris: field(form, 'post_logout_redirect_uris'),
     grant_types: fieldValues(form, 'grant_types'),
+    refresh_tokens: field(form, 'refresh_tokens') === 'true',
     token_endpoint_auth_method: field(form, 'token_endpoint_auth_method'),
     scope: field(form, 'scope'),
     authorization_policy: field(form, 'authorization_policy'),
@@ -96,6 +103,8 @@ function documentOf(form: ClientForm, editing: boolean): Record<string, unknown>
     redirect_uris: lines(form.redirect_uris),
     post_logout_redirect_uris: lines(form.post_logout_redirect_uris),
     grant_types: form.grant_types,
+    // Always sent: with grant_types given, an absent refresh_tokens would follow the list, not the box.
+    refresh_tokens: form.refresh_tokens,
     token_endpoint_auth_method: form.token_endpoint_auth_method,
     scope: optional(form.scope),
     authorization_policy: optional(form.authorization_policy),
@@ -147,6 +156,7 @@ async function renderForm(call: PageCall, options: { title: string; action: stri
           errors: errors.token_endpoint_auth_method,
         },
         { name: 'grant_types', label: t.grantTypes, type: 'checkboxes', value: options.form.grant_types, options: GRANT_TYPES_SUPPORTED.map((g) => [g, g]), errors: errors.grant_types },
+        { name: 'refresh_tokens', label: t.refreshTokens, type: 'checkbox', value: options.form.refresh_tokens, hint: t.refreshTokensHint, errors: errors.refresh_tokens },
         { name: 'scope', label: t.scope, type: 'text', value: options.form.scope, hint: t.scopeHint, errors: errors.scope },
         { name: 'aud', label: t.audiences, type: 'textarea', value: options.form.aud, hint: t.audiencesHint, errors: errors.aud },
         {
