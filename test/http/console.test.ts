@@ -369,6 +369,10 @@ for (const db of DATABASES) {
       assert.ok(created.html.includes(`${server.issuer}/.well-known/openid-configuration`), 'the discovery URL');
       assert.ok(created.html.includes(`export CLIENT_ID=&#39;${clientId}&#39;`), 'the web SSO example settings');
       assert.ok(created.html.includes(`export CLIENT_SECRET=&#39;${secret}&#39;`));
+      // What was registered: no scope restricts nothing (issue 22 item 11); never a made-up `openid`.
+      assert.equal(/<dd id="client-scope">([^]*?)<\/dd>/.exec(created.html)?.[1], 'not restricted: the client may ask for every scope');
+      const scoped = await post(jar, '/manage/clients/new', [...fields('http://127.0.0.1:3000/callback'), ['scope', 'openid email']]);
+      assert.equal(/<dd id="client-scope">([^]*?)<\/dd>/.exec(scoped.html)?.[1], '<code>openid email</code>');
       // Never again: the detail page shows no secret.
       const detail = await page(jar, `/manage/clients/${clientId}`);
       assert.equal(detail.response.status, 200);

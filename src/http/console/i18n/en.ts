@@ -76,6 +76,7 @@ export const en = {
   authMethodNone: 'none — a public client (browser or mobile app), PKCE and no secret',
   scope: 'Scope',
   scopeHint: 'Scope values separated by spaces; empty allows every scope.',
+  scopeUnrestricted: 'not restricted: the client may ask for every scope',
   refreshTokens: 'Issue refresh tokens',
   refreshTokensHint: 'Only with the refresh_token grant type. Off unless you turn it on, as in the API and the CLI.',
   consentRequired: 'Third-party client: ask each user for consent',

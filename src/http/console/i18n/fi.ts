@@ -78,6 +78,7 @@ export const fi: ConsoleMessages = {
   authMethodNone: 'none — julkinen asiakas (selain- tai mobiilisovellus), PKCE eikä salaisuutta',
   scope: 'Scope',
   scopeHint: 'Scope-arvot välilyönnein erotettuina; tyhjä sallii kaikki.',
+  scopeUnrestricted: 'ei rajattu: asiakas voi pyytää mitä tahansa scopea',
   refreshTokens: 'Myönnä refresh-tokeneita',
   refreshTokensHint: 'Vain refresh_token-myöntötavan kanssa. Pois päältä, ellet ota sitä käyttöön, kuten API:ssa ja komentorivillä.',
   consentRequired: 'Kolmannen osapuolen asiakas: kysy jokaiselta käyttäjältä suostumus',

@@ -78,6 +78,7 @@ export const sv: ConsoleMessages = {
   authMethodNone: 'none — en publik klient (webbläsar- eller mobilapp), PKCE och ingen hemlighet',
   scope: 'Scope',
   scopeHint: 'Scope-värden åtskilda av mellanslag; tomt tillåter alla.',
+  scopeUnrestricted: 'inte begränsat: klienten får begära alla scope',
   refreshTokens: 'Utfärda refresh-token',
   refreshTokensHint: 'Endast med beviljandetypen refresh_token. Av om du inte slår på det, som i API:t och kommandoraden.',
   consentRequired: 'Tredjepartsklient: fråga varje användare om samtycke',
