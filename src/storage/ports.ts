@@ -132,6 +132,8 @@ export interface UserStore {
   list(query?: UserQuery): Promise<UserProfile[]>;
   /** The matching users' ids in username order; one query that reads the id column only. */
   listIds(query?: UserQuery): Promise<string[]>;
+  /** The usernames of those of `ids` that are users, by id: one query however many (a page of audit events names its people with it). */
+  usernames(ids: readonly string[]): Promise<Map<string, string>>;
   update(user: User): Promise<boolean>;
   setPasswordHash(id: string, passwordHash: string, now: number): Promise<boolean>;
   delete(id: string): Promise<boolean>;

@@ -605,6 +605,10 @@ for (const db of DATABASES) {
       const audit = await page(jar, `/manage/audit?user=${userId}`);
       assert.equal(audit.response.status, 200);
       for (const event of ['user.created', 'user.group_added', 'session.ended']) assert.ok(audit.html.includes(`<code>${event}</code>`), `${event} in the audit view`);
+      // People by username, linked by id (issue 22 item 11): the user and the administrator who acted.
+      const createdRow = /<tr><td>[^<]*<\/td><td><code>user\.created<\/code><\/td><td>(.*?)<\/td><td>.*?<\/td><td>(.*?)<\/td>/.exec(audit.html);
+      assert.equal(createdRow?.[1], `<a href="/manage/users/${userId}" title="${userId}">${username}</a>`);
+      assert.equal(createdRow?.[2], `manage-api · <a href="/manage/users/${admin.id}" title="${admin.id}">${admin.username}</a> · gatehouse-console`);
       const filtered = await page(jar, `/manage/audit?type=session.*&user=${userId}`);
       assert.equal(filtered.html.includes('<code>user.created</code>'), false);
       const bad = await page(jar, '/manage/audit?since=yesterday');
