@@ -339,6 +339,38 @@ for (const db of DATABASES) {
 
   describe(`console extras on ${db.name}, dynamic registration off, no theme`, () => {
     consoleSuite(db, {}, (ctx) => {
+      test('the client page shows each setting by its label in the page’s language, lists as lists, yes/no (issue 22 item 11)', async () => {
+        const jar = await ctx.signIn(ctx.admin);
+        const bearer = { authorization: `Bearer ${decodeURIComponent(jar.cookies.get('gatehouse_console')!)}` };
+        const made = await fetch(`${ctx.server.url}/manage/api/v1/clients`, {
+          method: 'POST',
+          headers: { ...bearer, 'content-type': 'application/json' },
+          body: JSON.stringify({ client_name: 'Labelled', 'client_name#fi': 'Nimetty', redirect_uris: ['https://labelled.example/a', 'https://labelled.example/b'], refresh_tokens: true, access_token_ttl: 600 }),
+        });
+        assert.equal(made.status, 201);
+        const id = ((await made.json()) as { client_id: string }).client_id;
+        const rows = async (lang: string) =>
+          [...(await ctx.page(jar, `/manage/clients/${id}?lang=${lang}`)).html.matchAll(/<dt id="setting-([^"]*)">([^<]*)<\/dt>\n<dd>(.*?)<\/dd>/g)].map((m) => [m[1], textOf(m[2]!), m[3]]);
+        const list = (...values: string[]) => `<ul class="plain">${values.map((v) => `<li><code>${v}</code></li>`).join('')}</ul>`;
+        assert.deepEqual(await rows('en'), [
+          ['redirect_uris', 'Redirect URIs', list('https://labelled.example/a', 'https://labelled.example/b')],
+          ['grant_types', 'Grant types', list('authorization_code', 'refresh_token')],
+          ['refresh_tokens', 'Issue refresh tokens', 'yes'],
+          ['rotate_refresh_tokens', 'New refresh token at each use (rotation)', 'yes'],
+          ['access_token_ttl', 'Access token lifetime (seconds)', '<code>600</code>'],
+          ['post_logout_redirect_uris', 'Post-logout redirect URIs', '(none)'],
+          ['id_token_signed_response_alg', 'ID token signing algorithm', '<code>RS256</code>'],
+          ['client_name-fi', 'Client name in Finnish', '<code>Nimetty</code>'],
+          ['scope', 'Scope', 'not restricted: the client may ask for every scope'],
+        ]);
+        assert.deepEqual((await rows('fi')).map(([key, label, value]) => [key, label, value]).slice(0, 3), [
+          ['redirect_uris', 'Paluuosoitteet (redirect URI)', list('https://labelled.example/a', 'https://labelled.example/b')],
+          ['grant_types', 'Myöntötyypit (grant types)', list('authorization_code', 'refresh_token')],
+          ['refresh_tokens', 'Myönnä refresh-tokeneita', 'kyllä'],
+        ]);
+        assert.equal((await rows('sv')).find(([key]) => key === 'client_name-fi')?.[1], 'Klientens namn på finska');
+      });
+
       test('the new-client form starts from the API’s defaults: left as it is, it registers the client the API registers (issue 22 item 11)', async () => {
         const jar = await ctx.signIn(ctx.admin);
         const bearer = { authorization: `Bearer ${decodeURIComponent(jar.cookies.get('gatehouse_console')!)}` };

@@ -290,6 +290,19 @@ export const en = {
   accessTokenFormat: "Access token format",
   accessTokenFormatDefault: "the server's default",
   accessTokenFormatHint: "Resource servers only: how tokens meant for it look.",
+  setting_code_challenge_method: "PKCE method (code_challenge_method)",
+  setting_rotate_refresh_tokens: "New refresh token at each use (rotation)",
+  setting_access_token_ttl: "Access token lifetime (seconds)",
+  setting_id_token_signed_response_alg: "ID token signing algorithm",
+  setting_userinfo_signed_response_alg: "UserInfo signing algorithm",
+  setting_response_types: "Response types",
+  setting_id_token_scope_claims: "Scope claims in the ID token",
+  setting_allowed_cors_origins: "Allowed CORS origins",
+  setting_jwks: "Public keys (JWKS)",
+  setting_jwks_uri: "Public keys URL (jwks_uri)",
+  setting_token_endpoint_auth_signing_alg: "Client assertion signing algorithm",
+  setting_access_token_signed_response_alg: "JWT access token signing algorithm",
+  logoUriIn: "Logo URL in {language}",
 };
 
 export type ConsoleMessages = typeof en;

@@ -13,7 +13,7 @@ import { ACCESS_TOKEN_FORMATS } from '../../../oauth/access-token-format.ts';
 import { registrationDefaults } from '../../../oauth/client-metadata.ts';
 import { ensureOk, segment } from '../api.ts';
 import { CONSOLE_PATH } from '../cookies.ts';
-import { fill } from '../i18n.ts';
+import { fill, type ConsoleMessageKey, type ConsoleMessages, type Locale } from '../i18n.ts';
 import { field, formErrors, fieldValues, lines, renderDocumentForm, submitDocument, type ConsolePage, type DocumentForm, type PageCall } from '../page.ts';
 import { formatTime, listQuery, pager, PAGE_SIZE, type Page } from './shared.ts';
 
@@ -234,6 +234,81 @@ function editableText(document: Record<string, unknown>): string {
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** The label of each metadata member the client page shows; members not named here are shown by their key. */
+const SETTING_LABELS: Record<string, ConsoleMessageKey> = {
+  redirect_uris: 'redirectUris',
+  post_logout_redirect_uris: 'postLogoutRedirectUris',
+  grant_types: 'grantTypes',
+  token_endpoint_auth_method: 'authMethod',
+  code_challenge_method: 'setting_code_challenge_method',
+  scope: 'scope',
+  refresh_tokens: 'refreshTokens',
+  rotate_refresh_tokens: 'setting_rotate_refresh_tokens',
+  access_token_ttl: 'setting_access_token_ttl',
+  id_token_signed_response_alg: 'setting_id_token_signed_response_alg',
+  userinfo_signed_response_alg: 'setting_userinfo_signed_response_alg',
+  authorization_policy: 'authorizationPolicy',
+  logo_uri: 'logoUri',
+  response_types: 'setting_response_types',
+  aud: 'audiences',
+  id_token_scope_claims: 'setting_id_token_scope_claims',
+  allowed_cors_origins: 'setting_allowed_cors_origins',
+  jwks: 'setting_jwks',
+  jwks_uri: 'setting_jwks_uri',
+  token_endpoint_auth_signing_alg: 'setting_token_endpoint_auth_signing_alg',
+  consent_required: 'consentRequired',
+  resource_server: 'resourceServer',
+  resource_uris: 'resourceUris',
+  access_token_format: 'accessTokenFormat',
+  access_token_signed_response_alg: 'setting_access_token_signed_response_alg',
+};
+
+/** One row of the client page: a label and the value as text, code, a list of codes or a JSON block. */
+interface SettingRow {
+  key: string;
+  label: string;
+  text?: string;
+  code?: string;
+  list?: string[];
+  json?: string;
+}
+
+/** The label of a member: from SETTING_LABELS, `client_name#<lang>` / `logo_uri#<lang>` by the language's name, else the key. */
+function settingLabel(t: ConsoleMessages, locale: Locale, key: string): string {
+  const [base, tag] = key.split('#');
+  if (tag !== undefined && (base === 'client_name' || base === 'logo_uri')) {
+    // The form's names for its languages; any other by Intl (a tag it cannot name as it is).
+    let language = (t as Record<string, string | undefined>)[`language_${tag}`] ?? tag;
+    try {
+      if (language === tag) language = new Intl.DisplayNames([locale], { type: 'language' }).of(tag) ?? tag;
+    } catch {
+      // keep the tag
+    }
+    return fill(base === 'client_name' ? t.clientNameIn : t.logoUriIn, { language });
+  }
+  const label = SETTING_LABELS[key];
+  return label === undefined ? key : t[label];
+}
+
+/**
+ * The client's settings as the page shows them: every member the API answered (so none is
+ * hidden), labelled in the page's language; lists as lists, yes/no for booleans; no scope is
+ * "not restricted" (grantedScope: the client may ask for every scope).
+ */
+function settingRows(t: ConsoleMessages, locale: Locale, members: Record<string, unknown>): SettingRow[] {
+  const withScope = 'scope' in members && members.scope !== undefined ? members : { ...members, scope: undefined };
+  return Object.entries(withScope)
+    .filter(([key, value]) => value !== null && (value !== undefined || key === 'scope'))
+    .map(([key, value]): SettingRow => {
+      const row = { key, label: settingLabel(t, locale, key) };
+      if (key === 'scope' && (value === undefined || value === '')) return { ...row, text: t.scopeUnrestricted };
+      if (typeof value === 'boolean') return { ...row, text: value ? t.yes : t.no };
+      if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return { ...row, list: value as string[] };
+      if (typeof value === 'string' || typeof value === 'number') return { ...row, code: String(value) };
+      return { ...row, json: JSON.stringify(value, null, 2) };
+    });
+}
+
 function nameOf(client: ClientView): string {
   return typeof client.client_name === 'string' && client.client_name !== '' ? client.client_name : client.client_id;
 }
@@ -343,10 +418,7 @@ export const clientPages: ConsolePage[] = [
         client,
         created: formatTime(call.locale, created_at),
         updated: formatTime(call.locale, updated_at),
-        // Everything else the API shows, as it shows it (JSON), so no setting is hidden.
-        details: Object.entries(rest)
-          .filter(([, v]) => v !== undefined && v !== null)
-          .map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+        settings: settingRows(call.t, call.locale, rest),
         confidential: client.token_endpoint_auth_method !== 'none',
         base: CONSOLE_PATH,
         path: `${CONSOLE_PATH}${clientPath(client_id)}`,
