@@ -7,7 +7,7 @@
  * JavaScript.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -16,6 +16,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { DATABASES } from '../helpers/databases.ts';
 import { CookieJar, loginThroughForm } from '../helpers/fixtures.ts';
 import { freePort, startServer, type RunningServer } from '../helpers/server.ts';
+import { bash, NPX_GATEHOUSE } from '../helpers/shell.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'bin/gatehouse.js');
@@ -236,13 +237,8 @@ describe('the examples against a real gatehouse on sqlite', () => {
     // The README's line that finds the resource server's client_id, run as written (`npx gatehouse` is this checkout's command).
     const lookup = /^export RESOURCE_SERVER_CLIENT_ID=.*$/m.exec(readFileSync(join(ROOT, 'examples/native-app/README.md'), 'utf8'))?.[0];
     assert.ok(lookup, 'the native app README exports RESOURCE_SERVER_CLIENT_ID');
-    const shim = `npx() { if [ "$1" = gatehouse ]; then shift; node ${JSON.stringify(BIN)} "$@"; else command npx "$@"; fi; }`;
-    const found = spawnSync('bash', ['-euo', 'pipefail', '-c', `${shim}\n${lookup}\nprintf '%s' "$RESOURCE_SERVER_CLIENT_ID"`], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', GATEHOUSE_DATABASE_URL: server.database.url, GATEHOUSE_LOG_LEVEL: 'silent' },
-      encoding: 'utf8',
-    });
-    assert.equal(found.status, 0, found.stderr);
+    const found = await bash(`${NPX_GATEHOUSE}${lookup}\nprintf '%s' "$RESOURCE_SERVER_CLIENT_ID"`, ROOT, { GATEHOUSE_DATABASE_URL: server.database.url, GATEHOUSE_LOG_LEVEL: 'silent' });
+    assert.equal(found.code, 0, found.stderr);
     assert.equal(found.stdout, rsClient.client_id, 'the README finds the resource server it registered');
 
     const nativeClient = await gatehouse(nativeClientArgs(rsClient.client_id as string));
