@@ -474,7 +474,7 @@ export const settings = {
     env: 'GATEHOUSE_AUDIT_STORE',
     type: 'boolean',
     default: 'on',
-    doc: 'Also keep audit events in the store (table `audit_events`), where the management API lists them (`GET /manage/api/v1/audit-events`). The server writes them in batches, at most 100 ms after they happen, besides the file or log copy above; a crash loses at most the last batch from the store (docs/operations.md, "Audit events in the store"). `off`: only the file or log.',
+    doc: 'Also keep audit events in the store (table `audit_events`), where the management API lists them (`GET /manage/api/v1/audit-events`). The server writes them in batches every 100 ms, besides the file or log copy above, so an event reaches the table about 100 ms after it happens, and a few hundred under load (300 ms was measured: the batch’s insert waits its turn at the database); a crash loses at most the last batch from the store (docs/operations.md, "Audit events in the store"). `off`: only the file or log.',
     parse: boolean,
   }),
   auditRetention: setting({

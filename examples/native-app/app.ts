@@ -6,7 +6,9 @@
  * port is accepted), then calls the resource server with the access token.
  *
  * openid-client v6; run from the repository root with `node examples/native-app/app.ts`.
- * Settings (environment): CLIENT_ID (required), ISSUER (default http://127.0.0.1:8080/uas),
+ * Settings (environment): CLIENT_ID (required), RESOURCE_SERVER_CLIENT_ID (required: the resource
+ * server's client_id, asked for as a scope value so the access token is meant for it — the resource
+ * server refuses tokens meant for anyone else), ISSUER (default http://127.0.0.1:8080/uas),
  * RESOURCE_SERVER_URL (default http://127.0.0.1:4000/hello), NO_BROWSER=1 to only print the URL.
  */
 import { spawn } from 'node:child_process';
@@ -17,9 +19,10 @@ import * as oidc from 'openid-client';
 const ISSUER = new URL(process.env.ISSUER ?? 'http://127.0.0.1:8080/uas');
 const RESOURCE_SERVER_URL = process.env.RESOURCE_SERVER_URL ?? 'http://127.0.0.1:4000/hello';
 const CLIENT_ID = process.env.CLIENT_ID;
+const RESOURCE_SERVER_CLIENT_ID = process.env.RESOURCE_SERVER_CLIENT_ID;
 const LOGIN_TIMEOUT_MS = 5 * 60 * 1000;
-if (!CLIENT_ID) {
-  console.error('Set CLIENT_ID (see examples/native-app/README.md).');
+if (!CLIENT_ID || !RESOURCE_SERVER_CLIENT_ID) {
+  console.error('Set CLIENT_ID and RESOURCE_SERVER_CLIENT_ID (see examples/native-app/README.md).');
   process.exit(1);
 }
 
@@ -40,7 +43,9 @@ const state = oidc.randomState();
 const nonce = oidc.randomNonce();
 const authorizationUrl = oidc.buildAuthorizationUrl(config, {
   redirect_uri: redirectUri,
-  scope: 'openid profile',
+  // The resource server's client_id as a scope value: the token's audience (gatehouse grants it when
+  // this client's `aud` lists it), which the resource server checks.
+  scope: `openid profile ${RESOURCE_SERVER_CLIENT_ID}`,
   code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
   code_challenge_method: 'S256',
   state,

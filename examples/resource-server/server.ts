@@ -11,7 +11,9 @@
  * http://127.0.0.1:8080/uas), PORT (default 4000).
  *
  * GET /hello → 200 {"message":"Hello, <preferred_username or sub>!", sub, scope, client_id, session_index, validated}
- *            → 401 with WWW-Authenticate when the token is missing, not active or not valid here.
+ *            → 401 with WWW-Authenticate when the token is missing, not active, or not meant for this
+ *              resource server (its audience, `aud` of a JWT or `token_audiences` at introspection,
+ *              does not name CLIENT_ID).
  */
 import { createServer, type ServerResponse } from 'node:http';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
@@ -93,11 +95,18 @@ async function introspect(token: string): Promise<oidc.IntrospectionResponse> {
   return oidc.tokenIntrospection(config, token);
 }
 
-/** An opaque token, asked about at gatehouse. */
+/**
+ * An opaque token, asked about at gatehouse. Active is not enough: any client's token is active,
+ * and one meant for another API (or for none) must not open this one (RFC 9068 §4 asks the same of
+ * a JWT's `aud`; RFC 8707 §2). Introspection's `aud` is the caller — this server — so the token's
+ * own audiences are gatehouse's `token_audiences`: the client_ids of the resource servers it is for.
+ */
 async function introspected(token: string): Promise<Accepted | undefined> {
   const claims = await introspect(token);
   // An API takes access tokens only: a refresh token is introspectable but no credential here.
   if (!claims.active || claims.token_type !== 'access_token') return undefined;
+  const audiences = Array.isArray(claims.token_audiences) ? (claims.token_audiences as unknown[]) : [];
+  if (!audiences.includes(CLIENT_ID)) return undefined;
   return {
     sub: claims.sub,
     scope: claims.scope,
@@ -124,7 +133,7 @@ const server = createServer((request, response) => {
     }
     const accepted = looksLikeJwt(token) ? await validateJwt(token) : await introspected(token);
     if (accepted === undefined) {
-      json(response, 401, { error: 'invalid_token' }, { 'www-authenticate': 'Bearer error="invalid_token", error_description="The access token is not active"' });
+      json(response, 401, { error: 'invalid_token' }, { 'www-authenticate': 'Bearer error="invalid_token", error_description="The access token is not active or not meant for this resource server"' });
       return;
     }
     json(response, 200, {

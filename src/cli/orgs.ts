@@ -13,6 +13,7 @@ interface JsonFlag {
 interface CreateFlags extends JsonFlag {
   technicalName?: string;
   friendlyName?: string;
+  name?: string;
   parent?: string;
   type?: string;
   virtual?: boolean;
@@ -21,6 +22,7 @@ interface CreateFlags extends JsonFlag {
 interface UpdateFlags extends JsonFlag {
   technicalName?: string;
   friendlyName?: string;
+  name?: string;
   parent?: string;
   root?: boolean;
   type?: string;
@@ -48,6 +50,15 @@ function show(o: Organization, json: boolean | undefined): void {
   printFields(Object.entries(organizationView(o)).filter(([key, value]) => key !== 'attributes' || Object.keys(value as object).length > 0));
 }
 
+/**
+ * `--name`: the friendly name under the word the management API (`name`), the console ("Name") and
+ * `client create --name` use. People type it first; Commander's "did you mean" only suggests
+ * flags a few letters away, never `--friendly-name` for `--name`, so it stayed unknown with no hint.
+ */
+function nameOption(): Option {
+  return new Option('--name <name>', 'the same as --friendly-name (the management API calls it name)').conflicts('friendlyName');
+}
+
 export function registerOrganizationCommands(program: Command): void {
   const org = program.command('org').description('manage organizations');
 
@@ -56,6 +67,7 @@ export function registerOrganizationCommands(program: Command): void {
     .description('create an organization')
     .option('--technical-name <name>', 'unique among its siblings (default: a generated UUID)')
     .option('--friendly-name <name>', 'display name (default: the technical name)')
+    .addOption(nameOption())
     .option('--parent <id>', 'id of the parent organization (default: at the root)')
     .option('--type <type>', 'organization type')
     .option('--virtual', 'a virtual organization groups others and holds no users')
@@ -64,7 +76,7 @@ export function registerOrganizationCommands(program: Command): void {
       withStore(async ({ deps }) => {
         const created = await createOrganization(deps, {
           technicalName: flags.technicalName,
-          friendlyName: flags.friendlyName,
+          friendlyName: flags.name ?? flags.friendlyName,
           parentId: flags.parent,
           type: flags.type,
           virtual: flags.virtual ?? false,
@@ -102,6 +114,7 @@ export function registerOrganizationCommands(program: Command): void {
     .argument('<id>')
     .option('--technical-name <name>', 'unique among its siblings')
     .option('--friendly-name <name>', "display name ('' resets it to the technical name)")
+    .addOption(nameOption())
     .option('--type <type>', "organization type ('' removes it)")
     .addOption(new Option('--parent <id>', 'move it under this organization').conflicts('root'))
     .option('--root', 'move it to the root of the tree')
@@ -114,14 +127,14 @@ export function registerOrganizationCommands(program: Command): void {
       withStore(async ({ deps }) => {
         const changes: OrganizationChanges = {
           technicalName: flags.technicalName,
-          friendlyName: flags.friendlyName,
+          friendlyName: flags.name ?? flags.friendlyName,
           type: flags.type,
           parentId: flags.root ? null : flags.parent,
           virtual: flags.virtual,
           attributes: attributeChanges(flags.attribute, flags.removeAttribute),
         };
         if (Object.values(changes).every((value) => value === undefined)) {
-          throw new UsageError('nothing to change: give --technical-name, --friendly-name, --type, --parent, --root, --virtual, --no-virtual, --attribute or --remove-attribute');
+          throw new UsageError('nothing to change: give --technical-name, --friendly-name (--name), --type, --parent, --root, --virtual, --no-virtual, --attribute or --remove-attribute');
         }
         show(await updateOrganization(deps, id, changes), flags.json);
       }),

@@ -20,6 +20,12 @@ export interface AuthorizationCode {
   consumedAt: number | undefined;
 }
 
+/**
+ * Why a redemption was refused after it consumed its code: the binding that did not hold
+ * (RFC 6749 §4.1.3, RFC 7636 §4.6), an inactive user, or a scope the client may no longer have.
+ */
+export type CodeRefusal = 'client_id' | 'expired' | 'redirect_uri' | 'code_verifier' | 'user' | 'scope';
+
 export type TokenKind = 'access_token' | 'refresh_token';
 
 /** What every stored token carries, whoever its subject is. */

@@ -149,6 +149,16 @@ const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
  * shown on the login page) are validated and kept in `metadata`.
  * Whether `aud` names registered clients needs the store: client-registration.ts checks it.
  */
+/**
+ * What a registration that names neither `grant_types` nor `refresh_tokens` gets, whichever front
+ * end sends it (CLI, management API, dynamic registration): the console's new-client form starts
+ * from it, so a client registered there with the form untouched is the API's default client.
+ * Refresh tokens only when asked for (docs/cli.md, `--refresh-tokens`).
+ */
+export function registrationDefaults(authMethod: ClientAuthMethod | undefined): { grantTypes: GrantType[]; refreshTokens: boolean } {
+  return { grantTypes: defaultGrantTypes(authMethod), refreshTokens: false };
+}
+
 export function parseClientMetadata(document: unknown): ClientSettings {
   if (typeof document !== 'object' || document === null || Array.isArray(document)) throw new InvalidClientMetadata('metadata', 'must be a JSON object');
   const doc = Object.fromEntries(Object.entries(document).filter(([, value]) => value !== null && value !== undefined));
@@ -166,9 +176,10 @@ export function parseClientMetadata(document: unknown): ClientSettings {
   const tokenEndpointAuthMethod = oneOf(doc, 'token_endpoint_auth_method', CLIENT_AUTH_METHOD_NAMES) as ClientAuthMethod | undefined;
   const resourceServer = resourceServerSettings(doc, tokenEndpointAuthMethod);
   const explicitGrants = doc.grant_types === undefined ? undefined : grantTypes(doc.grant_types);
-  const refreshTokens = optionalBoolean(doc, 'refresh_tokens') ?? explicitGrants?.includes('refresh_token') ?? false;
+  const defaults = registrationDefaults(tokenEndpointAuthMethod);
+  const refreshTokens = optionalBoolean(doc, 'refresh_tokens') ?? explicitGrants?.includes('refresh_token') ?? defaults.refreshTokens;
   // A resource server needs no grant: it authenticates at introspection and revocation only.
-  let grants = explicitGrants ?? (resourceServer ? [] : defaultGrantTypes(tokenEndpointAuthMethod));
+  let grants = explicitGrants ?? (resourceServer ? [] : defaults.grantTypes);
   if (refreshTokens && !grants.includes('refresh_token')) {
     // A registered grant_types list is what the client asked for; only the default may be widened.
     if (explicitGrants) throw new InvalidClientMetadata('refresh_tokens', 'is true but grant_types does not include refresh_token');

@@ -290,7 +290,7 @@ async function checkResourceUris(clients: ClientStore, client: Client): Promise<
  * Each of the client's declared `resource_scopes` must be free or its own, so that a scope value
  * names one audience (docs/decisions.md RS1), and no client's client_id (this one's included),
  * which already asks for that client as the audience. Read in the unit of work, to name the value
- * and its holder; the store's primary key (migration 018) is what keeps the first rule when two
+ * and its holder; the store's primary key (migration 019) is what keeps the first rule when two
  * registrations race (withResourceUris), and the unit of work the second.
  */
 async function checkResourceScopes(clients: ClientStore, client: Client): Promise<void> {

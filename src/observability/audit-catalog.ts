@@ -18,6 +18,7 @@ export const AUDIT_EVENTS = {
   'token.refreshed': 'Tokens were refreshed.',
   'token.revoked': 'A token was revoked at the revocation endpoint.',
   'code.replayed': 'A used authorization code was presented again; its tokens were revoked.',
+  'code.retried': 'An authorization code spent by a refused redemption (refusedFor: code_verifier, redirect_uri, client_id, expired, user, scope) was presented again; it had issued no tokens.',
   'refresh_token.reused': 'A rotated refresh token was presented again; its family was revoked.',
   logout: 'A session ended.',
   'authorization.rate_limited': 'Silent authorizations reached their budget.',

@@ -9,6 +9,7 @@
  * A login failure names the account only when the typed name matched one, and then by its stored
  * username: what was typed may be a password typed into the wrong field.
  */
+import type { CodeRefusal } from '../domain/grant.ts';
 import { hashSecret } from '../lib/hash.ts';
 
 /** Where the client came from: its address as the throttle counts it (see src/http/client-address.ts). */
@@ -69,6 +70,8 @@ export type AuditEvent =
   | ({ event: 'token.refreshed'; clientId: string; userId: string; scope: string; family: string; rotated: boolean; accessToken: string; refreshToken?: string } & From)
   | ({ event: 'token.revoked'; clientId: string; userId?: string; kind: 'access_token' | 'refresh_token'; token: string; family: string; revoked: number } & From)
   | ({ event: 'code.replayed'; clientId: string; codeClientId: string; userId: string; code: string; revoked: number } & From)
+  /** A code spent by a refused redemption presented again: no token was issued from it (back channel decision 17). */
+  | ({ event: 'code.retried'; clientId: string; codeClientId: string; userId: string; code: string; refusedFor: CodeRefusal } & From)
   | ({ event: 'refresh_token.reused'; clientId: string; userId: string; family: string; token: string; revoked: number } & From)
   | ({ event: 'logout'; userId: string; session: string; revoked: number; clientId?: string } & From)
   /** A silent authorization filled its session's or address's budget: further ones are refused until the window ends. */

@@ -57,7 +57,7 @@ export class Metrics {
     this.#logins = new Counter({ name: 'gatehouse_logins_total', help: 'Password logins at the login form and through the password grant, by outcome.', labelNames: ['outcome'], registers });
     this.#grants = new Counter({
       name: 'gatehouse_token_grants_total',
-      help: 'Token endpoint grants by grant_type and outcome: issued, or a replayed code / reused refresh token (the family is revoked). Other refusals show as 4xx of the token route.',
+      help: 'Token endpoint grants by grant_type and outcome: issued; a replayed code / reused refresh token (the family is revoked); a retried code (spent by a refused redemption, e.g. a wrong code_verifier; it had no tokens). Other refusals show as 4xx of the token route.',
       labelNames: ['grant_type', 'outcome'],
       registers,
     });
@@ -158,6 +158,8 @@ export class Metrics {
         return this.#grants.inc({ grant_type: 'refresh_token', outcome: 'issued' });
       case 'code.replayed':
         return this.#grants.inc({ grant_type: 'authorization_code', outcome: 'replayed' });
+      case 'code.retried':
+        return this.#grants.inc({ grant_type: 'authorization_code', outcome: 'retried' });
       case 'refresh_token.reused':
         return this.#grants.inc({ grant_type: 'refresh_token', outcome: 'reused' });
       case 'client_auth.failed':

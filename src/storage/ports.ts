@@ -5,7 +5,7 @@
 import type { Client } from '../domain/client.ts';
 import type { Consent } from '../domain/consent.ts';
 import type { DeviceApproval, DeviceAuthorization } from '../domain/device-authorization.ts';
-import type { AuthorizationCode, Token } from '../domain/grant.ts';
+import type { AuthorizationCode, CodeRefusal, Token } from '../domain/grant.ts';
 import type { Group } from '../domain/group.ts';
 import type { Organization } from '../domain/organization.ts';
 import type { Policy, PolicyDocument } from '../domain/policy.ts';
@@ -85,7 +85,7 @@ export interface ClientStore {
    * The resource servers that declared `values` among their `resource_scopes`, as value → client_id
    * (values no resource server declared are absent): one statement. insert and update keep the
    * values in step with the client, in one unit of work: a value another client holds is a
-   * ConflictError, on every database and under concurrency (migration 018).
+   * ConflictError, on every database and under concurrency (migration 019).
    */
   resourceScopeOwners(values: readonly string[]): Promise<Map<string, string>>;
   list(): Promise<Client[]>;
@@ -139,6 +139,8 @@ export interface UserStore {
   list(query?: UserQuery): Promise<UserProfile[]>;
   /** The matching users' ids in username order; one query that reads the id column only. */
   listIds(query?: UserQuery): Promise<string[]>;
+  /** The usernames of those of `ids` that are users, by id: one query however many (a page of audit events names its people with it). */
+  usernames(ids: readonly string[]): Promise<Map<string, string>>;
   update(user: User): Promise<boolean>;
   setPasswordHash(id: string, passwordHash: string, now: number): Promise<boolean>;
   delete(id: string): Promise<boolean>;
@@ -305,7 +307,11 @@ export interface SessionStore {
   endOfUser(userId: string, sessionIndex: string): Promise<SsoSession | undefined>;
 }
 
-export type Redemption = { outcome: 'redeemed'; code: AuthorizationCode } | { outcome: 'replayed'; code: AuthorizationCode } | { outcome: 'unknown' };
+/** `refusedFor` on a replay: the code was spent by a refused redemption (no token was issued from it). */
+export type Redemption =
+  | { outcome: 'redeemed'; code: AuthorizationCode }
+  | { outcome: 'replayed'; code: AuthorizationCode; refusedFor: CodeRefusal | undefined }
+  | { outcome: 'unknown' };
 
 /** Where a cleanup pass over the codes goes on: after this (expiresAt, codeHash). */
 export interface CodeCursor {
@@ -335,6 +341,11 @@ export interface CodeStore {
    * replayed before they return.
    */
   consumeOnce(codeHash: string, now: number): Promise<Redemption>;
+  /**
+   * Records why the redemption that consumed this code was refused, in the same unit of work, so
+   * a later presentation is answered `replayed` with `refusedFor` set. The code stays consumed.
+   */
+  markRefused(codeHash: string, reason: CodeRefusal): Promise<void>;
   /**
    * Marks every unredeemed code of an SSO session consumed, so none can be redeemed after the
    * session ended (logout); a later attempt is refused like a replay. Returns how many.

@@ -60,6 +60,10 @@ for (const kind of DATABASES) {
       assert.equal(out.password, undefined, 'the password came from stdin');
       assert.equal(out.api, 'http://127.0.0.1:8080/manage/api/v1');
       assert.equal(out.console, 'http://127.0.0.1:8080/manage/');
+      // docs/cli.md names every member --json prints, `?` marking those that may be absent (issue 22 item 11).
+      const documented = /`--json` prints `\{(.*?)\}`/s.exec(readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8'))?.[1]?.replace(/\{[^}]*\}/g, '').replace(/\s+/g, ' ') ?? '';
+      const members = documented.split(', ').map((member) => member.replace(/:.*$/, '').trim());
+      assert.deepEqual(Object.keys(out).sort(), members.filter((m) => !m.endsWith('?') || m.slice(0, -1) in out).map((m) => m.replace(/\?$/, '')).sort());
 
       const events = readFileSync(env.GATEHOUSE_AUDIT_LOG!, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { event: string; actor: { via: string } });
       assert.deepEqual(events.map((e) => e.event), ['client.created', 'client.created', 'user.created', 'user.group_added']);

@@ -302,6 +302,12 @@ for (const kind of DATABASES) {
       failed(await run('org', 'create', '--technical-name', 'orphan', '--parent', '00000000-0000-4000-8000-000000000000'), /parent organization .* does not exist/);
     });
 
+    test('org create and update take --name, the management API’s word for the friendly name (issue 22 item 11)', async () => {
+      const named = json(await run('org', 'create', '--technical-name', 'named-org', '--name', 'Named Org', '--json'));
+      assert.equal(named.friendly_name, 'Named Org');
+      assert.equal(json(await run('org', 'update', named.id as string, '--name', 'Renamed Org', '--json')).friendly_name, 'Renamed Org');
+    });
+
     test('user update: username, email, names, organization and attributes change, the rest stay; an empty value removes', async () => {
       const org = json(await run('org', 'create', '--technical-name', `users-org-${Date.now()}`, '--json'));
       const bob = json(await run('user', 'create', '--username', 'bob', '--password', 'correct horse battery', '--email', 'bob@example.com', '--given-name', 'Bob', '--json'));
@@ -571,6 +577,17 @@ describe('gatehouse CLI without a database', () => {
     assert.equal(result.code, 0);
     assert.match(result.stdout, /Usage: gatehouse client create \[options\]/);
     assert.match(result.stdout, /--redirect-uri <uri>/);
+  });
+
+  test('org create: --name is known, a near miss is told the flag, and --name with --friendly-name is refused (issue 22 item 11)', async () => {
+    const usage = async (...args: string[]) => {
+      let err = '';
+      const program = buildProgram({ writeOut: () => undefined, writeErr: (text) => (err += text) });
+      await assert.rejects(program.parseAsync(args, { from: 'user' }));
+      return err;
+    };
+    assert.equal(await usage('org', 'create', '--nam', 'x'), "gatehouse: unknown option '--nam' (Did you mean --name?)\n");
+    assert.equal(await usage('org', 'create', '--name', 'x', '--friendly-name', 'y'), "gatehouse: option '--name <name>' cannot be used with option '--friendly-name <name>'\n");
   });
 
   test('every command and subcommand has --help', async () => {

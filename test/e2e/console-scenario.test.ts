@@ -273,11 +273,11 @@ for (const db of DATABASES) {
         await check('audit events');
         const expected: [event: string, mentions: string][] = [
           ['client.created', clientId],
-          ['user.created', userId],
+          ['user.created', USER.username], // people by username (issue 22 item 11)
           ['user.group_added', GROUP],
           ['policy.created', POLICY],
           ['client.updated', POLICY],
-          ['session.ended', userId], // the session itself by fingerprint only
+          ['session.ended', USER.username], // the session itself by fingerprint only
           ['key.rotated', newKid],
         ];
         for (const [event, mentions] of expected) {
@@ -289,7 +289,7 @@ for (const db of DATABASES) {
           const texts = await rows.allInnerTexts();
           const matching = texts.filter((text) => text.includes(event) && text.includes(mentions));
           assert.equal(matching.length, 1, `one ${event} naming ${mentions}: ${texts.join('\n')}`);
-          assert.ok(matching[0]!.includes(`manage-api · ${adminId} · gatehouse-console`), `${event} names the administrator: ${matching[0]}`);
+          assert.ok(matching[0]!.includes(`manage-api · ${ADMIN.username} · gatehouse-console`), `${event} names the administrator: ${matching[0]}`);
           assert.ok(texts.every((text) => text.includes(event)), `the type filter keeps only ${event}`);
           if (event === 'session.ended') assert.match(matching[0]!, /"revoked":[1-9]/, 'the session’s tokens were revoked with it');
         }

@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { bootstrap as bootstrapAs, launchChromium, noChromium, recordCspViolations, ROOT, seriousViolations } from '../helpers/console-browser.ts';
 import { DATABASES } from '../helpers/databases.ts';
+import { createTestClient, createTestUser } from '../helpers/fixtures.ts';
 import { freePort, startServer, type RunningServer } from '../helpers/server.ts';
 
 const skip = noChromium;
@@ -309,6 +310,46 @@ describe('the web console in Chromium', { skip }, () => {
     } finally {
       app?.kill();
       await admin.close();
+    }
+  });
+  test('list pages at phone width (375 px) break no word inside and do not widen the page (issue 22 item 11)', { timeout: 120_000 }, async () => {
+    const store = server.gatehouse.store;
+    for (const name of ['Customer self-service portal', 'Internationalization management']) await createTestClient(store, { name });
+    await createTestUser(store, { username: 'alexandria.vanderbilt@example.com', password: 'phone width pw 1', givenName: 'Alexandria', familyName: 'Vanderbilt-Montgomery', email: 'alexandria.vanderbilt@example.com' });
+    const context = await browser.newContext({ viewport: { width: 375, height: 800 } });
+    const page = await context.newPage();
+    try {
+      await page.goto(`${server.url}/manage/`);
+      await page.getByLabel('Username').fill(username);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(`${server.url}/manage/`);
+      for (const path of ['clients', 'users', 'groups', 'keys', 'audit']) {
+        await page.goto(`${server.url}/manage/${path}`);
+        // Each word of a cell's text (between spaces and hyphens, where lines may break; ids in <code> may break anywhere) must lie on one line: a word split across lines has two boxes.
+        const split = await page.evaluate<string[]>(`(() => {
+          const broken = [];
+          for (const cell of document.querySelectorAll('td, th')) {
+            const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+            for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+              if (node.parentElement.closest('code')) continue;
+              for (const match of node.data.matchAll(/[^\\s-]+/g)) {
+                const range = document.createRange();
+                range.setStart(node, match.index);
+                range.setEnd(node, match.index + match[0].length);
+                const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+                if (lines.size > 1) broken.push(match[0]);
+              }
+            }
+          }
+          return broken;
+        })()`);
+        assert.deepEqual(split, [], `${path}: words broken inside`);
+        assert.ok(await page.evaluate<boolean>('document.documentElement.scrollWidth <= 375'), `${path}: the page is no wider than the screen`);
+        assert.deepEqual(await seriousViolations(page), [], `axe on ${path} at 375 px`);
+      }
+    } finally {
+      await context.close();
     }
   });
 });

@@ -16,6 +16,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { DATABASES } from '../helpers/databases.ts';
 import { CookieJar, loginThroughForm } from '../helpers/fixtures.ts';
 import { freePort, startServer, type RunningServer } from '../helpers/server.ts';
+import { bash, NPX_GATEHOUSE } from '../helpers/shell.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'bin/gatehouse.js');
@@ -30,7 +31,7 @@ const aliceArgs = ['user', 'create', '--username', 'alice', '--password-stdin', 
 const bobArgs = ['user', 'create', '--username', 'bob', '--password-stdin', '--email', 'bob@example.com', '--given-name', 'Bob', '--family-name', 'Example'];
 const webClientArgs = (origin = 'http://127.0.0.1:3000') => ['client', 'create', '--name', 'Web SSO example', '--redirect-uri', `${origin}/callback`, '--post-logout-redirect-uri', `${origin}/`, '--json'];
 const resourceServerArgs = ['client', 'create', '--name', 'Resource server example', '--resource-server', '--json'];
-const nativeClientArgs = ['client', 'create', '--name', 'Native app example', '--redirect-uri', 'http://127.0.0.1/callback', '--application-type', 'native', '--token-endpoint-auth-method', 'none', '--code-challenge-method', 'S256', '--json'];
+const nativeClientArgs = (aud: string) => ['client', 'create', '--name', 'Native app example', '--redirect-uri', 'http://127.0.0.1/callback', '--application-type', 'native', '--token-endpoint-auth-method', 'none', '--code-challenge-method', 'S256', '--aud', aud, '--json'];
 
 /** The command line as a README writes it: arguments with spaces in double quotes. */
 function shell(args: string[]): string {
@@ -220,10 +221,10 @@ describe('the examples against a real gatehouse on sqlite', () => {
     }
   });
 
-  test('native-app and resource-server: loopback login with PKCE, the API greets by introspection, refuses a garbage token', { timeout: 60_000 }, async () => {
+  test('native-app and resource-server: loopback login with PKCE, the API greets by introspection, refuses a garbage token and a token meant for another API', { timeout: 60_000 }, async () => {
     assertInReadme('resource-server', clientCommand(resourceServerArgs));
     assertInReadme('native-app', clientCommand(resourceServerArgs));
-    assertInReadme('native-app', clientCommand(nativeClientArgs));
+    assertInReadme('native-app', clientCommand(nativeClientArgs('$RESOURCE_SERVER_CLIENT_ID')));
     assertInReadme('resource-server', 'node examples/resource-server/server.ts');
     assertInReadme('native-app', 'node examples/native-app/app.ts');
 
@@ -233,9 +234,16 @@ describe('the examples against a real gatehouse on sqlite', () => {
     const resourceServer = spawnChild(['examples/resource-server/server.ts'], { ISSUER: server.issuer, CLIENT_ID: rsClient.client_id as string, CLIENT_SECRET: rsClient.client_secret as string, PORT: String(rsPort) });
     await resourceServer.waitFor(/listening on/);
 
-    const nativeClient = await gatehouse(nativeClientArgs);
+    // The README's line that finds the resource server's client_id, run as written (`npx gatehouse` is this checkout's command).
+    const lookup = /^export RESOURCE_SERVER_CLIENT_ID=.*$/m.exec(readFileSync(join(ROOT, 'examples/native-app/README.md'), 'utf8'))?.[0];
+    assert.ok(lookup, 'the native app README exports RESOURCE_SERVER_CLIENT_ID');
+    const found = await bash(`${NPX_GATEHOUSE}${lookup}\nprintf '%s' "$RESOURCE_SERVER_CLIENT_ID"`, ROOT, { GATEHOUSE_DATABASE_URL: server.database.url, GATEHOUSE_LOG_LEVEL: 'silent' });
+    assert.equal(found.code, 0, found.stderr);
+    assert.equal(found.stdout, rsClient.client_id, 'the README finds the resource server it registered');
+
+    const nativeClient = await gatehouse(nativeClientArgs(rsClient.client_id as string));
     assert.equal(nativeClient.client_secret, undefined, 'a public client has no secret');
-    const app = spawnChild(['examples/native-app/app.ts'], { ISSUER: server.issuer, CLIENT_ID: nativeClient.client_id as string, RESOURCE_SERVER_URL: resourceServerUrl, NO_BROWSER: '1' });
+    const app = spawnChild(['examples/native-app/app.ts'], { ISSUER: server.issuer, CLIENT_ID: nativeClient.client_id as string, RESOURCE_SERVER_CLIENT_ID: rsClient.client_id as string, RESOURCE_SERVER_URL: resourceServerUrl, NO_BROWSER: '1' });
     try {
       const [, printed] = await app.waitFor(/^ {2}(http:\/\/\S+)$/m);
       const authorizationUrl = new URL(printed!);
@@ -259,7 +267,7 @@ describe('the examples against a real gatehouse on sqlite', () => {
       assert.equal(greeting.message, 'Hello, bob!');
       assert.equal(greeting.sub, users.bob);
       assert.equal(greeting.client_id, nativeClient.client_id);
-      assert.deepEqual((greeting.scope as string).split(' ').sort(), ['openid', 'profile']);
+      assert.deepEqual((greeting.scope as string).split(' ').sort(), ['openid', 'profile', rsClient.client_id as string].sort());
       assert.match(greeting.session_index as string, /.+/);
     } catch (error) {
       throw new Error(`${(error as Error).message}\n${app.output()}\n--- resource server\n${resourceServer.output()}`, { cause: error });
@@ -273,5 +281,21 @@ describe('the examples against a real gatehouse on sqlite', () => {
     const missing = await fetch(resourceServerUrl);
     assert.equal(missing.status, 401);
     assert.equal(missing.headers.get('www-authenticate'), 'Bearer realm="resource-server-example"');
+
+    // Active tokens meant for another resource server, or for none, are refused: the audience is checked (issue 22 item 11).
+    const otherApi = await gatehouse(['client', 'create', '--name', 'Another API', '--resource-server', '--json']);
+    const caller = await gatehouse(['client', 'create', '--name', 'Machine caller', '--grant-type', 'client_credentials', '--aud', otherApi.client_id as string, '--json']);
+    const tokenFor = async (scope: string) => {
+      const body = new URLSearchParams({ grant_type: 'client_credentials', ...(scope === '' ? {} : { scope }) });
+      const auth = `Basic ${Buffer.from(`${caller.client_id as string}:${caller.client_secret as string}`).toString('base64')}`;
+      const answer = await fetch(`${server.issuer}/oauth2/token`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/x-www-form-urlencoded' }, body });
+      assert.equal(answer.status, 200);
+      return ((await answer.json()) as { access_token: string }).access_token;
+    };
+    for (const scope of [otherApi.client_id as string, '']) {
+      const refused = await fetch(resourceServerUrl, { headers: { authorization: `Bearer ${await tokenFor(scope)}` } });
+      assert.equal(refused.status, 401, `a token for ${scope || 'no resource server'}`);
+      assert.equal(refused.headers.get('www-authenticate'), 'Bearer error="invalid_token", error_description="The access token is not active or not meant for this resource server"');
+    }
   });
 });

@@ -7,7 +7,6 @@
  * where the doc writes "…" (the doc says so: a value that differs at every run).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,9 +18,9 @@ import { DATABASES } from '../helpers/databases.ts';
 import { assertCodeRedirect } from '../helpers/front-channel.ts';
 import { CookieJar, loginThroughForm } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+import { bash, NPX_GATEHOUSE } from '../helpers/shell.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = join(ROOT, 'bin/gatehouse.js');
 const DOC = readFileSync(join(ROOT, 'docs/authorization.md'), 'utf8');
 const ELIDED = '…';
 const MARKER = '--- the client registered by the example ---';
@@ -42,18 +41,6 @@ function assertShown(actual: Record<string, unknown>, shown: Record<string, unkn
   }
 }
 
-function bash(script: string, cwd: string, env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-euo', 'pipefail', '-c', script], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
 const sqlite = DATABASES.find((db) => db.name === 'sqlite')!;
 
 describe('docs/authorization.md: the authorization policy worked example', () => {
@@ -70,7 +57,7 @@ describe('docs/authorization.md: the authorization policy worked example', () =>
 
   test('the commands run verbatim, and the ID token, UserInfo and introspection answers are the ones shown', { timeout: 120_000 }, async () => {
     // `npx gatehouse` is this checkout's command; the doc's lines run as they are, then the client is kept for the test.
-    const prologue = `npx() { if [ "$1" = gatehouse ]; then shift; node ${JSON.stringify(BIN)} "$@"; else command npx "$@"; fi; }\n`;
+    const prologue = NPX_GATEHOUSE;
     const epilogue = `\nprintf '\\n%s\\n%s' '${MARKER}' "$client"\n`;
     const run = await bash(prologue + block('commands') + epilogue, dir, { GATEHOUSE_DATABASE_URL: server.database.url, GATEHOUSE_LOG_LEVEL: 'silent' });
     assert.equal(run.code, 0, run.stderr);

@@ -18,7 +18,7 @@ import { hashSecret } from '../../src/lib/hash.ts';
 import { openSqlStore, type SqlStore } from '../../src/storage/sql/store.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { AuditCapture } from '../helpers/audit.ts';
-import { addClient, basic, postForm } from '../helpers/back-channel.ts';
+import { addClient, basic, mintCode, pkcePair, postForm } from '../helpers/back-channel.ts';
 import { storeLineOf } from '../helpers/cli.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { browse, CookieJar, createTestClient, createTestUser, formFields, loginThroughForm, logoutConfirmed, redirectParams, submit } from '../helpers/fixtures.ts';
@@ -158,6 +158,23 @@ for (const db of DATABASES) {
       assert.deepEqual(
         { clientId: replayed?.clientId, codeClientId: replayed?.codeClientId, userId: replayed?.userId, code: replayed?.code },
         { clientId: client.clientId, codeClientId: client.clientId, userId: user.id, code: fp(code) },
+      );
+    });
+
+    test('code.retried, not code.replayed, when a code spent by a wrong code_verifier is presented again (issue 22 item 11)', async () => {
+      const pair = pkcePair();
+      const { code } = await mintCode(server.gatehouse.store, client, user, { codeChallenge: pair.challenge, codeChallengeMethod: 'S256', now: clock.now() });
+      secrets.add(code);
+      const redeem = (verifier: string) =>
+        postForm(tokenUrl(), { grant_type: 'authorization_code', code, redirect_uri: client.redirectUris[0]!, code_verifier: verifier }, { authorization: basic(client.clientId, clientSecret), 'x-forwarded-for': '203.0.113.41' });
+      audit.clear();
+      assert.equal((await redeem(pkcePair().verifier)).status, 400);
+      assert.equal((await redeem(pair.verifier)).body.error, 'invalid_grant');
+      assert.equal((await redeem(pair.verifier)).body.error, 'invalid_grant', 'and again');
+      assert.deepEqual(audit.of('code.replayed'), []);
+      assert.deepEqual(
+        audit.of('code.retried').map(({ clientId, codeClientId, userId, code: fingerprinted, refusedFor, ip }) => ({ clientId, codeClientId, userId, code: fingerprinted, refusedFor, ip })),
+        [1, 2].map(() => ({ clientId: client.clientId, codeClientId: client.clientId, userId: user.id, code: fp(code), refusedFor: 'code_verifier', ip: '203.0.113.41' })),
       );
     });
 

@@ -34,6 +34,18 @@ function textOf(html: string): string {
     .replace(/&amp;/g, '&');
 }
 
+/** What a browser submits for a form as the page shows it: inputs (checkboxes only when checked), text areas, selected options; no CSRF token. */
+function submittedFields(html: string): [string, string][] {
+  const inputs = [...html.matchAll(/<input\b([^>]*)>/g)]
+    .map((m) => m[1]!)
+    .filter((a) => !/\btype="checkbox"/.test(a) || /\bchecked\b/.test(a))
+    .map((a): [string, string] => [/\bname="([^"]*)"/.exec(a)?.[1] ?? '', textOf(/\bvalue="([^"]*)"/.exec(a)?.[1] ?? '')])
+    .filter(([n]) => n !== '' && n !== 'csrf_token');
+  const textareas = [...html.matchAll(/<textarea id="[^"]*" name="([^"]*)"[^>]*>([^<]*)<\/textarea>/g)].map((m): [string, string] => [m[1]!, textOf(m[2]!)]);
+  const selects = [...html.matchAll(/<select id="[^"]*" name="([^"]*)"[^>]*>[\s\S]*?<\/select>/g)].map((m): [string, string] => [m[1]!, /<option value="([^"]*)" selected>/.exec(m[0])?.[1] ?? /<option value="([^"]*)"/.exec(m[0])?.[1] ?? '']);
+  return [...inputs, ...textareas, ...selects];
+}
+
 function consoleSuite(db: (typeof DATABASES)[number], env: Record<string, string>, body: (ctx: Ctx) => void): void {
   const ctx = {} as Ctx;
   before(async () => {
@@ -316,7 +328,7 @@ for (const db of DATABASES) {
         const edit = await ctx.page(jar, `/manage/clients/${apiId}/edit`);
         assert.match(edit.html, /name="client_name#fi" type="text" value="Lisä-API"/);
         assert.match(edit.html, /<option value="jwt" selected>/);
-        const fields = formFields(edit.html).filter(([n]) => n !== 'csrf_token' && n !== 'grant_types' && n !== 'resource_server' && n !== 'consent_required').map(([n, v]): [string, string] => [n, n === 'client_name#fi' ? '' : v]);
+        const fields = formFields(edit.html).filter(([n]) => n !== 'csrf_token' && n !== 'grant_types' && n !== 'resource_server' && n !== 'consent_required' && n !== 'refresh_tokens').map(([n, v]): [string, string] => [n, n === 'client_name#fi' ? '' : v]);
         const textareas = [...edit.html.matchAll(/<textarea id="[^"]*" name="([^"]*)"[^>]*>([^<]*)<\/textarea>/g)].map((m): [string, string] => [m[1]!, textOf(m[2]!)]);
         const selects = [...edit.html.matchAll(/<select id="[^"]*" name="([^"]*)"[^>]*>[\s\S]*?<option value="([^"]*)" selected>/g)].map((m): [string, string] => [m[1]!, m[2]!]);
         const saved = await ctx.post(jar, `/manage/clients/${apiId}/edit`, [...fields, ...textareas, ...selects, ['grant_types', 'client_credentials'], ['resource_server', 'true']], `/manage/clients/${apiId}/edit`);
@@ -332,6 +344,61 @@ for (const db of DATABASES) {
 
   describe(`console extras on ${db.name}, dynamic registration off, no theme`, () => {
     consoleSuite(db, {}, (ctx) => {
+      test('the client page shows each setting by its label in the page’s language, lists as lists, yes/no (issue 22 item 11)', async () => {
+        const jar = await ctx.signIn(ctx.admin);
+        const bearer = { authorization: `Bearer ${decodeURIComponent(jar.cookies.get('gatehouse_console')!)}` };
+        const made = await fetch(`${ctx.server.url}/manage/api/v1/clients`, {
+          method: 'POST',
+          headers: { ...bearer, 'content-type': 'application/json' },
+          body: JSON.stringify({ client_name: 'Labelled', 'client_name#fi': 'Nimetty', redirect_uris: ['https://labelled.example/a', 'https://labelled.example/b'], refresh_tokens: true, access_token_ttl: 600 }),
+        });
+        assert.equal(made.status, 201);
+        const id = ((await made.json()) as { client_id: string }).client_id;
+        const rows = async (lang: string) =>
+          [...(await ctx.page(jar, `/manage/clients/${id}?lang=${lang}`)).html.matchAll(/<dt id="setting-([^"]*)">([^<]*)<\/dt>\n<dd>(.*?)<\/dd>/g)].map((m) => [m[1], textOf(m[2]!), m[3]]);
+        const list = (...values: string[]) => `<ul class="plain">${values.map((v) => `<li><code>${v}</code></li>`).join('')}</ul>`;
+        assert.deepEqual(await rows('en'), [
+          ['redirect_uris', 'Redirect URIs', list('https://labelled.example/a', 'https://labelled.example/b')],
+          ['grant_types', 'Grant types', list('authorization_code', 'refresh_token')],
+          ['refresh_tokens', 'Issue refresh tokens', 'yes'],
+          ['rotate_refresh_tokens', 'New refresh token at each use (rotation)', 'yes'],
+          ['access_token_ttl', 'Access token lifetime (seconds)', '<code>600</code>'],
+          ['post_logout_redirect_uris', 'Post-logout redirect URIs', '(none)'],
+          ['id_token_signed_response_alg', 'ID token signing algorithm', '<code>RS256</code>'],
+          ['client_name-fi', 'Client name in Finnish', '<code>Nimetty</code>'],
+          ['scope', 'Scope', 'not restricted: the client may ask for every scope'],
+        ]);
+        assert.deepEqual((await rows('fi')).map(([key, label, value]) => [key, label, value]).slice(0, 3), [
+          ['redirect_uris', 'Paluuosoitteet (redirect URI)', list('https://labelled.example/a', 'https://labelled.example/b')],
+          ['grant_types', 'Myöntötyypit (grant types)', list('authorization_code', 'refresh_token')],
+          ['refresh_tokens', 'Myönnä refresh-tokeneita', 'kyllä'],
+        ]);
+        assert.equal((await rows('sv')).find(([key]) => key === 'client_name-fi')?.[1], 'Klientens namn på finska');
+      });
+
+      test('the new-client form starts from the API’s defaults: left as it is, it registers the client the API registers (issue 22 item 11)', async () => {
+        const jar = await ctx.signIn(ctx.admin);
+        const bearer = { authorization: `Bearer ${decodeURIComponent(jar.cookies.get('gatehouse_console')!)}` };
+        const view = async (id: string) => (await fetch(`${ctx.server.url}/manage/api/v1/clients/${id}`, { headers: bearer })).json() as Promise<Record<string, unknown>>;
+        const defaults = (client: Record<string, unknown>) => ({ grant_types: client.grant_types, refresh_tokens: client.refresh_tokens, rotate_refresh_tokens: client.rotate_refresh_tokens });
+        const typed: [string, string][] = [['client_name', 'Form defaults'], ['redirect_uris', 'https://defaults.example/cb']];
+        const form = submittedFields((await ctx.page(jar, '/manage/clients/new')).html).filter(([n]) => n !== 'client_name' && n !== 'redirect_uris');
+        const made = await ctx.post(jar, '/manage/clients/new', [...typed, ...form], '/manage/clients/new');
+        assert.equal(made.response.status, 200, made.html.slice(0, 2000));
+        const consoleClient = await view(textOf(/<code id="client-id">([^<]*)<\/code>/.exec(made.html)?.[1] ?? ''));
+        const byApi = await fetch(`${ctx.server.url}/manage/api/v1/clients`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'API defaults', redirect_uris: ['https://defaults.example/cb'] }) });
+        assert.equal(byApi.status, 201);
+        const apiClient = (await byApi.json()) as Record<string, unknown>;
+        assert.deepEqual(defaults(consoleClient), defaults(apiClient));
+        assert.deepEqual(defaults(consoleClient), { grant_types: ['authorization_code', 'refresh_token'], refresh_tokens: false, rotate_refresh_tokens: true });
+
+        // Ticked, the box asks for refresh tokens; the edit form shows the client's choice.
+        const asked = await ctx.post(jar, '/manage/clients/new', [...typed, ...form, ['refresh_tokens', 'true']], '/manage/clients/new');
+        const askedId = textOf(/<code id="client-id">([^<]*)<\/code>/.exec(asked.html)?.[1] ?? '');
+        assert.equal((await view(askedId)).refresh_tokens, true);
+        assert.match((await ctx.page(jar, `/manage/clients/${askedId}/edit`)).html, /<input id="f-refresh_tokens" name="refresh_tokens" type="checkbox" value="true" checked/);
+      });
+
       test('the registration tokens page says registration is off and how to turn it on; a token can still be minted', async () => {
         const jar = await ctx.signIn(ctx.admin);
         const list = await ctx.page(jar, '/manage/registration-tokens');

@@ -371,6 +371,10 @@ for (const db of DATABASES) {
       assert.ok(created.html.includes(`${server.issuer}/.well-known/openid-configuration`), 'the discovery URL');
       assert.ok(created.html.includes(`export CLIENT_ID=&#39;${clientId}&#39;`), 'the web SSO example settings');
       assert.ok(created.html.includes(`export CLIENT_SECRET=&#39;${secret}&#39;`));
+      // What was registered: no scope restricts nothing (issue 22 item 11); never a made-up `openid`.
+      assert.equal(/<dd id="client-scope">([^]*?)<\/dd>/.exec(created.html)?.[1], 'not restricted: the client may ask for every scope');
+      const scoped = await post(jar, '/manage/clients/new', [...fields('http://127.0.0.1:3000/callback'), ['scope', 'openid email']]);
+      assert.equal(/<dd id="client-scope">([^]*?)<\/dd>/.exec(scoped.html)?.[1], '<code>openid email</code>');
       // Never again: the detail page shows no secret.
       const detail = await page(jar, `/manage/clients/${clientId}`);
       assert.equal(detail.response.status, 200);
@@ -607,6 +611,10 @@ for (const db of DATABASES) {
       const audit = await page(jar, `/manage/audit?user=${userId}`);
       assert.equal(audit.response.status, 200);
       for (const event of ['user.created', 'user.group_added', 'session.ended']) assert.ok(audit.html.includes(`<code>${event}</code>`), `${event} in the audit view`);
+      // People by username, linked by id (issue 22 item 11): the user and the administrator who acted.
+      const createdRow = /<tr><td>[^<]*<\/td><td><code>user\.created<\/code><\/td><td>(.*?)<\/td><td>.*?<\/td><td>(.*?)<\/td>/.exec(audit.html);
+      assert.equal(createdRow?.[1], `<a href="/manage/users/${userId}" title="${userId}">${username}</a>`);
+      assert.equal(createdRow?.[2], `manage-api · <a href="/manage/users/${admin.id}" title="${admin.id}">${admin.username}</a> · gatehouse-console`);
       const filtered = await page(jar, `/manage/audit?type=session.*&user=${userId}`);
       assert.equal(filtered.html.includes('<code>user.created</code>'), false);
       const bad = await page(jar, '/manage/audit?since=yesterday');

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { SIGNING_ALGS } from '../../src/crypto/algorithms.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
-import { basic, postForm } from '../helpers/back-channel.ts';
+import { basic, mintCode, pkcePair, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { CookieJar, createTestClient, createTestUser, loginThroughForm, pkce, redirectParams, RP_REDIRECT_URI } from '../helpers/fixtures.ts';
 import { metricNames, parseExposition, scrape } from '../helpers/metrics.ts';
@@ -102,6 +102,33 @@ for (const kind of DATABASES) {
       const moved = (name: string) => (afterwards.get(name) ?? 0) - (before.get(name) ?? 0);
       assert.equal(moved('gatehouse_token_grants_total{grant_type="client_credentials",outcome="issued"}'), 1);
       assert.equal(moved('gatehouse_token_grants_total{grant_type="authorization_code",outcome="issued"}'), 0);
+    });
+
+    test('a wrong code_verifier spends the code; the right retry counts as retried, a second use of a redeemed code as replayed (issue 22 item 11)', async () => {
+      const store = server.gatehouse.store;
+      const { client, clientSecret } = await createTestClient(store);
+      const user = await createTestUser(store, { password: PASSWORD });
+      const auth = { authorization: basic(client.clientId, clientSecret) };
+      const redeem = (code: string, verifier: string) =>
+        postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'authorization_code', code, redirect_uri: client.redirectUris[0]!, code_verifier: verifier }, auth);
+      const before = own((await scrape(metricsUrl, TOKEN)).text);
+
+      const pair = pkcePair();
+      const { code } = await mintCode(store, client, user, { codeChallenge: pair.challenge, codeChallengeMethod: 'S256', now: clock.now() });
+      assert.equal((await redeem(code, pkcePair().verifier)).body.error_description, 'The code_verifier does not match the code_challenge.');
+      const retry = await redeem(code, pair.verifier);
+      assert.deepEqual(retry.body, { error: 'invalid_grant', error_description: 'The authorization code was spent by an earlier, refused redemption; start a new authorization request.' }, 'the code stays spent');
+
+      const redeemed = await mintCode(store, client, user, { codeChallenge: pair.challenge, codeChallengeMethod: 'S256', now: clock.now() });
+      assert.equal((await redeem(redeemed.code, pair.verifier)).status, 200);
+      assert.equal((await redeem(redeemed.code, pair.verifier)).body.error_description, 'The authorization code has already been used.');
+
+      const afterwards = own((await scrape(metricsUrl, TOKEN)).text);
+      const moved = (name: string) => (afterwards.get(name) ?? 0) - (before.get(name) ?? 0);
+      assert.deepEqual(
+        ['issued', 'retried', 'replayed'].map((outcome) => moved(`gatehouse_token_grants_total{grant_type="authorization_code",outcome="${outcome}"}`)),
+        [1, 1, 1],
+      );
     });
 
     test('a password grant counts as a login and as a password grant, and adds no SSO session (PW-01)', async () => {

@@ -17,6 +17,7 @@ import * as dynamicRegistration from './016-dynamic-registration.ts';
 import * as auditEventsPersonIndexes from './017-audit-events-person-indexes.ts';
 import * as nativeClients from './018-native-clients.ts';
 import * as clientResourceScopes from './019-client-resource-scopes.ts';
+import * as codeRefusals from './020-code-refusals.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '017-audit-events-person-indexes': auditEventsPersonIndexes,
   '018-native-clients': nativeClients,
   '019-client-resource-scopes': clientResourceScopes,
+  '020-code-refusals': codeRefusals,
 };

@@ -139,7 +139,7 @@ async function insertResourceUris(db: Kysely<Database>, client: Client): Promise
 }
 
 /**
- * The resource server's `resource_scopes` as rows of client_resource_scopes (migration 018), whose
+ * The resource server's `resource_scopes` as rows of client_resource_scopes (migration 019), whose
  * primary key keeps each value to one client: a value another client holds is a ConflictError.
  */
 async function insertResourceScopes(db: Kysely<Database>, client: Client): Promise<void> {

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { AuthorizationCode } from '../../domain/grant.ts';
+import type { CodeRefusal } from '../../domain/grant.ts';
 import type { CodeCleanupPage, CodeCursor, CodeStore, Redemption } from '../ports.ts';
 import { prepared } from './prepared.ts';
 import type { CodesTable, Database } from './schema.ts';
@@ -33,6 +34,7 @@ export class SqlCodeStore implements CodeStore {
         expires_at: c.expiresAt,
         consumed_at: null,
         replayed_at: null,
+        refused_for: null,
       },
       this.#db,
     );
@@ -47,7 +49,11 @@ export class SqlCodeStore implements CodeStore {
       .where('code_hash', '=', codeHash)
       .returningAll()
       .executeTakeFirst();
-    return seen ? { outcome: 'replayed', code: fromRow(seen) } : { outcome: 'unknown' };
+    return seen ? { outcome: 'replayed', code: fromRow(seen), refusedFor: (seen.refused_for ?? undefined) as CodeRefusal | undefined } : { outcome: 'unknown' };
+  }
+
+  async markRefused(codeHash: string, reason: CodeRefusal): Promise<void> {
+    await this.#db.updateTable('authorization_codes').set({ refused_for: reason }).where('code_hash', '=', codeHash).execute();
   }
 
   async consumeBySession(sessionIndex: string, now: number): Promise<number> {
@@ -137,6 +143,7 @@ const CODE_COLUMNS = [
   'expires_at',
   'consumed_at',
   'replayed_at',
+  'refused_for',
 ] as const satisfies ReadonlyArray<keyof CodesTable>;
 
 /** Compiled once (src/storage/sql/prepared.ts): every authorization inserts a code and every exchange consumes one. */

@@ -78,7 +78,7 @@ export interface ClientResourceUrisTable {
   client_id: string;
 }
 
-/** A scope value a resource server declared (migration 018): unique across clients by its primary key. */
+/** A scope value a resource server declared (migration 019): unique across clients by its primary key. */
 export interface ClientResourceScopesTable {
   scope: string;
   client_id: string;
@@ -113,6 +113,8 @@ export interface CodesTable {
   expires_at: number;
   consumed_at: number | null;
   replayed_at: number | null;
+  /** Why the redemption that consumed the code was refused (migration 020); null otherwise. */
+  refused_for: string | null;
 }
 
 export interface TokensTable {

@@ -59,6 +59,12 @@ export class SqlUserStore implements UserStore {
     return row && profileFromRow(row);
   }
 
+  async usernames(ids: readonly string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.#db.selectFrom('users').select(['id', 'username']).where('id', 'in', [...new Set(ids)]).execute();
+    return new Map(rows.map((r) => [r.id, r.username]));
+  }
+
   async getByUsername(username: string): Promise<User | undefined> {
     const row = await this.#q.byUsername.first({ usernameKey: normalizeUsername(username) }, this.#db);
     return row && (await this.#withAttributes([row]))[0];

@@ -205,7 +205,7 @@ for (const db of DATABASES) {
         assert.deepEqual(sorted(emitted.map((e) => e.event)), sorted(entry.events), 'the events emitted');
         for (const event of emitted) assert.deepEqual(event.actor, actor, `${event.event}: the actor`);
         assert.deepEqual(sorted(stored.map((e) => e.event)), sorted(entry.events), 'the events stored');
-        for (const item of stored) assert.deepEqual(item.actor, { via: 'manage-api', caller: tokens.adminUser.id, client_id: CONSOLE_CLIENT_ID }, `${String(item.event)}: the stored actor`);
+        for (const item of stored) assert.deepEqual(item.actor, { via: 'manage-api', caller: tokens.adminUser.id, username: tokens.adminUser.username, client_id: CONSOLE_CLIENT_ID }, `${String(item.event)}: the stored actor`);
       });
     }
 

@@ -16,6 +16,7 @@ import { DATABASES } from '../../helpers/databases.ts';
 import { manageCall, manageTokens, type ManageResponse, type ManageTokens } from '../../helpers/manage.ts';
 import { startServer, type RunningServer } from '../../helpers/server.ts';
 import { unique } from '../../helpers/store.ts';
+import { createTestUser } from '../../helpers/fixtures.ts';
 
 const START = Date.UTC(2026, 10, 24, 7, 0, 0);
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -71,9 +72,31 @@ for (const db of DATABASES) {
         time: iso(t + 1000),
         event: 'user.created',
         user_id: userId,
-        actor: { via: 'manage-api', caller: tokens.adminUser.id, client_id: CONSOLE_CLIENT_ID },
+        actor: { via: 'manage-api', caller: tokens.adminUser.id, username: tokens.adminUser.username, client_id: CONSOLE_CLIENT_ID },
         data: { username: 'alice' },
       });
+    });
+
+    test('people are named by their current username while they exist: the subject and a caller, never the CLI account (issue 22 item 11)', async () => {
+      const store = server.gatehouse.store;
+      const bob = await createTestUser(store, { password: 'audit names pw 1' });
+      const gone = await createTestUser(store, { password: 'audit names pw 1' });
+      const clientId = unique('rp-');
+      const t = clock.now();
+      await emit(
+        { event: 'user.updated', userId: bob.id, username: bob.username, fields: ['email'], actor: { via: 'manage-api', caller: tokens.adminUser.id, clientId: CONSOLE_CLIENT_ID } },
+        { event: 'user.deleted', userId: gone.id, username: gone.username, actor: { via: 'cli', caller: bob.id } },
+        { event: 'token.issued', grantType: 'client_credentials', clientId, scope: '', family: 'fam000000000', accessToken: '000000000000', idToken: false },
+      );
+      await store.users.delete(gone.id);
+      const answer = await list(`?since=${encodeURIComponent(iso(t + 1000))}`);
+      assert.equal(answer.status, 200, answer.text);
+      const people = answer.json.items!.map((i) => ({ event: i.event, user_id: i.user_id, username: i.username, actor: i.actor }));
+      assert.deepEqual(people, [
+        { event: 'token.issued', user_id: undefined, username: undefined, actor: undefined },
+        { event: 'user.deleted', user_id: gone.id, username: undefined, actor: { via: 'cli', caller: bob.id } },
+        { event: 'user.updated', user_id: bob.id, username: bob.username, actor: { via: 'manage-api', caller: tokens.adminUser.id, username: tokens.adminUser.username, client_id: CONSOLE_CLIENT_ID } },
+      ]);
     });
 
     test('a real token request with a wrong secret is listed as client_auth.failed for its client', async () => {

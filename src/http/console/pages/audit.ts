@@ -8,7 +8,16 @@ import { field, formErrors, type ConsolePage } from '../page.ts';
 import { ensureOk } from '../api.ts';
 import { formatTime, PAGE_SIZE, type Page } from './shared.ts';
 
-type EventView = { id: string; time: string; event: string; user_id?: string; client_id?: string; actor?: { via?: string; caller?: string; client_id?: string }; data?: Record<string, unknown> };
+type EventView = {
+  id: string;
+  time: string;
+  event: string;
+  user_id?: string;
+  username?: string;
+  client_id?: string;
+  actor?: { via?: string; caller?: string; username?: string; client_id?: string };
+  data?: Record<string, unknown>;
+};
 
 const FILTERS = ['since', 'until', 'type', 'user', 'client'] as const;
 
@@ -46,7 +55,9 @@ export const auditPages: ConsolePage[] = [
           items: page.items.map((e) => ({
             ...e,
             when: formatTime(call.locale, e.time),
-            by: e.actor === undefined ? '' : [e.actor.via, e.actor.caller, e.actor.client_id].filter(Boolean).join(' · '),
+            // People by their username (the API names the page's people in one query), linked to their page by id.
+            user: e.user_id === undefined ? undefined : { id: e.user_id, name: e.username ?? e.user_id },
+            by: e.actor === undefined ? undefined : { via: e.actor.via, caller: e.actor.caller, name: e.actor.username, client: e.actor.client_id },
             details: e.data === undefined || Object.keys(e.data).length === 0 ? '' : JSON.stringify(e.data),
           })),
           pager: { cursor, first: link(), next: typeof page.next_cursor === 'string' ? link(page.next_cursor) : undefined },

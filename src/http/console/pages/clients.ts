@@ -6,19 +6,21 @@
  * confirmation page first.
  */
 import type { FastifyReply } from 'fastify';
+import type { ClientAuthMethod } from '../../../domain/client.ts';
 import { CLIENT_AUTH_METHOD_NAMES } from '../../../oauth/client-auth/registry.ts';
 import { GRANT_TYPES_SUPPORTED } from '../../../oauth/grants/registry.ts';
 import { ACCESS_TOKEN_FORMATS } from '../../../oauth/access-token-format.ts';
+import { registrationDefaults } from '../../../oauth/client-metadata.ts';
 import { ensureOk, segment } from '../api.ts';
 import { CONSOLE_PATH } from '../cookies.ts';
-import { fill } from '../i18n.ts';
+import { fill, type ConsoleMessageKey, type ConsoleMessages, type Locale } from '../i18n.ts';
 import { field, formErrors, fieldValues, lines, renderDocumentForm, submitDocument, type ConsolePage, type DocumentForm, type PageCall } from '../page.ts';
 import { formatTime, listQuery, pager, PAGE_SIZE, type Page } from './shared.ts';
 
 type ClientView = Record<string, unknown> & { client_id: string; client_name?: string; active?: boolean };
 
 const SECTION = 'clients';
-const DEFAULT_AUTH_METHOD = 'client_secret_basic';
+const DEFAULT_AUTH_METHOD = 'client_secret_basic' satisfies ClientAuthMethod;
 
 /** The form's values: what the API answered for an edit, what was posted when the API refused it. */
 interface ClientForm {
@@ -26,6 +28,7 @@ interface ClientForm {
   redirect_uris: string;
   post_logout_redirect_uris: string;
   grant_types: string[];
+  refresh_tokens: boolean;
   token_endpoint_auth_method: string;
   scope: string;
   authorization_policy: string;
@@ -48,11 +51,14 @@ const TOKEN_FORMATS = ['', ...ACCESS_TOKEN_FORMATS] as const;
 function formFromClient(client: ClientView | undefined): ClientForm {
   const list = (value: unknown) => (Array.isArray(value) ? value.filter((v) => typeof v === 'string').join('\n') : '');
   const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  // A new client starts from what the API registers when neither is given: one default for every front end.
+  const defaults = registrationDefaults(DEFAULT_AUTH_METHOD);
   return {
     client_name: text(client?.client_name),
     redirect_uris: list(client?.redirect_uris),
     post_logout_redirect_uris: list(client?.post_logout_redirect_uris),
-    grant_types: Array.isArray(client?.grant_types) ? (client.grant_types as string[]) : ['authorization_code', 'refresh_token'],
+    grant_types: client === undefined ? defaults.grantTypes : Array.isArray(client.grant_types) ? (client.grant_types as string[]) : [],
+    refresh_tokens: client === undefined ? defaults.refreshTokens : client.refresh_tokens === true,
     token_endpoint_auth_method: text(client?.token_endpoint_auth_method) || DEFAULT_AUTH_METHOD,
     scope: text(client?.scope),
     authorization_policy: text(client?.authorization_policy),
@@ -73,6 +79,7 @@ function formFromPost(form: Record<string, unknown>): ClientForm {
     redirect_uris: field(form, 'redirect_uris'),
     post_logout_redirect_uris: field(form, 'post_logout_redirect_uris'),
     grant_types: fieldValues(form, 'grant_types'),
+    refresh_tokens: field(form, 'refresh_tokens') === 'true',
     token_endpoint_auth_method: field(form, 'token_endpoint_auth_method'),
     scope: field(form, 'scope'),
     authorization_policy: field(form, 'authorization_policy'),
@@ -99,6 +106,8 @@ function documentOf(form: ClientForm, editing: boolean): Record<string, unknown>
     redirect_uris: lines(form.redirect_uris),
     post_logout_redirect_uris: lines(form.post_logout_redirect_uris),
     grant_types: form.grant_types,
+    // Always sent: with grant_types given, an absent refresh_tokens would follow the list, not the box.
+    refresh_tokens: form.refresh_tokens,
     token_endpoint_auth_method: form.token_endpoint_auth_method,
     scope: optional(form.scope),
     authorization_policy: optional(form.authorization_policy),
@@ -151,6 +160,7 @@ async function renderForm(call: PageCall, options: { title: string; action: stri
           errors: errors.token_endpoint_auth_method,
         },
         { name: 'grant_types', label: t.grantTypes, type: 'checkboxes', value: options.form.grant_types, options: GRANT_TYPES_SUPPORTED.map((g) => [g, g]), errors: errors.grant_types },
+        { name: 'refresh_tokens', label: t.refreshTokens, type: 'checkbox', value: options.form.refresh_tokens, hint: t.refreshTokensHint, errors: errors.refresh_tokens },
         { name: 'scope', label: t.scope, type: 'text', value: options.form.scope, hint: t.scopeHint, errors: errors.scope },
         { name: 'aud', label: t.audiences, type: 'textarea', value: options.form.aud, hint: t.audiencesHint, errors: errors.aud },
         {
@@ -228,6 +238,81 @@ function editableText(document: Record<string, unknown>): string {
 }
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The label of each metadata member the client page shows; members not named here are shown by their key. */
+const SETTING_LABELS: Record<string, ConsoleMessageKey> = {
+  redirect_uris: 'redirectUris',
+  post_logout_redirect_uris: 'postLogoutRedirectUris',
+  grant_types: 'grantTypes',
+  token_endpoint_auth_method: 'authMethod',
+  code_challenge_method: 'setting_code_challenge_method',
+  scope: 'scope',
+  refresh_tokens: 'refreshTokens',
+  rotate_refresh_tokens: 'setting_rotate_refresh_tokens',
+  access_token_ttl: 'setting_access_token_ttl',
+  id_token_signed_response_alg: 'setting_id_token_signed_response_alg',
+  userinfo_signed_response_alg: 'setting_userinfo_signed_response_alg',
+  authorization_policy: 'authorizationPolicy',
+  logo_uri: 'logoUri',
+  response_types: 'setting_response_types',
+  aud: 'audiences',
+  id_token_scope_claims: 'setting_id_token_scope_claims',
+  allowed_cors_origins: 'setting_allowed_cors_origins',
+  jwks: 'setting_jwks',
+  jwks_uri: 'setting_jwks_uri',
+  token_endpoint_auth_signing_alg: 'setting_token_endpoint_auth_signing_alg',
+  consent_required: 'consentRequired',
+  resource_server: 'resourceServer',
+  resource_uris: 'resourceUris',
+  access_token_format: 'accessTokenFormat',
+  access_token_signed_response_alg: 'setting_access_token_signed_response_alg',
+};
+
+/** One row of the client page: a label and the value as text, code, a list of codes or a JSON block. */
+interface SettingRow {
+  key: string;
+  label: string;
+  text?: string;
+  code?: string;
+  list?: string[];
+  json?: string;
+}
+
+/** The label of a member: from SETTING_LABELS, `client_name#<lang>` / `logo_uri#<lang>` by the language's name, else the key. */
+function settingLabel(t: ConsoleMessages, locale: Locale, key: string): string {
+  const [base, tag] = key.split('#');
+  if (tag !== undefined && (base === 'client_name' || base === 'logo_uri')) {
+    // The form's names for its languages; any other by Intl (a tag it cannot name as it is).
+    let language = (t as Record<string, string | undefined>)[`language_${tag}`] ?? tag;
+    try {
+      if (language === tag) language = new Intl.DisplayNames([locale], { type: 'language' }).of(tag) ?? tag;
+    } catch {
+      // keep the tag
+    }
+    return fill(base === 'client_name' ? t.clientNameIn : t.logoUriIn, { language });
+  }
+  const label = SETTING_LABELS[key];
+  return label === undefined ? key : t[label];
+}
+
+/**
+ * The client's settings as the page shows them: every member the API answered (so none is
+ * hidden), labelled in the page's language; lists as lists, yes/no for booleans; no scope is
+ * "not restricted" (grantedScope: the client may ask for every scope).
+ */
+function settingRows(t: ConsoleMessages, locale: Locale, members: Record<string, unknown>): SettingRow[] {
+  const withScope = 'scope' in members && members.scope !== undefined ? members : { ...members, scope: undefined };
+  return Object.entries(withScope)
+    .filter(([key, value]) => value !== null && (value !== undefined || key === 'scope'))
+    .map(([key, value]): SettingRow => {
+      const row = { key, label: settingLabel(t, locale, key) };
+      if (key === 'scope' && (value === undefined || value === '')) return { ...row, text: t.scopeUnrestricted };
+      if (typeof value === 'boolean') return { ...row, text: value ? t.yes : t.no };
+      if (Array.isArray(value) && value.every((v) => typeof v === 'string')) return { ...row, list: value as string[] };
+      if (typeof value === 'string' || typeof value === 'number') return { ...row, code: String(value) };
+      return { ...row, json: JSON.stringify(value, null, 2) };
+    });
+}
 
 function nameOf(client: ClientView): string {
   return typeof client.client_name === 'string' && client.client_name !== '' ? client.client_name : client.client_id;
@@ -338,10 +423,7 @@ export const clientPages: ConsolePage[] = [
         client,
         created: formatTime(call.locale, created_at),
         updated: formatTime(call.locale, updated_at),
-        // Everything else the API shows, as it shows it (JSON), so no setting is hidden.
-        details: Object.entries(rest)
-          .filter(([, v]) => v !== undefined && v !== null)
-          .map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+        settings: settingRows(call.t, call.locale, rest),
         confidential: client.token_endpoint_auth_method !== 'none',
         base: CONSOLE_PATH,
         path: `${CONSOLE_PATH}${clientPath(client_id)}`,

@@ -90,7 +90,7 @@ export const registrationTokenPages: ConsolePage[] = [
       if (answer.status === 400) return renderList(call, form, formErrors(answer.body), 400);
       const token = ensureOk<TokenView & { token: string }>(answer);
       const endpoint = registrationEndpoint(call);
-      // client_name is in the example because gatehouse's registration requires it (docs/authorization.md).
+      // The example names the client (optional since DR13; the login page shows the name) and works as pasted.
       return call.render('registration-token', {
         title: call.t.tokenMintedTitle,
         token: token.token,
