@@ -5,7 +5,7 @@ import type { ClientAuthSetup } from '../oauth/client-auth/method.ts';
 import { authMethodsFor, authSigningAlgsFor, CLIENT_AUTH_METHOD_NAMES, CLIENT_AUTH_METHODS } from '../oauth/client-auth/registry.ts';
 import { SIGNING_ALGS } from '../crypto/algorithms.ts';
 import { ACCESS_TOKEN_FORMATS } from '../oauth/access-token-format.ts';
-import { clientWarnings } from '../oauth/client-metadata.ts';
+import { APPLICATION_TYPES, clientWarnings } from '../oauth/client-metadata.ts';
 import { GRANT_TYPES_SUPPORTED } from '../oauth/grants/registry.ts';
 import {
   clientView,
@@ -92,7 +92,7 @@ function withMetadataOptions(command: Command, clientAuth: ClientAuthSetup | und
     // Not .choices(): registration refuses an unknown algorithm, and `none`, with its reason.
     .option('--id-token-signed-response-alg <alg>', `what its ID tokens are signed with: ${SIGNING_ALGS.join(', ')} (default RS256)`)
     .option('--userinfo-signed-response-alg <alg>', `answer its UserInfo requests with a JWT signed with this: ${SIGNING_ALGS.join(', ')} (default: plain JSON)`)
-    .addOption(new Option('--application-type <type>', 'web (the default) or native (OIDC Registration §2): only a native app\'s http loopback redirect URIs accept any port (RFC 8252 §7.3)').choices(['web', 'native']))
+    .addOption(new Option('--application-type <type>', 'web (the default) or native (OIDC Registration §2): only a native app\'s http loopback redirect URIs accept any port (RFC 8252 §7.3)').choices(APPLICATION_TYPES))
     .option('--consent-required', 'a third-party client: ask each user for consent before the first code (consent_required)')
     .option('--no-consent-required', 'a first-party client: no consent page (the default)')
     // JWT access tokens (RFC 9068): what the tokens meant for this client, as a resource server, look like.
