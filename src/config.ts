@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { CONFIG_FILE_VARIABLE, readConfigFile, similarSetting } from './config-file.ts';
 import { ACCESS_TOKEN_FORMATS } from './oauth/access-token-format.ts';
 import { loadTheme, type Theme } from './http/interaction/theme.ts';
+import { VERSION } from './version.ts';
 
 /**
  * The installation folder of gatehouse whose files are in `packageFolder`: the folder itself (a
@@ -681,6 +682,15 @@ export function unknownVariables(env: Env): UnknownVariable[] {
 }
 
 /**
+ * The one warning about an unknown variable, in the server's start log and on the CLI's stderr
+ * alike: that it is ignored, and the setting it is probably meant to be (or where the settings are).
+ */
+export function unknownVariableWarning({ variable, suggestion }: UnknownVariable): string {
+  const hint = suggestion === undefined ? 'see docs/configuration.md' : `did you mean ${suggestion}?`;
+  return `${variable} is not a setting of gatehouse ${VERSION} and is ignored; ${hint}`;
+}
+
+/**
  * The store, named for people (the start-up log, every CLI command): `SQLite /abs/path` or
  * `PostgreSQL postgres://user@host:port/db` without the password, nor any query parameter that
  * could hold one (`password`, `sslpassword`).
@@ -746,7 +756,7 @@ export function configurationDocs(): string {
     'gatehouse is configured through environment variables; the server and the `gatehouse` CLI read the same ones.',
     'An invalid value stops start-up with a message naming the variable. An empty value counts as unset.',
     'A `GATEHOUSE_*` variable that is no setting of this table is not refused (an environment may carry the variables of another version),',
-    'but the server warns of it by name at start, with the setting it is likely a misspelling of (`GATEHOUSE_WORKRES`: did you mean `GATEHOUSE_WORKERS`?).',
+    'but the server warns of it by name at start, and every `gatehouse` command on stderr, with the setting it is likely a misspelling of (`GATEHOUSE_WORKRES`: did you mean `GATEHOUSE_WORKERS`?).',
     '',
     'The same settings may also be kept in a file that `GATEHOUSE_CONFIG` names, YAML or JSON, keyed by the variable names below;',
     'a variable set (non-empty) in the environment wins over the file. For example, `/etc/gatehouse/gatehouse.yaml`:',

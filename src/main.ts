@@ -11,7 +11,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { pino, type Logger } from 'pino';
 import { createGatehouse, keyRingFor, listen, openStore } from './app.ts';
-import { checkServingExposure, ConfigError, loadConfig, storeDescription, unknownVariables, type Config } from './config.ts';
+import { checkServingExposure, ConfigError, loadConfig, storeDescription, unknownVariables, unknownVariableWarning, type Config } from './config.ts';
 import { logTimestamp } from './observability/logger.ts';
 import { clusterExposition, metricsServer } from './observability/metrics.ts';
 import { VERSION } from './version.ts';
@@ -198,9 +198,9 @@ async function runPrimary(config: Config): Promise<void> {
  */
 function logStore(log: Pick<Logger, 'info' | 'warn'>, config: Config): void {
   log.info({ version: VERSION, store: storeDescription(config) }, `gatehouse ${VERSION} starting; store: ${storeDescription(config)}`);
-  for (const { variable, suggestion } of unknownVariables(process.env)) {
-    const hint = suggestion === undefined ? 'see docs/configuration.md' : `did you mean ${suggestion}?`;
-    log.warn({ variable, ...(suggestion === undefined ? {} : { suggestion }) }, `${variable} is not a setting of gatehouse ${VERSION} and is ignored; ${hint}`);
+  for (const unknown of unknownVariables(process.env)) {
+    const { variable, suggestion } = unknown;
+    log.warn({ variable, ...(suggestion === undefined ? {} : { suggestion }) }, unknownVariableWarning(unknown));
   }
 }
 

@@ -1,10 +1,11 @@
 /** `gatehouse client …`: register and manage OAuth clients. */
 import { Option, type Command } from 'commander';
 import type { Client } from '../domain/client.ts';
-import { CLIENT_AUTH_METHOD_NAMES, CLIENT_AUTH_METHODS } from '../oauth/client-auth/registry.ts';
+import type { ClientAuthSetup } from '../oauth/client-auth/method.ts';
+import { authMethodsFor, authSigningAlgsFor, CLIENT_AUTH_METHOD_NAMES, CLIENT_AUTH_METHODS } from '../oauth/client-auth/registry.ts';
 import { SIGNING_ALGS } from '../crypto/algorithms.ts';
 import { ACCESS_TOKEN_FORMATS } from '../oauth/access-token-format.ts';
-import { clientWarnings } from '../oauth/client-metadata.ts';
+import { APPLICATION_TYPES, clientWarnings } from '../oauth/client-metadata.ts';
 import { GRANT_TYPES_SUPPORTED } from '../oauth/grants/registry.ts';
 import {
   clientView,
@@ -55,20 +56,26 @@ interface JsonFlag {
 /** Repeatable options accumulate; no default, so help shows none. */
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
-/** The options that set client metadata; shared by `create` and `update`. */
-function withMetadataOptions(command: Command): Command {
+/**
+ * The options that set client metadata; shared by `create` and `update`. The authentication
+ * methods and assertion algorithms offered are those discovery lists for the token endpoint under
+ * this configuration (`clientAuth`: client_secret_jwt and HS256 only with GATEHOUSE_KEY_ENCRYPTION_KEY),
+ * so a choice the server cannot serve is refused before the store is opened; every method when the
+ * configuration could not be read (the command then fails on it, naming the setting).
+ */
+function withMetadataOptions(command: Command, clientAuth: ClientAuthSetup | undefined): Command {
+  const methods = clientAuth === undefined ? CLIENT_AUTH_METHOD_NAMES : authMethodsFor('token', clientAuth);
+  const signingAlgs = clientAuth === undefined ? [...new Set(CLIENT_AUTH_METHODS.flatMap((method) => method.signingAlgs))] : authSigningAlgsFor('token', clientAuth);
   return command
     .option('--metadata-file <file>', 'a JSON client metadata document (snake_case keys); the flags below override it')
     .option('--name <name>', 'client_name, shown on the login page')
     .option('--redirect-uri <uri>', 'a redirect URI (repeatable): https, http on a loopback host, or a private-use scheme such as com.example.app:/path', collect)
     .addOption(
-      new Option('--token-endpoint-auth-method <method>', 'how the client authenticates; none: a public client without a secret; private_key_jwt: a JWT signed with its key (needs --jwks-file or --jwks-uri); client_secret_jwt: a JWT MACed with its secret (needs GATEHOUSE_KEY_ENCRYPTION_KEY)').choices([
-        ...CLIENT_AUTH_METHOD_NAMES,
-      ]),
+      new Option('--token-endpoint-auth-method <method>', 'how the client authenticates; none: a public client without a secret; private_key_jwt: a JWT signed with its key (needs --jwks-file or --jwks-uri); client_secret_jwt: a JWT MACed with its secret (offered only with GATEHOUSE_KEY_ENCRYPTION_KEY)').choices(methods),
     )
     .option('--jwks-file <file>', "a JSON file holding the client's public keys as a JWK Set (jwks), for private_key_jwt")
     .option('--jwks-uri <uri>', "where the client publishes its public keys (jwks_uri), for private_key_jwt: https, or http on a loopback host")
-    .addOption(new Option('--token-endpoint-auth-signing-alg <alg>', 'the one algorithm the client signs its assertions with (token_endpoint_auth_signing_alg)').choices([...new Set(CLIENT_AUTH_METHODS.flatMap((method) => method.signingAlgs))]))
+    .addOption(new Option('--token-endpoint-auth-signing-alg <alg>', 'the one algorithm the client signs its assertions with (token_endpoint_auth_signing_alg)').choices(signingAlgs))
     .addOption(new Option('--code-challenge-method <method>', 'require PKCE with this method').choices(['S256', 'plain']))
     .option('--grant-type <grant>', `a grant the client may use (repeatable): ${GRANT_TYPES_SUPPORTED.join(', ')}; client_credentials needs no redirect URI and a confidential client; password only for a confidential client migrating from Ubisecure (RFC 9700 §2.4: never a default)`, collect)
     .option('--resource-server', "a resource server (resource_server: true): a confidential client other clients' aud may name, with no grants unless --grant-type gives some; it introspects and revokes tokens")
@@ -87,7 +94,7 @@ function withMetadataOptions(command: Command): Command {
     // Not .choices(): registration refuses an unknown algorithm, and `none`, with its reason.
     .option('--id-token-signed-response-alg <alg>', `what its ID tokens are signed with: ${SIGNING_ALGS.join(', ')} (default RS256)`)
     .option('--userinfo-signed-response-alg <alg>', `answer its UserInfo requests with a JWT signed with this: ${SIGNING_ALGS.join(', ')} (default: plain JSON)`)
-    .addOption(new Option('--application-type <type>', 'web (the default) or native (OIDC Registration §2): only a native app\'s http loopback redirect URIs accept any port (RFC 8252 §7.3)').choices(['web', 'native']))
+    .addOption(new Option('--application-type <type>', 'web (the default) or native (OIDC Registration §2): only a native app\'s http loopback redirect URIs accept any port (RFC 8252 §7.3)').choices(APPLICATION_TYPES))
     .option('--consent-required', 'a third-party client: ask each user for consent before the first code (consent_required)')
     .option('--no-consent-required', 'a first-party client: no consent page (the default)')
     // JWT access tokens (RFC 9068): what the tokens meant for this client, as a resource server, look like.
@@ -148,10 +155,11 @@ function show(client: Client, clientSecret: string | undefined, json: boolean | 
   printFields([...fields, ...Object.entries(rest)]);
 }
 
-export function registerClientCommands(program: Command): void {
+/** `clientAuth`: what this configuration gives the client-authentication methods; undefined when it cannot be read. */
+export function registerClientCommands(program: Command, clientAuth: ClientAuthSetup | undefined): void {
   const client = program.command('client').description('register and manage OAuth clients');
 
-  withMetadataOptions(client.command('create').description('register a client; prints its client_id and, once, its client_secret'))
+  withMetadataOptions(client.command('create').description('register a client; prints its client_id and, once, its client_secret'), clientAuth)
     .option('--inactive', 'register it deactivated')
     .action((flags: MetadataFlags & JsonFlag & { inactive?: boolean }) =>
       withStore(async (env) => {
@@ -185,7 +193,7 @@ export function registerClientCommands(program: Command): void {
     .option('--json', 'print JSON only')
     .action((clientId: string, flags: JsonFlag) => withStore(async (env) => show(await getClient(env.deps, clientId), undefined, flags.json)));
 
-  withMetadataOptions(client.command('update').description('change a client: given values replace the registered ones').argument('<client_id>'))
+  withMetadataOptions(client.command('update').description('change a client: given values replace the registered ones').argument('<client_id>'), clientAuth)
     .action((clientId: string, flags: MetadataFlags & JsonFlag) =>
       withStore(async (env) => {
         const { client, clientSecret } = await updateClient(env.deps, clientId, await metadataFrom(flags));

@@ -125,7 +125,7 @@ const METADATA_KEYS = [
 const IMPLEMENTED_KEYS: ReadonlySet<string> = new Set([...TYPED_KEYS, ...METADATA_KEYS]);
 
 /** OIDC Registration §2 `application_type` values. */
-const APPLICATION_TYPES = ['web', 'native'] as const;
+export const APPLICATION_TYPES = ['web', 'native'] as const;
 
 /** Most client_ids one client may name in `aud`. */
 const MAX_AUDIENCES = 100;

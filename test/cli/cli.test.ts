@@ -17,6 +17,7 @@ import { DEFAULT_HOME } from '../../src/config.ts';
 import { decryptPrivateKey } from '../../src/crypto/key-encryption.ts';
 import { GRANT_TYPES_SUPPORTED } from '../../src/oauth/grants/registry.ts';
 import { openSqlStore } from '../../src/storage/sql/store.ts';
+import { VERSION } from '../../src/version.ts';
 import { storeLineOf } from '../helpers/cli.ts';
 import { DATABASES, type TestDatabase } from '../helpers/databases.ts';
 
@@ -108,6 +109,18 @@ for (const kind of DATABASES) {
       assert.deepEqual({ ...shown }, Object.fromEntries(Object.entries(out).filter(([key]) => key !== 'client_secret')));
     });
 
+    test('a GATEHOUSE_* variable that is no setting: one warning line on stderr with the likely setting, and the command succeeds (issue 22 item 9)', async () => {
+      const result = await gatehouse(['client', 'create', '--name', 'Typo', '--redirect-uri', 'https://typo.example/cb', '--json'], { ...env, GATEHOUSE_WORKRES: '2', GATEHOUSE_UNHEARD_OF: 'x' });
+      assert.equal(result.code, 0, result.stderr);
+      assert.equal(
+        result.stderr,
+        `gatehouse: warning: GATEHOUSE_UNHEARD_OF is not a setting of gatehouse ${VERSION} and is ignored; see docs/configuration.md\n` +
+          `gatehouse: warning: GATEHOUSE_WORKRES is not a setting of gatehouse ${VERSION} and is ignored; did you mean GATEHOUSE_WORKERS?\n` +
+          result.storeLine,
+      );
+      assert.equal((JSON.parse(result.stdout) as Record<string, unknown>).client_name, 'Typo');
+    });
+
     test('client create --metadata-file takes a metadata document; flags override it', async () => {
       const api = json(await run('client', 'create', '--name', 'Orders API', '--resource-server', '--json'));
       const file = join(dir, 'native-app.json');
@@ -174,12 +187,18 @@ for (const kind of DATABASES) {
       failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'private_key_jwt'), /^gatehouse: token_endpoint_auth_method: private_key_jwt needs the client's public keys: register jwks or jwks_uri\n$/);
       failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'private_key_jwt', '--jwks-file', jwksFile, '--jwks-uri', 'https://k.example/jwks'), /^gatehouse: jwks: jwks and jwks_uri cannot both be registered/);
       failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'private_key_jwt', '--jwks-uri', 'http://k.example/jwks'), /^gatehouse: jwks_uri: must be an https URL/);
-      failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'private_key_jwt', '--jwks-file', jwksFile, '--token-endpoint-auth-signing-alg', 'HS256'), /^gatehouse: token_endpoint_auth_signing_alg: must be one of RS256, PS256, ES256, EdDSA, Ed25519 for private_key_jwt/);
+      // HS256 is a choice only with the key-encryption key (client_secret_jwt's algorithm); registration refuses it for private_key_jwt.
+      const kek = { ...env, GATEHOUSE_KEY_ENCRYPTION_KEY: 'a key-encryption key of forty characters.' };
+      failed(await gatehouse(['client', 'create', '--name', 'x', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'private_key_jwt', '--jwks-file', jwksFile, '--token-endpoint-auth-signing-alg', 'HS256'], kek), /^gatehouse: token_endpoint_auth_signing_alg: must be one of RS256, PS256, ES256, EdDSA, Ed25519 for private_key_jwt/);
       writeFileSync(jwksFile, JSON.stringify({ keys: [{ ...jwks.keys[0], d: 'jpsQnnGQmL-YBIffH1136cspYG6-0iY7X1fCE9-E9LI' }] }));
       failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'private_key_jwt', '--jwks-file', jwksFile), /^gatehouse: jwks: holds private or symmetric key material/);
-      // client_secret_jwt: only with a key-encryption key to seal the secret with.
-      failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'client_secret_jwt'), /^gatehouse: token_endpoint_auth_method: client_secret_jwt needs GATEHOUSE_KEY_ENCRYPTION_KEY set/);
-      const sealed = json(await gatehouse(['client', 'create', '--name', 'HMAC', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'client_secret_jwt', '--json'], { ...env, GATEHOUSE_KEY_ENCRYPTION_KEY: 'a key-encryption key of forty characters.' }));
+      // client_secret_jwt: only with a key-encryption key to seal the secret with. Without it the
+      // flag does not offer it (as discovery does not), and a metadata document naming it is refused.
+      failed(await run('client', 'create', '--name', 'x', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'client_secret_jwt'), /^gatehouse: option '--token-endpoint-auth-method <method>' argument 'client_secret_jwt' is invalid\. Allowed choices are client_secret_basic, client_secret_post, private_key_jwt, none\.\n$/, 'none');
+      const hmacDocument = join(dir, 'hmac-client.json');
+      writeFileSync(hmacDocument, JSON.stringify({ client_name: 'x', redirect_uris: ['https://k.example/cb'], token_endpoint_auth_method: 'client_secret_jwt' }));
+      failed(await run('client', 'create', '--metadata-file', hmacDocument), /^gatehouse: token_endpoint_auth_method: client_secret_jwt needs GATEHOUSE_KEY_ENCRYPTION_KEY set/);
+      const sealed = json(await gatehouse(['client', 'create', '--name', 'HMAC', '--redirect-uri', 'https://k.example/cb', '--token-endpoint-auth-method', 'client_secret_jwt', '--json'], kek));
       assert.match(sealed.client_secret as string, /^[A-Za-z0-9_-]{43}$/);
       assert.equal(sealed.token_endpoint_auth_method, 'client_secret_jwt');
     });
@@ -570,6 +589,21 @@ describe('gatehouse CLI without a database', () => {
 
   test('an unknown option is one line, exit 2', async () => {
     failed(await gatehouse(['client', 'list', '--bogus'], {}), /unknown option '--bogus'/, 'none');
+  });
+
+  test('client create and update offer the authentication methods and algorithms discovery lists: client_secret_jwt and HS256 only with GATEHOUSE_KEY_ENCRYPTION_KEY (issue 22 item 6)', async () => {
+    const choices = (help: string, option: string) => new RegExp(`${option} <\\w+>[^\\n]*\\(choices: ([^)]*)\\)`).exec(help)?.[1];
+    const without = await gatehouse(['client', 'update', '--help'], {});
+    assert.equal(without.code, 0);
+    assert.equal(choices(without.stdout, '--token-endpoint-auth-method'), '"client_secret_basic", "client_secret_post", "private_key_jwt", "none"');
+    assert.equal(choices(without.stdout, '--token-endpoint-auth-signing-alg'), '"RS256", "PS256", "ES256", "EdDSA", "Ed25519"');
+    const withKey = await gatehouse(['client', 'create', '--help'], { GATEHOUSE_KEY_ENCRYPTION_KEY: 'k'.repeat(40) });
+    assert.equal(withKey.code, 0);
+    assert.equal(choices(withKey.stdout, '--token-endpoint-auth-method'), '"client_secret_basic", "client_secret_post", "client_secret_jwt", "private_key_jwt", "none"');
+    assert.equal(choices(withKey.stdout, '--token-endpoint-auth-signing-alg'), '"HS256", "RS256", "PS256", "ES256", "EdDSA", "Ed25519"');
+    failed(await gatehouse(['client', 'update', 'some-client', '--token-endpoint-auth-signing-alg', 'HS256'], {}), /^gatehouse: option '--token-endpoint-auth-signing-alg <alg>' argument 'HS256' is invalid\. Allowed choices are RS256, PS256, ES256, EdDSA, Ed25519\.\n$/, 'none');
+    // A configuration that cannot be read offers every method; the command names the setting at fault.
+    failed(await gatehouse(['client', 'create', '--token-endpoint-auth-method', 'client_secret_jwt'], { GATEHOUSE_PORT: 'abc' }), /^gatehouse: invalid configuration: GATEHOUSE_PORT/, 'none');
   });
 
   test('--help works through the real binary', async () => {

@@ -97,7 +97,7 @@ describe('the web console in Chromium', { skip }, () => {
       );
       assert.deepEqual(unlabelled, []);
       const formStops = await tabStops(page, 30);
-      for (const name of ['client_name', 'redirect_uris', 'token_endpoint_auth_method', 'grant_types', 'scope']) assert.ok(formStops.some((s) => s.split(' ')[1] === name), `Tab reaches ${name}: ${formStops.join(' | ')}`);
+      for (const name of ['client_name', 'redirect_uris', 'token_endpoint_auth_method', 'application_type', 'grant_types', 'scope']) assert.ok(formStops.some((s) => s.split(' ')[1] === name), `Tab reaches ${name}: ${formStops.join(' | ')}`);
 
       await page.getByLabel('Name', { exact: true }).fill('Browser-registered app');
       await page.getByLabel('Redirect URIs', { exact: true }).fill('http://127.0.0.1:3000/callback');

@@ -10,7 +10,7 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DATABASES } from '../helpers/databases.ts';
 import { freePort } from '../helpers/server.ts';
-import { runCli, startAndStop, type Started } from './processes.ts';
+import { CLI, runCli, startAndStop, type Started } from './processes.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -73,6 +73,18 @@ describe('the start of a server process', () => {
         { variable: 'GATEHOUSE_WORKRES', suggestion: 'GATEHOUSE_WORKERS', msg: `GATEHOUSE_WORKRES is not a setting of gatehouse ${VERSION} and is ignored; did you mean GATEHOUSE_WORKERS?` },
       ]);
       assert.ok(started.lines.some((l) => l.msg === 'gatehouse is ready'));
+    } finally {
+      await database.drop();
+    }
+  });
+
+  test('`gatehouse serve` warns once, in the start log: the CLI does not say it again on stderr', async () => {
+    const database = await DATABASES[0]!.create();
+    try {
+      const started = await startAndStop([CLI, 'serve'], { PATH: process.env.PATH ?? '', GATEHOUSE_HOST: '127.0.0.1', GATEHOUSE_CLEANUP_INTERVAL: '0', GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_PORT: String(await freePort()), GATEHOUSE_WORKERS: '1', GATEHOUSE_WORKRES: '4' });
+      assert.equal(started.stderr, '');
+      assert.equal(started.code, 0);
+      assert.deepEqual(started.lines.filter((l) => l.level === 40).map((l) => l.msg), [`GATEHOUSE_WORKRES is not a setting of gatehouse ${VERSION} and is ignored; did you mean GATEHOUSE_WORKERS?`]);
     } finally {
       await database.drop();
     }

@@ -12,12 +12,18 @@ import { after, before, describe, test } from 'node:test';
 import type { User } from '../../src/domain/user.ts';
 import { CONSOLE_CLIENT_ID } from '../../src/manage/clients.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { browse, CookieJar, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
+import { browse, CookieJar, createTestClient, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
 import { ensureManagementSetup } from '../helpers/manage.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
 const PASSWORD = 'console password 1';
 const EXAMPLE_THEME = join(import.meta.dirname, '..', '..', 'examples', 'theme');
+
+/** The values of a select's options, in order. */
+function optionsOf(html: string, name: string): string[] {
+  const select = new RegExp(`<select id="[^"]*" name="${name}"[^>]*>([\\s\\S]*?)</select>`).exec(html)?.[1] ?? '';
+  return [...select.matchAll(/<option value="([^"]*)"/g)].map((m) => m[1]!);
+}
 
 function hidden(html: string, name: string): string | undefined {
   return formFields(html).find(([n]) => n === name)?.[1];
@@ -107,8 +113,46 @@ interface Ctx {
 }
 
 for (const db of DATABASES) {
-  describe(`console extras on ${db.name}, dynamic registration on, example theme`, () => {
-    consoleSuite(db, { GATEHOUSE_DYNAMIC_REGISTRATION: 'initial_access_token', GATEHOUSE_THEME_DIR: EXAMPLE_THEME }, (ctx) => {
+  describe(`console extras on ${db.name}, dynamic registration on, example theme, a key-encryption key`, () => {
+    consoleSuite(db, { GATEHOUSE_DYNAMIC_REGISTRATION: 'initial_access_token', GATEHOUSE_THEME_DIR: EXAMPLE_THEME, GATEHOUSE_KEY_ENCRYPTION_KEY: 'k'.repeat(40) }, (ctx) => {
+      test('with GATEHOUSE_KEY_ENCRYPTION_KEY the client form offers every authentication method discovery lists, client_secret_jwt too (issue 22 item 6)', async () => {
+        const jar = await ctx.signIn(ctx.admin);
+        const form = await ctx.page(jar, '/manage/clients/new');
+        assert.deepEqual(optionsOf(form.html, 'token_endpoint_auth_method'), ['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none']);
+        const discovery = (await (await fetch(`${ctx.server.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+        assert.deepEqual(optionsOf(form.html, 'token_endpoint_auth_method'), discovery.token_endpoint_auth_methods_supported);
+      });
+
+      test('the client form registers a native app (application_type), whose edit form shows it; web removes it (issue 22 item 2)', async () => {
+        const jar = await ctx.signIn(ctx.admin);
+        const form = await ctx.page(jar, '/manage/clients/new?lang=sv');
+        assert.deepEqual(optionsOf(form.html, 'application_type'), ['web', 'native']);
+        assert.match(form.html, /<label for="f-application_type">Applikationstyp<\/label>\n<select id="f-application_type" name="application_type" aria-describedby="f-application_type-hint">\n<option value="web" selected>/);
+        const made = await ctx.post(
+          jar,
+          '/manage/clients/new',
+          [
+            ['client_name', 'Desktop app'],
+            ['redirect_uris', 'http://127.0.0.1/callback'],
+            ['token_endpoint_auth_method', 'none'],
+            ['application_type', 'native'],
+            ['grant_types', 'authorization_code'],
+          ],
+          '/manage/clients/new',
+        );
+        assert.equal(made.response.status, 200, made.html.slice(0, 2000));
+        const id = textOf(/<code id="client-id">([^<]*)<\/code>/.exec(made.html)?.[1] ?? '');
+        assert.equal((await ctx.server.gatehouse.store.clients.get(id))?.metadata.application_type, 'native');
+        const edit = await ctx.page(jar, `/manage/clients/${id}/edit`);
+        assert.match(edit.html, /<select id="f-application_type" name="application_type"[^>]*>\n<option value="web">[^<]*<\/option><option value="native" selected>/);
+        const web = await ctx.post(jar, `/manage/clients/${id}/edit`, [['client_name', 'Desktop app'], ['redirect_uris', 'http://127.0.0.1:8000/callback'], ['token_endpoint_auth_method', 'none'], ['application_type', 'web'], ['grant_types', 'authorization_code']], `/manage/clients/${id}/edit`);
+        assert.equal(web.response.status, 303, web.html.slice(0, 2000));
+        assert.equal((await ctx.server.gatehouse.store.clients.get(id))?.metadata.application_type, undefined);
+        const refused = await ctx.post(jar, '/manage/clients/new', [['client_name', 'x'], ['redirect_uris', 'https://x.example/cb'], ['application_type', 'desktop'], ['token_endpoint_auth_method', 'client_secret_basic']], '/manage/clients/new');
+        assert.equal(refused.response.status, 400);
+        assert.match(refused.html, /<ul class="field-error" id="f-application_type-error"><li>[^<]*web[^<]*native[^<]*<\/li><\/ul>/);
+      });
+
       test('registration tokens: mint one (shown once with the endpoint and a curl example that registers a client), list it, revoke it after a confirmation', async () => {
         const jar = await ctx.signIn(ctx.admin);
         const list = await ctx.page(jar, '/manage/registration-tokens');
@@ -342,7 +386,7 @@ for (const db of DATABASES) {
     });
   });
 
-  describe(`console extras on ${db.name}, dynamic registration off, no theme`, () => {
+  describe(`console extras on ${db.name}, dynamic registration off, no theme, no key-encryption key`, () => {
     consoleSuite(db, {}, (ctx) => {
       test('the client page shows each setting by its label in the page’s language, lists as lists, yes/no (issue 22 item 11)', async () => {
         const jar = await ctx.signIn(ctx.admin);
@@ -397,6 +441,19 @@ for (const db of DATABASES) {
         const askedId = textOf(/<code id="client-id">([^<]*)<\/code>/.exec(asked.html)?.[1] ?? '');
         assert.equal((await view(askedId)).refresh_tokens, true);
         assert.match((await ctx.page(jar, `/manage/clients/${askedId}/edit`)).html, /<input id="f-refresh_tokens" name="refresh_tokens" type="checkbox" value="true" checked/);
+      });
+
+      test('without GATEHOUSE_KEY_ENCRYPTION_KEY the client form does not offer client_secret_jwt, as discovery does not; a client registered with it keeps it on its edit form (issue 22 item 6)', async () => {
+        const jar = await ctx.signIn(ctx.admin);
+        const form = await ctx.page(jar, '/manage/clients/new');
+        assert.deepEqual(optionsOf(form.html, 'token_endpoint_auth_method'), ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none']);
+        const discovery = (await (await fetch(`${ctx.server.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+        assert.deepEqual(optionsOf(form.html, 'token_endpoint_auth_method'), discovery.token_endpoint_auth_methods_supported);
+        // Registered while the server had the key (the store as an earlier configuration left it).
+        const { client } = await createTestClient(ctx.server.gatehouse.store, { name: 'HMAC app', redirectUris: ['https://hmac.example/cb'], tokenEndpointAuthMethod: 'client_secret_jwt' });
+        const edit = await ctx.page(jar, `/manage/clients/${client.clientId}/edit`);
+        assert.deepEqual(optionsOf(edit.html, 'token_endpoint_auth_method'), ['client_secret_jwt', 'client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none']);
+        assert.match(edit.html, /<option value="client_secret_jwt" selected>/);
       });
 
       test('the registration tokens page says registration is off and how to turn it on; a token can still be minted', async () => {

@@ -7,7 +7,8 @@
  */
 import type { FastifyReply } from 'fastify';
 import type { ClientAuthMethod } from '../../../domain/client.ts';
-import { CLIENT_AUTH_METHOD_NAMES } from '../../../oauth/client-auth/registry.ts';
+import { authMethodsFor, clientAuthSetup } from '../../../oauth/client-auth/registry.ts';
+import { APPLICATION_TYPES } from '../../../oauth/client-metadata.ts';
 import { GRANT_TYPES_SUPPORTED } from '../../../oauth/grants/registry.ts';
 import { ACCESS_TOKEN_FORMATS } from '../../../oauth/access-token-format.ts';
 import { registrationDefaults } from '../../../oauth/client-metadata.ts';
@@ -30,6 +31,8 @@ interface ClientForm {
   grant_types: string[];
   refresh_tokens: boolean;
   token_endpoint_auth_method: string;
+  /** OIDC Registration §2: web (the default) or native, whose loopback redirect URIs take any port (RFC 8252 §7.3). */
+  application_type: string;
   scope: string;
   authorization_policy: string;
   logo_uri: string;
@@ -60,6 +63,7 @@ function formFromClient(client: ClientView | undefined): ClientForm {
     grant_types: client === undefined ? defaults.grantTypes : Array.isArray(client.grant_types) ? (client.grant_types as string[]) : [],
     refresh_tokens: client === undefined ? defaults.refreshTokens : client.refresh_tokens === true,
     token_endpoint_auth_method: text(client?.token_endpoint_auth_method) || DEFAULT_AUTH_METHOD,
+    application_type: text(client?.application_type) || 'web',
     scope: text(client?.scope),
     authorization_policy: text(client?.authorization_policy),
     logo_uri: text(client?.logo_uri),
@@ -81,6 +85,7 @@ function formFromPost(form: Record<string, unknown>): ClientForm {
     grant_types: fieldValues(form, 'grant_types'),
     refresh_tokens: field(form, 'refresh_tokens') === 'true',
     token_endpoint_auth_method: field(form, 'token_endpoint_auth_method'),
+    application_type: field(form, 'application_type'),
     scope: field(form, 'scope'),
     authorization_policy: field(form, 'authorization_policy'),
     logo_uri: field(form, 'logo_uri'),
@@ -109,6 +114,8 @@ function documentOf(form: ClientForm, editing: boolean): Record<string, unknown>
     // Always sent: with grant_types given, an absent refresh_tokens would follow the list, not the box.
     refresh_tokens: form.refresh_tokens,
     token_endpoint_auth_method: form.token_endpoint_auth_method,
+    // web is the default: left out (removed on an edit) rather than stored.
+    application_type: form.application_type === '' || form.application_type === 'web' ? (editing ? null : undefined) : form.application_type,
     scope: optional(form.scope),
     authorization_policy: optional(form.authorization_policy),
     logo_uri: optional(form.logo_uri),
@@ -131,6 +138,16 @@ async function policyNames(call: PageCall, current: string): Promise<string[]> {
   const answer = await call.api.call('GET', '/policies', { query: { limit: 200 } });
   const names = answer.status === 200 ? ((answer.body as Page<{ name?: unknown }>).items ?? []).map((p) => p.name).filter((n): n is string => typeof n === 'string') : [];
   return current !== '' && !names.includes(current) ? [current, ...names] : names;
+}
+
+/**
+ * The client-authentication methods to choose from: those this configuration serves, as discovery
+ * lists them (client_secret_jwt only with GATEHOUSE_KEY_ENCRYPTION_KEY), with the client's current
+ * one kept when it is not among them, so that saving the form never changes it silently.
+ */
+function authMethodChoices(call: PageCall, current: string): string[] {
+  const served: string[] = authMethodsFor('token', clientAuthSetup(call.deps.config));
+  return current !== '' && !served.includes(current) ? [current, ...served] : served;
 }
 
 async function renderForm(call: PageCall, options: { title: string; action: string; submit: string; form: ClientForm; errors?: Record<string, string[]>; status?: number; cancel: string }): Promise<FastifyReply> {
@@ -156,8 +173,17 @@ async function renderForm(call: PageCall, options: { title: string; action: stri
           label: t.authMethod,
           type: 'select',
           value: options.form.token_endpoint_auth_method,
-          options: CLIENT_AUTH_METHOD_NAMES.map((m) => [m, m === 'none' ? t.authMethodNone : m]),
+          options: authMethodChoices(call, options.form.token_endpoint_auth_method).map((m) => [m, m === 'none' ? t.authMethodNone : m]),
           errors: errors.token_endpoint_auth_method,
+        },
+        {
+          name: 'application_type',
+          label: t.applicationType,
+          type: 'select',
+          value: options.form.application_type,
+          options: APPLICATION_TYPES.map((a) => [a, a === 'native' ? t.applicationTypeNative : t.applicationTypeWeb]),
+          hint: t.applicationTypeHint,
+          errors: errors.application_type,
         },
         { name: 'grant_types', label: t.grantTypes, type: 'checkboxes', value: options.form.grant_types, options: GRANT_TYPES_SUPPORTED.map((g) => [g, g]), errors: errors.grant_types },
         { name: 'refresh_tokens', label: t.refreshTokens, type: 'checkbox', value: options.form.refresh_tokens, hint: t.refreshTokensHint, errors: errors.refresh_tokens },
