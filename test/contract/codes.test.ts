@@ -65,9 +65,18 @@ for (const kind of DATABASES) {
       const code = await stored({ codeChallengeMethod: 'plain' });
       await codes.consumeOnce(code.codeHash, T0 + 1000);
       const redeemed = { ...code, consumedAt: T0 + 1000 };
-      assert.deepEqual(await codes.consumeOnce(code.codeHash, T0 + 2000), { outcome: 'replayed', code: redeemed });
-      assert.deepEqual(await codes.consumeOnce(code.codeHash, T0 + 3000), { outcome: 'replayed', code: redeemed });
-      assert.deepEqual(await otherCodes.consumeOnce(code.codeHash, T0 + 4000), { outcome: 'replayed', code: redeemed });
+      assert.deepEqual(await codes.consumeOnce(code.codeHash, T0 + 2000), { outcome: 'replayed', code: redeemed, refusedFor: undefined });
+      assert.deepEqual(await codes.consumeOnce(code.codeHash, T0 + 3000), { outcome: 'replayed', code: redeemed, refusedFor: undefined });
+      assert.deepEqual(await otherCodes.consumeOnce(code.codeHash, T0 + 4000), { outcome: 'replayed', code: redeemed, refusedFor: undefined });
+    });
+
+    test('a code whose redemption was refused is a replay naming why, on every instance; it stays consumed (issue 22 item 11)', async () => {
+      const code = await stored();
+      await codes.consumeOnce(code.codeHash, T0 + 1000);
+      await codes.markRefused(code.codeHash, 'code_verifier');
+      const redeemed = { ...code, consumedAt: T0 + 1000 };
+      assert.deepEqual(await codes.consumeOnce(code.codeHash, T0 + 2000), { outcome: 'replayed', code: redeemed, refusedFor: 'code_verifier' });
+      assert.deepEqual(await otherCodes.consumeOnce(code.codeHash, T0 + 3000), { outcome: 'replayed', code: redeemed, refusedFor: 'code_verifier' });
     });
 
     test('an unknown code is unknown, and stays so', async () => {
