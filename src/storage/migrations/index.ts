@@ -16,6 +16,7 @@ import * as auditEvents from './015-audit-events.ts';
 import * as dynamicRegistration from './016-dynamic-registration.ts';
 import * as auditEventsPersonIndexes from './017-audit-events-person-indexes.ts';
 import * as nativeClients from './018-native-clients.ts';
+import * as administratorGroups from './020-administrator-groups.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '016-dynamic-registration': dynamicRegistration,
   '017-audit-events-person-indexes': auditEventsPersonIndexes,
   '018-native-clients': nativeClients,
+  '020-administrator-groups': administratorGroups,
 };
