@@ -13,6 +13,7 @@ import { cryptoRandom, type Random } from './lib/random.ts';
 import { scheduleCleanup } from './oauth/cleanup.ts';
 import { IDENTITY_API_POLICY, seedIdentityApiPolicy } from './oauth/policy/identity-api.ts';
 import { alignManagementClients } from './manage/clients.ts';
+import { administratorGroups, markAdministratorGroups } from './identity/administrators.ts';
 import { RemoteJwks, type RemoteJwksOptions } from './crypto/remote-jwks.ts';
 import type { ClientAuthDeps, JwksFetcher } from './oauth/client-auth/method.ts';
 import { openAuditFile } from './observability/audit-file.ts';
@@ -120,6 +121,10 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
       if (error instanceof ConflictError) return error;
       throw error;
     });
+    // The configured administrator groups keep a mark in the store that outlives a change of the
+    // settings, so the identity API stays out of them (docs/decisions.md AD4): one conditional
+    // statement, idempotent, that instances starting together may all run.
+    const markedGroups = await markAdministratorGroups(store, administratorGroups(config));
     if (config.metricsPort !== undefined) {
       metrics = new Metrics({
         // SQLite has no pool: no pool metrics.
@@ -150,6 +155,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     if (identityApiPolicy?.attached) app.log.info({ policy: IDENTITY_API_POLICY, clientId: config.apiClientId }, 'attached the identity-api policy to the API client (GATEHOUSE_API_CLIENT_ID)');
     if (alignedClients instanceof ConflictError) app.log.warn({ err: alignedClients, issuer: config.issuer }, 'could not register this issuer\'s URIs for the web console and the management API');
     else if (alignedClients.length > 0) app.log.info({ clients: alignedClients, issuer: config.issuer }, 'registered this issuer\'s URIs for the web console and the management API (they named another origin)');
+    if (markedGroups.length > 0) app.log.info({ groups: markedGroups }, 'marked the configured administrator groups as administrator groups (docs/identity-api.md, "Administrators are out of reach")');
     if (sealed > 0) app.log.info({ sealed }, 'sealed the signing keys stored in the clear with GATEHOUSE_KEY_ENCRYPTION_KEY');
     // Expired codes, tokens, sessions and throttling counters are deleted in the background.
     const cleanup = config.cleanupInterval > 0 && runtime.cleanup !== false ? scheduleCleanup({ store, clock, auditRetentionMs: config.auditRetention * 86_400_000 }, { intervalMs: config.cleanupInterval * 1000, log: app.log.child({ component: 'cleanup' }) }) : undefined;

@@ -368,14 +368,14 @@ export const settings = {
     env: 'GATEHOUSE_ADMIN_GROUP',
     type: 'string',
     default: 'Administrators',
-    doc: "Group whose enabled members are administrators of the management API (`/manage/api/v1`) and the web console: they may read and change everything. Membership is read at every request. `gatehouse admin bootstrap` creates the group (docs/management-api.md).",
+    doc: "Group whose enabled members are administrators of the management API (`/manage/api/v1`) and the web console: they may read and change everything. Membership is read at every request. `gatehouse admin bootstrap` creates the group (docs/management-api.md). The server marks the configured group (and the read-only one) as an administrator group when it starts; after a change of the setting the old group keeps the mark, so the identity API stays out of it and its members until an operator runs `gatehouse group unmark-administrator` or deletes it ([identity-api.md](identity-api.md#administrators-are-out-of-reach)).",
     parse: nonEmpty,
   }),
   manageReadonlyGroup: setting({
     env: 'GATEHOUSE_ADMIN_READONLY_GROUP',
     type: 'string',
     default: 'Administrators (read-only)',
-    doc: 'Group whose enabled members may read everything the management API shows but change nothing (every write is 403). A member of both groups is an administrator.',
+    doc: 'Group whose enabled members may read everything the management API shows but change nothing (every write is 403). A member of both groups is an administrator. Marked as an administrator group like `GATEHOUSE_ADMIN_GROUP`, and kept marked after a change.',
     parse: nonEmpty,
   }),
   keyCacheTtl: setting({

@@ -162,7 +162,7 @@ export async function seedFixture(store: Store): Promise<Fixture> {
   await store.organizations.insert(organization);
   const member = { ...aUser(`bench-member-${tag}`), organizationId: organization.id, attributes: { department: ['Sales', 'Legal'] } };
   await store.users.insert(member, undefined);
-  const group = { id: randomUUID(), name: policyName, description: undefined, createdAt: now };
+  const group = { id: randomUUID(), name: policyName, description: undefined, createdAt: now, administrator: false };
   await store.groups.insert(group);
   await store.groups.addMember(group.id, member.id);
   const policyAccessToken = randomBytes(32).toString('base64url');

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { Group } from '../domain/group.ts';
 import type { UserProfile } from '../domain/user.ts';
-import { addMember, createGroup, deleteGroup, groupMembers, listGroups, removeMember, type Membership } from '../identity/groups.ts';
+import { addMember, createGroup, deleteGroup, groupMembers, listGroups, removeMember, unmarkAdministratorGroup, type Membership } from '../identity/groups.ts';
 import { withStore } from './context.ts';
 import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';
 
@@ -11,7 +11,7 @@ interface JsonFlag {
 }
 
 function groupView(group: Group, members?: number): Record<string, unknown> {
-  return { id: group.id, name: group.name, description: group.description, members, created_at: isoTime(group.createdAt) };
+  return { id: group.id, name: group.name, description: group.description, administrator: group.administrator, members, created_at: isoTime(group.createdAt) };
 }
 
 function membershipView(m: Membership): Record<string, unknown> {
@@ -28,8 +28,8 @@ export function registerGroupCommands(program: Command): void {
     .option('--description <text>', 'what the group is for')
     .option('--json', 'print JSON only')
     .action((name: string, flags: JsonFlag & { description?: string }) =>
-      withStore(async ({ deps }) => {
-        const created = await createGroup(deps, { name, description: flags.description });
+      withStore(async ({ deps, authority }) => {
+        const created = await createGroup(deps, { name, description: flags.description }, authority);
         if (flags.json) return printJson(groupView(created));
         printFields(Object.entries(groupView(created)).filter(([key]) => key !== 'members'));
       }),
@@ -37,14 +37,14 @@ export function registerGroupCommands(program: Command): void {
 
   group
     .command('list')
-    .description('list groups with their member counts')
+    .description('list groups with their member counts and whether each is marked as an administrator group')
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag) =>
       withStore(async ({ deps }) => {
         const groups = await listGroups(deps);
         const counts = await Promise.all(groups.map(async (g) => (await groupMembers(deps, g.name)).length));
         if (flags.json) return printJson(groups.map((g, i) => groupView(g, counts[i])));
-        printTable(['NAME', 'MEMBERS', 'DESCRIPTION'], groups.map((g, i) => [g.name, counts[i], g.description]), 'No groups.');
+        printTable(['NAME', 'MEMBERS', 'ADMINISTRATOR', 'DESCRIPTION'], groups.map((g, i) => [g.name, counts[i], g.administrator ? 'yes' : 'no', g.description]), 'No groups.');
       }),
     );
 
@@ -74,6 +74,19 @@ export function registerGroupCommands(program: Command): void {
         const { group: deleted, members } = await deleteGroup(deps, name, authority);
         if (flags.json) return printJson({ id: deleted.id, name: deleted.name, deleted: true, members_removed: members.length });
         printLine(`Deleted group ${deleted.name} (${members.length} member${members.length === 1 ? '' : 's'} removed from it).`);
+      }),
+    );
+
+  group
+    .command('unmark-administrator')
+    .description('clear the mark of a group that was an administrator group, so the identity API may change it and its members again (refused while GATEHOUSE_ADMIN_GROUP or GATEHOUSE_ADMIN_READONLY_GROUP names it)')
+    .argument('<group>', 'group name')
+    .option('--json', 'print JSON only')
+    .action((name: string, flags: JsonFlag) =>
+      withStore(async ({ deps, authority }) => {
+        const { group: unmarked, changed } = await unmarkAdministratorGroup(deps, name, authority);
+        if (flags.json) return printJson({ id: unmarked.id, name: unmarked.name, administrator: false, changed });
+        printLine(changed ? `Unmarked ${unmarked.name}: it is an ordinary group now.` : `${unmarked.name} was not marked as an administrator group.`);
       }),
     );
 

@@ -9,7 +9,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import { ConflictError, MissingReferenceError, type GroupStore, type UserStore } from '../storage/ports.ts';
 import type { UnitOfWork } from './users.ts';
-import { isAdminGroup, keepAnAdministrator, keepTheAdministratorsGroup, requireReachOfGroup, requireReachOfUser, type Authority } from './administrators.ts';
+import { isAdminGroup, isAdministratorGroup, keepAnAdministrator, keepTheAdministratorsGroup, requireReachOfGroup, requireReachOfUser, type Authority } from './administrators.ts';
 import { IdentityError } from './errors.ts';
 import { optionalText, requiredText } from './text.ts';
 import { getUser } from './users.ts';
@@ -25,12 +25,18 @@ export interface MembershipDeps extends UnitOfWork {
   users: UserStore;
 }
 
-export async function createGroup(deps: GroupDeps, input: { name: string; description?: string }): Promise<Group> {
+/**
+ * Creates a group. One that a setting names as an administrator group (GATEHOUSE_ADMIN_GROUP,
+ * GATEHOUSE_ADMIN_READONLY_GROUP) is created marked as one (AD4).
+ */
+export async function createGroup(deps: GroupDeps, input: { name: string; description?: string }, authority: Authority): Promise<Group> {
+  const name = requiredText(input.name, 'name');
   const group: Group = {
     id: deps.random.uuid(),
-    name: requiredText(input.name, 'name'),
+    name,
     description: optionalText(input.description, 'description'),
     createdAt: deps.clock.now(),
+    administrator: isAdministratorGroup(authority.groups, name),
   };
   try {
     await deps.groups.insert(group);
@@ -74,9 +80,12 @@ export interface DeletedGroup {
  */
 export async function deleteGroup(deps: Pick<GroupDeps, 'groups'> & UnitOfWork, name: string, authority: Authority): Promise<DeletedGroup> {
   keepTheAdministratorsGroup(authority.groups, name);
-  requireReachOfGroup(authority, name, `deleting the group ${JSON.stringify(name)}`);
-  const group = await getGroup(deps, name);
+  await getGroup(deps, name);
   return deps.transaction(async (tx) => {
+    // Read in the unit: its mark as it is when the group goes.
+    const group = await tx.groups.getByName(name);
+    if (!group) throw new IdentityError('not_found', `group ${JSON.stringify(name)} no longer exists`);
+    requireReachOfGroup(authority, group, `deleting the group ${JSON.stringify(group.name)}`);
     const members = await tx.groups.members(group.id);
     if (!(await tx.groups.delete(group.id))) throw new IdentityError('not_found', `group ${JSON.stringify(name)} no longer exists`);
     return { group, members };
@@ -96,20 +105,36 @@ export interface Membership {
  * administrator when the unit commits, is out of reach of a caller who is not one.
  */
 export async function addMember(deps: MembershipDeps, groupName: string, user: string, authority: Authority): Promise<Membership> {
-  const [group, member] = await Promise.all([getGroup(deps, groupName), getUser(deps, user)]);
-  const change = `adding ${member.username} to ${JSON.stringify(group.name)}`;
-  requireReachOfGroup(authority, group.name, change);
+  const [found, member] = await Promise.all([getGroup(deps, groupName), getUser(deps, user)]);
+  const change = `adding ${member.username} to ${JSON.stringify(found.name)}`;
   try {
-    const changed = await deps.transaction(async (tx) => {
+    return await deps.transaction(async (tx) => {
+      // Read in the unit: a mark set meanwhile (a server starting with other settings) counts.
+      const group = await tx.groups.getByName(found.name);
+      if (!group) throw new MissingReferenceError(`group ${found.name}`);
+      requireReachOfGroup(authority, group, change);
       await requireReachOfUser(tx, authority, member.id, change);
-      return tx.groups.addMember(group.id, member.id);
+      return { group, user: member, changed: await tx.groups.addMember(group.id, member.id) };
     });
-    return { group, user: member, changed };
   } catch (error) {
     // The group or the user was deleted in between.
     if (error instanceof MissingReferenceError) throw new IdentityError('not_found', `group ${JSON.stringify(groupName)} or user ${JSON.stringify(user)} no longer exists`);
     throw error;
   }
+}
+
+/**
+ * Clears the administrator mark of a group no setting names any more (AD4): an operator's act, for
+ * a group that is to stay as an ordinary group. Refused (`in_use`) while GATEHOUSE_ADMIN_GROUP or
+ * GATEHOUSE_ADMIN_READONLY_GROUP names it, and to anyone not acting as an administrator.
+ */
+export async function unmarkAdministratorGroup(deps: Pick<GroupDeps, 'groups'>, name: string, authority: Authority): Promise<{ group: Group; changed: boolean }> {
+  const group = await getGroup(deps, name);
+  const change = `unmarking the administrator group ${JSON.stringify(group.name)}`;
+  requireReachOfGroup(authority, group, change);
+  if (isAdministratorGroup(authority.groups, group.name)) throw new IdentityError('in_use', `${change} is refused: GATEHOUSE_ADMIN_GROUP or GATEHOUSE_ADMIN_READONLY_GROUP names it, and it stays marked while a setting does`);
+  const changed = await deps.groups.unmarkAdministrator(group.id);
+  return { group: { ...group, administrator: false }, changed };
 }
 
 /**
@@ -124,7 +149,7 @@ export async function removeMember(deps: MembershipDeps, groupName: string, user
     const group = await tx.groups.getByName(groupName);
     // The name as given, cut short: a path segment can be long, and the answer need not repeat it all.
     if (!group) throw new IdentityError('not_found', `no group is named ${JSON.stringify(groupName.slice(0, 80))}`);
-    requireReachOfGroup(authority, group.name, `${change} from ${JSON.stringify(group.name)}`);
+    requireReachOfGroup(authority, group, `${change} from ${JSON.stringify(group.name)}`);
     await requireReachOfUser(tx, authority, member.id, `${change} from ${JSON.stringify(group.name)}`);
     if (isAdminGroup(authority.groups, group.name)) await keepAnAdministrator(tx, authority.groups, member.id, change);
     return { group, user: member, changed: await tx.groups.removeMember(group.id, member.id) };

@@ -63,8 +63,9 @@ export async function createUser(deps: UserDeps, input: NewUser, authority: Auth
   const password = input.password === undefined ? undefined : checkedPassword(input.password);
   const organizationId = optionalText(input.organizationId, 'organizationId');
   const groupNames = input.groups ?? [];
-  for (const name of groupNames) requireReachOfGroup(authority, name, `creating a user in the group ${JSON.stringify(name)}`);
-  await Promise.all(groupNames.map((name) => requireGroup(deps, name)));
+  const inGroup = (name: string) => `creating a user in the group ${JSON.stringify(name)}`;
+  // Checked here to refuse before the password is hashed, and again in the unit of work.
+  for (const group of await Promise.all(groupNames.map((name) => requireGroup(deps, name)))) requireReachOfGroup(authority, group, inGroup(group.name));
   const passwordHash = password === undefined ? undefined : await hashPassword(password);
 
   const now = deps.clock.now();
@@ -89,7 +90,11 @@ export async function createUser(deps: UserDeps, input: NewUser, authority: Auth
       if (organizationId !== undefined) await requireUserOrganization(tx, organizationId);
       const created: User = { id: await newUserId(tx, deps.random), ...fields };
       await tx.users.insert(created, passwordHash);
-      for (const name of groupNames) await tx.groups.addMember((await requireGroup(tx, name)).id, created.id);
+      for (const name of groupNames) {
+        const group = await requireGroup(tx, name);
+        requireReachOfGroup(authority, group, inGroup(group.name));
+        await tx.groups.addMember(group.id, created.id);
+      }
       return created;
     });
   } catch (error) {

@@ -4,7 +4,8 @@
  * unit of work with conditional inserts:
  *
  * - the clients `gatehouse-manage-api` (the API as a resource server) and `gatehouse-console`;
- * - the groups GATEHOUSE_ADMIN_GROUP and GATEHOUSE_ADMIN_READONLY_GROUP;
+ * - the groups GATEHOUSE_ADMIN_GROUP and GATEHOUSE_ADMIN_READONLY_GROUP, marked as administrator
+ *   groups (docs/decisions.md AD4; existing ones get the mark too);
  * - with a username that names nobody yet, the first administrator, in GATEHOUSE_ADMIN_GROUP.
  *
  * Whatever exists is left as it is (an existing user is not added to the group, nor is their
@@ -15,6 +16,7 @@
  */
 import type { Config } from '../config.ts';
 import type { User } from '../domain/user.ts';
+import { administratorGroups, markAdministratorGroups } from '../identity/administrators.ts';
 import { IdentityError } from '../identity/errors.ts';
 import { hashPassword } from '../identity/passwords.ts';
 import { requiredText } from '../identity/text.ts';
@@ -89,8 +91,10 @@ async function bootstrapIn(
   const clients = await ensureManagementClientsIn(tx, config, now);
   const groups: string[] = [];
   for (const name of [config.manageAdminGroup, config.manageReadonlyGroup]) {
-    if (await tx.groups.insertIfAbsent({ id: deps.random.uuid(), name, description: groupDescription(name, config), createdAt: now })) groups.push(name);
+    if (await tx.groups.insertIfAbsent({ id: deps.random.uuid(), name, description: groupDescription(name, config), createdAt: now, administrator: true })) groups.push(name);
   }
+  // Ones that existed already are marked too (docs/decisions.md AD4): not a change to report.
+  await markAdministratorGroups(tx, administratorGroups(config));
   let user: BootstrapResult['user'];
   if (wanted) {
     const existing = await tx.users.getByUsername(wanted.username);

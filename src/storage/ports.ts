@@ -229,6 +229,13 @@ export interface GroupStore {
   memberPage(groupId: string, query: PageQuery<string>): Promise<UserProfile[]>;
   /** Inserts the group unless one of that name (case-insensitively) exists: one conditional write; true when inserted. */
   insertIfAbsent(group: Group): Promise<boolean>;
+  /**
+   * Marks the existing groups of these names (case-insensitively) as administrator groups
+   * (`Group.administrator`) in one statement; the names of those that were not marked before.
+   */
+  markAdministrator(names: readonly string[]): Promise<string[]>;
+  /** Clears the group's administrator mark; false when it had none (or no longer exists). */
+  unmarkAdministrator(groupId: string): Promise<boolean>;
 }
 
 /**

@@ -122,5 +122,23 @@ for (const kind of DATABASES) {
       assert.equal((await gatehouse(['user', 'disable', 'root'], env)).code, 0);
       assert.equal((await gatehouse(['user', 'enable', 'root'], env)).code, 0);
     });
+
+    test('groups marked as administrator groups: listed, created marked under a configured name, unmarked by the operator only when no setting names them (AD4)', async () => {
+      const listed = JSON.parse((await gatehouse(['group', 'list', '--json'], env)).stdout) as { name: string; administrator: boolean }[];
+      assert.deepEqual(listed.map((g) => [g.name, g.administrator]), [['Administrators', true], ['Administrators (read-only)', true]]);
+      const configured = await gatehouse(['group', 'unmark-administrator', 'administrators'], env);
+      assert.equal(configured.code, 2, configured.stdout);
+      assert.equal(configured.stderr, `${storeLineOf(env)}gatehouse: unmarking the administrator group "Administrators" is refused: GATEHOUSE_ADMIN_GROUP or GATEHOUSE_ADMIN_READONLY_GROUP names it, and it stays marked while a setting does\n`);
+      const created = await gatehouse(['group', 'create', 'Admins2', '--json'], { ...env, GATEHOUSE_ADMIN_GROUP: 'Admins2' });
+      assert.equal((JSON.parse(created.stdout) as { administrator: boolean }).administrator, true);
+      const table = await gatehouse(['group', 'list'], env);
+      assert.match(table.stdout, /^NAME +MEMBERS +ADMINISTRATOR +DESCRIPTION\nAdministrators +\d+ +yes +Administrators of gatehouse/);
+      const unmarked = await gatehouse(['group', 'unmark-administrator', 'admins2'], env);
+      assert.equal(unmarked.code, 0, unmarked.stderr);
+      assert.equal(unmarked.stdout, 'Unmarked Admins2: it is an ordinary group now.\n');
+      const again = JSON.parse((await gatehouse(['group', 'unmark-administrator', 'Admins2', '--json'], env)).stdout) as Record<string, unknown>;
+      assert.deepEqual({ ...again, id: undefined }, { id: undefined, name: 'Admins2', administrator: false, changed: false });
+      assert.equal((await gatehouse(['group', 'delete', 'Admins2'], env)).code, 0);
+    });
   });
 }

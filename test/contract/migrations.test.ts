@@ -8,7 +8,7 @@ import { migrations } from '../../src/storage/migrations/index.ts';
 import { migrateToLatest, migrateUpTo, openDatabase } from '../../src/storage/sql/database.ts';
 import { openSqlStore } from '../../src/storage/sql/store.ts';
 import { DATABASES, type TestDatabase } from '../helpers/databases.ts';
-import { aClient, aClientToken, aHash, aStoredUser, aToken, T0 } from '../helpers/store.ts';
+import { aClient, aClientToken, aGroup, aHash, aStoredUser, aToken, T0 } from '../helpers/store.ts';
 
 const ALL = Object.keys(migrations);
 const STORE_MODULE = new URL('../../src/storage/sql/store.ts', import.meta.url).href;
@@ -292,6 +292,34 @@ for (const kind of DATABASES) {
       assert.deepEqual(metadata['look-alike'], {});
       assert.deepEqual(metadata['said-web'], { application_type: 'web' }, 'a registered application_type is kept');
       assert.deepEqual(metadata['gatehouse-console'], {}, 'the console is a web client');
+    });
+
+    test('021: the groups of the default administrator names (any letter case) are marked as administrator groups, the others not; new groups keep the mark they are given', async () => {
+      const { url } = await fresh();
+      const early = openDatabase(url);
+      const named = ['Administrators', 'ADMINISTRATORS (READ-ONLY)', 'Admins2', 'Staff'];
+      const ids = Object.fromEntries(named.map((name) => [name, randomUUID()]));
+      try {
+        await migrateUpTo(early.db, '018-native-clients');
+        const rows = named.map((name) => ({ id: ids[name]!, name, name_key: name.normalize('NFKC').toLowerCase(), description: null, created_at: T0 }));
+        await (early.db as unknown as Kysely<{ groups: Record<string, unknown> }>).insertInto('groups').values(rows).execute();
+      } finally {
+        await early.close();
+      }
+      const store = await openSqlStore(url);
+      try {
+        assert.deepEqual((await store.groups.list()).map((g) => [g.name, g.administrator]), [
+          ['Administrators', true],
+          ['ADMINISTRATORS (READ-ONLY)', true],
+          ['Admins2', false],
+          ['Staff', false],
+        ]);
+        const marked = aGroup({ administrator: true });
+        await store.groups.insert(marked);
+        assert.deepEqual(await store.groups.getByName(marked.name), marked);
+      } finally {
+        await store.close();
+      }
     });
 
     test('a database beside another migrated one (another PostgreSQL schema) gets its own tables', async () => {

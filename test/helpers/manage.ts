@@ -43,7 +43,7 @@ export async function ensureManagementSetup(server: RunningServer): Promise<void
   const { store, deps } = server.gatehouse;
   await ensureManagementClients({ store, clock: deps.clock }, server.config);
   for (const name of [server.config.manageAdminGroup, server.config.manageReadonlyGroup]) {
-    await store.groups.insertIfAbsent({ id: randomUUID(), name, description: undefined, createdAt: deps.clock.now() });
+    await store.groups.insertIfAbsent({ id: randomUUID(), name, description: undefined, createdAt: deps.clock.now(), administrator: true });
   }
 }
 

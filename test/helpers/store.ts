@@ -148,6 +148,7 @@ export function aGroup(overrides: Partial<Group> = {}): Group {
     name: unique('group-'),
     description: 'A test group',
     createdAt: T0,
+    administrator: false,
     ...overrides,
   };
 }

@@ -47,7 +47,7 @@ for (const db of DATABASES) {
       server = await startServer(db, { audit, env: { GATEHOUSE_API_CLIENT_ID: apiClientId, GATEHOUSE_API_USERNAME: 'api-account', GATEHOUSE_API_PASSWORD: 'api account password' } });
       const store = server.gatehouse.store;
       ({ client: api } = await createTestClient(store, { clientId: apiClientId, name: 'Identity API', grantTypes: [], redirectUris: [] }));
-      await createGroup({ ...store, clock: systemClock, random: cryptoRandom }, { name: API_GROUP });
+      await createGroup({ ...store, clock: systemClock, random: cryptoRandom }, { name: API_GROUP }, AS_OPERATOR);
       member = await createTestUser(store, { password: PASSWORD });
       await addMember(store, API_GROUP, member.id, AS_OPERATOR);
       victim = await createTestUser(store, { password: VICTIM_PASSWORD });

@@ -30,7 +30,7 @@ for (const db of DATABASES) {
     before(async () => {
       server = await startApiServer(db);
       other = await startServer(db, { database: server.database, env: { GATEHOUSE_API_CLIENT_ID: server.apiClientId } });
-      await createGroup({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { name: API_GROUP });
+      await createGroup({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { name: API_GROUP }, AS_OPERATOR);
       const rs = await addClient(server.gatehouse.store, { grantTypes: [] });
       resourceServer = { authorization: basic(rs.client.clientId, rs.secret) };
     });

@@ -66,7 +66,7 @@ for (const db of DATABASES) {
         metadata: { aud: [rs.client.clientId, rsEs.client.clientId, rsOpaque.client.clientId, rsPlain.client.clientId] },
       });
       user = await addUser(store);
-      await createGroup({ ...store, clock, random: cryptoRandom }, { name: API_GROUP });
+      await createGroup({ ...store, clock, random: cryptoRandom }, { name: API_GROUP }, AS_OPERATOR);
       await addMember(store, API_GROUP, user.id, AS_OPERATOR);
       discovery = (await (await fetch(`${server.issuer}/.well-known/openid-configuration`)).json()) as Record<string, string>;
       jwks = (await (await fetch(discovery.jwks_uri!)).json()) as { keys: JWK[] };

@@ -51,7 +51,7 @@ for (const db of DATABASES) {
       server = await startServer(db, { clock, audit, env: { GATEHOUSE_TRUSTED_PROXIES: '127.0.0.1', GATEHOUSE_ACR: ACR, GATEHOUSE_API_CLIENT_ID: apiClientId } });
       const store = server.gatehouse.store;
       await createTestClient(store, { clientId: apiClientId, name: 'CustomerID API', grantTypes: [], redirectUris: [], metadata: { resource_server: true } });
-      await createGroup({ ...store, clock, random: cryptoRandom }, { name: API_GROUP });
+      await createGroup({ ...store, clock, random: cryptoRandom }, { name: API_GROUP }, AS_OPERATOR);
       const registered = await registerClient({ ...store, clock, random: cryptoRandom }, { client_name: 'Ubisecure script', grant_types: ['password', 'refresh_token'], aud: [apiClientId] });
       client = registered.client;
       secret = registered.clientSecret!;

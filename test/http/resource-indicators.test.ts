@@ -79,7 +79,7 @@ for (const db of DATABASES) {
       });
       app = { client: created.client, secret: created.clientSecret! };
       await store.clients.update({ ...sleeping, active: false });
-      await createGroup({ ...store, clock: systemClock, random: cryptoRandom }, { name: API_GROUP });
+      await createGroup({ ...store, clock: systemClock, random: cryptoRandom }, { name: API_GROUP }, AS_OPERATOR);
       member = await createTestUser(store, { password: PASSWORD });
       await addMember(store, API_GROUP, member.id, AS_OPERATOR);
       jar = new CookieJar();

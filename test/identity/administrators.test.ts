@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { User } from '../../src/domain/user.ts';
-import type { Authority } from '../../src/identity/administrators.ts';
+import { markAdministratorGroups, type Authority } from '../../src/identity/administrators.ts';
 import { IdentityError } from '../../src/identity/errors.ts';
-import { addMember, createGroup, deleteGroup, groupsOfUser, removeMember } from '../../src/identity/groups.ts';
+import { addMember, createGroup, deleteGroup, groupsOfUser, removeMember, unmarkAdministratorGroup } from '../../src/identity/groups.ts';
 import { updateUser } from '../../src/identity/user-changes.ts';
 import { createUser, deleteUser, setPassword, setStatus } from '../../src/identity/users.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
@@ -24,7 +24,7 @@ const READERS = AS_OPERATOR.groups.readonly;
 /** The identity API's account, a member of its group, a machine client: not administrators. */
 const DELEGATED: Authority = { ...AS_OPERATOR, administrator: false };
 
-function refusedWith(code: 'administrators_only' | 'last_administrator', message: RegExp) {
+function refusedWith(code: 'administrators_only' | 'last_administrator' | 'in_use', message: RegExp) {
   return (error: unknown) => {
     assert.ok(error instanceof IdentityError, String(error));
     assert.equal(error.code, code, error.message);
@@ -59,7 +59,7 @@ for (const kind of DATABASES) {
     before(async () => {
       database = await kind.create();
       store = await openSqlStore(database.url);
-      for (const name of [ADMINS, READERS, 'Staff']) await createGroup(deps(), { name });
+      for (const name of [ADMINS, READERS, 'Staff']) await createGroup(deps(), { name }, AS_OPERATOR);
     });
     after(async () => {
       await store.close();
@@ -90,6 +90,49 @@ for (const kind of DATABASES) {
       assert.equal((await removeMember(deps(), 'Staff', plain.id, DELEGATED)).changed, true);
       assert.equal((await setStatus(deps(), plain.id, 'disabled', DELEGATED)).status, 'disabled');
       await deleteUser(deps(), plain.id, DELEGATED);
+    });
+
+    test('a group marked as an administrator group stays out of reach, with its members, after the settings name another (AD4)', async () => {
+      const old = `Old admins ${++n}`;
+      // Created while a setting named it: marked. Then the settings name other groups.
+      assert.equal((await createGroup(deps(), { name: old }, { groups: { admin: old, readonly: READERS }, administrator: true })).administrator, true);
+      assert.equal((await store.groups.getByName('Staff'))?.administrator, false);
+      const moved: Authority = { groups: { admin: `Admins ${n}`, readonly: `Readers ${n}` }, administrator: false };
+      const member = await user([old]);
+      const plain = await user();
+      const marked = refusedWith('administrators_only', new RegExp(`is marked as an administrator group \\(it was one; an operator may unmark it\\); only a management administrator may change it`));
+      await assert.rejects(addMember(deps(), old, plain.id, moved), marked);
+      await assert.rejects(addMember(deps(), old.toUpperCase(), plain.id, moved), marked);
+      await assert.rejects(createUser(deps(), { username: `new-${++n}`, groups: [old] }, moved), marked);
+      await assert.rejects(removeMember(deps(), old, member.id, moved), marked);
+      await assert.rejects(deleteGroup(deps(), old, moved), marked);
+      await assert.rejects(setPassword(deps(), member.id, 'chosen by an attacker', moved), marked);
+      await assert.rejects(updateUser(deps(), member.id, { email: 'attacker@example.com' }, moved), marked);
+      await assert.rejects(deleteUser(deps(), member.id, moved), marked);
+      await assert.rejects(addMember(deps(), 'Staff', member.id, moved), marked);
+      assert.deepEqual((await groupsOfUser(store, plain.id)).map((g) => g.name), []);
+      assert.deepEqual((await groupsOfUser(store, member.id)).map((g) => g.name), [old]);
+
+      // The operator clears the mark on purpose; not while a setting names the group.
+      await assert.rejects(unmarkAdministratorGroup(deps(), old, { groups: { admin: ADMINS, readonly: old }, administrator: true }), refusedWith('in_use', /names it, and it stays marked while a setting does$/));
+      await assert.rejects(unmarkAdministratorGroup(deps(), old, moved), marked);
+      assert.deepEqual(await unmarkAdministratorGroup(deps(), old, { ...moved, administrator: true }).then((r) => [r.group.name, r.group.administrator, r.changed]), [old, false, true]);
+      assert.equal((await unmarkAdministratorGroup(deps(), old, { ...moved, administrator: true })).changed, false);
+      assert.equal((await store.groups.getByName(old))?.administrator, false);
+      // An ordinary group now, in reach.
+      assert.equal((await addMember(deps(), old, plain.id, moved)).changed, true);
+      await setPassword(deps(), member.id, 'a new password 1', moved);
+    });
+
+    test('markAdministratorGroups marks the configured groups that exist, once, and never unmarks one', async () => {
+      const [a, b] = [`Mark me ${++n}`, `Mark me too ${n}`];
+      await store.groups.insert({ id: crypto.randomUUID(), name: a, description: undefined, createdAt: 0, administrator: false });
+      await store.groups.insert({ id: crypto.randomUUID(), name: b, description: undefined, createdAt: 0, administrator: false });
+      assert.deepEqual(await markAdministratorGroups(store, { admin: a.toUpperCase(), readonly: b }), [a, b].sort());
+      assert.deepEqual(await markAdministratorGroups(store, { admin: a, readonly: b }), []);
+      assert.deepEqual(await markAdministratorGroups(store, { admin: ADMINS, readonly: `absent ${n}` }), []);
+      assert.equal((await store.groups.getByName(a))?.administrator, true);
+      assert.equal((await store.groups.getByName(b))?.administrator, true);
     });
 
     test('an administrator reaches them: adds, changes and removes administrators', async () => {

@@ -78,8 +78,8 @@ for (const kind of DATABASES) {
     });
 
     test('groups: unique names, membership by username or id, idempotent', async () => {
-      await createGroup(deps(), { name: 'Staff' });
-      await assert.rejects(createGroup(deps(), { name: 'staff' }), identityError('already_exists'));
+      await createGroup(deps(), { name: 'Staff' }, AS_OPERATOR);
+      await assert.rejects(createGroup(deps(), { name: 'staff' }, AS_OPERATOR), identityError('already_exists'));
       const erin = await createUser(deps(), { username: 'erin', password: 'password-1', groups: ['STAFF'] }, AS_OPERATOR);
       assert.deepEqual((await groupsOfUser(deps(), erin.id)).map((g) => g.name), ['Staff']);
       assert.equal((await addMember(deps(), 'staff', 'Erin', AS_OPERATOR)).changed, false);

@@ -57,6 +57,18 @@ for (const kind of DATABASES) {
       assert.equal(await verifyPassword((await store.users.getCredentials('root'))!.passwordHash, 'correct horse battery'), true, 'an existing user is left alone');
     });
 
+    test('the two groups are marked as administrator groups, ones that existed unmarked included (AD4)', async () => {
+      const fresh = await openTestStore(kind);
+      try {
+        const moved = loadConfig({ GATEHOUSE_ISSUER: 'https://sso.example.com/uas', GATEHOUSE_ADMIN_GROUP: 'Ops', GATEHOUSE_ADMIN_READONLY_GROUP: 'Ops readers' });
+        await fresh.store.groups.insert({ id: crypto.randomUUID(), name: 'Ops', description: undefined, createdAt: T0, administrator: false });
+        assert.deepEqual((await bootstrap(deps(fresh.store), moved)).groups, ['Ops readers']);
+        assert.deepEqual((await fresh.store.groups.list()).map((g) => [g.name, g.administrator]), [['Ops', true], ['Ops readers', true]]);
+      } finally {
+        await fresh.close();
+      }
+    });
+
     test('without a password one is generated, returned once; bad input names the field', async () => {
       const result = await bootstrap(deps(harness.store), config, { username: 'second-admin' });
       assert.equal(typeof result.generatedPassword, 'string');

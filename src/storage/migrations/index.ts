@@ -18,6 +18,7 @@ import * as auditEventsPersonIndexes from './017-audit-events-person-indexes.ts'
 import * as nativeClients from './018-native-clients.ts';
 import * as clientResourceScopes from './019-client-resource-scopes.ts';
 import * as codeRefusals from './020-code-refusals.ts';
+import * as administratorGroups from './021-administrator-groups.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '018-native-clients': nativeClients,
   '019-client-resource-scopes': clientResourceScopes,
   '020-code-refusals': codeRefusals,
+  '021-administrator-groups': administratorGroups,
 };

@@ -1,14 +1,22 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { Group } from '../../domain/group.ts';
 import { normalizeUsername, type UserProfile } from '../../domain/user.ts';
 import type { GroupStore, PageQuery } from '../ports.ts';
 import { containsFolded } from './filters.ts';
 import { PROFILE_COLUMNS, profileFromRow } from './user-store.ts';
 import { translated } from './errors.ts';
-import type { Database } from './schema.ts';
+import type { Database, GroupsTable } from './schema.ts';
 
 /** Group names compare like usernames: case-insensitively. */
 const nameKey = normalizeUsername;
+
+function groupRow(g: Group): Insertable<GroupsTable> {
+  return { id: g.id, name: g.name, name_key: nameKey(g.name), description: g.description ?? null, created_at: g.createdAt, administrator: g.administrator ? 1 : 0 };
+}
+
+function groupFromRow(row: Selectable<GroupsTable>): Group {
+  return { id: row.id, name: row.name, description: row.description ?? undefined, createdAt: row.created_at, administrator: row.administrator === 1 };
+}
 
 export class SqlGroupStore implements GroupStore {
   readonly #db: Kysely<Database>;
@@ -18,7 +26,7 @@ export class SqlGroupStore implements GroupStore {
 
   async insert(g: Group): Promise<void> {
     await translated('group', () =>
-      this.#db.insertInto('groups').values({ id: g.id, name: g.name, name_key: nameKey(g.name), description: g.description ?? null, created_at: g.createdAt }).execute(),
+      this.#db.insertInto('groups').values(groupRow(g)).execute(),
     );
   }
 
@@ -26,7 +34,7 @@ export class SqlGroupStore implements GroupStore {
     return translated('group', async () => {
       const result = await this.#db
         .insertInto('groups')
-        .values({ id: g.id, name: g.name, name_key: nameKey(g.name), description: g.description ?? null, created_at: g.createdAt })
+        .values(groupRow(g))
         .onConflict((oc) => oc.column('name_key').doNothing())
         .executeTakeFirst();
       return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
@@ -35,12 +43,30 @@ export class SqlGroupStore implements GroupStore {
 
   async getByName(name: string): Promise<Group | undefined> {
     const row = await this.#db.selectFrom('groups').selectAll().where('name_key', '=', nameKey(name)).executeTakeFirst();
-    return row && { id: row.id, name: row.name, description: row.description ?? undefined, createdAt: row.created_at };
+    return row && groupFromRow(row);
   }
 
   async list(): Promise<Group[]> {
     const rows = await this.#db.selectFrom('groups').selectAll().orderBy('name_key').execute();
-    return rows.map((row) => ({ id: row.id, name: row.name, description: row.description ?? undefined, createdAt: row.created_at }));
+    return rows.map(groupFromRow);
+  }
+
+  async markAdministrator(names: readonly string[]): Promise<string[]> {
+    if (names.length === 0) return [];
+    // One conditional UPDATE: atomic on its own, and a mark already there is left alone.
+    const rows = await this.#db
+      .updateTable('groups')
+      .set({ administrator: 1 })
+      .where('name_key', 'in', names.map(nameKey))
+      .where('administrator', '=', 0)
+      .returning('name')
+      .execute();
+    return rows.map((r) => r.name).sort();
+  }
+
+  async unmarkAdministrator(groupId: string): Promise<boolean> {
+    const result = await this.#db.updateTable('groups').set({ administrator: 0 }).where('id', '=', groupId).where('administrator', '=', 1).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   async addMember(groupId: string, userId: string): Promise<boolean> {
@@ -74,7 +100,7 @@ export class SqlGroupStore implements GroupStore {
       .where('group_members.user_id', '=', userId)
       .orderBy('groups.name_key')
       .execute();
-    return rows.map((row) => ({ id: row.id, name: row.name, description: row.description ?? undefined, createdAt: row.created_at }));
+    return rows.map(groupFromRow);
   }
 
   async isMember(userId: string, groupName: string): Promise<boolean> {
@@ -93,7 +119,7 @@ export class SqlGroupStore implements GroupStore {
     if (query.after !== undefined) q = q.where('name_key', '>', query.after);
     if (query.q !== undefined && query.q !== '') q = q.where(containsFolded(sql.ref('name_key'), nameKey(query.q), { columnFolded: true }));
     const rows = await q.orderBy('name_key').limit(query.limit).execute();
-    return rows.map((row) => ({ id: row.id, name: row.name, description: row.description ?? undefined, createdAt: row.created_at }));
+    return rows.map(groupFromRow);
   }
 
   async memberPage(groupId: string, query: PageQuery<string>): Promise<UserProfile[]> {

@@ -40,6 +40,8 @@ export interface GroupsTable {
   name_key: string;
   description: string | null;
   created_at: number;
+  /** 1: is or was an administrator group (migration 021); 0 otherwise. */
+  administrator: number;
 }
 
 export interface GroupMembersTable {

@@ -63,7 +63,7 @@ for (const db of DATABASES) {
     before(async () => {
       server = await startApiServer(db);
       await ensureManagementSetup(server);
-      await store().groups.insertIfAbsent({ id: crypto.randomUUID(), name: API_GROUP, description: undefined, createdAt: Date.now() });
+      await store().groups.insertIfAbsent({ id: crypto.randomUUID(), name: API_GROUP, description: undefined, createdAt: Date.now(), administrator: false });
       admin = await newUser([ADMINS, API_GROUP]);
       reader = await newUser([READERS]);
       member = await newUser([API_GROUP]);

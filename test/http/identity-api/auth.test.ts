@@ -30,7 +30,7 @@ for (const db of DATABASES) {
     before(async () => {
       server = await startApiServer(db);
       const deps = { ...server.gatehouse.store, clock: systemClock, random: cryptoRandom };
-      await createGroup(deps, { name: 'Identity API Users' });
+      await createGroup(deps, { name: 'Identity API Users' }, AS_OPERATOR);
     });
     after(async () => server.close());
 
@@ -146,7 +146,7 @@ for (const db of DATABASES) {
         startApiServer(db, { GATEHOUSE_API_AUTH_BASIC: 'false' }),
         startServer(db),
       ]);
-      for (const server of [noBearerNoUrl, noAccount]) await createGroup({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { name: 'Identity API Users' });
+      for (const server of [noBearerNoUrl, noAccount]) await createGroup({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { name: 'Identity API Users' }, AS_OPERATOR);
     });
     after(async () => Promise.all([noBearerNoUrl.close(), noBasic.close(), noAccount.close()]));
 

@@ -32,7 +32,7 @@ for (const db of DATABASES) {
     const policyDeps = () => ({ policies: server.gatehouse.store.policies, clock: systemClock });
     before(async () => {
       server = await startApiServer(db);
-      await createGroup({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { name: GROUP });
+      await createGroup({ ...server.gatehouse.store, clock: systemClock, random: cryptoRandom }, { name: GROUP }, AS_OPERATOR);
     });
     after(async () => server.close());
 

@@ -15,6 +15,7 @@ import type { SqlStore } from '../../../src/storage/sql/store.ts';
 import { DATABASES } from '../../helpers/databases.ts';
 import type { RunningServer } from '../../helpers/server.ts';
 import { accessToken, assertCleanError, call, create, ids, startApiServer } from './helpers.ts';
+import { AS_OPERATOR } from '../../helpers/authority.ts';
 
 type Entity = { id: string; type: string; attributes: Record<string, string[]> };
 
@@ -24,8 +25,8 @@ for (const db of DATABASES) {
     before(async () => {
       server = await startApiServer(db);
       const deps = { ...server.gatehouse.store, clock: systemClock, random: cryptoRandom };
-      await createGroup(deps, { name: 'Identity API Users' });
-      await createGroup(deps, { name: 'Staff' });
+      await createGroup(deps, { name: 'Identity API Users' }, AS_OPERATOR);
+      await createGroup(deps, { name: 'Staff' }, AS_OPERATOR);
     });
     after(async () => server.close());
 

@@ -58,7 +58,7 @@ export const groupRoutes: ManageRoute[] = [
     responses: { 201: { description: 'The new group.', schema: groupSchema } },
     async handle(call) {
       const body = call.body as { name: string; description?: string };
-      const group = await createGroup({ groups: call.deps.store.groups, clock: call.deps.clock, random: call.deps.random }, body);
+      const group = await createGroup({ groups: call.deps.store.groups, clock: call.deps.clock, random: call.deps.random }, body, callerAuthority(call));
       call.deps.audit.emit({ event: 'group.created', group: group.name, actor: call.actor });
       return { status: 201, body: groupView(group), headers: { location: `${MANAGE_API_PATH}/groups/${encodeURIComponent(group.name)}` } };
     },
