@@ -204,6 +204,7 @@ export const en = {
   eventType: 'Event type',
   eventTypeHint: 'An event name such as client.created, or a family such as client.*',
   userFilter: 'User ID',
+  userColumn: 'User',
   clientFilter: 'Client ID',
   filter: 'Filter',
   time: 'Time',

@@ -206,6 +206,7 @@ export const fi: ConsoleMessages = {
   eventType: 'Tapahtuman tyyppi',
   eventTypeHint: 'Tapahtuman nimi, kuten client.created, tai perhe, kuten client.*',
   userFilter: 'Käyttäjän tunniste',
+  userColumn: 'Käyttäjä',
   clientFilter: 'Asiakastunnus',
   filter: 'Suodata',
   time: 'Aika',

@@ -206,6 +206,7 @@ export const sv: ConsoleMessages = {
   eventType: 'Händelsetyp',
   eventTypeHint: 'Ett händelsenamn som client.created, eller en familj som client.*',
   userFilter: 'Användar-id',
+  userColumn: 'Användare',
   clientFilter: 'Klient-id',
   filter: 'Filtrera',
   time: 'Tid',
