@@ -75,9 +75,9 @@ async function verifyClient(methods: readonly ClientAuthMethodHandler[], clients
  * Why `client` may not use `method` at this endpoint, decided here once for every method so that
  * none can forget it: a client uses the method it registered (OIDC Core §9, RFC 7591 §2
  * token_endpoint_auth_method) — one that registered none, either method that presents its secret
- * itself (`secret: 'hashed'`, as secretOf in client-auth/registry.ts says) — and a public client's method is refused where
- * the endpoint needs a confidential caller (RFC 7662 §2.1). The reasons name what went wrong for
- * the audit event.
+ * itself (`secret: 'hashed'`, as secretOf in client-auth/registry.ts says) — and a public
+ * client's method is refused where the endpoint needs a confidential caller (RFC 7662 §2.1). The
+ * reasons name what went wrong, for the audit event.
  */
 function refusal(client: Client, method: ClientAuthMethodHandler, endpoint: ClientAuthEndpointContext): InvalidClient | undefined {
   const registered = client.tokenEndpointAuthMethod;
