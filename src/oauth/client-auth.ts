@@ -1,7 +1,7 @@
-import type { Client, ClientAuthMethod } from '../domain/client.ts';
+import { isPublicClient, type Client, type ClientAuthMethod } from '../domain/client.ts';
 import type { ClientAuthEndpoint } from '../observability/audit.ts';
 import type { ClientStore } from '../storage/ports.ts';
-import type { ClientAuthDeps, ClientAuthEndpointContext, ClientAuthRequest } from './client-auth/method.ts';
+import type { ClientAuthDeps, ClientAuthEndpointContext, ClientAuthMethodHandler, ClientAuthRequest } from './client-auth/method.ts';
 import { MAX_CREDENTIAL_LENGTH } from './client-auth/method.ts';
 import { CLIENT_AUTH_ENDPOINTS, CLIENT_AUTH_METHODS } from './client-auth/registry.ts';
 import { InvalidClient, SlowDown } from './errors.ts';
@@ -34,10 +34,12 @@ export async function authenticateClient(
   deps: ThrottleDeps & { store: { clients: ClientStore }; clientAuth: ClientAuthDeps },
   request: ClientAuthRequest,
   endpoint: AuthenticatingEndpoint,
+  /** The methods tried, in order: the registry (src/oauth/client-auth.test.ts passes its own). */
+  methods: readonly ClientAuthMethodHandler[] = CLIENT_AUTH_METHODS,
 ): Promise<AuthenticatedClient> {
   const known: { clientId?: string } = {};
   try {
-    return await verifyClient(deps.store.clients, deps.clientAuth, request, { ...CLIENT_AUTH_ENDPOINTS[endpoint.name], url: endpoint.url }, known);
+    return await verifyClient(methods, deps.store.clients, deps.clientAuth, request, { ...CLIENT_AUTH_ENDPOINTS[endpoint.name], url: endpoint.url }, known);
   } catch (error) {
     if (!(error instanceof InvalidClient)) throw error;
     deps.audit.emit({ event: 'client_auth.failed', endpoint: endpoint.name, clientId: known.clientId, reason: error.detail ?? 'malformed credentials', ip: request.ip });
@@ -50,18 +52,44 @@ export async function authenticateClient(
 /**
  * The check itself (RFC 6749 §2.3): the first method of the registry (client-auth/registry.ts)
  * that recognises the request reads its credentials; the client they name must exist and be
- * active; the method then verifies them (perhaps asynchronously: a jwks_uri fetch, the jti
- * store). `known.clientId` is set once the client_id names a registered client, so a failure can
- * be counted against it.
+ * active, must have registered that method and the endpoint must admit it (`refusal`); the method
+ * then verifies the credentials (perhaps asynchronously: a jwks_uri fetch, the jti store).
+ * `known.clientId` is set once the client_id names a registered client, so a failure can be
+ * counted against it.
  */
-async function verifyClient(clients: ClientStore, methodDeps: ClientAuthDeps, request: ClientAuthRequest, endpoint: ClientAuthEndpointContext, known: { clientId?: string }): Promise<AuthenticatedClient> {
-  const method = CLIENT_AUTH_METHODS.find((candidate) => candidate.detect(request));
+async function verifyClient(methods: readonly ClientAuthMethodHandler[], clients: ClientStore, methodDeps: ClientAuthDeps, request: ClientAuthRequest, endpoint: ClientAuthEndpointContext, known: { clientId?: string }): Promise<AuthenticatedClient> {
+  const method = methods.find((candidate) => candidate.detect(request));
   if (!method) throw new InvalidClient('Client authentication is required.', { detail: 'no client credentials' });
   const presented = method.present(request);
   const { usedBasic } = method;
   const client = isLookupKey(presented.clientId, MAX_CREDENTIAL_LENGTH) ? await clients.get(presented.clientId) : undefined;
   if (client) known.clientId = client.clientId;
   if (!client || !client.active) throw new InvalidClient('Client authentication failed.', { usedBasic, detail: client ? 'client is inactive' : 'unknown client_id' });
+  const refused = refusal(client, method, endpoint);
+  if (refused) throw refused;
   await method.verify(client, presented, endpoint, methodDeps);
   return { client, method: method.method };
+}
+
+/**
+ * Why `client` may not use `method` at this endpoint, decided here once for every method so that
+ * none can forget it: a client uses the method it registered (OIDC Core §9, RFC 7591 §2
+ * token_endpoint_auth_method) — one that registered none, either method that presents its secret
+ * itself (`secret: 'hashed'`, as secretOf in client-auth/registry.ts says) — and a public
+ * client's method is refused where the endpoint needs a confidential caller (RFC 7662 §2.1). The
+ * reasons name what went wrong, for the audit event.
+ */
+function refusal(client: Client, method: ClientAuthMethodHandler, endpoint: ClientAuthEndpointContext): InvalidClient | undefined {
+  const registered = client.tokenEndpointAuthMethod;
+  const { usedBasic } = method;
+  if (registered !== method.method && !(registered === undefined && method.secret === 'hashed')) {
+    const detail = method.public
+      ? 'confidential client sent no secret'
+      : isPublicClient(client) && method.secret === 'hashed'
+        ? 'public client sent a secret'
+        : `client registered ${registered ?? 'a secret method'} but used ${method.method}`;
+    return new InvalidClient('Client authentication failed.', { usedBasic, detail });
+  }
+  if (method.public && !endpoint.allowPublic) return new InvalidClient('Public clients may not use this endpoint.', { usedBasic, detail: 'public client' });
+  return undefined;
 }

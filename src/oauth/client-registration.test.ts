@@ -17,6 +17,7 @@ import {
   setClientActive,
   updateClient,
 } from './client-registration.ts';
+import { CLIENT_AUTH_METHODS } from './client-auth/registry.ts';
 import { clientNameFor, clientWarnings, corsOriginsOf, logoUriOf } from './client-metadata.ts';
 
 class MemoryClients implements ClientStore {
@@ -673,5 +674,19 @@ describe('JWT client authentication metadata (RFC 7591 §2, RFC 7523)', () => {
     const keyed = await updateClient(deps, basic.client.clientId, { token_endpoint_auth_method: 'private_key_jwt', jwks: { keys: [EC_KEY] } });
     assert.equal(keyed.client.secretHash, undefined);
     await assert.rejects(rotateClientSecret(deps, basic.client.clientId), /uses private_key_jwt and has no secret/);
+  });
+
+  test("registration issues and keeps a secret as the method's handler declares (`secret`), for every method of the registry (issue 23, item 4)", async () => {
+    const deps = { ...setup(), keyEncryptionKey: KEK };
+    for (const method of CLIENT_AUTH_METHODS) {
+      const keys = method.method === 'private_key_jwt' ? { jwks: { keys: [EC_KEY] } } : {};
+      const { client, clientSecret } = await registerClient(deps, { ...base, token_endpoint_auth_method: method.method, ...keys });
+      const kept = { issued: clientSecret !== undefined, hashed: client.secretHash !== undefined, sealed: client.secretSealed !== undefined };
+      const declared = { issued: method.secret !== 'none', hashed: method.secret !== 'none', sealed: method.secret === 'sealed' };
+      assert.deepEqual(kept, declared, method.method);
+      const rotated = rotateClientSecret(deps, client.clientId);
+      if (method.secret === 'none') await assert.rejects(rotated, InvalidClientMetadata, method.method);
+      else assert.deepEqual({ sealed: (await rotated).client.secretSealed !== undefined }, { sealed: method.secret === 'sealed' }, method.method);
+    }
   });
 });

@@ -14,6 +14,7 @@ import { GENERATED_KEYS, InvalidClientMetadata, allowedAudiences, clientView, is
 import { SUPPORTED_SCOPES } from './discovery.ts';
 import { InvalidScope } from './errors.ts';
 import { grantedAudiences, grantedScope, parseScope } from './scope.ts';
+import { secretOf } from './client-auth/registry.ts';
 
 export { InvalidClientMetadata, clientView } from './client-metadata.ts';
 
@@ -149,9 +150,10 @@ export async function updateClient(
     await checkAudiences(tx.clients, clientId, settings, allowedAudiences(current), deps.apiClientId);
     const method = settings.tokenEndpointAuthMethod;
     const hadSecret = hasSecret(current.tokenEndpointAuthMethod) && current.secretHash !== undefined;
-    // A client gets a new secret when it starts needing one, or when it turns to client_secret_jwt
-    // (only a sealed secret can check an HMAC, and the old one was kept as a hash only).
-    const newSecret = hasSecret(method) && (!hadSecret || (method === 'client_secret_jwt' && current.secretSealed === undefined));
+    // A client gets a new secret when it starts needing one, or when it turns to a method whose
+    // secret is sealed (client_secret_jwt: only a sealed secret can check an HMAC, and the old one
+    // was kept as a hash only).
+    const newSecret = hasSecret(method) && (!hadSecret || (secretOf(method) === 'sealed' && current.secretSealed === undefined));
     const clientSecret = newSecret ? deps.random.token(SECRET_BYTES) : undefined;
     const client: Client = {
       ...current,
@@ -160,7 +162,7 @@ export async function updateClient(
       ...(newSecret
         ? secretFields(method, clientSecret, deps.keyEncryptionKey)
         : hasSecret(method)
-          ? { secretHash: current.secretHash, secretSealed: method === 'client_secret_jwt' ? current.secretSealed : undefined }
+          ? { secretHash: current.secretHash, secretSealed: secretOf(method) === 'sealed' ? current.secretSealed : undefined }
           : { secretHash: undefined, secretSealed: undefined }),
       updatedAt: deps.clock.now(),
     };
@@ -210,21 +212,21 @@ export async function setClientActive(deps: Pick<ClientRegistrationDeps, 'transa
   });
 }
 
-/** Whether a client of this method holds a shared secret: not a public client, not one proving itself with its private key. */
+/** Whether a client of this method holds a secret: its handler says (`secret`; not a public client, not one proving itself with its private key). */
 function hasSecret(method: Client['tokenEndpointAuthMethod']): boolean {
-  return method !== 'none' && method !== 'private_key_jwt';
+  return secretOf(method) !== 'none';
 }
 
 /**
  * How a new secret is kept: its SHA-256 always (the secret methods compare against it); sealed
- * with GATEHOUSE_KEY_ENCRYPTION_KEY as well for client_secret_jwt, whose assertions are HMACs keyed
- * by the secret itself (docs/decisions.md, "client_secret_jwt secrets are sealed, not hashed").
+ * with GATEHOUSE_KEY_ENCRYPTION_KEY as well for a method whose secret is `sealed`
+ * (client_secret_jwt, whose assertions are HMACs keyed by the secret itself) (docs/decisions.md, "client_secret_jwt secrets are sealed, not hashed").
  */
 function secretFields(method: Client['tokenEndpointAuthMethod'], clientSecret: string | undefined, keyEncryptionKey: string | undefined): Pick<Client, 'secretHash' | 'secretSealed'> {
   if (clientSecret === undefined) return { secretHash: undefined, secretSealed: undefined };
-  if (method !== 'client_secret_jwt') return { secretHash: hashSecret(clientSecret), secretSealed: undefined };
+  if (secretOf(method) !== 'sealed') return { secretHash: hashSecret(clientSecret), secretSealed: undefined };
   if (keyEncryptionKey === undefined) {
-    throw new InvalidClientMetadata('token_endpoint_auth_method', 'client_secret_jwt needs GATEHOUSE_KEY_ENCRYPTION_KEY set: its secret is kept encrypted with it, since an HMAC cannot be checked against a hash of its key');
+    throw new InvalidClientMetadata('token_endpoint_auth_method', `${method} needs GATEHOUSE_KEY_ENCRYPTION_KEY set: its secret is kept encrypted with it, since an HMAC cannot be checked against a hash of its key`);
   }
   return { secretHash: hashSecret(clientSecret), secretSealed: sealClientSecret(clientSecret, keyEncryptionKey) };
 }

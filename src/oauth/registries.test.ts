@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Client } from '../domain/client.ts';
-import { CLIENT_AUTH_METHODS, CLIENT_AUTH_PARAMS, authMethodsFor } from './client-auth/registry.ts';
+import { CLIENT_AUTH_METHODS, CLIENT_AUTH_PARAMS, authMethodsFor, secretOf } from './client-auth/registry.ts';
 import type { ClientAuthRequest } from './client-auth/method.ts';
 import { JWT_BEARER_ASSERTION } from './client-auth/jwt-assertion.ts';
 import { parseClientMetadata, InvalidClientMetadata } from './client-metadata.ts';
@@ -109,6 +109,20 @@ describe('grant and client-auth registries', () => {
       assert.equal(method.present(request).clientId, 'c');
       assert.deepEqual(sorted(read), sorted(method.params), method.method);
     }
+  });
+
+  test('each client-auth method declares how its clients hold a secret (issue 23, item 4)', () => {
+    // hashed: the secret is presented itself; sealed: an HMAC keyed by it (docs/decisions.md J1); none: no secret.
+    assert.deepEqual(Object.fromEntries(CLIENT_AUTH_METHODS.map((method) => [method.method, method.secret])), {
+      client_secret_basic: 'hashed',
+      client_secret_post: 'hashed',
+      client_secret_jwt: 'sealed',
+      private_key_jwt: 'none',
+      none: 'none',
+    });
+    // A client that registered no method (an older one) may use either method that presents its secret: it holds a hashed one.
+    assert.equal(secretOf(undefined), 'hashed');
+    for (const method of CLIENT_AUTH_METHODS) assert.equal(secretOf(method.method), method.secret, method.method);
   });
 
   test("the token endpoint refuses repeated exactly grant_type, the grants' parameters and the client-auth ones", async () => {

@@ -432,6 +432,20 @@ for (const db of DATABASES) {
       assert.equal((await page(jar, path)).response.status, 404, 'a deleted client: the not-found page');
     });
 
+    test('the detail page offers to rotate the secret exactly for clients whose method holds one (issue 23, item 4)', async () => {
+      const jar = await signIn(admin);
+      const jwks = { keys: [{ kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0', kid: 'k1', use: 'sig' }] };
+      const offered: Record<string, boolean> = {};
+      for (const method of [undefined, 'client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'] as const) {
+        const { client } = await createTestClient(server.gatehouse.store, { tokenEndpointAuthMethod: method, metadata: method === 'private_key_jwt' ? { jwks } : {} });
+        const path = `/manage/clients/${client.clientId}`;
+        const detail = await page(jar, path);
+        assert.equal(detail.response.status, 200, detail.html);
+        offered[method ?? 'no method'] = detail.html.includes(`href="${path}/rotate-secret"`);
+      }
+      assert.deepEqual(offered, { 'no method': true, client_secret_basic: true, client_secret_post: true, private_key_jwt: false, none: false });
+    });
+
     test('import a client from an exported document (its client_id kept, a new secret once); errors at the text area', async () => {
       const jar = await signIn(admin);
       const { client } = await createTestClient(server.gatehouse.store, { name: 'Exported app', scope: 'openid profile' });

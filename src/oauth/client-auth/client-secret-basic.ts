@@ -13,6 +13,7 @@ export const clientSecretBasic = {
   method: 'client_secret_basic',
   params: ['client_id', 'client_secret', 'client_assertion', 'client_assertion_type'],
   public: false,
+  secret: 'hashed',
   usedBasic: true,
   requires: [],
   signingAlgs: [],
@@ -27,7 +28,7 @@ export const clientSecretBasic = {
     if (bodyId !== undefined && bodyId !== clientId) throw new InvalidClient('client_id in the body differs from the authenticated client.', { usedBasic: true });
     return { clientId, secret };
   },
-  verify: (client, presented) => verifySecret(client, presented, 'client_secret_basic', true),
+  verify: (client, presented) => verifySecret(client, presented, true),
 } as const satisfies ClientAuthMethodHandler;
 
 /** `Basic base64(urlencode(client_id) ":" urlencode(client_secret))`, RFC 6749 §2.3.1. */

@@ -1,6 +1,6 @@
 import { openClientSecret } from '../../crypto/key-encryption.ts';
 import { InvalidClient } from '../errors.ts';
-import { allowedAlgs, assertionAlg, ASSERTION_PARAMS, isAssertionRequest, presentAssertion, requireRegistered, verifyAssertion } from './jwt-assertion.ts';
+import { allowedAlgs, assertionAlg, ASSERTION_PARAMS, isAssertionRequest, presentAssertion, verifyAssertion } from './jwt-assertion.ts';
 import type { ClientAuthMethodHandler } from './method.ts';
 
 /** HMAC algorithms accepted (RFC 7518 §3.2). */
@@ -16,13 +16,13 @@ export const clientSecretJwt = {
   method: 'client_secret_jwt',
   params: ASSERTION_PARAMS,
   public: false,
+  secret: 'sealed',
   usedBasic: false,
   requires: ['keyEncryptionKey'],
   signingAlgs: CLIENT_SECRET_JWT_ALGS,
   detect: ({ body }) => isAssertionRequest(body) && assertionAlg(body)?.startsWith('HS') === true,
   present: presentAssertion,
   async verify(client, presented, endpoint, deps) {
-    requireRegistered(client, 'client_secret_jwt');
     const refuse = (detail: string) => new InvalidClient('Client authentication failed.', { detail });
     if (client.secretSealed === undefined) throw refuse('client_secret_jwt client has no sealed secret');
     if (deps.keyEncryptionKey === undefined) throw refuse('GATEHOUSE_KEY_ENCRYPTION_KEY is not set: client_secret_jwt secrets cannot be opened');

@@ -9,6 +9,7 @@ export const clientSecretPost = {
   method: 'client_secret_post',
   params: ['client_id', 'client_secret', 'client_assertion', 'client_assertion_type'],
   public: false,
+  secret: 'hashed',
   usedBasic: false,
   requires: [],
   signingAlgs: [],
@@ -17,5 +18,5 @@ export const clientSecretPost = {
     refuseAssertionBeside(body, 'client_secret');
     return bodyCredentials(body);
   },
-  verify: (client, presented) => verifySecret(client, presented, 'client_secret_post', false),
+  verify: (client, presented) => verifySecret(client, presented, false),
 } as const satisfies ClientAuthMethodHandler;

@@ -4,7 +4,7 @@
  * carry. The two methods differ only in the key that verifies the signature.
  */
 import { AssertionRejected, peekAlg, peekClaims, verifyAssertionJwt, type AssertionKey } from '../../crypto/client-assertion.ts';
-import type { Client, ClientAuthMethod } from '../../domain/client.ts';
+import type { Client } from '../../domain/client.ts';
 import { hashSecret } from '../../lib/hash.ts';
 import { InvalidClient, InvalidRequest } from '../errors.ts';
 import { param, type RawParams } from '../params.ts';
@@ -79,13 +79,6 @@ export function presentAssertion({ body }: ClientAuthRequest): Presented {
 export function allowedAlgs(client: Client, methodAlgs: readonly string[]): string[] {
   const registered = client.metadata.token_endpoint_auth_signing_alg;
   return typeof registered === 'string' ? methodAlgs.filter((alg) => alg === registered) : [...methodAlgs];
-}
-
-/** A client registered another method (or none) but sent this one: refused (OIDC Core §9: a client uses the method it registered). */
-export function requireRegistered(client: Client, method: ClientAuthMethod): void {
-  if (client.tokenEndpointAuthMethod !== method) {
-    throw new InvalidClient('Client authentication failed.', { detail: `client registered ${client.tokenEndpointAuthMethod ?? 'a secret method'} but used ${method}` });
-  }
 }
 
 /**

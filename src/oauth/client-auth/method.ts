@@ -83,6 +83,19 @@ export interface ClientAuthDeps {
  */
 export type ClientAuthRequirement = 'keyEncryptionKey';
 
+/**
+ * How a client registered with a method holds its secret (RFC 6749 §2.3.1, OIDC Core §9), so
+ * registration knows whether to issue one and how to keep it:
+ * - `hashed`: the client presents the secret itself (client_secret_basic, client_secret_post);
+ *   gatehouse keeps its SHA-256 only.
+ * - `sealed`: the client proves it knows the secret by an HMAC keyed with it (client_secret_jwt),
+ *   which a hash cannot check: kept sealed with GATEHOUSE_KEY_ENCRYPTION_KEY as well
+ *   (docs/decisions.md J1).
+ * - `none`: no secret — a public client (`none`) or one proving itself with its private key
+ *   (private_key_jwt).
+ */
+export type ClientSecretKind = 'hashed' | 'sealed' | 'none';
+
 /** Which requirements this server's configuration meets (clientAuthSetup in registry.ts builds it from the config). */
 export type ClientAuthSetup = Readonly<Record<ClientAuthRequirement, boolean>>;
 
@@ -99,6 +112,8 @@ export interface ClientAuthMethodHandler {
   params: readonly string[];
   /** A public client's method (RFC 6749 §2.1): not accepted where an endpoint needs a confidential client. */
   public: boolean;
+  /** How a client registered with this method holds its secret: registration issues and keeps one from it (client-registration.ts). */
+  secret: ClientSecretKind;
   /** The credentials came in the Authorization header: a 401 then carries WWW-Authenticate (RFC 6749 §5.2). */
   usedBasic: boolean;
   /**
@@ -115,7 +130,8 @@ export interface ClientAuthMethodHandler {
   present(request: ClientAuthRequest): Presented;
   /**
    * Checks the presented credentials against the registered (active) client; throws InvalidClient.
-   * May be asynchronous (a jwks_uri fetch, the jti store); `deps` is all it may use.
+   * Called only once authenticateClient (client-auth.ts) has found that the client registered this
+   * method and that the endpoint admits it: `verify` checks the credentials, nothing else. May be asynchronous (a jwks_uri fetch, the jti store); `deps` is all it may use.
    */
   verify(client: Client, presented: Presented, endpoint: ClientAuthEndpointContext, deps: ClientAuthDeps): void | Promise<void>;
 }

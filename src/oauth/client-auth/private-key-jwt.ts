@@ -1,6 +1,6 @@
 import { NoMatchingKey } from '../../crypto/client-assertion.ts';
 import { InvalidClient } from '../errors.ts';
-import { allowedAlgs, assertionAlg, ASSERTION_PARAMS, isAssertionRequest, presentAssertion, requireRegistered, verifyAssertion } from './jwt-assertion.ts';
+import { allowedAlgs, assertionAlg, ASSERTION_PARAMS, isAssertionRequest, presentAssertion, verifyAssertion } from './jwt-assertion.ts';
 import { JwksUnavailable, type ClientAuthMethodHandler } from './method.ts';
 
 /**
@@ -21,13 +21,13 @@ export const privateKeyJwt = {
   method: 'private_key_jwt',
   params: ASSERTION_PARAMS,
   public: false,
+  secret: 'none',
   usedBasic: false,
   requires: [],
   signingAlgs: PRIVATE_KEY_JWT_ALGS,
   detect: ({ body }) => isAssertionRequest(body) && !assertionAlg(body)?.startsWith('HS'),
   present: presentAssertion,
   async verify(client, presented, endpoint, deps) {
-    requireRegistered(client, 'private_key_jwt');
     const algorithms = allowedAlgs(client, PRIVATE_KEY_JWT_ALGS);
     const verifyWith = async (keySet: object) => {
       try {

@@ -3,7 +3,7 @@ import type { ClientAuthEndpoint } from '../../observability/audit.ts';
 import { clientSecretBasic } from './client-secret-basic.ts';
 import { clientSecretJwt } from './client-secret-jwt.ts';
 import { clientSecretPost } from './client-secret-post.ts';
-import type { ClientAuthMethodHandler, ClientAuthSetup } from './method.ts';
+import type { ClientAuthMethodHandler, ClientAuthSetup, ClientSecretKind } from './method.ts';
 import { none } from './none.ts';
 import { privateKeyJwt } from './private-key-jwt.ts';
 
@@ -54,6 +54,20 @@ export function authSigningAlgsFor(endpoint: ClientAuthEndpoint, setup: ClientAu
 /** The algorithms `method` accepts for its client assertions (empty: the method has none). */
 export function signingAlgsOf(method: ClientAuthMethod | undefined): readonly string[] {
   return CLIENT_AUTH_METHODS.find((candidate) => candidate.method === method)?.signingAlgs ?? [];
+}
+
+/** The handler of `method`; every ClientAuthMethod has one (checked above). */
+function handlerOf(method: ClientAuthMethod): ClientAuthMethodHandler {
+  return CLIENT_AUTH_METHODS.find((candidate) => candidate.method === method)!;
+}
+
+/**
+ * How a client registered with `method` holds its secret (the handler's `secret`). A client that
+ * registered no method (one from before token_endpoint_auth_method was stored) may use either
+ * method that presents the secret itself, so keeps it hashed.
+ */
+export function secretOf(method: ClientAuthMethod | undefined): ClientSecretKind {
+  return method === undefined ? 'hashed' : handlerOf(method).secret;
 }
 
 /** Every method name, in registry order: token_endpoint_auth_method values registration accepts. */

@@ -7,7 +7,7 @@
  */
 import type { FastifyReply } from 'fastify';
 import type { ClientAuthMethod } from '../../../domain/client.ts';
-import { authMethodsFor, clientAuthSetup } from '../../../oauth/client-auth/registry.ts';
+import { authMethodsFor, clientAuthSetup, secretOf } from '../../../oauth/client-auth/registry.ts';
 import { APPLICATION_TYPES } from '../../../oauth/client-metadata.ts';
 import { GRANT_TYPES_SUPPORTED } from '../../../oauth/grants/registry.ts';
 import { ACCESS_TOKEN_FORMATS } from '../../../oauth/access-token-format.ts';
@@ -450,7 +450,9 @@ export const clientPages: ConsolePage[] = [
         created: formatTime(call.locale, created_at),
         updated: formatTime(call.locale, updated_at),
         settings: settingRows(call.t, call.locale, rest),
-        confidential: client.token_endpoint_auth_method !== 'none',
+        // Rotation only for a client that holds a secret, as its method's handler says (private_key_jwt
+        // and none hold none); the API answers the registered method, or none registered.
+        hasSecret: secretOf(client.token_endpoint_auth_method as ClientAuthMethod | undefined) !== 'none',
         base: CONSOLE_PATH,
         path: `${CONSOLE_PATH}${clientPath(client_id)}`,
         name: client_name,
