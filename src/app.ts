@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
-import { SIGNING_ALGS } from './crypto/algorithms.ts';
+import { SIGNING_ALGS } from './protocol/constants.ts';
 import { KeyRing } from './crypto/key-ring.ts';
 import type { HttpDeps } from './http/deps.ts';
 import { buildHttpServer, type ServerOptions } from './http/server.ts';
@@ -13,7 +13,7 @@ import { cryptoRandom, type Random } from './lib/random.ts';
 import { scheduleCleanup } from './oauth/cleanup.ts';
 import { IDENTITY_API_POLICY, seedIdentityApiPolicy } from './oauth/policy/identity-api.ts';
 import { alignManagementClients } from './manage/clients.ts';
-import { RemoteJwks, type RemoteJwksOptions } from './crypto/remote-jwks.ts';
+import { RemoteJwks, type RemoteJwksOptions } from './adapters/remote-jwks.ts';
 import type { ClientAuthDeps, JwksFetcher } from './oauth/client-auth/method.ts';
 import { openAuditFile } from './observability/audit-file.ts';
 import { auditLogger, DeferredAuditSink, loggerAuditSink, type AuditSink } from './observability/audit.ts';
@@ -40,7 +40,7 @@ export interface Runtime {
    * yes). A cluster worker does not: it answers the primary, which serves the sum of the workers.
    */
   metricsListener?: boolean;
-  /** Limits of the jwks_uri fetcher (src/crypto/remote-jwks.ts), for tests; or a whole fetcher. */
+  /** Limits of the jwks_uri fetcher (src/adapters/remote-jwks.ts), for tests; or a whole fetcher. */
   jwks?: Partial<RemoteJwksOptions> | JwksFetcher;
 }
 

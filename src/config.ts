@@ -9,7 +9,8 @@ import { availableParallelism } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_FILE_VARIABLE, readConfigFile, similarSetting } from './config-file.ts';
-import { ACCESS_TOKEN_FORMATS } from './oauth/access-token-format.ts';
+import { ACCESS_TOKEN_FORMATS } from './protocol/constants.ts';
+// eslint-disable-next-line no-restricted-imports -- the last arrow up (issue 23 item 3): theme loading moves out of config.ts
 import { loadTheme, type Theme } from './http/interaction/theme.ts';
 import { VERSION } from './version.ts';
 
