@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import { SIGNING_ALGS } from './protocol/constants.ts';
 import { KeyRing } from './crypto/key-ring.ts';
 import type { HttpDeps } from './http/deps.ts';
+import { configuredTheme } from './http/interaction/theme.ts';
 import { buildHttpServer, type ServerOptions } from './http/server.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { cryptoRandom, type Random } from './lib/random.ts';
@@ -98,6 +99,8 @@ export interface Gatehouse {
 export async function createGatehouse(config: Config, runtime: Runtime = {}, options: ServerOptions = {}): Promise<Gatehouse> {
   const clock = runtime.clock ?? systemClock;
   const random = runtime.random ?? cryptoRandom;
+  // The login theme (GATEHOUSE_THEME_DIR), read and validated before anything is opened.
+  const theme = configuredTheme(config);
   // Metrics are collected only when they are served (GATEHOUSE_METRICS_PORT).
   let metrics: Metrics | undefined;
   const store = await openStore(config, { serving: true, ...(config.metricsPort !== undefined ? { onQuery: (seconds: number, failed: boolean) => metrics?.observeQuery(seconds, failed) } : {}) });
@@ -140,7 +143,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     // What client-authentication methods verify with (src/oauth/client-auth/method.ts): built here, once.
     const jwks = runtime.jwks !== undefined && 'get' in runtime.jwks ? runtime.jwks : new RemoteJwks(clock, runtime.jwks as Partial<RemoteJwksOptions> | undefined);
     const clientAuth: ClientAuthDeps = { clock, issuer: config.issuer, jwks, assertions: store.assertions, keyEncryptionKey: config.keyEncryptionKey };
-    const deps: HttpDeps = { config, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr], audit, clientAuth };
+    const deps: HttpDeps = { config: { ...config, theme }, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr], audit, clientAuth };
     const app = await buildHttpServer(deps, metrics ? { ...options, observeRequest: metrics.observeRequest.bind(metrics) } : options);
     toServerLog.attach(loggerAuditSink(auditLogger(app.log, config.logLevel)));
     storeLog.to = app.log.child({ component: 'audit-store' });
