@@ -4,9 +4,10 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.ts';
-import { SIGNING_ALGS } from './crypto/algorithms.ts';
+import { SIGNING_ALGS } from './protocol/constants.ts';
 import { KeyRing } from './crypto/key-ring.ts';
 import type { HttpDeps } from './http/deps.ts';
+import { configuredTheme } from './http/interaction/theme.ts';
 import { buildHttpServer, type ServerOptions } from './http/server.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { cryptoRandom, type Random } from './lib/random.ts';
@@ -14,7 +15,7 @@ import { scheduleCleanup } from './oauth/cleanup.ts';
 import { IDENTITY_API_POLICY, seedIdentityApiPolicy } from './oauth/policy/identity-api.ts';
 import { alignManagementClients } from './manage/clients.ts';
 import { administratorGroups, markAdministratorGroups } from './identity/administrators.ts';
-import { RemoteJwks, type RemoteJwksOptions } from './crypto/remote-jwks.ts';
+import { RemoteJwks, type RemoteJwksOptions } from './adapters/remote-jwks.ts';
 import type { ClientAuthDeps, JwksFetcher } from './oauth/client-auth/method.ts';
 import { openAuditFile } from './observability/audit-file.ts';
 import { auditLogger, DeferredAuditSink, loggerAuditSink, type AuditSink } from './observability/audit.ts';
@@ -41,7 +42,7 @@ export interface Runtime {
    * yes). A cluster worker does not: it answers the primary, which serves the sum of the workers.
    */
   metricsListener?: boolean;
-  /** Limits of the jwks_uri fetcher (src/crypto/remote-jwks.ts), for tests; or a whole fetcher. */
+  /** Limits of the jwks_uri fetcher (src/adapters/remote-jwks.ts), for tests; or a whole fetcher. */
   jwks?: Partial<RemoteJwksOptions> | JwksFetcher;
 }
 
@@ -99,6 +100,8 @@ export interface Gatehouse {
 export async function createGatehouse(config: Config, runtime: Runtime = {}, options: ServerOptions = {}): Promise<Gatehouse> {
   const clock = runtime.clock ?? systemClock;
   const random = runtime.random ?? cryptoRandom;
+  // The login theme (GATEHOUSE_THEME_DIR), read and validated before anything is opened.
+  const theme = configuredTheme(config);
   // Metrics are collected only when they are served (GATEHOUSE_METRICS_PORT).
   let metrics: Metrics | undefined;
   const store = await openStore(config, { serving: true, ...(config.metricsPort !== undefined ? { onQuery: (seconds: number, failed: boolean) => metrics?.observeQuery(seconds, failed) } : {}) });
@@ -145,7 +148,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     // What client-authentication methods verify with (src/oauth/client-auth/method.ts): built here, once.
     const jwks = runtime.jwks !== undefined && 'get' in runtime.jwks ? runtime.jwks : new RemoteJwks(clock, runtime.jwks as Partial<RemoteJwksOptions> | undefined);
     const clientAuth: ClientAuthDeps = { clock, issuer: config.issuer, jwks, assertions: store.assertions, keyEncryptionKey: config.keyEncryptionKey };
-    const deps: HttpDeps = { config, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr], audit, clientAuth };
+    const deps: HttpDeps = { config: { ...config, theme }, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr], audit, clientAuth };
     const app = await buildHttpServer(deps, metrics ? { ...options, observeRequest: metrics.observeRequest.bind(metrics) } : options);
     toServerLog.attach(loggerAuditSink(auditLogger(app.log, config.logLevel)));
     storeLog.to = app.log.child({ component: 'audit-store' });

@@ -9,8 +9,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_FILE_VARIABLE, readConfigFile, similarSetting } from './config-file.ts';
-import { ACCESS_TOKEN_FORMATS } from './oauth/access-token-format.ts';
-import { loadTheme, type Theme } from './http/interaction/theme.ts';
+import { ACCESS_TOKEN_FORMATS } from './protocol/constants.ts';
 import { VERSION } from './version.ts';
 
 /**
@@ -545,18 +544,20 @@ export const settings = {
     doc: 'Mark cookies Secure (and give them the __Host- prefix).',
     parse: boolean,
   }),
-  theme: setting<Theme>({
+  // Only the folder: the theme is loaded where it is used (configuredTheme in
+  // src/http/interaction/theme.ts, at start-up and by `gatehouse theme check`).
+  themeDir: setting<string>({
     env: 'GATEHOUSE_THEME_DIR',
     type: 'path',
     default: undefined,
     doc: 'Folder of a login-page theme: `theme.json` with the product name, logo, favicon, colours, custom CSS and per-locale texts (docs/theming.md; example: examples/theme). Read and validated once at start-up: an invalid theme stops start-up with a message naming the file and field. Unset: the built-in look.',
-    parse: (raw) => loadTheme(nonEmpty(raw)),
+    parse: nonEmpty,
   }),
 };
 
 type Settings = typeof settings;
 type ParsedSetting<S> = S extends Setting<infer T> ? T : never;
-type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'auditLog' | 'metricsPort' | 'metricsToken' | 'configFile' | 'theme';
+type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'auditLog' | 'metricsPort' | 'metricsToken' | 'configFile' | 'themeDir';
 // `home` and `databaseUrl` are always set: their defaults are derived (loadConfig).
 
 export type Config = {
@@ -575,13 +576,28 @@ export type Config = {
 
 export type Env = Record<string, string | undefined>;
 
+/** The settings of each loaded Config that came from the config file, with that file. */
+const FROM_FILE = new WeakMap<Config, ReadonlyMap<string, string>>();
+
+/**
+ * The error for a setting whose value is checked where it is used, after loadConfig (the login
+ * theme of GATEHOUSE_THEME_DIR): worded as loadConfig words its own, naming the config file when
+ * the value came from there.
+ */
+export function settingError(config: Config, variable: string, error: unknown): ConfigError {
+  const file = FROM_FILE.get(config)?.get(variable);
+  return new ConfigError(variable, `${(error as Error).message}${file === undefined ? '' : ` (in ${file})`}`);
+}
+
 /** Reads and validates every setting; throws a ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
   const fromFile = configFileSettings(env);
   const out: Record<string, unknown> = {};
+  const filed = new Map<string, string>();
   for (const [key, s] of Object.entries(settings) as [string, Setting<unknown>][]) {
     const set = env[s.env] !== undefined && env[s.env] !== '';
     const raw = set ? env[s.env] : (fromFile[s.env] ?? s.default);
+    if (!set && fromFile[s.env] !== undefined) filed.set(s.env, env[CONFIG_FILE_VARIABLE]!);
     if (raw === undefined) {
       out[key] = undefined;
       continue;
@@ -619,7 +635,9 @@ export function loadConfig(env: Env = process.env): Config {
   const dbUrl = out.databaseUrl as string;
   const sqliteFile = dbUrl.startsWith('sqlite:') ? dbUrl.slice('sqlite:'.length) : undefined;
   out.sqlitePath = sqliteFile === undefined || sqliteFile === ':memory:' ? sqliteFile : resolve(sqliteFile);
-  return Object.freeze(out) as Config;
+  const config = Object.freeze(out) as Config;
+  FROM_FILE.set(config, filed);
+  return config;
 }
 
 /** `0.0.0.0` or `::` (in any of its spellings): a listener reachable from every network the machine is on. */

@@ -12,6 +12,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { pino, type Logger } from 'pino';
 import { createGatehouse, keyRingFor, listen, openStore } from './app.ts';
 import { checkServingExposure, ConfigError, loadConfig, storeDescription, unknownVariables, unknownVariableWarning, type Config } from './config.ts';
+import { configuredTheme } from './http/interaction/theme.ts';
 import { logTimestamp } from './observability/logger.ts';
 import { clusterExposition, metricsServer } from './observability/metrics.ts';
 import { VERSION } from './version.ts';
@@ -20,6 +21,8 @@ export async function serve(): Promise<void> {
   let config;
   try {
     config = loadConfig();
+    // A broken login theme stops start-up here, as a setting, before any worker is forked.
+    configuredTheme(config);
     checkServingExposure(config);
   } catch (error) {
     if (error instanceof ConfigError) {

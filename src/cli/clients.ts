@@ -3,8 +3,7 @@ import { Option, type Command } from 'commander';
 import type { Client } from '../domain/client.ts';
 import type { ClientAuthSetup } from '../oauth/client-auth/method.ts';
 import { authMethodsFor, authSigningAlgsFor, CLIENT_AUTH_METHOD_NAMES, CLIENT_AUTH_METHODS } from '../oauth/client-auth/registry.ts';
-import { SIGNING_ALGS } from '../crypto/algorithms.ts';
-import { ACCESS_TOKEN_FORMATS } from '../oauth/access-token-format.ts';
+import { ACCESS_TOKEN_FORMATS, SIGNING_ALGS } from '../protocol/constants.ts';
 import { APPLICATION_TYPES, clientWarnings } from '../oauth/client-metadata.ts';
 import { GRANT_TYPES_SUPPORTED } from '../oauth/grants/registry.ts';
 import {

@@ -1,6 +1,6 @@
 /** `gatehouse keys …`: the ID token signing keys every instance reads from the store. */
 import { Option, type Command } from 'commander';
-import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, type SigningAlg } from '../crypto/algorithms.ts';
+import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, type SigningAlg } from '../protocol/constants.ts';
 import type { SigningKey } from '../domain/signing-key.ts';
 import { cliActor, UsageError, withStore } from './context.ts';
 import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { loadConfig } from '../config.ts';
-import { loadTheme, type Theme } from '../http/interaction/theme.ts';
+import { configuredTheme, loadTheme, type Theme } from '../http/interaction/theme.ts';
 import { printFields, printJson } from './output.ts';
 
 export function registerThemeCommands(program: Command): void {
@@ -16,7 +16,7 @@ export function registerThemeCommands(program: Command): void {
     .option('--dir <dir>', 'the theme folder (default: GATEHOUSE_THEME_DIR)')
     .option('--json', 'print JSON only')
     .action((flags: { dir?: string; json?: boolean }) => {
-      const checked = flags.dir === undefined ? loadConfig().theme : loadTheme(flags.dir);
+      const checked = flags.dir === undefined ? configuredTheme(loadConfig()) : loadTheme(flags.dir);
       if (checked === undefined) throw new Error('no theme to check: give --dir or set GATEHOUSE_THEME_DIR');
       const report = themeReport(checked);
       if (flags.json) return printJson(report);

@@ -1,15 +1,17 @@
 /**
- * The JWS algorithms gatehouse signs its own tokens with (ID tokens, signed UserInfo): one table,
- * from which key generation, verification of our own tokens, client registration and discovery
- * (`id_token_signing_alg_values_supported`, `userinfo_signing_alg_values_supported`) all read.
- * Adding an algorithm is one row here.
+ * How gatehouse generates, publishes and hashes with each JWS algorithm it signs its own tokens
+ * with (ID tokens, signed UserInfo). The names, which client registration, discovery
+ * (`id_token_signing_alg_values_supported`, `userinfo_signing_alg_values_supported`) and the
+ * settings read, are SIGNING_ALGS in src/protocol/constants.ts; adding an algorithm is a name there
+ * and a row here (the compiler asks for the row).
  */
 import { createHash } from 'node:crypto';
 import type { GenerateKeyPairOptions, JWK } from 'jose';
+import { SIGNING_ALGS, type SigningAlg } from '../protocol/constants.ts';
 
 export interface SigningAlgorithm {
   /** The JWS `alg` (RFC 7518 §3.1; EdDSA: RFC 8037 §3.1). */
-  alg: string;
+  alg: SigningAlg;
   /** How jose generates a key pair for it. */
   generate: GenerateKeyPairOptions;
   /** The public members of its JWK (RFC 7517 §4, RFC 7518 §6, RFC 8037 §2), without kid/use/alg. */
@@ -23,26 +25,17 @@ export interface SigningAlgorithm {
   hash: 'sha256' | 'sha512';
 }
 
-export const SIGNING_ALGORITHMS = [
+const ROWS: { [A in SigningAlg]: Omit<SigningAlgorithm, 'alg'> } = {
   // The default: OIDC Core §15.1 (mandatory to implement) and Registration §2 (the default of
   // id_token_signed_response_alg). Listed first, so it is the first key created on a new store.
-  { alg: 'RS256', generate: { modulusLength: 2048, extractable: true }, publicMembers: ['kty', 'n', 'e'], hash: 'sha256' },
-  { alg: 'PS256', generate: { modulusLength: 2048, extractable: true }, publicMembers: ['kty', 'n', 'e'], hash: 'sha256' },
-  { alg: 'ES256', generate: { crv: 'P-256', extractable: true }, publicMembers: ['kty', 'crv', 'x', 'y'], hash: 'sha256' },
-  { alg: 'EdDSA', generate: { crv: 'Ed25519', extractable: true }, publicMembers: ['kty', 'crv', 'x'], hash: 'sha512' },
-] as const satisfies readonly SigningAlgorithm[];
+  RS256: { generate: { modulusLength: 2048, extractable: true }, publicMembers: ['kty', 'n', 'e'], hash: 'sha256' },
+  PS256: { generate: { modulusLength: 2048, extractable: true }, publicMembers: ['kty', 'n', 'e'], hash: 'sha256' },
+  ES256: { generate: { crv: 'P-256', extractable: true }, publicMembers: ['kty', 'crv', 'x', 'y'], hash: 'sha256' },
+  EdDSA: { generate: { crv: 'Ed25519', extractable: true }, publicMembers: ['kty', 'crv', 'x'], hash: 'sha512' },
+};
 
-export type SigningAlg = (typeof SIGNING_ALGORITHMS)[number]['alg'];
-
-/** Every algorithm we sign with, in table order (discovery lists them so). */
-export const SIGNING_ALGS: readonly SigningAlg[] = SIGNING_ALGORITHMS.map((a) => a.alg);
-
-/** OIDC Registration §2: a client that names no id_token_signed_response_alg gets RS256. */
-export const DEFAULT_SIGNING_ALG: SigningAlg = 'RS256';
-
-export function isSigningAlg(value: unknown): value is SigningAlg {
-  return typeof value === 'string' && (SIGNING_ALGS as readonly string[]).includes(value);
-}
+/** Every algorithm we sign with, in the order of SIGNING_ALGS. */
+export const SIGNING_ALGORITHMS: readonly SigningAlgorithm[] = SIGNING_ALGS.map((alg) => ({ alg, ...ROWS[alg] }));
 
 export function signingAlgorithm(alg: SigningAlg): SigningAlgorithm {
   return SIGNING_ALGORITHMS.find((a) => a.alg === alg)!;

@@ -1,5 +1,5 @@
 import { createLocalJWKSet, jwtVerify, SignJWT, type JWK, type JWTPayload } from 'jose';
-import { SIGNING_ALGS } from './algorithms.ts';
+import { SIGNING_ALGS } from '../protocol/constants.ts';
 import type { ActiveKey } from './key-ring.ts';
 
 /**

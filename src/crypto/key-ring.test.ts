@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import type { SigningKey } from '../domain/signing-key.ts';
 import { ManualClock } from '../lib/clock.ts';
 import type { KeyStore } from '../storage/ports.ts';
-import { SIGNING_ALGS, type SigningAlg } from './algorithms.ts';
+import { SIGNING_ALGS, type SigningAlg } from '../protocol/constants.ts';
 import { signJwt, verifyOwnJwt } from './jwt.ts';
 import { KeyRing, type KeyRingOptions } from './key-ring.ts';
 

@@ -1,6 +1,7 @@
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
 import type { SigningKey } from '../domain/signing-key.ts';
-import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, isSigningAlg, signingAlgorithm, type SigningAlg } from './algorithms.ts';
+import { signingAlgorithm } from './algorithms.ts';
+import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, isSigningAlg, type SigningAlg } from '../protocol/constants.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { KeyStore } from '../storage/ports.ts';
 import { decryptPrivateKey, encryptPrivateKey, KeyEncryptionError } from './key-encryption.ts';

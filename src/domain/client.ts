@@ -1,4 +1,4 @@
-import type { SigningAlg } from '../crypto/algorithms.ts';
+import type { SigningAlg } from '../protocol/constants.ts';
 
 /**
  * Client authentication methods a client may register (RFC 6749 §2.3, OIDC Core §9). The runtime

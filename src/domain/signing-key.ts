@@ -1,4 +1,4 @@
-import type { SigningAlg } from '../crypto/algorithms.ts';
+import type { SigningAlg } from '../protocol/constants.ts';
 
 export interface SigningKey {
   kid: string;

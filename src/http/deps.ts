@@ -1,4 +1,9 @@
+import type { Config } from '../config.ts';
 import type { OAuthDeps } from '../oauth/deps.ts';
+import type { Theme } from './interaction/theme.ts';
+
+/** The settings as the HTTP layer sees them: with the login theme of GATEHOUSE_THEME_DIR, loaded at start-up (src/app.ts). */
+export type ServingConfig = Config & { readonly theme: Theme | undefined };
 
 /** Everything the HTTP layer is given by the composition root (src/app.ts). */
-export type HttpDeps = OAuthDeps;
+export type HttpDeps = Omit<OAuthDeps, 'config'> & { config: ServingConfig };

@@ -1,17 +1,10 @@
 /**
- * The two forms of access token gatehouse issues, and what a client registered about them as a
- * resource server: `access_token_format` and `access_token_signed_response_alg` (client metadata,
+ * The two forms of access token gatehouse issues (ACCESS_TOKEN_FORMATS, src/protocol/constants.ts),
+ * and what a client registered about them as a resource server: `access_token_format` and `access_token_signed_response_alg` (client metadata,
  * validated in client-metadata.ts). Which form a token takes is decided in jwt-access-token.ts.
  */
-import { isSigningAlg, type SigningAlg } from '../crypto/algorithms.ts';
 import type { Client } from '../domain/client.ts';
-
-/**
- * `opaque`: a random string that means something only to gatehouse (resource servers introspect
- * it, RFC 7662); `jwt`: a JWT access token a resource server can validate locally (RFC 9068).
- */
-export const ACCESS_TOKEN_FORMATS = ['opaque', 'jwt'] as const;
-export type AccessTokenFormat = (typeof ACCESS_TOKEN_FORMATS)[number];
+import { ACCESS_TOKEN_FORMATS, isSigningAlg, type AccessTokenFormat, type SigningAlg } from '../protocol/constants.ts';
 
 /** The format a client registered for the tokens meant for it; undefined when it registered none (or a stored value is malformed). */
 export function accessTokenFormatOf(client: Pick<Client, 'metadata'>): AccessTokenFormat | undefined {

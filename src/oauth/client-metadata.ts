@@ -3,12 +3,11 @@
  * RFC 7591 §2) and the typed client settings it stands for. This module is the one place the
  * two are mapped, both ways.
  */
-import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, isSigningAlg, type SigningAlg } from '../crypto/algorithms.ts';
+import { ACCESS_TOKEN_FORMATS, DEFAULT_SIGNING_ALG, SIGNING_ALGS, isSigningAlg, type SigningAlg } from '../protocol/constants.ts';
 import { PKCE_METHODS, defaultGrantTypes, isResourceServer, resourceUrisOf, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../domain/client.ts';
-import { jwksUriProblem, publicKeySet } from '../crypto/remote-jwks.ts';
+import { jwksUriProblem, publicKeySet } from './jwks.ts';
 import { CLIENT_AUTH_METHOD_NAMES, signingAlgsOf } from './client-auth/registry.ts';
 import { CONFIDENTIAL_GRANT_TYPES, GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
-import { ACCESS_TOKEN_FORMATS } from './access-token-format.ts';
 import { redirectUriProblem, redirectUriWarning } from './redirect-uri-rules.ts';
 
 /** A client metadata value that cannot be accepted; `field` is its wire name. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { SIGNING_ALGS } from '../crypto/algorithms.ts';
+import { SIGNING_ALGS } from '../protocol/constants.ts';
 import { resourceScopesOf, type Client } from '../domain/client.ts';
 import { openClientSecret } from '../crypto/key-encryption.ts';
 import { ManualClock } from '../lib/clock.ts';

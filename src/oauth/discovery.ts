@@ -1,4 +1,4 @@
-import { SIGNING_ALGS } from '../crypto/algorithms.ts';
+import { SIGNING_ALGS } from '../protocol/constants.ts';
 import { PKCE_METHODS } from '../domain/client.ts';
 import { RESPONSE_TYPES } from './authorize/check-response-type.ts';
 import { RESPONSE_MODES } from './authorize/response-modes/registry.ts';

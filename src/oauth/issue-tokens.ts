@@ -1,7 +1,8 @@
 import type { Client, GrantType } from '../domain/client.ts';
 import type { ClientToken, Token } from '../domain/grant.ts';
 import type { UserProfile } from '../domain/user.ts';
-import { leftHalfHash, type SigningAlg } from '../crypto/algorithms.ts';
+import { leftHalfHash } from '../crypto/algorithms.ts';
+import type { SigningAlg } from '../protocol/constants.ts';
 import { signJwt } from '../crypto/jwt.ts';
 import type { ClientStore } from '../storage/ports.ts';
 import { toNumericDate } from '../lib/clock.ts';

@@ -5,7 +5,7 @@
  * by the SHA-256 of the token, issue-tokens.ts), so introspection, UserInfo, revocation and the
  * identity API treat a JWT as any other token and report a revoked one as inactive.
  */
-import { DEFAULT_SIGNING_ALG, type SigningAlg } from '../crypto/algorithms.ts';
+import { DEFAULT_SIGNING_ALG, type SigningAlg } from '../protocol/constants.ts';
 import { signJwt } from '../crypto/jwt.ts';
 import type { ActiveKey } from '../crypto/key-ring.ts';
 import type { Config } from '../config.ts';

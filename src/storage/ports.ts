@@ -11,7 +11,7 @@ import type { Organization } from '../domain/organization.ts';
 import type { Policy, PolicyDocument } from '../domain/policy.ts';
 import type { SsoSession } from '../domain/session.ts';
 import type { SigningKey } from '../domain/signing-key.ts';
-import type { SigningAlg } from '../crypto/algorithms.ts';
+import type { SigningAlg } from '../protocol/constants.ts';
 import type { Attributes, User, UserCredentials, UserProfile, UserStatus } from '../domain/user.ts';
 
 /** A uniqueness rule of the store was broken (duplicate username, client_id, …). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { SIGNING_ALGS } from '../../src/crypto/algorithms.ts';
+import { SIGNING_ALGS } from '../../src/protocol/constants.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { hashSecret } from '../../src/lib/hash.ts';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { SIGNING_ALGS } from '../../src/crypto/algorithms.ts';
+import { SIGNING_ALGS } from '../../src/protocol/constants.ts';
 import { KeyRing } from '../../src/crypto/key-ring.ts';
 import type { SigningKey } from '../../src/domain/signing-key.ts';
 import { ManualClock } from '../../src/lib/clock.ts';

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import * as oidc from 'openid-client';
-import { SIGNING_ALGS } from '../../src/crypto/algorithms.ts';
+import { SIGNING_ALGS } from '../../src/protocol/constants.ts';
 import { createUser } from '../../src/identity/users.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';

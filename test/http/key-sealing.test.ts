@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { sql } from 'kysely';
-import { SIGNING_ALGS } from '../../src/crypto/algorithms.ts';
+import { SIGNING_ALGS } from '../../src/protocol/constants.ts';
 import { decryptPrivateKey } from '../../src/crypto/key-encryption.ts';
 import type { SqlStore } from '../../src/storage/sql/store.ts';
 import { addClient, addUser, basic, mintCode, postForm } from '../helpers/back-channel.ts';

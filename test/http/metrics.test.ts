@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { SIGNING_ALGS } from '../../src/crypto/algorithms.ts';
+import { SIGNING_ALGS } from '../../src/protocol/constants.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { basic, mintCode, pkcePair, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';

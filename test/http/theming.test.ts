@@ -15,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import type { Client } from '../../src/domain/client.ts';
 import { renderThemePreview } from '../../src/http/interaction/theme-preview.ts';
-import { loadTheme, parseCssColor } from '../../src/http/interaction/theme.ts';
+import { configuredTheme, loadTheme, parseCssColor } from '../../src/http/interaction/theme.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { authorizationUrl, browse, createTestClient } from '../helpers/fixtures.ts';
 import { send } from '../helpers/raw-http.ts';
@@ -39,10 +39,10 @@ function brokenTheme(change: (dir: string, json: Record<string, unknown>) => voi
   return dir;
 }
 
-/** The ConfigError loadConfig throws for the theme in `dir`. */
+/** The ConfigError configuredTheme (what the server and `gatehouse theme check` call) throws for the theme in `dir`. */
 function refusal(dir: string): string {
   try {
-    loadConfig({ GATEHOUSE_THEME_DIR: dir });
+    configuredTheme(loadConfig({ GATEHOUSE_THEME_DIR: dir }));
   } catch (error) {
     assert.ok(error instanceof ConfigError, String(error));
     assert.equal(error.variable, 'GATEHOUSE_THEME_DIR');
@@ -208,6 +208,22 @@ describe('without a theme', () => {
 });
 
 describe('an invalid theme stops start-up, naming the file and the field', () => {
+  test('a theme folder named in the config file is reported with that file, as any setting from it is', () => {
+    const dir = brokenTheme((_dir, json) => (json.colors = { link: 'red' }));
+    const file = join(dir, 'gatehouse.json');
+    writeFileSync(file, JSON.stringify({ GATEHOUSE_THEME_DIR: dir }));
+    try {
+      const config = loadConfig({ GATEHOUSE_CONFIG: file });
+      assert.throws(() => configuredTheme(config), (error: unknown) => {
+        assert.ok(error instanceof ConfigError);
+        assert.equal(error.message, `GATEHOUSE_THEME_DIR: ${join(dir, 'theme.json')}: colors.link: "red" is not a colour gatehouse accepts: #rgb, #rrggbb, #rrggbbaa, rgb(…) or hsl(…) (in ${file})`);
+        return true;
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test('a colour that could break out of its declaration, or that is not a colour', () => {
     assert.match(refusal(brokenTheme((_dir, json) => (json.colors = { primary: 'red;}body{background:url(//evil)' }))), /^GATEHOUSE_THEME_DIR: .*theme\.json: colors\.primary: "red;}body\{background:url\(\/\/evil\)" is not a colour/);
     assert.match(refusal(brokenTheme((_dir, json) => (json.colors = { link: 'red' }))), /theme\.json: colors\.link: "red" is not a colour/);

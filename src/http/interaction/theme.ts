@@ -17,11 +17,12 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { settingError, type Config } from '../../config.ts';
 import { en, type Messages } from './i18n/en.ts';
 import { fi } from './i18n/fi.ts';
 import { sv } from './i18n/sv.ts';
 
-/** The built-in catalogue by locale (the same as i18n.ts's, imported here without its dependencies: config.ts loads this module). */
+/** The built-in catalogue by locale (the same as i18n.ts's, imported here without its dependencies). */
 const CATALOGUE = { en, fi, sv } as const;
 export type ThemeLocale = keyof typeof CATALOGUE;
 const LOCALES = Object.keys(CATALOGUE) as ThemeLocale[];
@@ -93,6 +94,20 @@ export const THEME_COLORS = {
 type ColorName = keyof typeof THEME_COLORS;
 
 const TOP_KEYS = new Set(['product_name', 'logo', 'favicon', 'colors', 'css', 'texts']);
+
+/**
+ * The theme GATEHOUSE_THEME_DIR names, read and validated: by the server at start-up (src/main.ts,
+ * src/app.ts) and by `gatehouse theme check`. An invalid theme is a ConfigError naming the variable,
+ * then the file and field; undefined when the variable is unset (the built-in look).
+ */
+export function configuredTheme(config: Config): Theme | undefined {
+  if (config.themeDir === undefined) return undefined;
+  try {
+    return loadTheme(config.themeDir);
+  } catch (error) {
+    throw settingError(config, 'GATEHOUSE_THEME_DIR', error);
+  }
+}
 
 /** Reads and validates the theme in `folder`; throws a ThemeError naming file and field. */
 export function loadTheme(folder: string): Theme {

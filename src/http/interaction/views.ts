@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Eta } from 'eta';
 import type { FastifyReply } from 'fastify';
-import type { Config } from '../../config.ts';
+import type { ServingConfig } from '../deps.ts';
 import { contentSecurityPolicy } from '../plugins/security-headers.ts';
 import type { Theme } from './theme.ts';
 
@@ -21,7 +21,7 @@ export const FORM_POST_JS = readFileSync(join(import.meta.dirname, 'assets', 'fo
 export type View = 'consent' | 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm' | 'landing' | 'form-post' | 'device-code' | 'device-login' | 'device-confirm' | 'device-done' | 'access-denied';
 
 /** What every page needs of the configuration: where it is served and its theme. */
-export type PageConfig = Pick<Config, 'issuerPath' | 'theme'>;
+export type PageConfig = Pick<ServingConfig, 'issuerPath' | 'theme'>;
 
 /**
  * `base` is the issuer's path (config.issuerPath): the layout links the stylesheet under it.

@@ -34,7 +34,7 @@ export interface ClientAuthEndpointContext {
 
 /**
  * A JSON Web Key Set at a client's `jwks_uri` (RFC 7591 §2), fetched and cached by the
- * implementation src/crypto/remote-jwks.ts, built in app.ts. Throws JwksUnavailable when the set
+ * implementation src/adapters/remote-jwks.ts, built in app.ts. Throws JwksUnavailable when the set
  * cannot be had (not https, unreachable, too slow, too large, not a key set).
  */
 export interface JwksFetcher {
@@ -47,7 +47,7 @@ export interface JwksFetcher {
   get(uri: string, options?: { refresh?: boolean }): Promise<JwksDocument>;
 }
 
-/** A JWK Set as fetched: public keys only (src/crypto/remote-jwks.ts drops anything else). */
+/** A JWK Set as fetched: public keys only (src/adapters/remote-jwks.ts drops anything else). */
 export interface JwksDocument {
   keys: Record<string, unknown>[];
 }

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable, type SqlBool } from 'kysely';
-import { DEFAULT_SIGNING_ALG, isSigningAlg, type SigningAlg } from '../../crypto/algorithms.ts';
+import { DEFAULT_SIGNING_ALG, isSigningAlg, type SigningAlg } from '../../protocol/constants.ts';
 import { resourceScopesOf, resourceUrisOf, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../../domain/client.ts';
 import type { ClientStore, PageQuery } from '../ports.ts';
 import { escapeLike } from './attributes.ts';

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import type { SigningAlg } from '../../crypto/algorithms.ts';
+import type { SigningAlg } from '../../protocol/constants.ts';
 import type { SigningKey } from '../../domain/signing-key.ts';
 import type { KeyStore } from '../ports.ts';
 import type { DialectName } from './database.ts';

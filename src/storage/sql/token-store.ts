@@ -1,6 +1,6 @@
 import { sql, type Expression, type RawBuilder, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
 import type { Token, TokenKind } from '../../domain/grant.ts';
-import { isSigningAlg } from '../../crypto/algorithms.ts';
+import { isSigningAlg } from '../../protocol/constants.ts';
 import type { TokenStore, TokenWithUser } from '../ports.ts';
 import type { DialectName } from './database.ts';
 import { policyFactsColumns, subjectFromFacts } from './policy-facts.ts';

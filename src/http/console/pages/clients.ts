@@ -10,7 +10,7 @@ import type { ClientAuthMethod } from '../../../domain/client.ts';
 import { authMethodsFor, clientAuthSetup, secretOf } from '../../../oauth/client-auth/registry.ts';
 import { APPLICATION_TYPES } from '../../../oauth/client-metadata.ts';
 import { GRANT_TYPES_SUPPORTED } from '../../../oauth/grants/registry.ts';
-import { ACCESS_TOKEN_FORMATS } from '../../../oauth/access-token-format.ts';
+import { ACCESS_TOKEN_FORMATS } from '../../../protocol/constants.ts';
 import { registrationDefaults } from '../../../oauth/client-metadata.ts';
 import { ensureOk, segment } from '../api.ts';
 import { CONSOLE_PATH } from '../cookies.ts';

@@ -4,7 +4,7 @@
  * private material, sealed or not: a key is `{ kid, alg, status, created_at, activates_at?,
  * retires_at? }`.
  */
-import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, type SigningAlg } from '../../../crypto/algorithms.ts';
+import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, type SigningAlg } from '../../../protocol/constants.ts';
 import type { SigningKey } from '../../../domain/signing-key.ts';
 import { decodeCursor, DEFAULT_LIMIT, isStringKey, listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageRoute } from '../route.ts';

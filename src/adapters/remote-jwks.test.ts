@@ -6,7 +6,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { ManualClock } from '../lib/clock.ts';
 import { JwksUnavailable } from '../oauth/client-auth/method.ts';
-import { jwksUriProblem, RemoteJwks } from './remote-jwks.ts';
+import { jwksUriProblem } from '../oauth/jwks.ts';
+import { RemoteJwks } from './remote-jwks.ts';
 
 const KEY = { kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0', kid: 'k1' };
 
