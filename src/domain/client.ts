@@ -97,3 +97,14 @@ export function resourceScopesOf(client: Pick<Client, 'metadata'>): string[] {
   if (!isResourceServer(client) || !Array.isArray(scopes)) return [];
   return scopes.filter((value): value is string => typeof value === 'string');
 }
+
+/**
+ * The client_ids a client may obtain as audiences (its `aud` metadata). Read from the stored
+ * metadata at each use; anything but a list of strings — a row written before `aud` was validated
+ * — allows nothing, so a malformed value fails closed.
+ */
+export function allowedAudiences(client: Pick<Client, 'metadata'>): ReadonlySet<string> {
+  const aud = client.metadata.aud;
+  if (!Array.isArray(aud)) return new Set();
+  return new Set(aud.filter((id): id is string => typeof id === 'string'));
+}

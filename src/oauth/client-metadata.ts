@@ -9,6 +9,7 @@ import { jwksUriProblem, publicKeySet } from './jwks.ts';
 import { CLIENT_AUTH_METHOD_NAMES, signingAlgsOf } from './client-auth/registry.ts';
 import { CONFIDENTIAL_GRANT_TYPES, GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
 import { redirectUriProblem, redirectUriWarning } from './redirect-uri-rules.ts';
+import { OIDC_STANDARD_SCOPES } from './scope-values.ts';
 
 /** A client metadata value that cannot be accepted; `field` is its wire name. */
 export class InvalidClientMetadata extends Error {
@@ -43,6 +44,10 @@ export type ClientSettings = Pick<
 };
 
 export { isResourceServer, resourceUrisOf };
+
+// The audience reader moved to the domain (src/domain/client.ts, issue 23 item 3); re-exported for
+// the two REST APIs' auth.ts until they import it from there.
+export { allowedAudiences } from '../domain/client.ts';
 
 /** Keys gatehouse generates; they appear in responses only (RFC 7591 §3.2.1). */
 export const GENERATED_KEYS = ['client_id', 'client_secret', 'client_id_issued_at', 'client_secret_expires_at', 'created_at'] as const;
@@ -484,12 +489,6 @@ function resourceServerSettings(doc: Record<string, unknown>, method: ClientAuth
 const MAX_RESOURCE_SCOPES = 100;
 
 /**
- * The scope values OpenID Connect defines (Core §3.1.2.1 `openid`, §5.4 the claim scopes, §11
- * `offline_access`): a resource server cannot declare one, or a request for it would be two things.
- */
-export const OIDC_STANDARD_SCOPES: ReadonlySet<string> = new Set(['openid', 'profile', 'email', 'address', 'phone', 'offline_access']);
-
-/**
  * `resource_scopes` (docs/decisions.md RS1): the scope values a resource server understands, which
  * a client asks for to get a token for it with that value (RFC 6749 §3.3: the server defines its
  * scope values; RFC 9728 §2 calls a protected resource's list `scopes_supported`). Each is an RFC
@@ -531,17 +530,6 @@ export function resourceUriProblem(value: string): string | undefined {
   if (url.protocol === 'https:') return undefined;
   if (url.protocol === 'http:' && isLoopbackHost(url.hostname)) return undefined;
   return 'must be an https URI (http only on a loopback host)';
-}
-
-/**
- * The client_ids a client may obtain as audiences (its `aud` metadata). Read from the stored
- * metadata at each use; anything but a list of strings — a row written before `aud` was validated
- * — allows nothing, so a malformed value fails closed.
- */
-export function allowedAudiences(client: Client): ReadonlySet<string> {
-  const aud = client.metadata.aud;
-  if (!Array.isArray(aud)) return new Set();
-  return new Set(aud.filter((id): id is string => typeof id === 'string'));
 }
 
 /** Most origins one client may list in `allowed_cors_origins`. */

@@ -5,6 +5,7 @@ import { RESPONSE_MODES } from './authorize/response-modes/registry.ts';
 import type { ClientAuthSetup } from './client-auth/method.ts';
 import { authMethodsFor, authSigningAlgsFor } from './client-auth/registry.ts';
 import { GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
+import { SUPPORTED_SCOPES } from './scope-values.ts';
 
 /**
  * Authorization server metadata: OpenID Connect Discovery 1.0 §3 and RFC 8414 §2. The same
@@ -14,7 +15,6 @@ import { GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
  * the response types from the check that serves them and the PKCE methods from the list the PKCE
  * check accepts: what is listed is what is implemented, and usable in this configuration.
  */
-export const SUPPORTED_SCOPES = ['openid', 'profile', 'email'] as const;
 export const UI_LOCALES = ['en', 'fi', 'sv'] as const;
 export const DISPLAY_VALUES = ['page', 'popup', 'touch'] as const;
 export const CLAIMS_SUPPORTED = [

@@ -6,9 +6,8 @@
  * API, introspection's token_audiences) reads them as it reads audiences asked for Ubisecure's way.
  * docs/decisions.md, "Resource servers and resource indicators".
  */
-import type { Client } from '../domain/client.ts';
+import { allowedAudiences, type Client } from '../domain/client.ts';
 import type { ClientStore } from '../storage/ports.ts';
-import { allowedAudiences } from './client-metadata.ts';
 import { InvalidTarget } from './errors.ts';
 import type { RawParams } from './params.ts';
 import { audiencesByValue } from './scope.ts';

@@ -1,9 +1,8 @@
-import type { Client } from '../domain/client.ts';
+import { allowedAudiences, type Client } from '../domain/client.ts';
 import type { ClientStore } from '../storage/ports.ts';
-import { SUPPORTED_SCOPES } from './discovery.ts';
 import { InvalidScope } from './errors.ts';
-import { allowedAudiences } from './client-metadata.ts';
 import { isLookupKey } from './lookup-key.ts';
+import { SUPPORTED_SCOPES } from './scope-values.ts';
 
 /** At most this many unknown scope values outside a client's `aud` are looked up as client_ids per request. */
 const MAX_AUDIENCE_LOOKUPS = 8;
