@@ -108,3 +108,12 @@ export function allowedAudiences(client: Pick<Client, 'metadata'>): ReadonlySet<
   if (!Array.isArray(aud)) return new Set();
   return new Set(aud.filter((id): id is string => typeof id === 'string'));
 }
+
+/**
+ * Whether the client is third-party: its users are asked for consent before the first code
+ * (src/oauth/authorize/consent.ts). Only `true` counts; absent or anything else — a row stored
+ * before the key was validated — is a first-party client, the default.
+ */
+export function consentRequired(client: Pick<Client, 'metadata'>): boolean {
+  return client.metadata.consent_required === true;
+}

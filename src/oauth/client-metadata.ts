@@ -1,11 +1,14 @@
 /**
- * The client metadata document on the wire (snake_case, as Ubisecure's management import and
- * RFC 7591 §2) and the typed client settings it stands for. This module is the one place the
- * two are mapped, both ways.
+ * The registration parser: a client metadata document on the wire (snake_case, as Ubisecure's
+ * management import and RFC 7591 §2) validated and mapped to the typed client settings it stands
+ * for. Its neighbours read what it stored: which keys exist (client-metadata-keys.ts), the wire
+ * view back (client-view.ts), the name and logo by language (client-display.ts), the CORS origins
+ * (client-cors.ts); the audiences and consent are read in the domain (src/domain/client.ts).
  */
 import { ACCESS_TOKEN_FORMATS, DEFAULT_SIGNING_ALG, SIGNING_ALGS, isSigningAlg, type SigningAlg } from '../protocol/constants.ts';
-import { PKCE_METHODS, defaultGrantTypes, isResourceServer, resourceUrisOf, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../domain/client.ts';
+import { PKCE_METHODS, defaultGrantTypes, type Client, type ClientAuthMethod, type GrantType, type PkceMethod } from '../domain/client.ts';
 import { jwksUriProblem, publicKeySet } from './jwks.ts';
+import { GENERATED_KEYS, IMPLEMENTED_KEYS, LOCALIZED_KEYS, LOCALIZED_LOGO, LOCALIZED_NAME, TYPED_KEYS, UNSUPPORTED_KEYS } from './client-metadata-keys.ts';
 import { CLIENT_AUTH_METHOD_NAMES, signingAlgsOf } from './client-auth/registry.ts';
 import { CONFIDENTIAL_GRANT_TYPES, GRANT_TYPES_SUPPORTED } from './grants/registry.ts';
 import { redirectUriProblem, redirectUriWarning } from './redirect-uri-rules.ts';
@@ -43,90 +46,12 @@ export type ClientSettings = Pick<
   active: boolean | undefined;
 };
 
-export { isResourceServer, resourceUrisOf };
-
-// The audience reader moved to the domain (src/domain/client.ts, issue 23 item 3); re-exported for
-// the two REST APIs' auth.ts until they import it from there.
+// Moved by purpose (issue 23 item 3) and re-exported here only for the callers being rewritten at
+// the same time (the REST APIs' auth.ts, manage-api/routes/clients.ts, http/plugins/cors.ts): once
+// they import from the modules named, these lines go.
 export { allowedAudiences } from '../domain/client.ts';
-
-/** Keys gatehouse generates; they appear in responses only (RFC 7591 §3.2.1). */
-export const GENERATED_KEYS = ['client_id', 'client_secret', 'client_id_issued_at', 'client_secret_expires_at', 'created_at'] as const;
-
-/**
- * Keys gatehouse does not implement, with the reason it gives. Any key that is neither here nor
- * in IMPLEMENTED_KEYS is refused too: metadata gatehouse stored but did not act on would look like
- * a protection (or a feature) that is not there — `aud` was one (docs/decisions.md, "Client
- * metadata gatehouse cannot enforce"; RFC 9700 §2.3).
- */
-const UNSUPPORTED_KEYS: Record<string, string> = {
-  id_token_encrypted_response_alg: 'encrypted ID tokens are not supported',
-  id_token_encrypted_response_enc: 'encrypted ID tokens are not supported',
-  userinfo_encrypted_response_alg: 'encrypted UserInfo responses are not supported',
-  userinfo_encrypted_response_enc: 'encrypted UserInfo responses are not supported',
-  request_object_signing_alg: 'request objects are not supported',
-  request_object_encryption_alg: 'request objects are not supported',
-  request_object_encryption_enc: 'request objects are not supported',
-  request_uris: 'request objects are not supported',
-  client_uri: 'the login page shows no client link',
-  policy_uri: 'the login page shows no policy link',
-  tos_uri: 'the login page shows no terms-of-service link',
-  subject_type: 'only public subject identifiers are issued',
-  sector_identifier_uri: 'only public subject identifiers are issued',
-  default_max_age: 'max_age is taken from the request only',
-  require_auth_time: 'auth_time is always in the ID token',
-  default_acr_values: 'acr is chosen from the request and GATEHOUSE_ACR only',
-  initiate_login_uri: 'third-party initiated login is not supported',
-  frontchannel_logout_uri: 'front-channel logout is not supported',
-  backchannel_logout_uri: 'back-channel logout is not supported',
-  resource: 'a client asks for a resource with the resource parameter (RFC 8707); a resource server registers its URIs as resource_uris',
-  audience: 'the key is aud',
-};
-
-/** Keys held in typed columns rather than in `metadata`. */
-const TYPED_KEYS = new Set([
-  'client_name',
-  'redirect_uris',
-  'grant_types',
-  'token_endpoint_auth_method',
-  'code_challenge_method',
-  'scope',
-  'refresh_tokens',
-  'rotate_refresh_tokens',
-  'access_token_ttl',
-  'post_logout_redirect_uris',
-  'id_token_signed_response_alg',
-  'userinfo_signed_response_alg',
-  'active',
-  // Authorization policies (issue 13, item 1): the name of a stored policy (migration 012).
-  'authorization_policy',
-]);
-
-/** Keys gatehouse acts on that are kept in `metadata` as registered (validated here, read where used). */
-const METADATA_KEYS = [
-  // OIDC Registration §2: "web" (the default) or "native"; only native apps get a loopback redirect URI's any port (RFC 8252 §7.3).
-  'application_type',
-  'logo_uri',
-  'response_types',
-  'aud',
-  'id_token_scope_claims',
-  'allowed_cors_origins',
-  'jwks',
-  'jwks_uri',
-  'token_endpoint_auth_signing_alg',
-  // Consent (issue 13, item 4): a third-party client whose users are asked before the first code.
-  'consent_required',
-  // Resource servers and resource indicators (issue 13, item 2).
-  'resource_server',
-  'resource_uris',
-  // Scope values an API defines (issue 22, item 12): docs/decisions.md RS1.
-  'resource_scopes',
-  // JWT access tokens (RFC 9068), issued to this client as a resource server: src/oauth/jwt-access-token.ts.
-  'access_token_format',
-  'access_token_signed_response_alg',
-] as const;
-
-/** Keys gatehouse acts on; everything else is refused (see UNSUPPORTED_KEYS). */
-const IMPLEMENTED_KEYS: ReadonlySet<string> = new Set([...TYPED_KEYS, ...METADATA_KEYS]);
+export { GENERATED_KEYS } from './client-metadata-keys.ts';
+export { corsOriginsOf } from './client-cors.ts';
 
 /** OIDC Registration §2 `application_type` values. */
 export const APPLICATION_TYPES = ['web', 'native'] as const;
@@ -145,15 +70,6 @@ const MAX_ACCESS_TOKEN_TTL = 365 * 86_400;
 const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
 /**
- * Validates a client metadata document and maps it to settings. A key with the value null
- * counts as absent. Every key must be one gatehouse implements: RFC 7591 §2 lets a server ignore
- * the others, but gatehouse refuses them, naming the key, rather than store a promise it does not
- * keep (docs/decisions.md). Keys without a typed column (`aud`, `response_types`,
- * `id_token_scope_claims`, `logo_uri`, `client_name#<language>` and `logo_uri#<language>`,
- * shown on the login page) are validated and kept in `metadata`.
- * Whether `aud` names registered clients needs the store: client-registration.ts checks it.
- */
-/**
  * What a registration that names neither `grant_types` nor `refresh_tokens` gets, whichever front
  * end sends it (CLI, management API, dynamic registration): the console's new-client form starts
  * from it, so a client registered there with the form untouched is the API's default client.
@@ -163,6 +79,15 @@ export function registrationDefaults(authMethod: ClientAuthMethod | undefined): 
   return { grantTypes: defaultGrantTypes(authMethod), refreshTokens: false };
 }
 
+/**
+ * Validates a client metadata document and maps it to settings. A key with the value null
+ * counts as absent. Every key must be one gatehouse implements: RFC 7591 §2 lets a server ignore
+ * the others, but gatehouse refuses them, naming the key, rather than store a promise it does not
+ * keep (docs/decisions.md). Keys without a typed column (`aud`, `response_types`,
+ * `id_token_scope_claims`, `logo_uri`, `client_name#<language>` and `logo_uri#<language>`,
+ * shown on the login page) are validated and kept in `metadata`.
+ * Whether `aud` names registered clients needs the store: client-registration.ts checks it.
+ */
 export function parseClientMetadata(document: unknown): ClientSettings {
   if (typeof document !== 'object' || document === null || Array.isArray(document)) throw new InvalidClientMetadata('metadata', 'must be a JSON object');
   const doc = Object.fromEntries(Object.entries(document).filter(([, value]) => value !== null && value !== undefined));
@@ -259,33 +184,6 @@ export function clientWarnings(client: Pick<Client, 'redirectUris' | 'postLogout
   return [...warn('redirect_uris', client.redirectUris), ...warn('post_logout_redirect_uris', client.postLogoutRedirectUris)];
 }
 
-/**
- * The client as a metadata document: the wire view of `client show` and of registration
- * responses. Never carries the secret or its hash. Absent optional values are left out.
- */
-export function clientView(client: Client): Record<string, unknown> {
-  const extras = Object.fromEntries(Object.entries(client.metadata).filter(([key]) => !TYPED_KEYS.has(key) && !(GENERATED_KEYS as readonly string[]).includes(key)));
-  return {
-    client_id: client.clientId,
-    client_name: client.name,
-    redirect_uris: client.redirectUris,
-    grant_types: client.grantTypes,
-    token_endpoint_auth_method: client.tokenEndpointAuthMethod,
-    code_challenge_method: client.codeChallengeMethod,
-    scope: client.scope,
-    refresh_tokens: client.refreshTokens,
-    rotate_refresh_tokens: client.rotateRefreshTokens,
-    access_token_ttl: client.accessTokenTtl,
-    post_logout_redirect_uris: client.postLogoutRedirectUris,
-    id_token_signed_response_alg: client.idTokenSignedResponseAlg,
-    userinfo_signed_response_alg: client.userinfoSignedResponseAlg,
-    authorization_policy: client.authorizationPolicy,
-    active: client.active,
-    created_at: new Date(client.createdAt).toISOString(),
-    ...extras,
-  };
-}
-
 function clientName(value: unknown, field = 'client_name'): string {
   if (value === undefined) throw new InvalidClientMetadata(field, 'is required');
   if (typeof value !== 'string' || value.trim() === '') throw new InvalidClientMetadata(field, 'must be a non-empty string');
@@ -294,11 +192,6 @@ function clientName(value: unknown, field = 'client_name'): string {
   if (/\p{Cc}/u.test(name)) throw new InvalidClientMetadata(field, 'must not contain control characters');
   return name;
 }
-
-/** The language-tagged keys gatehouse shows (on the login and consent pages): `client_name#fi`, `client_name#sv-FI`, `logo_uri#fi`. */
-const LOCALIZED_NAME = 'client_name';
-const LOCALIZED_LOGO = 'logo_uri';
-const LOCALIZED_KEYS = [LOCALIZED_NAME, LOCALIZED_LOGO] as const;
 
 /** BCP 47 (RFC 5646 §2.1) language tag of a `client_name#<tag>` key (RFC 7591 §2.2). */
 function languageTag(field: string, tag: string): void {
@@ -335,42 +228,6 @@ function logoUri(value: unknown, field = 'logo_uri'): void {
   if (url.protocol === 'https:') return;
   if (url.protocol === 'http:' && (url.hostname === '127.0.0.1' || url.hostname === 'localhost')) return;
   throw refuse('must be an https URL (http only on a loopback host)');
-}
-
-/**
- * The client's name in `language` (a locale of the login page, e.g. `fi`): `client_name#<tag>`
- * whose tag is the language exactly (case-insensitively), else one whose primary subtag is it
- * (`client_name#fi-FI`), else `client_name` (RFC 7591 §2.2: the untagged value is the default).
- */
-export function clientNameFor(client: Pick<Client, 'name' | 'metadata'>, language: string): string {
-  return localized(client.metadata, LOCALIZED_NAME, language) ?? client.name;
-}
-
-/** The value of `<base>#<tag>` for `language`: exact tag first, then by primary subtag; undefined when none is a string. */
-function localized(metadata: Client['metadata'], base: string, language: string): string | undefined {
-  const tagged = Object.entries(metadata).filter((entry): entry is [string, string] => entry[0].startsWith(`${base}#`) && typeof entry[1] === 'string');
-  const wanted = language.toLowerCase();
-  const tagOf = (key: string) => key.slice(base.length + 1).toLowerCase();
-  return (tagged.find(([key]) => tagOf(key) === wanted) ?? tagged.find(([key]) => tagOf(key).split('-')[0] === wanted))?.[1];
-}
-
-/**
- * Whether the client is third-party: its users are asked for consent before the first code
- * (src/oauth/authorize/consent.ts). Only `true` counts; absent or anything else — a row stored
- * before the key was validated — is a first-party client, the default.
- */
-export function consentRequired(client: Pick<Client, 'metadata'>): boolean {
-  return client.metadata.consent_required === true;
-}
-
-/**
- * The client's registered `logo_uri`, when it is a string (a row stored before it was validated
- * may hold anything); with `language`, its `logo_uri#<tag>` for that language first (RFC 7591
- * §2.2, chosen as clientNameFor chooses the name).
- */
-export function logoUriOf(client: Pick<Client, 'metadata'>, language?: string): string | undefined {
-  const tagged = language === undefined ? undefined : localized(client.metadata, LOCALIZED_LOGO, language);
-  return tagged ?? (typeof client.metadata.logo_uri === 'string' ? client.metadata.logo_uri : undefined);
 }
 
 function grantTypes(value: unknown): GrantType[] {
@@ -570,27 +427,6 @@ function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
 }
 
-/**
- * The origins whose browser pages may read this client's answers (src/http/plugins/cors.ts): its
- * `allowed_cors_origins` when registered (an empty list: none), otherwise the origins of its https
- * and http redirect URIs (a private-use scheme is no web origin). Read from the stored client at
- * each use; a malformed stored value allows nothing (fails closed).
- */
-export function corsOriginsOf(client: Pick<Client, 'redirectUris' | 'metadata'>): string[] {
-  const listed = client.metadata.allowed_cors_origins;
-  if (listed !== undefined) return Array.isArray(listed) ? listed.filter((origin): origin is string => typeof origin === 'string') : [];
-  const origins = new Set<string>();
-  for (const uri of client.redirectUris) {
-    try {
-      const url = new URL(uri);
-      if (url.protocol === 'https:' || url.protocol === 'http:') origins.add(url.origin);
-    } catch {
-      // A stored redirect URI that no longer parses names no origin.
-    }
-  }
-  return [...origins];
-}
-
 function scope(value: unknown): string {
   if (typeof value !== 'string') throw new InvalidClientMetadata('scope', 'must be a string of space-separated scope values');
   const tokens = value.split(' ').filter((token) => token !== '');
@@ -647,15 +483,4 @@ function optionalBoolean(doc: Record<string, unknown>, field: string): boolean |
 function stringList(value: unknown, field: string): string[] {
   if (!Array.isArray(value) || value.some((item) => typeof item !== 'string')) throw new InvalidClientMetadata(field, 'must be an array of strings');
   return value as string[];
-}
-
-/**
- * Whether gatehouse knows the metadata key: one it implements (`client_name#<tag>` included), one
- * it refuses with a reason (UNSUPPORTED_KEYS, language-tagged forms included), or one it generates.
- * Dynamic registration drops the others (RFC 7591 §2: the server "MUST ignore any client metadata
- * sent by the client that it does not understand"), where the CLI refuses them.
- */
-export function isKnownMetadataKey(key: string): boolean {
-  const base = key.includes('#') ? key.slice(0, key.indexOf('#')) : key;
-  return IMPLEMENTED_KEYS.has(base) || Object.hasOwn(UNSUPPORTED_KEYS, base) || (GENERATED_KEYS as readonly string[]).includes(base);
 }

@@ -18,7 +18,9 @@ import {
   updateClient,
 } from './client-registration.ts';
 import { CLIENT_AUTH_METHODS } from './client-auth/registry.ts';
-import { clientNameFor, clientWarnings, corsOriginsOf, logoUriOf } from './client-metadata.ts';
+import { corsOriginsOf } from './client-cors.ts';
+import { clientNameFor, logoUriOf } from './client-display.ts';
+import { clientWarnings } from './client-metadata.ts';
 
 class MemoryClients implements ClientStore {
   readonly rows = new Map<string, Client>();

@@ -9,14 +9,17 @@ import { hashSecret } from '../lib/hash.ts';
 import { isUuid } from '../lib/uuid.ts';
 import type { Random } from '../lib/random.ts';
 import { ConflictError, MissingReferenceError, type ClientStore, type Store, type StoreTransaction } from '../storage/ports.ts';
-import { allowedAudiences, resourceScopesOf, type Client } from '../domain/client.ts';
-import { GENERATED_KEYS, InvalidClientMetadata, clientView, isResourceServer, parseClientMetadata, resourceUrisOf, type ClientSettings } from './client-metadata.ts';
+import { allowedAudiences, isResourceServer, resourceScopesOf, resourceUrisOf, type Client } from '../domain/client.ts';
+import { GENERATED_KEYS } from './client-metadata-keys.ts';
+import { InvalidClientMetadata, parseClientMetadata, type ClientSettings } from './client-metadata.ts';
+import { clientView } from './client-view.ts';
 import { SUPPORTED_SCOPES } from './scope-values.ts';
 import { InvalidScope } from './errors.ts';
 import { grantedAudiences, grantedScope, parseScope } from './scope.ts';
 import { secretOf } from './client-auth/registry.ts';
 
-export { InvalidClientMetadata, clientView } from './client-metadata.ts';
+export { InvalidClientMetadata } from './client-metadata.ts';
+export { clientView } from './client-view.ts';
 
 export interface ClientRegistrationDeps {
   clients: ClientStore;

@@ -13,7 +13,7 @@ import { constantTimeEqual, hashSecret } from '../lib/hash.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import type { InitialAccessToken, RegistrationStore } from '../storage/ports.ts';
-import { isKnownMetadataKey } from './client-metadata.ts';
+import { isKnownMetadataKey } from './client-metadata-keys.ts';
 import { ClientNotFound, InvalidClientMetadata, clientView, registerClient, updateClient, type ClientRegistrationDeps } from './client-registration.ts';
 import { InvalidClientMetadataError, InvalidRedirectUri, InvalidSoftwareStatement, InvalidToken, type OAuthError } from './errors.ts';
 import { isLookupKey } from './lookup-key.ts';

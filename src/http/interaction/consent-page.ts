@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SsoSession } from '../../domain/session.ts';
 import { type AuthorizationRequest, carriedFields } from '../../oauth/authorize/request.ts';
 import { releasedClaimNames } from '../../oauth/claims.ts';
-import { clientNameFor, logoUriOf } from '../../oauth/client-metadata.ts';
+import { clientNameFor, logoUriOf } from '../../oauth/client-display.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { policyClaimNames } from '../../oauth/policy/evaluate.ts';
 import { audiencesByValue } from '../../oauth/scope.ts';

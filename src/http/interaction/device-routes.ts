@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { clientNameFor } from '../../oauth/client-metadata.ts';
+import { clientNameFor } from '../../oauth/client-display.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { formatUserCode } from '../../oauth/device/user-code.ts';
 import { decideDevice, lookUpUserCode, signInForDevice, type PendingDevice } from '../../oauth/device/verification.ts';

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type AuthorizationRequest, carriedFields } from '../../oauth/authorize/request.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import type { HttpDeps } from '../deps.ts';
-import { clientNameFor, logoUriOf } from '../../oauth/client-metadata.ts';
+import { clientNameFor, logoUriOf } from '../../oauth/client-display.ts';
 import { formActionSource, imageSource } from '../plugins/security-headers.ts';
 import { csrfToken } from './csrf.ts';
 import { chooseLocale, formatWait, messages, type MessageKey } from './i18n.ts';

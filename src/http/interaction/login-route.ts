@@ -3,7 +3,7 @@ import { validateAuthorization } from '../../oauth/authorize/authorize.ts';
 import { loginWithPassword } from '../../oauth/authorize/login.ts';
 import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
-import { clientNameFor } from '../../oauth/client-metadata.ts';
+import { clientNameFor } from '../../oauth/client-display.ts';
 import { sendAccessDeniedPage, sendAuthorizationError, sendCode } from '../render/authorization.ts';
 import { readSessionCookie, setSessionCookie } from './cookies.ts';
 import { sendConsentPage } from './consent-page.ts';

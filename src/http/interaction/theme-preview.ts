@@ -6,7 +6,7 @@
  * anyone in nor post anywhere.
  */
 import type { Client } from '../../domain/client.ts';
-import { clientNameFor } from '../../oauth/client-metadata.ts';
+import { clientNameFor } from '../../oauth/client-display.ts';
 import { contentSecurityPolicy } from '../plugins/security-headers.ts';
 import { messages, type Locale } from './i18n.ts';
 import { type PageConfig, renderView } from './views.ts';

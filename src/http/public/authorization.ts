@@ -7,7 +7,7 @@ import { sendConsentPage } from '../interaction/consent-page.ts';
 import { readSessionCookie } from '../interaction/cookies.ts';
 import { requestParams, useHtmlScope } from '../interaction/html-scope.ts';
 import { sendLoginPage } from '../interaction/login-page.ts';
-import { clientNameFor } from '../../oauth/client-metadata.ts';
+import { clientNameFor } from '../../oauth/client-display.ts';
 import { sendAccessDeniedPage, sendAuthorizationError, sendCode } from '../render/authorization.ts';
 
 /** The authorization endpoint, GET and form POST with the same meaning (OIDC Core §3.1.2.1). */

@@ -1,6 +1,6 @@
+import { consentRequired } from '../../domain/client.ts';
 import type { SsoSession } from '../../domain/session.ts';
 import { fingerprint } from '../../observability/audit.ts';
-import { consentRequired } from '../client-metadata.ts';
 import { consentCovers, findConsent, grantConsent } from '../consents.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { AccessDenied, ConsentRequired, InvalidRequest, TemporarilyUnavailable } from '../errors.ts';

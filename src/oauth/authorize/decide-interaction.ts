@@ -1,5 +1,5 @@
+import { consentRequired } from '../../domain/client.ts';
 import type { SsoSession } from '../../domain/session.ts';
-import { consentRequired } from '../client-metadata.ts';
 import { LoginRequired } from '../errors.ts';
 import type { AuthorizationRequest } from './request.ts';
 
