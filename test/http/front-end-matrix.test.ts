@@ -150,7 +150,7 @@ const RULES: Rule[] = [
     },
   },
   {
-    name: 'disabled user: after disabling, their refresh token is inactive, refreshing it and signing in are refused',
+    name: 'disabled user: after disabling, refreshing and signing in are refused, and the refresh token is revoked for good',
     row: { cli: 'done', 'identity API': 'done', 'management API': 'done', console: 'done' },
     async attempt(ctx, via, expected) {
       const admin = await anAdministrator(ctx);
@@ -174,6 +174,10 @@ const RULES: Rule[] = [
       const query = { response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, scope: 'openid', state: 'matrix', code_challenge: challenge, code_challenge_method: 'S256' };
       const login = await loginThroughForm({ baseUrl: ctx.server.url, jar: new CookieJar() }, query, { username: user.username, password: PASSWORD });
       assert.equal(login.status, 401, 'the sign-in is refused');
+      // Revoked, not only refused while disabled (docs/cli.md, "user disable"): enabled again, the old token stays dead.
+      const store = ctx.server.gatehouse.store;
+      assert.ok(await store.users.update({ ...(await store.users.get(user.id))!, status: 'enabled' }));
+      assert.equal((await introspect(ctx, refreshToken, auth)).active, false, 'the refresh token stays revoked after enabling again');
     },
   },
 ];
