@@ -51,7 +51,7 @@ interface Ctx {
 
 /**
  * The matrix. Every rule is refused or done alike in every front end that has the operation;
- * the one exception is written in its cell and reported (CLI and protected clients, below).
+ * the one intended exception is explained in its cell (the CLI and protected clients, below).
  */
 const RULES: Rule[] = [
   {
