@@ -6,31 +6,14 @@
  * enabled administrator (src/identity/administrators.ts).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { storeLineOf } from '../helpers/cli.ts';
+import { runGatehouse as gatehouse, storeLineOf } from '../helpers/cli.ts';
 import { DATABASES, type TestDatabase } from '../helpers/databases.ts';
 import { issueManageToken, manageCall } from '../helpers/manage.ts';
 import { startServer } from '../helpers/server.ts';
-
-const BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
-
-function gatehouse(args: string[], env: Record<string, string>, input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'silent', ...env }, stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input ?? '');
-  });
-}
 
 for (const kind of DATABASES) {
   describe(`gatehouse admin bootstrap on ${kind.name}`, () => {

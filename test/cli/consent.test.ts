@@ -3,28 +3,12 @@
  * the real command against a fresh database of every kind (issue 13, item 4).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { grantConsent } from '../../src/oauth/consents.ts';
 import { openSqlStore, type SqlStore } from '../../src/storage/sql/store.ts';
-import { storeLineOf } from '../helpers/cli.ts';
+import { runGatehouse as gatehouse, storeLineOf } from '../helpers/cli.ts';
 import { DATABASES, type TestDatabase } from '../helpers/databases.ts';
 import { aToken, T0 } from '../helpers/store.ts';
-
-const BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
-
-function gatehouse(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 for (const kind of DATABASES) {
   describe(`gatehouse consent on ${kind.name}`, () => {

@@ -3,38 +3,16 @@
  * of every kind, and the minted token used at a real server on the same store (RFC 7591 §3).
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { hashSecret } from '../../src/lib/hash.ts';
-import { storeLineOf } from '../helpers/cli.ts';
+import { runGatehouse as gatehouse, storeLineOf, type CliResult as Result } from '../helpers/cli.ts';
 import { DATABASES, type TestDatabase } from '../helpers/databases.ts';
 import { startServer } from '../helpers/server.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-interface Result {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function gatehouse(args: string[], env: Record<string, string>): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'silent', ...env }, stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end('');
-  });
-}
 
 for (const kind of DATABASES) {
   describe(`gatehouse registration-token on ${kind.name}`, () => {

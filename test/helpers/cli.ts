@@ -1,13 +1,38 @@
 /**
- * What the `gatehouse` command writes on stderr before anything else when it opens a store
+ * Running this checkout's `gatehouse` command (bin/gatehouse.js) as a test would a user's shell,
+ * and what it writes on stderr before anything else when it opens a store
  * (docs/cli.md, Conventions): `store: SQLite PATH` or `store: PostgreSQL URL`. The test
  * databases' URLs carry no password, so the CLI shows them as they are.
  */
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DEFAULT_HOME } from '../../src/config.ts';
 
 export function storeLineOf(env: Record<string, string | undefined>): string {
   const url = env.GATEHOUSE_DATABASE_URL;
   if (url === undefined) return `store: SQLite ${join(env.GATEHOUSE_HOME ?? DEFAULT_HOME, 'gatehouse.db')}\n`;
   return url.startsWith('sqlite:') ? `store: SQLite ${url.slice('sqlite:'.length)}\n` : `store: PostgreSQL ${url}\n`;
+}
+
+const BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `gatehouse ARGS` with PATH, a silent log and `env` only; `input` is its stdin (default empty). */
+export function runGatehouse(args: string[], env: Record<string, string>, input = ''): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'silent', ...env }, stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
 }

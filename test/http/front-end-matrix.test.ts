@@ -1,0 +1,340 @@
+/**
+ * The cross-front-end matrix (issue 23 item 6; docs/architecture.md): each administrative rule,
+ * attempted the same way through each front end — the CLI (bin/gatehouse.js against the server's
+ * store), the identity API, the management API and the console — for real, on every database.
+ * Each cell asserts the outcome class (refused or done) in that front end's own wire form (CLI exit
+ * status 2 and one stderr line; an identity-API error; a management-API problem; a console alert or
+ * form error), and the state after. A front end without the operation is an explicit `n/a` with
+ * the reason, so the table is also the map of what each front end can do.
+ *
+ * One server per database; every cell makes its own fixtures (users, organizations, sessions).
+ */
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import type { User } from '../../src/domain/user.ts';
+import { hashSecret } from '../../src/lib/hash.ts';
+import { CONSOLE_CLIENT_ID } from '../../src/manage/clients.ts';
+import { addClient, basic, pkcePair, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
+import { runGatehouse, storeLineOf } from '../helpers/cli.ts';
+import { consoleSignIn } from '../helpers/console-signin.ts';
+import { DATABASES, type TestDatabase } from '../helpers/databases.ts';
+import { browse, CookieJar, createTestUser, formFields, loginThroughForm, submit } from '../helpers/fixtures.ts';
+import { ensureManagementSetup, issueManageToken, manageCall } from '../helpers/manage.ts';
+import { startServer, type RunningServer } from '../helpers/server.ts';
+import { accessToken, API_PASSWORD, API_USERNAME, call as identityCall } from './identity-api/helpers.ts';
+
+const PASSWORD = 'matrix password 1';
+const API_GROUP = 'Identity API Users';
+const HOUR = 3_600_000;
+const LAST_ADMIN = /would leave the administrators group "Administrators" without an enabled member; make someone else an administrator first/;
+const CYCLE = /an organization cannot be moved under itself or one of its sub-organizations$/;
+
+type FrontEnd = 'cli' | 'identity API' | 'management API' | 'console';
+const FRONT_ENDS: FrontEnd[] = ['cli', 'identity API', 'management API', 'console'];
+
+/** What a cell expects: the outcome class, or no such operation in that front end (with why). */
+type Expected = 'refused' | 'done' | { na: string };
+
+interface Rule {
+  name: string;
+  /** The row: the expected outcome in each front end. */
+  row: Record<FrontEnd, Expected>;
+  /** Makes the fixtures, attempts through `via`, asserts the wire form of `expected` and the state after. */
+  attempt(ctx: Ctx, via: FrontEnd, expected: 'refused' | 'done'): Promise<void>;
+}
+
+interface Ctx {
+  server: RunningServer & { apiClientId: string };
+  cliEnv: Record<string, string>;
+}
+
+/**
+ * The matrix. Every rule is refused or done alike in every front end that has the operation;
+ * the one intended exception is explained in its cell (the CLI and protected clients, below).
+ */
+const RULES: Rule[] = [
+  {
+    name: 'last administrator: disabling the only enabled member of GATEHOUSE_ADMIN_GROUP',
+    row: { cli: 'refused', 'identity API': 'refused', 'management API': 'refused', console: 'refused' },
+    async attempt(ctx, via, expected) {
+      const admin = await soleAdministrator(ctx);
+      await expectOutcome(ctx, via, expected, {
+        cli: ['user', 'disable', admin.username],
+        identity: { method: 'PUT', path: `/2.0/users/${admin.id}`, authorization: await identityBearer(ctx, admin), body: { attributes: { status: ['disabled'] } } },
+        manage: { method: 'POST', path: `/users/${admin.id}/disable`, actor: admin },
+        console: { path: `/manage/users/${admin.id}/disable`, actor: admin },
+        refusal: LAST_ADMIN,
+        identityStatus: 409,
+        manageStatus: 409,
+      });
+      const after = await ctx.server.gatehouse.store.users.get(admin.id);
+      assert.equal(after?.status, expected === 'refused' ? 'enabled' : 'disabled');
+    },
+  },
+  {
+    name: "protected clients: deactivating the console's own client",
+    row: {
+      // By design the operator's shell is the way to do it anyway: the API's refusal says "Use the CLI
+      // (gatehouse client …) if you really mean it" (docs/management-api.md, "Protected clients").
+      cli: 'done',
+      'identity API': { na: 'the identity API manages users and organizations, never clients' },
+      'management API': 'refused',
+      console: 'refused',
+    },
+    async attempt(ctx, via, expected) {
+      const admin = await anAdministrator(ctx);
+      try {
+        await expectOutcome(ctx, via, expected, {
+          cli: ['client', 'deactivate', CONSOLE_CLIENT_ID],
+          manage: { method: 'POST', path: `/clients/${CONSOLE_CLIENT_ID}/deactivate`, actor: admin },
+          console: { path: `/manage/clients/${CONSOLE_CLIENT_ID}/deactivate`, actor: admin },
+          refusal: /^gatehouse-console is the web console's client: deactivating it through the API would lock every administrator out\. Use the CLI \(gatehouse client …\) if you really mean it\.$/,
+          manageStatus: 409,
+        });
+        const after = await ctx.server.gatehouse.store.clients.get(CONSOLE_CLIENT_ID);
+        assert.equal(after?.active, expected === 'refused');
+      } finally {
+        const client = await ctx.server.gatehouse.store.clients.get(CONSOLE_CLIENT_ID);
+        if (client?.active === false) assert.equal((await runGatehouse(['client', 'activate', CONSOLE_CLIENT_ID], ctx.cliEnv)).code, 0, 'the console client activated again');
+      }
+    },
+  },
+  {
+    name: "ending a session revokes its tokens: the ended session's refresh token is inactive, another session's is not",
+    row: {
+      cli: { na: 'the CLI has no sessions command (docs/cli.md); it ends sessions only as part of disable, set-password and delete' },
+      'identity API': { na: 'the identity API has no sessions resource (docs/identity-api.md)' },
+      'management API': 'done',
+      console: 'done',
+    },
+    async attempt(ctx, via, expected) {
+      const admin = await anAdministrator(ctx);
+      const user = await createTestUser(ctx.server.gatehouse.store, { password: PASSWORD });
+      const { client, secret } = await addClient(ctx.server.gatehouse.store);
+      const ended = await aSessionWithRefreshToken(ctx, user, client.clientId);
+      const other = await aSessionWithRefreshToken(ctx, user, client.clientId);
+      await expectOutcome(ctx, via, expected, {
+        manage: { method: 'DELETE', path: `/users/${user.id}/sessions/${ended.sessionIndex}`, actor: admin, status: 204 },
+        console: { path: `/manage/users/${user.id}/sessions/${ended.sessionIndex}/end`, actor: admin, from: `/manage/users/${user.id}` },
+      });
+      const auth = { authorization: basic(client.clientId, secret) };
+      assert.equal((await introspect(ctx, ended.refreshToken, auth)).active, false, "the ended session's refresh token");
+      assert.equal((await introspect(ctx, other.refreshToken, auth)).active, true, "the other session's refresh token");
+    },
+  },
+  {
+    name: 'organization cycles: moving an organization under its own sub-organization',
+    row: { cli: 'refused', 'identity API': 'refused', 'management API': 'refused', console: 'refused' },
+    async attempt(ctx, via, expected) {
+      const admin = await anAdministrator(ctx);
+      const token = await issueManageToken(ctx.server, { userId: admin.id });
+      const create = async (body: Record<string, unknown>) => {
+        const answer = await manageCall(ctx.server, 'POST', '/organizations', { token, body });
+        assert.equal(answer.status, 201, answer.text);
+        return answer.json as { id: string; name: string; technical_name: string };
+      };
+      const top = await create({ technical_name: `top-${randomUUID()}` });
+      const child = await create({ technical_name: 'child', parent_id: top.id });
+      await expectOutcome(ctx, via, expected, {
+        cli: ['org', 'update', top.id, '--parent', child.id],
+        identity: { method: 'PUT', path: `/2.0/organizations/${top.id}?parentOrganizationId=${child.id}` },
+        manage: { method: 'PATCH', path: `/organizations/${top.id}`, actor: admin, body: { parent_id: child.id } },
+        console: { path: `/manage/organizations/${top.id}/edit`, actor: admin, form: { name: top.name, technical_name: top.technical_name, parent_id: child.id, type: '' }, inForm: 'parent_id' },
+        refusal: CYCLE,
+        identityStatus: 400,
+        manageStatus: 400,
+      });
+      const after = await ctx.server.gatehouse.store.organizations.get(top.id);
+      assert.equal(after?.parentId, undefined, 'still at the root: no cycle in the tree');
+    },
+  },
+  {
+    name: 'disabled user: after disabling, refreshing and signing in are refused, and the refresh token is revoked for good',
+    row: { cli: 'done', 'identity API': 'done', 'management API': 'done', console: 'done' },
+    async attempt(ctx, via, expected) {
+      const admin = await anAdministrator(ctx);
+      const user = await createTestUser(ctx.server.gatehouse.store, { password: PASSWORD });
+      const { client, secret } = await addClient(ctx.server.gatehouse.store);
+      const { refreshToken } = await aSessionWithRefreshToken(ctx, user, client.clientId);
+      await expectOutcome(ctx, via, expected, {
+        cli: ['user', 'disable', user.username],
+        identity: { method: 'PUT', path: `/2.0/users/${user.id}`, body: { attributes: { status: ['disabled'] } } },
+        manage: { method: 'POST', path: `/users/${user.id}/disable`, actor: admin },
+        console: { path: `/manage/users/${user.id}/disable`, actor: admin },
+      });
+      assert.equal((await ctx.server.gatehouse.store.users.get(user.id))?.status, 'disabled');
+      const auth = { authorization: basic(client.clientId, secret) };
+      assert.equal((await introspect(ctx, refreshToken, auth)).active, false, 'the refresh token is inactive');
+      const refreshed = await postForm(`${ctx.server.issuer}/oauth2/token`, { grant_type: 'refresh_token', refresh_token: refreshToken }, auth);
+      assert.equal(refreshed.status, 400, JSON.stringify(refreshed.body));
+      assert.equal(refreshed.body.error, 'invalid_grant');
+      // Signing in again with the right password: the login form again, 401 (as for a wrong password).
+      const { challenge } = pkcePair();
+      const query = { response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, scope: 'openid', state: 'matrix', code_challenge: challenge, code_challenge_method: 'S256' };
+      const login = await loginThroughForm({ baseUrl: ctx.server.url, jar: new CookieJar() }, query, { username: user.username, password: PASSWORD });
+      assert.equal(login.status, 401, 'the sign-in is refused');
+      // Revoked, not only refused while disabled (docs/cli.md, "user disable"): enabled again, the old token stays dead.
+      const store = ctx.server.gatehouse.store;
+      assert.ok(await store.users.update({ ...(await store.users.get(user.id))!, status: 'enabled' }));
+      assert.equal((await introspect(ctx, refreshToken, auth)).active, false, 'the refresh token stays revoked after enabling again');
+    },
+  },
+];
+
+interface Attempts {
+  cli?: string[];
+  identity?: { method: string; path: string; authorization?: string; body?: unknown };
+  manage?: { method: string; path: string; actor: User; body?: unknown; status?: number };
+  /** A console form: posted with the CSRF token of `from` (default the action's page); `inForm`: a refusal re-renders the form, the error at this field. */
+  console?: { path: string; actor: User; form?: Record<string, string>; from?: string; inForm?: string };
+  /** What every front end's refusal says (its detail, message or stderr line). */
+  refusal?: RegExp;
+  identityStatus?: number;
+  manageStatus?: number;
+}
+
+/** Runs the attempt through `via` and asserts that front end's wire form of the outcome. */
+async function expectOutcome(ctx: Ctx, via: FrontEnd, expected: 'refused' | 'done', a: Attempts): Promise<void> {
+  const refused = expected === 'refused';
+  switch (via) {
+    case 'cli': {
+      const run = await runGatehouse(a.cli!, ctx.cliEnv);
+      if (refused) {
+        assert.equal(run.code, 2, `exit status 2: ${run.stderr}`);
+        // docs/cli.md, Conventions: the store line, then one line `gatehouse: REASON`.
+        const line = /^gatehouse: ([^\n]*)\n$/.exec(run.stderr.slice(storeLineOf(ctx.cliEnv).length));
+        assert.ok(run.stderr.startsWith(storeLineOf(ctx.cliEnv)) && line, run.stderr);
+        assert.match(line[1]!, a.refusal!);
+      } else assert.equal(run.code, 0, run.stderr);
+      return;
+    }
+    case 'identity API': {
+      const { method, path, authorization, body } = a.identity!;
+      const answer = await identityCall(ctx.server, method, path, { ...(authorization ? { authorization } : {}), ...(body ? { contentType: 'application/json', body: JSON.stringify(body) } : {}) });
+      if (refused) {
+        assert.equal(answer.status, a.identityStatus, answer.text);
+        assert.deepEqual(Object.keys(answer.json), ['error']);
+        assert.match(answer.json.error!.message, a.refusal!);
+      } else assert.equal(answer.status, 200, answer.text);
+      return;
+    }
+    case 'management API': {
+      const { method, path, actor, body, status } = a.manage!;
+      const answer = await manageCall(ctx.server, method, path, { token: await issueManageToken(ctx.server, { userId: actor.id }), body });
+      if (refused) {
+        assert.equal(answer.status, a.manageStatus, answer.text);
+        assert.match(answer.headers.get('content-type') ?? '', /^application\/problem\+json/);
+        assert.match(String(answer.json.detail), a.refusal!);
+      } else assert.equal(answer.status, status ?? 200, answer.text);
+      return;
+    }
+    case 'console': {
+      const { path, actor, form, from, inForm } = a.console!;
+      const { jar } = await consoleSignIn(ctx.server.url, actor.username, PASSWORD);
+      const page = from ?? path;
+      const response = await consolePost(ctx, jar, path, form ?? {}, page);
+      if (refused && inForm) {
+        // A form of its own: the form again, with the API's detail at the field at fault.
+        assert.equal(response.status, a.manageStatus);
+        const errors = [...(await response.text()).matchAll(/id="f-([^"]+)-error"><li>([^<]*)<\/li>/g)].map((m) => [m[1]!, unescape(m[2]!)]);
+        assert.equal(errors.length, 1, JSON.stringify(errors));
+        assert.equal(errors[0]![0], inForm);
+        assert.match(errors[0]![1]!, a.refusal!);
+      } else if (refused) {
+        // An action without fields: back to the page, and the API's detail shown once as an alert.
+        assert.equal(response.status, 303);
+        assert.equal(response.headers.get('location'), page);
+        const shown = await (await browse(`${ctx.server.url}${page}`, jar)).text();
+        const alert = /<p class="message" role="alert">The change was not made: ([^<]*)<\/p>/.exec(shown)?.[1];
+        assert.ok(alert !== undefined, 'the refusal is shown as an alert');
+        assert.match(unescape(alert), a.refusal!);
+      } else {
+        assert.equal(response.status, 303, await response.text());
+        assert.doesNotMatch(response.headers.getSetCookie().join('\n'), /gatehouse_console_flash=[^;]/, 'no refusal to show');
+      }
+      return;
+    }
+  }
+}
+
+/** A POST of a console form as the browser sends it: the CSRF token of the page it is on, our Origin and Referer. */
+async function consolePost(ctx: Ctx, jar: CookieJar, path: string, form: Record<string, string>, from: string): Promise<Response> {
+  const token = formFields(await (await browse(`${ctx.server.url}${from}`, jar)).text()).find(([n]) => n === 'csrf_token')?.[1];
+  assert.ok(token, `a CSRF token on ${from}`);
+  const origin = new URL(ctx.server.issuer).origin;
+  return submit(`${ctx.server.url}${path}`, [['csrf_token', token], ...Object.entries(form)], jar, { origin, referer: `${origin}${from}` });
+}
+
+function unescape(html: string): string {
+  return html.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
+/** A new enabled administrator (who may also call the identity API), with PASSWORD for the console. */
+async function anAdministrator(ctx: Ctx): Promise<User> {
+  const store = ctx.server.gatehouse.store;
+  const user = await createTestUser(store, { password: PASSWORD });
+  for (const name of [ctx.server.config.manageAdminGroup, API_GROUP]) await store.groups.addMember((await store.groups.getByName(name))!.id, user.id);
+  return user;
+}
+
+/** A new administrator, and every other member of the administrators group disabled: the last enabled one. */
+async function soleAdministrator(ctx: Ctx): Promise<User> {
+  const store = ctx.server.gatehouse.store;
+  const admin = await anAdministrator(ctx);
+  const group = (await store.groups.getByName(ctx.server.config.manageAdminGroup))!;
+  for (const id of await store.groups.members(group.id)) if (id !== admin.id) await store.groups.removeMember(group.id, id);
+  return admin;
+}
+
+async function identityBearer(ctx: Ctx, user: User): Promise<string> {
+  return `Bearer ${(await accessToken(ctx.server, `openid ${ctx.server.apiClientId}`, user)).token}`;
+}
+
+/** An SSO session of `user` and a refresh token of `clientId` issued in it, stored as the token endpoint stores them. */
+async function aSessionWithRefreshToken(ctx: Ctx, user: User, clientId: string): Promise<{ sessionIndex: string; refreshToken: string }> {
+  const store = ctx.server.gatehouse.store;
+  const now = ctx.server.gatehouse.deps.clock.now();
+  const sessionIndex = `_${randomBytes(20).toString('hex')}`;
+  await store.sessions.insert({ idHash: hashSecret(randomBytes(32).toString('base64url')), sessionIndex, userId: user.id, authTime: now, amr: ['pwd'], acr: undefined, createdAt: now, expiresAt: now + HOUR, maxExpiresAt: now + 8 * HOUR });
+  const refreshToken = randomBytes(32).toString('base64url');
+  await store.tokens.insert({ tokenHash: hashSecret(refreshToken), kind: 'refresh_token', clientId, userId: user.id, sessionIndex, authTime: now, amr: ['pwd'], acr: undefined, scope: 'openid', codeHash: undefined, familyId: randomUUID(), createdAt: now, expiresAt: now + HOUR, revokedAt: undefined, rotatedAt: undefined });
+  return { sessionIndex, refreshToken };
+}
+
+async function introspect(ctx: Ctx, token: string, headers: Record<string, string>): Promise<Record<string, unknown>> {
+  const answer = await postForm(`${ctx.server.issuer}/oauth2/introspection`, { token }, headers);
+  assert.equal(answer.status, 200, JSON.stringify(answer.body));
+  return answer.body;
+}
+
+for (const db of DATABASES) {
+  describe(`front-end matrix on ${db.name}`, () => {
+    const ctx = {} as Ctx;
+    let database: TestDatabase;
+    before(async () => {
+      database = await db.create();
+      const apiClientId = `identity-api-${randomUUID()}`;
+      const server = await startServer(db, { database, env: { GATEHOUSE_API_USERNAME: API_USERNAME, GATEHOUSE_API_PASSWORD: API_PASSWORD, GATEHOUSE_API_CLIENT_ID: apiClientId } });
+      await addClient(server.gatehouse.store, { clientId: apiClientId, name: 'Identity API', grantTypes: [], redirectUris: [], refreshTokens: false, metadata: { resource_server: true } });
+      ctx.server = Object.assign(server, { apiClientId });
+      await ensureManagementSetup(server);
+      await server.gatehouse.store.groups.insertIfAbsent({ id: randomUUID(), name: API_GROUP, description: undefined, createdAt: Date.now(), administrator: false });
+      ctx.cliEnv = { GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_ISSUER: server.issuer };
+    });
+    after(async () => {
+      await ctx.server.close();
+      await database.drop();
+    });
+
+    for (const rule of RULES) {
+      describe(rule.name, () => {
+        for (const via of FRONT_ENDS) {
+          const expected = rule.row[via];
+          if (typeof expected === 'object') test(`${via}: n/a (${expected.na})`, { skip: expected.na }, () => {});
+          else test(`${via}: ${expected}`, () => rule.attempt(ctx, via, expected));
+        }
+      });
+    }
+  });
+}
