@@ -22,10 +22,17 @@ import type { Store, StoreTransaction } from '../storage/ports.ts';
 
 export const MANAGE_API_CLIENT_ID = 'gatehouse-manage-api';
 export const CONSOLE_CLIENT_ID = 'gatehouse-console';
-/** Where the API is mounted, at the root of the issuer's host. */
+/**
+ * Where the API is mounted, at the root of the issuer's host. The one definition: the API's
+ * plugin mounts it here and the console, a client of the API, calls it here.
+ */
 export const MANAGE_API_PATH = '/manage/api/v1';
-/** Where the web console is mounted. */
-export const CONSOLE_PATH = '/manage/';
+/**
+ * Where the web console is mounted (its pages are below `/manage/`), and the Path its cookies
+ * are scoped to (RFC 6265 §5.2.4). The one definition: the console's plugin, its pages and
+ * the console client's registered URIs read it.
+ */
+export const CONSOLE_PATH = '/manage';
 
 /** The clients the API refuses to delete or deactivate: that would lock every administrator out (docs/decisions.md MA5). */
 export const PROTECTED_CLIENT_IDS: readonly string[] = [MANAGE_API_CLIENT_ID, CONSOLE_CLIENT_ID];
@@ -54,8 +61,8 @@ export function managementClientDocuments(config: Pick<Config, 'issuer'>): Recor
       client_name: 'gatehouse console',
       token_endpoint_auth_method: 'none',
       grant_types: ['authorization_code'],
-      redirect_uris: [`${origin}/manage/callback`],
-      post_logout_redirect_uris: [`${origin}${CONSOLE_PATH}`],
+      redirect_uris: [`${origin}${CONSOLE_PATH}/callback`],
+      post_logout_redirect_uris: [`${origin}${CONSOLE_PATH}/`],
       code_challenge_method: 'S256',
       aud: [MANAGE_API_CLIENT_ID],
     },
@@ -89,7 +96,7 @@ export async function ensureManagementClientsIn(tx: Pick<StoreTransaction, 'clie
  */
 function issuerFields(clientId: string, config: Pick<Config, 'issuer'>): { redirectUris?: string[]; postLogoutRedirectUris?: string[]; resourceUris?: string[] } {
   const origin = issuerOrigin(config);
-  if (clientId === CONSOLE_CLIENT_ID) return { redirectUris: [`${origin}/manage/callback`], postLogoutRedirectUris: [`${origin}${CONSOLE_PATH}`] };
+  if (clientId === CONSOLE_CLIENT_ID) return { redirectUris: [`${origin}${CONSOLE_PATH}/callback`], postLogoutRedirectUris: [`${origin}${CONSOLE_PATH}/`] };
   return { resourceUris: [manageApiResourceUri(config)] };
 }
 

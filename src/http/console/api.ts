@@ -9,8 +9,7 @@
  * API's routes.
  */
 import type { FastifyInstance } from 'fastify';
-
-export const API_PREFIX = '/manage/api/v1';
+import { MANAGE_API_PATH } from '../../manage/clients.ts';
 
 /** A field error of an RFC 9457 problem (`errors[]`), as the management API names it. */
 export interface ApiFieldError {
@@ -70,7 +69,7 @@ export function manageApi(app: Pick<FastifyInstance, 'inject'>, token: string, r
     const hasBody = options.body !== undefined;
     const response = await app.inject({
       method,
-      url: `${API_PREFIX}${path}${search}`,
+      url: `${MANAGE_API_PATH}${path}${search}`,
       remoteAddress,
       headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(hasBody ? { 'content-type': 'application/json' } : {}) },
       ...(hasBody ? { payload: JSON.stringify(options.body) } : {}),

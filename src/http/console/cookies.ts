@@ -17,8 +17,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
-
-export const CONSOLE_PATH = '/manage';
+import { CONSOLE_PATH } from '../../manage/clients.ts';
 
 type CookieConfig = Pick<Config, 'secureCookies'>;
 

@@ -12,7 +12,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { HttpDeps } from '../deps.ts';
 import { ApiError, manageApi } from './api.ts';
-import { clearConsoleCookie, CONSOLE_PATH, readConsoleCookie } from './cookies.ts';
+import { clearConsoleCookie, readConsoleCookie } from './cookies.ts';
 import { csrfTokenFor, csrfTokenValid, sameOrigin } from './csrf.ts';
 import { consoleLocale, consoleMessages, fill, type ConsoleMessages, type Locale } from './i18n.ts';
 import { DONE_KEYS, type ConsolePage, type DoneKey, type Me, type PageCall } from './page.ts';
@@ -21,7 +21,7 @@ import { consoleClientReady, finishSignIn, safeReturnTo, signOut, startSignIn } 
 import { setFlash, takeFlash, type Flash } from './flash.ts';
 import { BOOTSTRAP_COMMAND, bootstrapCommandFor, PASSWORD_PLACEHOLDER } from './setup-command.ts';
 import { CONSOLE_CSS, CONSOLE_JS, renderConsole, sendConsolePage } from './views.ts';
-import { issuerOrigin } from '../../manage/clients.ts';
+import { CONSOLE_PATH, issuerOrigin } from '../../manage/clients.ts';
 import { OAuthError } from '../../oauth/errors.ts';
 import { BODY_LIMIT, useFormParser } from '../plugins/limits.ts';
 

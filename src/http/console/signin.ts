@@ -10,11 +10,11 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { verifyOwnJwt } from '../../crypto/jwt.ts';
 import { constantTimeEqual } from '../../lib/hash.ts';
-import { alignedWithIssuer, alignManagementClients, CONSOLE_CLIENT_ID, issuerOrigin, MANAGE_API_CLIENT_ID, manageApiResourceUri } from '../../manage/clients.ts';
+import { alignedWithIssuer, alignManagementClients, CONSOLE_CLIENT_ID, CONSOLE_PATH, issuerOrigin, MANAGE_API_CLIENT_ID, manageApiResourceUri } from '../../manage/clients.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { ConflictError } from '../../storage/ports.ts';
 import type { HttpDeps } from '../deps.ts';
-import { clearConsoleCookie, CONSOLE_PATH, readConsoleCookie, setConsoleCookie } from './cookies.ts';
+import { clearConsoleCookie, readConsoleCookie, setConsoleCookie } from './cookies.ts';
 
 /** The sign-in transaction kept in the browser between the redirect out and the callback. */
 interface SignInState {

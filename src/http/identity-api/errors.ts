@@ -8,6 +8,7 @@ import type { FastifyError, FastifyRequest } from 'fastify';
 import { IdentityError } from '../../identity/errors.ts';
 import { PayloadTooLarge, TemporarilyUnavailable, type OAuthError } from '../../oauth/errors.ts';
 import { toOAuthError } from '../render/errors.ts';
+import { WIRE_NAME_OF_FIELD } from './wire-names.ts';
 
 /** CustomerID's error codes, as written in its documentation (the subset gatehouse answers with). */
 export type ApiErrorCode =
@@ -62,12 +63,10 @@ export function sizeLimitExceeded(message: string, status = 400): ApiError {
 }
 
 /** The use cases name fields as the domain does; the API's clients know them by their wire names. */
-const WIRE_NAMES: Record<string, string> = { username: 'login', givenName: 'firstname', familyName: 'surname', organizationId: 'organization', parentId: 'parentOrganizationId', type: 'organizationType' };
-
 function wireMessage(error: IdentityError): string {
   const field = error.field;
-  if (field === undefined || !Object.hasOwn(WIRE_NAMES, field) || !error.message.startsWith(`${field} `)) return error.message;
-  return `${WIRE_NAMES[field]}${error.message.slice(field.length)}`;
+  if (field === undefined || !Object.hasOwn(WIRE_NAME_OF_FIELD, field) || !error.message.startsWith(`${field} `)) return error.message;
+  return `${WIRE_NAME_OF_FIELD[field]}${error.message.slice(field.length)}`;
 }
 
 /** The identity use cases' codes (src/identity/errors.ts) on the wire. */

@@ -5,7 +5,8 @@
  */
 import type { Config } from '../../config.ts';
 import type { ApiRoute } from './route.ts';
-import { errorResponse, NOTHING_ELSE, type JsonSchema } from './schemas.ts';
+import { declaredParameters, errorAnswers, openApiPath, openApiSchema } from '../openapi.ts';
+import { errorResponse, type JsonSchema } from './schemas.ts';
 
 export interface RouteScope {
   /** The first path segment, e.g. `customerid-rest`. */
@@ -13,31 +14,9 @@ export interface RouteScope {
   routes: ApiRoute[];
 }
 
-/** Fastify's draft-07 schemas read as JSON Schema 2020-12 (OpenAPI 3.1), with `{not: {}}` spelled `false`. */
-function toOpenApiSchema(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(toOpenApiSchema);
-  if (typeof schema !== 'object' || schema === null) return schema;
-  if (schema === NOTHING_ELSE) return false;
-  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, toOpenApiSchema(value)]));
-}
-
-/** `/services/2.0/users/:id` → `/services/2.0/users/{id}` */
-function openApiPath(prefix: string, path: string): string {
-  return `/${prefix}/services${path.replace(/:([A-Za-z]+)/g, '{$1}')}`;
-}
-
 function parameters(route: ApiRoute): unknown[] {
-  const out: unknown[] = [];
-  const params = route.params as { properties?: Record<string, JsonSchema> } | undefined;
-  for (const [name, schema] of Object.entries(params?.properties ?? {})) {
-    const { description, ...rest } = schema;
-    out.push({ name, in: 'path', required: true, description, schema: toOpenApiSchema(rest) });
-  }
-  const query = route.querystring as { properties?: Record<string, JsonSchema>; additionalProperties?: JsonSchema } | undefined;
-  for (const [name, schema] of Object.entries(query?.properties ?? {})) {
-    const { description, ...rest } = schema;
-    out.push({ name, in: 'query', required: false, description, schema: toOpenApiSchema(rest) });
-  }
+  const out = declaredParameters(route);
+  const query = route.querystring as { additionalProperties?: JsonSchema } | undefined;
   if (query?.additionalProperties) {
     // OpenAPI 3.1 §4.8.12.4: a form-style, exploded object parameter is a set of free-form query parameters.
     const writes = route.method === 'POST' || route.method === 'PUT';
@@ -50,7 +29,7 @@ function parameters(route: ApiRoute): unknown[] {
       description: writes
         ? 'Attributes to set, one query parameter each (repeat a name for several values), e.g. `technicalName=acme&vatnumber=12345`. The parameters username and password are always the API credentials.'
         : 'Filters: any attribute name as a query parameter, e.g. `technicalName=acme` or `email=ada@`.',
-      schema: { type: 'object', additionalProperties: toOpenApiSchema(query.additionalProperties) },
+      schema: { type: 'object', additionalProperties: openApiSchema(query.additionalProperties) },
     });
   }
   return out;
@@ -58,23 +37,22 @@ function parameters(route: ApiRoute): unknown[] {
 
 const xmlContent = (description: string) => ({ 'application/xml': { schema: { type: 'string', description } } });
 
-function errorResponses(route: ApiRoute): Record<string, unknown> {
-  const ref = (name: string) => ({ $ref: `#/components/responses/${name}` });
-  const out: Record<string, unknown> = { 400: ref('InvalidArguments'), 401: ref('AuthenticationFailed'), 403: ref('Unauthorized') };
-  if (route.params) out[404] = ref('EntityNotFound');
-  if (route.method !== 'GET') out[409] = ref('Conflict');
-  if (route.body) {
-    out[413] = ref('SizeLimitExceeded');
-    out[415] = ref('InvalidArguments');
-  }
-  out[500] = ref('InternalServerError');
-  return out;
-}
+/** CustomerID's error codes as the answers' names; a body of another media type is `Invalid arguments` too. */
+const ERROR_ANSWERS = {
+  badRequest: 'InvalidArguments',
+  unauthenticated: 'AuthenticationFailed',
+  forbidden: 'Unauthorized',
+  notFound: 'EntityNotFound',
+  conflict: 'Conflict',
+  tooLarge: 'SizeLimitExceeded',
+  unsupportedMediaType: 'InvalidArguments',
+  serverError: 'InternalServerError',
+};
 
 function operation(route: ApiRoute, operationId: string): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, doc] of Object.entries(route.responses)) {
-    responses[status] = { description: doc.description, content: { 'application/json': { schema: toOpenApiSchema(doc.schema) }, ...xmlContent('The same in CustomerID XML.') } };
+    responses[status] = { description: doc.description, content: { 'application/json': { schema: openApiSchema(doc.schema) }, ...xmlContent('The same in CustomerID XML.') } };
   }
   return {
     operationId,
@@ -87,13 +65,13 @@ function operation(route: ApiRoute, operationId: string): Record<string, unknown
           requestBody: {
             required: false,
             content: {
-              'application/json': { schema: toOpenApiSchema(route.body) },
+              'application/json': { schema: openApiSchema(route.body) },
               ...xmlContent('An entity document: <User> or <Organization> holding <Attribute name="…"><Value>…</Value></Attribute>. No DTD.'),
             },
           },
         }
       : {}),
-    responses: { ...responses, ...errorResponses(route) },
+    responses: { ...responses, ...errorAnswers(route, ERROR_ANSWERS) },
   };
 }
 
@@ -109,7 +87,7 @@ export function openApiDocument(config: Config, scopes: RouteScope[]): Record<st
       let operationId = route.operationId;
       if (operationIds.has(operationId)) operationId = `${operationId}_${prefix.replace(/[^A-Za-z0-9]/g, '_')}`;
       operationIds.add(operationId);
-      const path = openApiPath(prefix, route.path);
+      const path = openApiPath(`/${prefix}/services`, route.path);
       (paths[path] ??= {})[route.method.toLowerCase()] = operation(route, operationId);
     }
   }

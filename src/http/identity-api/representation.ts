@@ -3,14 +3,12 @@
  * named, multi-valued attributes (CustomerID's `<Attribute name><Value>`); this module turns
  * domain objects into those lists, which render.ts writes as JSON or XML. The other direction
  * is wire-input.ts (request attributes → use-case input) and wire-filters.ts (listing filters).
- *
- * Built-in names follow the product: users `id firstname surname cn login email organization
- * status` (Lab 2.3 "Using the CustomerID REST API"); organizations `technicalName friendlyName
- * organizationType/organizationClass parentOrganizationId virtual entityName` (REST API 2.0).
- * Every other name is one of the installation's custom attributes.
+ * The built-in names are wire-names.ts's; every other name is one of the installation's custom
+ * attributes.
  */
 import type { Organization } from '../../domain/organization.ts';
 import { USER_STATUSES, type User, type UserStatus } from '../../domain/user.ts';
+import { ORGANIZATION_ENTITY_NAME, ORGANIZATION_TYPE_ALIAS, ORGANIZATION_WIRE_NAMES as ORGANIZATION, USER_CN, USER_WIRE_NAMES as USER } from './wire-names.ts';
 
 export type EntityType = 'user' | 'organization';
 
@@ -23,17 +21,6 @@ export interface Entity {
 
 /** Wire attributes as received: name → values (query parameters, a JSON body or an XML body). */
 export type WireAttributes = Record<string, string[]>;
-
-/**
- * Names that are never custom attributes: the built-in ones, the store's own spellings of them
- * (a filter on `givenName` would otherwise hit the column), the credentials of the URL-parameter
- * method and the listing controls.
- */
-export const RESERVED_NAMES = new Set([
-  'id', 'type', 'username', 'password', 'exactMatch', 'maxResults', 'recursive',
-  'login', 'firstname', 'surname', 'cn', 'email', 'organization', 'status', 'givenName', 'familyName', 'organizationId',
-  'technicalName', 'friendlyName', 'entityName', 'organizationType', 'organizationClass', 'parentOrganizationId', 'parentId', 'virtual',
-]);
 
 function customAttributes(attributes: User['attributes']): [string, string[]][] {
   return Object.keys(attributes)
@@ -52,13 +39,13 @@ export function userEntity(user: User): Entity {
     id: user.id,
     attributes: [
       ...present([
-        ['firstname', user.givenName],
-        ['surname', user.familyName],
-        ['cn', cn],
-        ['login', user.username],
-        ['email', user.email],
-        ['organization', user.organizationId],
-        ['status', user.status],
+        [USER.givenName, user.givenName],
+        [USER.familyName, user.familyName],
+        [USER_CN, cn],
+        [USER.username, user.username],
+        [USER.email, user.email],
+        [USER.organizationId, user.organizationId],
+        [USER.status, user.status],
       ]),
       ...customAttributes(user.attributes),
     ],
@@ -72,14 +59,13 @@ export function organizationEntity(organization: Organization, entityName: strin
     id: organization.id,
     attributes: [
       ...present([
-        ['technicalName', organization.technicalName],
-        ['friendlyName', organization.friendlyName],
-        ['entityName', entityName],
-        // The product's list filter says organizationType and its entities say organizationClass.
-        ['organizationType', organization.type],
-        ['organizationClass', organization.type],
-        ['parentOrganizationId', organization.parentId],
-        ['virtual', String(organization.virtual)],
+        [ORGANIZATION.technicalName, organization.technicalName],
+        [ORGANIZATION.friendlyName, organization.friendlyName],
+        [ORGANIZATION_ENTITY_NAME, entityName],
+        [ORGANIZATION.type, organization.type],
+        [ORGANIZATION_TYPE_ALIAS, organization.type],
+        [ORGANIZATION.parentId, organization.parentId],
+        [ORGANIZATION.virtual, String(organization.virtual)],
       ]),
       ...customAttributes(organization.attributes),
     ],

@@ -1,5 +1,5 @@
 /**
- * Reading users and organizations from a request's attributes (representation.ts names them):
+ * Reading users and organizations from a request's attributes (wire-names.ts names them):
  * which wire names are built-in fields, which are read-only, which are custom attributes, and
  * what an empty value means — nothing on create, "delete it" on update (CustomerID's PUT rule).
  */
@@ -9,7 +9,17 @@ import type { NewOrganization } from '../../identity/organizations.ts';
 import type { UserChanges } from '../../identity/user-changes.ts';
 import type { NewUser } from '../../identity/users.ts';
 import { invalidArguments } from './errors.ts';
-import { RESERVED_NAMES, statusFromWire, type WireAttributes } from './representation.ts';
+import { statusFromWire, type WireAttributes } from './representation.ts';
+import {
+  ORGANIZATION_ENTITY_NAME,
+  ORGANIZATION_INPUT_NAMES,
+  ORGANIZATION_TYPE_ALIAS,
+  ORGANIZATION_WIRE_NAMES as ORGANIZATION,
+  RESERVED_NAMES,
+  USER_CN,
+  USER_INPUT_NAMES,
+  USER_WIRE_NAMES as USER,
+} from './wire-names.ts';
 
 /** The one value of a single-valued attribute; '' when it was sent empty (which clears it). */
 function single(attributes: WireAttributes, name: string): string | undefined {
@@ -36,15 +46,16 @@ function eitherOf(attributes: WireAttributes, a: string, b: string): string | un
 
 function readOnly(attributes: WireAttributes, names: string[], id?: string): void {
   for (const name of names) if (attributes[name] !== undefined) throw invalidArguments(`${name} is read-only`);
-  const sentId = single(attributes, 'id');
+  const sentId = single(attributes, USER.id);
   if (sentId !== undefined && sentId.toLowerCase() !== id) throw invalidArguments(id === undefined ? 'id is assigned by the server' : 'id does not match the entity');
 }
 
-function customChanges(attributes: WireAttributes, builtIn: Set<string>): AttributeChanges {
+function customChanges(attributes: WireAttributes, builtIn: ReadonlySet<string>): AttributeChanges {
   const changes: AttributeChanges = {};
   for (const [name, values] of Object.entries(attributes)) {
     if (builtIn.has(name)) continue;
-    if (name === 'username') throw invalidArguments('the username attribute is called login');
+    // The field's own name, which is also the URL-parameter credential's: a likely mistake.
+    if (name === 'username') throw invalidArguments(`the username attribute is called ${USER.username}`);
     if (RESERVED_NAMES.has(name)) throw invalidArguments(`${name} is not an attribute of this entity`);
     checkedAttributeName(name);
     const kept = values.filter((v) => v !== '');
@@ -60,68 +71,64 @@ function booleanFromWire(name: string, value: string): boolean {
   throw invalidArguments(`${name} must be true or false`);
 }
 
-const USER_FIELDS = new Set(['id', 'login', 'password', 'status', 'firstname', 'surname', 'email', 'organization']);
-
 export function newUser(attributes: WireAttributes): NewUser {
-  readOnly(attributes, ['cn']);
-  const status = single(attributes, 'status');
-  const password = single(attributes, 'password');
-  const custom = customChanges(attributes, USER_FIELDS);
+  readOnly(attributes, [USER_CN]);
+  const status = single(attributes, USER.status);
+  const password = single(attributes, USER.password);
+  const custom = customChanges(attributes, USER_INPUT_NAMES);
   return {
-    username: single(attributes, 'login') ?? '',
+    username: single(attributes, USER.username) ?? '',
     password: password === '' ? undefined : password,
     status: status === undefined || status === '' ? undefined : statusFromWire(status),
-    givenName: single(attributes, 'firstname'),
-    familyName: single(attributes, 'surname'),
-    email: single(attributes, 'email'),
-    organizationId: single(attributes, 'organization'),
+    givenName: single(attributes, USER.givenName),
+    familyName: single(attributes, USER.familyName),
+    email: single(attributes, USER.email),
+    organizationId: single(attributes, USER.organizationId),
     attributes: checkedAttributes(Object.fromEntries(Object.entries(custom).filter((entry): entry is [string, string[]] => entry[1] !== null))),
   };
 }
 
 export function userChanges(attributes: WireAttributes, id: string): UserChanges {
-  readOnly(attributes, ['cn'], id);
-  const status = single(attributes, 'status');
-  const custom = customChanges(attributes, USER_FIELDS);
+  readOnly(attributes, [USER_CN], id);
+  const status = single(attributes, USER.status);
+  const custom = customChanges(attributes, USER_INPUT_NAMES);
   return {
-    username: single(attributes, 'login'),
-    password: single(attributes, 'password'),
+    username: single(attributes, USER.username),
+    password: single(attributes, USER.password),
     status: status === undefined ? undefined : statusFromWire(status),
-    givenName: clearable(attributes, 'firstname'),
-    familyName: clearable(attributes, 'surname'),
-    email: clearable(attributes, 'email'),
-    organizationId: clearable(attributes, 'organization'),
+    givenName: clearable(attributes, USER.givenName),
+    familyName: clearable(attributes, USER.familyName),
+    email: clearable(attributes, USER.email),
+    organizationId: clearable(attributes, USER.organizationId),
     attributes: Object.keys(custom).length === 0 ? undefined : custom,
   };
 }
 
-const ORGANIZATION_FIELDS = new Set(['id', 'technicalName', 'friendlyName', 'organizationType', 'organizationClass', 'parentOrganizationId', 'virtual']);
-
 export function newOrganization(attributes: WireAttributes): NewOrganization {
-  readOnly(attributes, ['entityName']);
-  const virtual = single(attributes, 'virtual');
-  const custom = customChanges(attributes, ORGANIZATION_FIELDS);
+  readOnly(attributes, [ORGANIZATION_ENTITY_NAME]);
+  const virtual = single(attributes, ORGANIZATION.virtual);
+  const custom = customChanges(attributes, ORGANIZATION_INPUT_NAMES);
   return {
-    technicalName: single(attributes, 'technicalName'),
-    friendlyName: single(attributes, 'friendlyName'),
-    type: eitherOf(attributes, 'organizationType', 'organizationClass'),
-    parentId: single(attributes, 'parentOrganizationId'),
-    virtual: virtual === undefined || virtual === '' ? false : booleanFromWire('virtual', virtual),
+    technicalName: single(attributes, ORGANIZATION.technicalName),
+    friendlyName: single(attributes, ORGANIZATION.friendlyName),
+    type: eitherOf(attributes, ORGANIZATION.type, ORGANIZATION_TYPE_ALIAS),
+    parentId: single(attributes, ORGANIZATION.parentId),
+    virtual: virtual === undefined || virtual === '' ? false : booleanFromWire(ORGANIZATION.virtual, virtual),
     attributes: checkedAttributes(Object.fromEntries(Object.entries(custom).filter((entry): entry is [string, string[]] => entry[1] !== null))),
   };
 }
 
 export function organizationChanges(attributes: WireAttributes, id: string): OrganizationChanges {
-  readOnly(attributes, ['entityName'], id);
-  const virtual = single(attributes, 'virtual');
-  const type = eitherOf(attributes, 'organizationType', 'organizationClass');
-  const custom = customChanges(attributes, ORGANIZATION_FIELDS);
+  readOnly(attributes, [ORGANIZATION_ENTITY_NAME], id);
+  const virtual = single(attributes, ORGANIZATION.virtual);
+  const type = eitherOf(attributes, ORGANIZATION.type, ORGANIZATION_TYPE_ALIAS);
+  const custom = customChanges(attributes, ORGANIZATION_INPUT_NAMES);
   return {
-    technicalName: single(attributes, 'technicalName'),
-    friendlyName: clearable(attributes, 'friendlyName'),
+    technicalName: single(attributes, ORGANIZATION.technicalName),
+    friendlyName: clearable(attributes, ORGANIZATION.friendlyName),
     type: type === '' ? null : type,
-    parentId: clearable(attributes, 'parentOrganizationId'),
-    virtual: virtual === undefined ? undefined : booleanFromWire('virtual', virtual),
+    parentId: clearable(attributes, ORGANIZATION.parentId),
+    virtual: virtual === undefined ? undefined : booleanFromWire(ORGANIZATION.virtual, virtual),
     attributes: Object.keys(custom).length === 0 ? undefined : custom,
   };
 }

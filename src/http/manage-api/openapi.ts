@@ -5,6 +5,7 @@
  */
 import type { Config } from '../../config.ts';
 import { MANAGE_API_PATH, manageApiResourceUri } from '../../manage/clients.ts';
+import { declaredParameters, errorAnswers, openApiPath, openApiSchema } from '../openapi.ts';
 import type { JsonSchema, ManageRoute } from './route.ts';
 
 /** The problem details document (RFC 9457 §3), as every error answer carries it. */
@@ -25,59 +26,32 @@ export const problemSchema: JsonSchema = {
 };
 
 /** `/clients/:id` → `/manage/api/v1/clients/{id}` */
-export function openApiPath(path: string): string {
-  return `${MANAGE_API_PATH}${path.replace(/:([A-Za-z_]+)/g, '{$1}')}`;
-}
+const apiPath = (path: string): string => openApiPath(MANAGE_API_PATH, path);
 
-/** A schema as OpenAPI shows it: without Ajv-only keywords. */
-function shown(schema: unknown): unknown {
-  if (Array.isArray(schema)) return schema.map(shown);
-  if (typeof schema !== 'object' || schema === null) return schema;
-  return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, shown(value)]));
-}
-
-function parameters(route: ManageRoute): unknown[] {
-  const out: unknown[] = [];
-  const params = route.params as { properties?: Record<string, JsonSchema> } | undefined;
-  for (const [name, schema] of Object.entries(params?.properties ?? {})) {
-    const { description, ...rest } = schema;
-    out.push({ name, in: 'path', required: true, ...(description ? { description } : {}), schema: shown(rest) });
-  }
-  const query = route.querystring as { properties?: Record<string, JsonSchema>; required?: string[] } | undefined;
-  for (const [name, schema] of Object.entries(query?.properties ?? {})) {
-    const { description, ...rest } = schema;
-    out.push({ name, in: 'query', required: query?.required?.includes(name) ?? false, ...(description ? { description } : {}), schema: shown(rest) });
-  }
-  return out;
-}
-
-const ref = (name: string) => ({ $ref: `#/components/responses/${name}` });
-
-/** The error answers a route can give, by what it takes and what it may do. */
-function errorResponses(route: ManageRoute): Record<string, unknown> {
-  const out: Record<string, unknown> = { 400: ref('BadRequest'), 401: ref('Unauthorized'), 403: ref('Forbidden') };
-  if (route.params) out[404] = ref('NotFound');
-  if (route.method !== 'GET') out[409] = ref('Conflict');
-  if (route.body) {
-    out[413] = ref('ContentTooLarge');
-    out[415] = ref('UnsupportedMediaType');
-  }
-  return out;
-}
+/** Problem details by status (RFC 9457), named after the status's reason phrase. */
+const ERROR_ANSWERS = {
+  badRequest: 'BadRequest',
+  unauthenticated: 'Unauthorized',
+  forbidden: 'Forbidden',
+  notFound: 'NotFound',
+  conflict: 'Conflict',
+  tooLarge: 'ContentTooLarge',
+  unsupportedMediaType: 'UnsupportedMediaType',
+};
 
 function operation(route: ManageRoute): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, doc] of Object.entries(route.responses)) {
-    responses[status] = { description: doc.description, ...(doc.schema ? { content: { 'application/json': { schema: shown(doc.schema) } } } : {}) };
+    responses[status] = { description: doc.description, ...(doc.schema ? { content: { 'application/json': { schema: openApiSchema(doc.schema) } } } : {}) };
   }
   return {
     operationId: route.operationId,
     summary: route.summary,
     description: `${route.description ? `${route.description}\n\n` : ''}Role: ${route.access === 'read' ? 'administrator or reader' : 'administrator'}.`,
     tags: [route.tag],
-    parameters: parameters(route),
-    ...(route.body ? { requestBody: { required: route.bodyOptional !== true, content: { 'application/json': { schema: shown(route.body) } } } } : {}),
-    responses: { ...responses, ...errorResponses(route) },
+    parameters: declaredParameters(route),
+    ...(route.body ? { requestBody: { required: route.bodyOptional !== true, content: { 'application/json': { schema: openApiSchema(route.body) } } } } : {}),
+    responses: { ...responses, ...errorAnswers(route, ERROR_ANSWERS) },
   };
 }
 
@@ -87,8 +61,8 @@ function problemAnswer(description: string): Record<string, unknown> {
 
 export function openApiDocument(config: Config, routes: readonly ManageRoute[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of routes) (paths[openApiPath(route.path)] ??= {})[route.method.toLowerCase()] = operation(route);
-  paths[openApiPath('/openapi.json')] = {
+  for (const route of routes) (paths[apiPath(route.path)] ??= {})[route.method.toLowerCase()] = operation(route);
+  paths[apiPath('/openapi.json')] = {
     get: {
       operationId: 'getOpenApiDocument',
       summary: 'This document',

@@ -12,19 +12,19 @@ import { atomically } from './unit-of-work.ts';
 export const PROFILE_COLUMNS = ['id', 'username', 'status', 'given_name', 'family_name', 'email', 'organization_id', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof UsersTable>;
 export type ProfileColumn = (typeof PROFILE_COLUMNS)[number];
 
-/** Filter names that are columns; any other name is a custom attribute. */
+/**
+ * Filter names that are columns, by the domain's names (UserQuery); any other name is a custom
+ * attribute. The identity API's wire names (`login`, `firstname`, …) are turned into these by
+ * its own table (src/http/identity-api/wire-names.ts), not here.
+ */
 const COLUMNS: Record<string, keyof UsersTable> = {
   id: 'id',
   username: 'username',
-  login: 'username',
   status: 'status',
   givenName: 'given_name',
-  firstname: 'given_name',
   familyName: 'family_name',
-  surname: 'family_name',
   email: 'email',
   organizationId: 'organization_id',
-  organization: 'organization_id',
 };
 
 export class SqlUserStore implements UserStore {

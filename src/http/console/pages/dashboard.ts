@@ -1,5 +1,5 @@
 /** The overview: who is signed in with which role, how many of each thing there are, and the discovery URL. */
-import { issuerOrigin } from '../../../manage/clients.ts';
+import { CONSOLE_PATH, issuerOrigin } from '../../../manage/clients.ts';
 import type { ConsolePage, PageCall } from '../page.ts';
 import { fill, type ConsoleMessageKey } from '../i18n.ts';
 
@@ -28,7 +28,7 @@ export const dashboardPages: ConsolePage[] = [
           if (answer.status !== 200) return undefined;
           const body = answer.body as { items?: unknown[]; next_cursor?: unknown };
           const n = Array.isArray(body.items) ? body.items.length : 0;
-          return { label: t[entry.label], href: `/manage${entry.link}`, count: typeof body.next_cursor === 'string' ? fill(t.atLeast, { n }) : String(n) };
+          return { label: t[entry.label], href: `${CONSOLE_PATH}${entry.link}`, count: typeof body.next_cursor === 'string' ? fill(t.atLeast, { n }) : String(n) };
         }),
       );
       return call.render('dashboard', {
