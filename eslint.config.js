@@ -65,8 +65,8 @@ export default tseslint.config(
   layer({ name: 'src/observability', files: ['src/observability/**'], never: ['oauth', 'http', 'identity', 'manage', 'cli', 'adapters', ...TOP] }),
   layer({ name: 'src/adapters', files: ['src/adapters/**'], never: ['http', 'manage', 'cli', ...TOP] }),
   layer({ name: 'src/manage', files: ['src/manage/**'], never: ['http', 'cli', ...TOP] }),
-  layer({ name: 'src/http', files: ['src/http/**'], never: ['cli', 'adapters', ...TOP] }),
-  layer({ name: 'src/cli', files: ['src/cli/**'], never: ['adapters'] }),
+  layer({ name: 'src/http', files: ['src/http/**'], never: ['cli', 'storage', 'adapters', ...TOP] }),
+  layer({ name: 'src/cli', files: ['src/cli/**'], never: ['storage', 'adapters'] }),
   layer({ name: 'src/config.ts', files: ['src/config.ts', 'src/config.test.ts'], never: ['http', 'oauth', 'identity', 'crypto', 'storage', 'manage', 'cli', 'adapters', 'observability', ...TOP] }),
   // The composition root wires everything.
   layer({ name: 'src/app.ts', files: ['src/app.ts'], jose: false, sql: true }),

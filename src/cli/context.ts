@@ -5,12 +5,16 @@
 import { readFile } from 'node:fs/promises';
 import { userInfo } from 'node:os';
 import { loadConfig, storeDescription, type Config } from '../config.ts';
+import { StoreMissingError } from '../domain/errors.ts';
 import { administratorGroups, type Authority } from '../identity/administrators.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { cryptoRandom, type Random } from '../lib/random.ts';
 import { noAudit, type Actor, type AuditSink } from '../observability/audit.ts';
 import { storeAuditSink, teeAuditSink } from '../observability/audit-store-sink.ts';
-import { StoreMissingError, type Store } from '../storage/ports.ts';
+import type { OAuthDeps } from '../oauth/deps.ts';
+
+/** The store as the use cases see it (src/oauth/deps.ts): the CLI opens it through the composition root, openStore of src/app.ts. */
+type Store = OAuthDeps['store'];
 
 /** Every port and service a use case may ask for; each use case takes the narrow part it needs. */
 export interface UseCaseDeps {

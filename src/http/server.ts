@@ -1,6 +1,7 @@
 import cookie from '@fastify/cookie';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { loggerOptions } from '../observability/logger.ts';
+import { activeClientOrigins } from '../oauth/cors-origins.ts';
 import type { HttpDeps } from './deps.ts';
 import { healthRoutes } from './health.ts';
 import { identityApiRoutes } from './identity-api/plugin.ts';
@@ -79,7 +80,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   await app.register(async (scope) => logoutRoutes(scope, deps));
   await app.register(async (scope) => statusRoutes(scope, deps));
   // One cached set of the active clients' browser origins for every CORS preflight (plugins/cors.ts).
-  const corsOrigins = new CorsOriginSet(deps.store.clients, deps.clock);
+  const corsOrigins = new CorsOriginSet(() => activeClientOrigins(deps.store.clients), deps.clock);
   await app.register(async (scope) => tokenRoutes(scope, deps, corsOrigins));
   await app.register(async (scope) => userInfoRoutes(scope, deps, corsOrigins));
   await app.register(async (scope) => identityApiRoutes(scope, deps));

@@ -16,6 +16,7 @@
  */
 import type { Config } from '../config.ts';
 import type { Client } from '../domain/client.ts';
+import { ConflictError } from '../domain/errors.ts';
 import type { Clock } from '../lib/clock.ts';
 import { parseClientMetadata } from '../oauth/client-metadata.ts';
 import type { Store, StoreTransaction } from '../storage/ports.ts';
@@ -144,6 +145,30 @@ export async function alignManagementClients(deps: { store: Pick<Store, 'transac
     }
     return changed;
   });
+}
+
+/**
+ * Whether the console can sign in, for the console's sign-in page: `ready` when its client exists
+ * and is active. When it (or the API's client) names another origin than this server's issuer — a
+ * bootstrap run without the server's settings while the server was running — this server's URIs
+ * are put in first (alignManagementClients; docs/decisions.md CO14): `aligned` lists the clients
+ * changed, and `conflict` says they could not be because another client holds the API's resource
+ * URI (the sign-in then shows the refusal's description).
+ */
+export async function prepareConsoleClient(
+  deps: { store: Pick<Store, 'clients' | 'transaction'>; clock: Clock },
+  config: Pick<Config, 'issuer'>,
+): Promise<{ ready: false } | { ready: true; aligned: string[]; conflict?: ConflictError }> {
+  const [client, api] = await Promise.all([deps.store.clients.get(CONSOLE_CLIENT_ID), deps.store.clients.get(MANAGE_API_CLIENT_ID)]);
+  if (client === undefined || !client.active) return { ready: false };
+  const now = deps.clock.now();
+  if (alignedWithIssuer(client, config, now) === undefined && (api === undefined || alignedWithIssuer(api, config, now) === undefined)) return { ready: true, aligned: [] };
+  try {
+    return { ready: true, aligned: await alignManagementClients(deps, config) };
+  } catch (error) {
+    if (!(error instanceof ConflictError)) throw error;
+    return { ready: true, aligned: [], conflict: error };
+  }
 }
 
 /** The two clients, created where missing, in one unit of work; the client_ids created. */

@@ -4,7 +4,11 @@
  */
 import type { SsoSession } from '../domain/session.ts';
 import { hashSecret } from '../lib/hash.ts';
+import { fingerprint, type Actor } from '../observability/audit.ts';
+import type { SessionPageKey, StoreTransaction } from '../storage/ports.ts';
 import type { OAuthDeps } from './deps.ts';
+
+export type { SessionPageKey };
 
 type SessionDeps = Pick<OAuthDeps, 'config' | 'store' | 'clock' | 'random'>;
 
@@ -23,6 +27,9 @@ export interface Authentication {
 
 /** Cookie values we issue are 43 base64url characters; anything else is not worth a lookup. */
 const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
+
+/** What createSession makes: `_` and 40 hex characters. */
+const SESSION_INDEX = /^_[0-9a-f]{40}$/;
 
 /**
  * Starts an SSO session after a successful authentication: `session_index` is `_` + 40 hex
@@ -94,9 +101,48 @@ export async function endSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, sessi
   // spent or its refresh token revoked).
   return deps.store.transaction(async (tx) => {
     await tx.sessions.end(session.idHash);
-    await tx.codes.consumeBySession(session.sessionIndex, now);
-    return tx.tokens.revokeBySession(session, now);
+    return cutOff(tx, session, now);
   });
+}
+
+/** Inside the unit of work that ends `session`: spends its unredeemed codes and revokes its tokens; how many tokens. */
+async function cutOff(tx: Pick<StoreTransaction, 'codes' | 'tokens'>, session: SsoSession, now: number): Promise<number> {
+  await tx.codes.consumeBySession(session.sessionIndex, now);
+  return tx.tokens.revokeBySession(session, now);
+}
+
+/**
+ * A page of `userId`'s live sessions, newest first: up to `limit + 1` of them (the one past
+ * `limit` says that a next page exists), and the clients holding a live token issued in each of
+ * the first `limit` (client_ids, sorted: what ending it would cut off), for the management API.
+ */
+export async function pageOfUserSessions(
+  deps: Pick<OAuthDeps, 'store' | 'clock'>,
+  userId: string,
+  page: { after: SessionPageKey | undefined; limit: number },
+): Promise<{ sessions: SsoSession[]; clients: Map<string, string[]> }> {
+  const now = deps.clock.now();
+  const sessions = await deps.store.sessions.pageOfUser(userId, now, { after: page.after, limit: page.limit + 1 });
+  const clients = await deps.store.tokens.clientsOfSessions(userId, sessions.slice(0, page.limit).map((s) => s.sessionIndex), now);
+  return { sessions, clients };
+}
+
+/**
+ * An administrator ends one of `userId`'s sessions, named by its session_index: as endSession,
+ * the session's end, its codes and its tokens in one unit of work, then the `session.ended` audit
+ * event. false when that user has no such session (one past its deadline but not yet cleaned up
+ * can still be ended: tokens issued in it may outlive it).
+ */
+export async function endSessionOfUser(deps: Pick<OAuthDeps, 'store' | 'clock' | 'audit'>, actor: Actor, userId: string, sessionIndex: string): Promise<boolean> {
+  if (!SESSION_INDEX.test(sessionIndex)) return false;
+  const now = deps.clock.now();
+  const ended = await deps.store.transaction(async (tx) => {
+    const session = await tx.sessions.endOfUser(userId, sessionIndex);
+    return session && { session, revoked: await cutOff(tx, session, now) };
+  });
+  if (!ended) return false;
+  deps.audit.emit({ event: 'session.ended', userId, session: fingerprint(ended.session.sessionIndex), revoked: ended.revoked, actor });
+  return true;
 }
 
 /** When the session stops being valid: the earlier of its two deadlines (ms). */

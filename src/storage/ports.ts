@@ -14,63 +14,8 @@ import type { SigningKey } from '../domain/signing-key.ts';
 import type { SigningAlg } from '../protocol/constants.ts';
 import type { Attributes, User, UserCredentials, UserProfile, UserStatus } from '../domain/user.ts';
 
-/** A uniqueness rule of the store was broken (duplicate username, client_id, …). */
-export class ConflictError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConflictError';
-  }
-}
-
-/** A referenced row does not exist (unknown organization, group, user…). */
-export class MissingReferenceError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'MissingReferenceError';
-  }
-}
-
-/**
- * A write would make the organization tree cyclic (`cycle`: an organization under itself or one of
- * its own sub-organizations) or deeper than MAX_ORGANIZATION_DEPTH (`too_deep`); or a read found
- * stored rows that already are (`too_deep`: a cycle cannot be told from a very deep tree).
- */
-export class TreeShapeError extends Error {
-  readonly reason: 'cycle' | 'too_deep';
-  constructor(reason: 'cycle' | 'too_deep', message: string) {
-    super(message);
-    this.name = 'TreeShapeError';
-    this.reason = reason;
-  }
-}
-
-/**
- * Opening a store that does not exist yet, where creating one was not asked for: a missing SQLite
- * file, or a database without gatehouse's tables. The CLI's commands other than `migrate` refuse
- * to create a store silently (a mistyped path would otherwise give an empty store).
- */
-export class StoreMissingError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'StoreMissingError';
-  }
-}
-
-/** An organization that still has users cannot be deleted. */
-export class OrganizationInUseError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'OrganizationInUseError';
-  }
-}
-
-/** A policy still attached to a client cannot be deleted. */
-export class PolicyInUseError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PolicyInUseError';
-  }
-}
+// The errors the store throws live in the domain, so the front ends map them without importing the store.
+export { ConflictError, MissingReferenceError, OrganizationInUseError, PolicyInUseError, StoreMissingError, TreeShapeError } from '../domain/errors.ts';
 
 export interface ClientStore {
   insert(client: Client): Promise<void>;

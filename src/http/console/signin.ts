@@ -10,9 +10,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { verifyOwnJwt } from '../../crypto/jwt.ts';
 import { constantTimeEqual } from '../../lib/hash.ts';
-import { alignedWithIssuer, alignManagementClients, CONSOLE_CLIENT_ID, CONSOLE_PATH, issuerOrigin, MANAGE_API_CLIENT_ID, manageApiResourceUri } from '../../manage/clients.ts';
+import { CONSOLE_CLIENT_ID, CONSOLE_PATH, issuerOrigin, manageApiResourceUri, prepareConsoleClient } from '../../manage/clients.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
-import { ConflictError } from '../../storage/ports.ts';
 import type { HttpDeps } from '../deps.ts';
 import { clearConsoleCookie, readConsoleCookie, setConsoleCookie } from './cookies.ts';
 
@@ -44,25 +43,15 @@ export function safeReturnTo(path: string): string {
 
 /**
  * Whether the console's client exists and is active: without it the authorization endpoint could
- * only show an error, so the console explains `gatehouse admin bootstrap` instead. When it (or the
- * API's client) names another origin than this server's issuer — a bootstrap run without the
- * server's settings while the server was running — this server's URIs are put in first, in one
- * unit of work (alignManagementClients; docs/decisions.md CO14), so the sign-in that follows works.
+ * only show an error, so the console explains `gatehouse admin bootstrap` instead. The use case
+ * (prepareConsoleClient, src/manage/clients.ts) first puts this server's URIs into the two
+ * management clients when they name another origin; that is logged here.
  */
 export async function consoleClientReady(deps: HttpDeps, log?: Pick<FastifyRequest['log'], 'info' | 'warn'>): Promise<boolean> {
-  const [client, api] = await Promise.all([deps.store.clients.get(CONSOLE_CLIENT_ID), deps.store.clients.get(MANAGE_API_CLIENT_ID)]);
-  if (client === undefined || !client.active) return false;
-  const now = deps.clock.now();
-  if (alignedWithIssuer(client, deps.config, now) !== undefined || (api !== undefined && alignedWithIssuer(api, deps.config, now) !== undefined)) {
-    try {
-      const changed = await alignManagementClients(deps, deps.config);
-      if (changed.length > 0) log?.info({ clients: changed, issuer: deps.config.issuer }, 'registered this issuer\'s URIs for the web console and the management API (they named another origin)');
-    } catch (error) {
-      // Another client holds the API's resource URI: the sign-in then shows the refusal's description.
-      if (!(error instanceof ConflictError)) throw error;
-      log?.warn({ err: error }, 'could not register this issuer\'s URIs for the web console and the management API');
-    }
-  }
+  const state = await prepareConsoleClient(deps, deps.config);
+  if (!state.ready) return false;
+  if (state.aligned.length > 0) log?.info({ clients: state.aligned, issuer: deps.config.issuer }, 'registered this issuer\'s URIs for the web console and the management API (they named another origin)');
+  if (state.conflict) log?.warn({ err: state.conflict }, 'could not register this issuer\'s URIs for the web console and the management API');
   return true;
 }
 

@@ -4,12 +4,12 @@
  * `errors[].field` (a JSON path such as `redirect_uris[0]`).
  */
 import type { FastifyError, FastifyRequest } from 'fastify';
+import { ConflictError, MissingReferenceError, OrganizationInUseError, PolicyInUseError, TreeShapeError } from '../../domain/errors.ts';
 import { PolicyDocumentError } from '../../domain/policy.ts';
 import { IdentityError, type IdentityErrorCode } from '../../identity/errors.ts';
 import { ClientIdIsUserId, ClientNotFound, InvalidClientMetadata } from '../../oauth/client-registration.ts';
 import { PayloadTooLarge, TemporarilyUnavailable } from '../../oauth/errors.ts';
 import { PolicyNotFound, PolicyRenamed } from '../../oauth/policy/manage.ts';
-import { ConflictError, MissingReferenceError, OrganizationInUseError, PolicyInUseError, TreeShapeError } from '../../storage/ports.ts';
 import { toOAuthError } from '../render/errors.ts';
 
 export interface FieldError {

@@ -28,7 +28,6 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Client } from '../../domain/client.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { corsOriginsOf } from '../../oauth/client-metadata.ts';
-import type { ClientStore } from '../../storage/ports.ts';
 
 /** How long a browser may cache a preflight answer (Access-Control-Max-Age; Chromium caps it at 7200 s). */
 export const CORS_MAX_AGE_SECONDS = 600;
@@ -42,20 +41,20 @@ export const CORS_MAX_AGE_SECONDS = 600;
 export const CORS_ORIGIN_SET_TTL_MS = 30_000;
 
 /**
- * The origins of every active client, read from the store at most once per CORS_ORIGIN_SET_TTL_MS
- * (concurrent readers share one read). Nothing in the server process changes clients (the CLI
+ * The origins of every active client (`load`: activeClientOrigins of src/oauth/cors-origins.ts),
+ * read at most once per CORS_ORIGIN_SET_TTL_MS (concurrent readers share one read). Nothing in the server process changes clients (the CLI
  * does), so there is no change event to listen for: the TTL is the invalidation.
  */
 export class CorsOriginSet {
   private origins: ReadonlySet<string> | undefined;
   private readAt = 0;
   private pending: Promise<ReadonlySet<string>> | undefined;
-  private readonly clients: Pick<ClientStore, 'list'>;
+  private readonly load: () => Promise<ReadonlySet<string>>;
   private readonly clock: Clock;
   private readonly ttlMs: number;
 
-  constructor(clients: Pick<ClientStore, 'list'>, clock: Clock, ttlMs = CORS_ORIGIN_SET_TTL_MS) {
-    this.clients = clients;
+  constructor(load: () => Promise<ReadonlySet<string>>, clock: Clock, ttlMs = CORS_ORIGIN_SET_TTL_MS) {
+    this.load = load;
     this.clock = clock;
     this.ttlMs = ttlMs;
   }
@@ -74,8 +73,7 @@ export class CorsOriginSet {
   }
 
   private async read(now: number): Promise<ReadonlySet<string>> {
-    const clients = await this.clients.list();
-    const origins = new Set(clients.filter((client) => client.active).flatMap(corsOriginsOf));
+    const origins = await this.load();
     this.origins = origins;
     this.readAt = now;
     return origins;

@@ -4,8 +4,8 @@
  * descending (docs/management-api.md, "Audit events"). Readers may list them: events carry
  * fingerprints, never a secret (src/observability/audit.ts).
  */
+import { pageOfAuditEvents, type AuditKey, type AuditRecord, type StoredActor } from '../../../manage/audit-events.ts';
 import { AUDIT_EVENT_NAMES, AUDIT_EVENTS, isAuditEventName } from '../../../observability/audit-catalog.ts';
-import type { AuditKey, AuditRecord } from '../../../storage/ports.ts';
 import { invalidField } from '../errors.ts';
 import { decodeCursor, pageQueryProperties, pageSchema, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageRoute } from '../route.ts';
@@ -108,23 +108,6 @@ function isAuditKey(key: unknown): key is AuditKey {
 
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
-interface StoredActor {
-  via: string;
-  caller?: string;
-  clientId?: string;
-  method?: string;
-}
-
-const actorOf = (record: AuditRecord) => (record.data as { actor?: StoredActor }).actor;
-
-/** The user ids a page of events names: subjects, and callers other than the CLI's operating-system account. */
-function userIdsOf(records: readonly AuditRecord[]): string[] {
-  return records.flatMap((record) => {
-    const caller = actorOf(record)?.via === 'cli' ? undefined : actorOf(record)?.caller;
-    return [record.userId, caller].filter((id): id is string => id !== undefined);
-  });
-}
-
 /**
  * The wire form (docs/management-api.md, "Audit events"): snake_case, the actor out of the data,
  * the people by id and, while they exist, by their current username (`usernames`, read for the
@@ -174,9 +157,7 @@ export const auditRoutes: ManageRoute[] = [
       const types = eventNames(query.type);
       const limit = query.limit as number;
       const before = decodeCursor(query.cursor, isAuditKey);
-      const rows = await deps.store.audit.page({ since, until, types, userId: query.user as string | undefined, clientId: query.client as string | undefined, before, limit: limit + 1 });
-      // One query names every person on the page (not one per row).
-      const usernames = await deps.store.users.usernames(userIdsOf(rows.slice(0, limit)));
+      const { events: rows, usernames } = await pageOfAuditEvents(deps, { since, until, types, userId: query.user as string | undefined, clientId: query.client as string | undefined, before, limit });
       return { body: toPage(rows, limit, (row) => ({ at: row.at, id: row.id }), (row) => auditEventView(row, usernames)) };
     },
   },

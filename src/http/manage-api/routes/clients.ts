@@ -7,10 +7,10 @@
  * lock every administrator out of the API they are using (docs/decisions.md MA5). The CLI still can.
  */
 import type { Client } from '../../../domain/client.ts';
+import { ConflictError } from '../../../domain/errors.ts';
 import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID, PROTECTED_CLIENT_IDS } from '../../../manage/clients.ts';
 import { GENERATED_KEYS } from '../../../oauth/client-metadata.ts';
 import { clientView, deleteClient, getClient, registerClient, rotateClientSecret, setClientActive, updateClient, type ClientRegistrationDeps } from '../../../oauth/client-registration.ts';
-import { ConflictError } from '../../../storage/ports.ts';
 import type { HttpDeps } from '../../deps.ts';
 import { badRequest, conflict } from '../errors.ts';
 import { listQuerySchema, pageSchema, stringKeyPage, toPage } from '../pagination.ts';

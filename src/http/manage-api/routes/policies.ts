@@ -4,9 +4,9 @@
  * events. A policy is its document as `gatehouse policy show` prints it, with `version`,
  * `created_at` and `updated_at` (and, for one policy, the `clients` that use it).
  */
+import { ConflictError, PolicyInUseError } from '../../../domain/errors.ts';
 import { policyDocumentJson, type Policy } from '../../../domain/policy.ts';
 import { createPolicy, deletePolicy, getPolicy, updatePolicy, type PolicyDeps } from '../../../oauth/policy/manage.ts';
-import { ConflictError, PolicyInUseError } from '../../../storage/ports.ts';
 import type { HttpDeps } from '../../deps.ts';
 import { conflict } from '../errors.ts';
 import { listQuerySchema, pageSchema, stringKeyPage, toPage } from '../pagination.ts';

@@ -5,16 +5,11 @@
  * reads the list (a reader too) sign in as the user.
  */
 import type { SsoSession } from '../../../domain/session.ts';
-import { fingerprint } from '../../../observability/audit.ts';
-import { sessionDeadline } from '../../../oauth/sessions.ts';
-import type { SessionPageKey } from '../../../storage/ports.ts';
+import { endSessionOfUser, pageOfUserSessions, sessionDeadline, type SessionPageKey } from '../../../oauth/sessions.ts';
 import { notFound } from '../errors.ts';
 import { decodeCursor, listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageRoute } from '../route.ts';
 import { isoTime, pageLimit, pathUser, uuidSchema } from './identity-shared.ts';
-
-/** What src/oauth/sessions.ts createSession makes: `_` and 40 hex characters. */
-const SESSION_INDEX = /^_[0-9a-f]{40}$/;
 
 export const sessionSchema: JsonSchema = {
   type: 'object',
@@ -66,9 +61,7 @@ export const sessionRoutes: ManageRoute[] = [
       const limit = pageLimit(call);
       const key = decodeCursor(call.query.cursor, isSessionKey);
       const after: SessionPageKey | undefined = key && { createdAt: key.c, sessionIndex: key.i };
-      const now = call.deps.clock.now();
-      const rows = await call.deps.store.sessions.pageOfUser(user.id, now, { after, limit: limit + 1 });
-      const clients = await call.deps.store.tokens.clientsOfSessions(user.id, rows.slice(0, limit).map((s) => s.sessionIndex), now);
+      const { sessions: rows, clients } = await pageOfUserSessions(call.deps, user.id, { after, limit });
       return { body: toPage(rows, limit, (s) => ({ c: s.createdAt, i: s.sessionIndex }), (s) => sessionView(s, clients.get(s.sessionIndex))) };
     },
   },
@@ -85,20 +78,7 @@ export const sessionRoutes: ManageRoute[] = [
     async handle(call) {
       const user = await pathUser(call);
       const sid = call.params.sid ?? '';
-      const now = call.deps.clock.now();
-      // The session's end, its codes and its tokens in one unit of work: a code redemption or a
-      // refresh overlapping it runs wholly before (its tokens are revoked here) or wholly after
-      // (it finds the code spent or the token revoked), as src/oauth/sessions.ts endSession.
-      const ended = !SESSION_INDEX.test(sid)
-        ? undefined
-        : await call.deps.store.transaction(async (tx) => {
-            const session = await tx.sessions.endOfUser(user.id, sid);
-            if (!session) return undefined;
-            await tx.codes.consumeBySession(session.sessionIndex, now);
-            return { session, revoked: await tx.tokens.revokeBySession(session, now) };
-          });
-      if (!ended) throw notFound(`user ${user.id} has no session ${JSON.stringify(sid.slice(0, 80))}`);
-      call.deps.audit.emit({ event: 'session.ended', userId: user.id, session: fingerprint(ended.session.sessionIndex), revoked: ended.revoked, actor: call.actor });
+      if (!(await endSessionOfUser(call.deps, call.actor, user.id, sid))) throw notFound(`user ${user.id} has no session ${JSON.stringify(sid.slice(0, 80))}`);
       return { status: 204 };
     },
   },

@@ -1,0 +1,12 @@
+/**
+ * The origins a cross-origin page may send a CORS preflight from (Fetch Standard §3.2): those of
+ * every active client (corsOriginsOf: its `allowed_cors_origins`, else the origins of its web
+ * redirect URIs). A preflight cannot name its client, so it is allowed for an origin of SOME
+ * active client; src/http/plugins/cors.ts caches this union (CorsOriginSet).
+ */
+import type { ClientStore } from '../storage/ports.ts';
+import { corsOriginsOf } from './client-metadata.ts';
+
+export async function activeClientOrigins(clients: Pick<ClientStore, 'list'>): Promise<ReadonlySet<string>> {
+  return new Set((await clients.list()).filter((client) => client.active).flatMap(corsOriginsOf));
+}
