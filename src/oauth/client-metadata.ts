@@ -46,13 +46,6 @@ export type ClientSettings = Pick<
   active: boolean | undefined;
 };
 
-// Moved by purpose (issue 23 item 3) and re-exported here only for the callers being rewritten at
-// the same time (the REST APIs' auth.ts, manage-api/routes/clients.ts, http/plugins/cors.ts): once
-// they import from the modules named, these lines go.
-export { allowedAudiences } from '../domain/client.ts';
-export { GENERATED_KEYS } from './client-metadata-keys.ts';
-export { corsOriginsOf } from './client-cors.ts';
-
 /** OIDC Registration §2 `application_type` values. */
 export const APPLICATION_TYPES = ['web', 'native'] as const;
 

@@ -5,7 +5,7 @@
  * active client; src/http/plugins/cors.ts caches this union (CorsOriginSet).
  */
 import type { ClientStore } from '../storage/ports.ts';
-import { corsOriginsOf } from './client-metadata.ts';
+import { corsOriginsOf } from './client-cors.ts';
 
 export async function activeClientOrigins(clients: Pick<ClientStore, 'list'>): Promise<ReadonlySet<string>> {
   return new Set((await clients.list()).filter((client) => client.active).flatMap(corsOriginsOf));

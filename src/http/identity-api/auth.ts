@@ -25,7 +25,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import { administratorGroups, type Authority } from '../../identity/administrators.ts';
 import { constantTimeEqual } from '../../lib/hash.ts';
-import { allowedAudiences } from '../../oauth/client-metadata.ts';
+import { allowedAudiences } from '../../domain/client.ts';
 import { checkPolicyAccess } from '../../oauth/policy/evaluate.ts';
 import { identityApiPolicyName } from '../../oauth/policy/identity-api.ts';
 import { checkApiAccount } from '../../oauth/throttling/api-account.ts';

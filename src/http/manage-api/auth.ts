@@ -18,7 +18,7 @@
  * (docs/decisions.md MA2).
  */
 import type { FastifyRequest } from 'fastify';
-import { allowedAudiences } from '../../oauth/client-metadata.ts';
+import { allowedAudiences } from '../../domain/client.ts';
 import { findLiveAccessToken } from '../../oauth/userinfo.ts';
 import type { Actor } from '../../observability/audit.ts';
 import { MANAGE_API_CLIENT_ID } from '../../manage/clients.ts';

@@ -9,7 +9,7 @@
  * `Access-Control-Allow-Credentials`: these endpoints take no cookies, so a browser never has a
  * reason to send them (docs/decisions.md, "CORS for single-page apps").
  *
- * Which origins, per client (client-metadata.ts, corsOriginsOf): its `allowed_cors_origins`, else
+ * Which origins, per client (oauth/client-cors.ts, corsOriginsOf): its `allowed_cors_origins`, else
  * the origins of its web redirect URIs.
  *
  * - A preflight (OPTIONS with Origin and Access-Control-Request-Method) cannot know the client: the
@@ -27,7 +27,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Client } from '../../domain/client.ts';
 import type { Clock } from '../../lib/clock.ts';
-import { corsOriginsOf } from '../../oauth/client-metadata.ts';
+import { corsOriginsOf } from '../../oauth/client-cors.ts';
 
 /** How long a browser may cache a preflight answer (Access-Control-Max-Age; Chromium caps it at 7200 s). */
 export const CORS_MAX_AGE_SECONDS = 600;
