@@ -6,16 +6,14 @@
  * Each test gets a database of its own, so counts are exact.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { AuthorizationCode, Token } from '../../src/domain/grant.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { cleanUp, GRACE_MS, REVOKED_RETENTION_MS, UNREDEEMED_CODE_GRACE_MS } from '../../src/oauth/cleanup.ts';
 import type { CodeCursor, Store } from '../../src/storage/ports.ts';
 import type { SqlStore } from '../../src/storage/sql/store.ts';
-import { storeLineOf } from '../helpers/cli.ts';
+import { runGatehouse, storeLineOf } from '../helpers/cli.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { aCode, aStoredSession, aToken, T0, withTestStore } from '../helpers/store.ts';
 
@@ -23,7 +21,6 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-const BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
 
 async function codeExists(store: SqlStore, code: AuthorizationCode): Promise<boolean> {
   const row = await store.database.db.selectFrom('authorization_codes').select('code_hash').where('code_hash', '=', code.codeHash).executeTakeFirst();
@@ -316,7 +313,7 @@ for (const kind of DATABASES) {
         await store.tokens.insertMany(Array.from({ length: 3 }, () => aToken({ createdAt: longAgo, expiresAt: longAgo + HOUR })));
         const live = aToken({ createdAt: Date.now(), expiresAt: Date.now() + HOUR });
         await store.tokens.insert(live);
-        const result = await run(['cleanup', '--json'], { GATEHOUSE_DATABASE_URL: harness.database.url });
+        const result = await runGatehouse(['cleanup', '--json'], { GATEHOUSE_DATABASE_URL: harness.database.url });
         assert.equal(result.stderr, storeLineOf({ GATEHOUSE_DATABASE_URL: harness.database.url }));
         assert.equal(result.code, 0);
         const report = JSON.parse(result.stdout) as Record<string, unknown>;
@@ -329,16 +326,4 @@ for (const kind of DATABASES) {
 
 function pick(report: { sessions: number; codes: number; tokens: number }): { sessions: number; codes: number; tokens: number } {
   return { sessions: report.sessions, codes: report.codes, tokens: report.tokens };
-}
-
-function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
 }

@@ -7,6 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { outputOf, type ChildOutput } from '../helpers/child-output.ts';
 import { freePort } from '../helpers/server.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
@@ -130,16 +131,8 @@ export async function startGatehouse(options: StartOptions): Promise<GatehousePr
 }
 
 /** Runs the `gatehouse` CLI to completion. */
-export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+export function runCli(args: string[], env: Record<string, string>): Promise<ChildOutput> {
+  return outputOf(spawn(process.execPath, [CLI, ...args], { env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 export interface Started {

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_HOME } from '../../src/config.ts';
+import { outputOf, type ChildOutput } from './child-output.ts';
 
 export function storeLineOf(env: Record<string, string | undefined>): string {
   const url = env.GATEHOUSE_DATABASE_URL;
@@ -17,22 +18,12 @@ export function storeLineOf(env: Record<string, string | undefined>): string {
 
 const BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type CliResult = ChildOutput;
 
 /** Runs `gatehouse ARGS` with PATH, a silent log and `env` only; `input` is its stdin (default empty). */
 export function runGatehouse(args: string[], env: Record<string, string>, input = ''): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'silent', ...env }, stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end(input);
-  });
+  const child = spawn(process.execPath, [BIN, ...args], { env: { PATH: process.env.PATH ?? '', GATEHOUSE_LOG_LEVEL: 'silent', ...env }, stdio: ['pipe', 'pipe', 'pipe'], timeout: 60_000 });
+  const output = outputOf(child);
+  child.stdin.end(input);
+  return output;
 }

@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { outputOf, type ChildOutput } from './child-output.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
 
@@ -12,14 +13,6 @@ const BIN = fileURLToPath(new URL('../../bin/gatehouse.js', import.meta.url));
 export const NPX_GATEHOUSE = `npx() { if [ "$1" = gatehouse ]; then shift; node ${JSON.stringify(BIN)} "$@"; else command npx "$@"; fi; }\n`;
 
 /** Runs `script` in bash with `flags` (`-euo pipefail` by default), PATH and `env` only, in `cwd`. */
-export function bash(script: string, cwd: string, env: Record<string, string>, flags = ['-euo', 'pipefail']): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', [...flags, '-c', script], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+export function bash(script: string, cwd: string, env: Record<string, string>, flags = ['-euo', 'pipefail']): Promise<ChildOutput> {
+  return outputOf(spawn('bash', [...flags, '-c', script], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }));
 }
