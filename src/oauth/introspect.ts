@@ -42,11 +42,12 @@ export async function introspect(deps: OAuthDeps, authorization: string | undefi
   if (token.kind === 'refresh_token' && token.clientId !== caller.clientId) return INACTIVE;
   // Split once: the policy's scope gate and the audiences read the same values.
   const scope = token.scope === '' ? [] : token.scope.split(' ');
-  const tokenAudiences = await scopeAudiences(deps.store.clients, scope);
   if (isClientToken(token)) {
-    return { active: true, ...clientTokenClaims(deps.config.issuer, token), aud: caller.clientId, scope: token.scope, client_id: token.clientId, token_type: token.kind, token_audiences: tokenAudiences };
+    return { active: true, ...clientTokenClaims(deps.config.issuer, token), aud: caller.clientId, scope: token.scope, client_id: token.clientId, token_type: token.kind, token_audiences: await scopeAudiences(deps.store.clients, scope) };
   }
   if (!user || user.status !== 'enabled') return INACTIVE;
+  // Read only for an answer that is active: an inactive one names no audience.
+  const tokenAudiences = await scopeAudiences(deps.store.clients, scope);
   return {
     active: true,
     ...userInfoClaims(deps.config.issuer, token, user),
