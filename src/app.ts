@@ -13,7 +13,8 @@ import { systemClock, type Clock } from './lib/clock.ts';
 import { cryptoRandom, type Random } from './lib/random.ts';
 import { scheduleCleanup } from './oauth/cleanup.ts';
 import { IDENTITY_API_POLICY, seedIdentityApiPolicy } from './oauth/policy/identity-api.ts';
-import { alignManagementClients } from './manage/clients.ts';
+import { alignManagementClients } from './manage/management-clients.ts';
+import { administration } from './manage/administration.ts';
 import { administratorGroups, markAdministratorGroups } from './identity/administrators.ts';
 import { RemoteJwks, type RemoteJwksOptions } from './adapters/remote-jwks.ts';
 import type { ClientAuthDeps, JwksFetcher } from './oauth/client-auth/method.ts';
@@ -148,7 +149,8 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     // What client-authentication methods verify with (src/oauth/client-auth/method.ts): built here, once.
     const jwks = runtime.jwks !== undefined && 'get' in runtime.jwks ? runtime.jwks : new RemoteJwks(clock, runtime.jwks as Partial<RemoteJwksOptions> | undefined);
     const clientAuth: ClientAuthDeps = { clock, issuer: config.issuer, jwks, assertions: store.assertions, keyEncryptionKey: config.keyEncryptionKey };
-    const deps: HttpDeps = { config: { ...config, theme }, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr], audit, clientAuth };
+    const admin = administration({ store, clock, random, audit, keyRing, settings: config });
+    const deps: HttpDeps = { config: { ...config, theme }, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr], audit, clientAuth, admin };
     const app = await buildHttpServer(deps, metrics ? { ...options, observeRequest: metrics.observeRequest.bind(metrics) } : options);
     toServerLog.attach(loggerAuditSink(auditLogger(app.log, config.logLevel)));
     storeLog.to = app.log.child({ component: 'audit-store' });

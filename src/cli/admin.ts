@@ -1,7 +1,7 @@
 /** `gatehouse admin …`: setting up the management API and the web console (docs/management-api.md). */
 import type { Command } from 'commander';
 import { bootstrap, emitBootstrapAudit } from '../manage/bootstrap.ts';
-import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../manage/clients.ts';
+import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../manage/management-clients.ts';
 import { resourceUrisOf } from '../domain/client.ts';
 import { cliActor, readStdinSecret, withStore } from './context.ts';
 import { printJson, printLine } from './output.ts';

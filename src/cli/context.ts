@@ -12,6 +12,7 @@ import { cryptoRandom, type Random } from '../lib/random.ts';
 import { noAudit, type Actor, type AuditSink } from '../observability/audit.ts';
 import { storeAuditSink, teeAuditSink } from '../observability/audit-store-sink.ts';
 import type { OAuthDeps } from '../oauth/deps.ts';
+import { administration, type Acting, type Administration } from '../manage/administration.ts';
 
 /** The store as the use cases see it (src/oauth/deps.ts): the CLI opens it through the composition root, openStore of src/app.ts. */
 type Store = OAuthDeps['store'];
@@ -45,6 +46,10 @@ export interface CliEnv {
    * (src/identity/administrators.ts).
    */
   authority: Authority;
+  /** The application layer's use cases (src/manage/administration.ts) over this command's store and audit sink. */
+  admin: Administration;
+  /** The operator as every use case takes them: the OS account (cliActor) with `authority`. */
+  acting: Acting;
 }
 
 /** The actor of the CLI's audit events: the operating-system account that ran the command. */
@@ -82,7 +87,7 @@ export function configNamingStore(): Config {
  */
 export async function withStore<T>(work: (env: CliEnv) => Promise<T>): Promise<T> {
   const config = configNamingStore();
-  const { openStore } = await import('../app.ts');
+  const { openStore, keyRingFor } = await import('../app.ts');
   let store: Store;
   try {
     store = await openStore(config, { create: false });
@@ -99,7 +104,10 @@ export async function withStore<T>(work: (env: CliEnv) => Promise<T>): Promise<T
   try {
     const { clients, users, organizations, groups, sessions, codes, tokens } = store;
     const deps = { clients, users, organizations, groups, sessions, codes, tokens, transaction: store.transaction, clock: systemClock, random: cryptoRandom, keyEncryptionKey: config.keyEncryptionKey, apiClientId: config.apiClientId };
-    return await work({ config, store, deps, audit: auditStore ? teeAuditSink(fileSink, auditStore) : fileSink, authority: { groups: administratorGroups(config), administrator: true } });
+    const audit = auditStore ? teeAuditSink(fileSink, auditStore) : fileSink;
+    const authority: Authority = { groups: administratorGroups(config), administrator: true };
+    const admin = administration({ store, clock: systemClock, random: cryptoRandom, audit, keyRing: keyRingFor(config, store), settings: config });
+    return await work({ config, store, deps, audit, authority, admin, acting: { actor: cliActor(), authority } });
   } finally {
     await auditStore?.flush();
     await store.close();

@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import type { Administration } from '../manage/administration.ts';
 import type { OAuthDeps } from '../oauth/deps.ts';
 import type { Theme } from './interaction/theme.ts';
 
@@ -6,4 +7,8 @@ import type { Theme } from './interaction/theme.ts';
 export type ServingConfig = Config & { readonly theme: Theme | undefined };
 
 /** Everything the HTTP layer is given by the composition root (src/app.ts). */
-export type HttpDeps = Omit<OAuthDeps, 'config'> & { config: ServingConfig };
+export type HttpDeps = Omit<OAuthDeps, 'config'> & {
+  config: ServingConfig;
+  /** The application layer's use cases (src/manage/administration.ts), built once. */
+  admin: Administration;
+};

@@ -4,6 +4,7 @@
  * usernames of the people it names, read for the whole page in one query (not one per event).
  */
 import type { AuditKey, AuditQuery, AuditRecord, Store } from '../storage/ports.ts';
+import type { AdministrationPorts } from './ports.ts';
 
 export type { AuditKey, AuditRecord };
 
@@ -33,4 +34,13 @@ export async function pageOfAuditEvents(deps: { store: Pick<Store, 'audit' | 'us
   const events = await deps.store.audit.page({ ...query, limit: query.limit + 1 });
   const usernames = await deps.store.users.usernames(userIdsOf(events.slice(0, query.limit)));
   return { events, usernames };
+}
+
+export interface AuditEventAdministration {
+  /** A page of the stored audit events, newest first, with the usernames they name (pageOfAuditEvents). */
+  page(query: AuditQuery): Promise<{ events: AuditRecord[]; usernames: Map<string, string> }>;
+}
+
+export function auditEventAdministration(ports: Pick<AdministrationPorts, 'store'>): AuditEventAdministration {
+  return { page: (query) => pageOfAuditEvents(ports, query) };
 }

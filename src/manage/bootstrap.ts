@@ -25,7 +25,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import type { Actor, AuditSink } from '../observability/audit.ts';
 import { ConflictError, type Store, type StoreTransaction } from '../storage/ports.ts';
-import { ensureManagementClientsIn } from './clients.ts';
+import { ensureManagementClientsIn } from './management-clients.ts';
 
 export interface BootstrapDeps {
   transaction: Store['transaction'];

@@ -18,7 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import type { User } from '../../src/domain/user.ts';
 import { consoleCookieName } from '../../src/http/console/cookies.ts';
-import { CONSOLE_PATH } from '../../src/manage/clients.ts';
+import { CONSOLE_PATH } from '../../src/manage/management-clients.ts';
 import { csrfTokenFor } from '../../src/http/console/csrf.ts';
 import { CONSOLE_PAGES } from '../../src/http/console/pages/index.ts';
 import type { SqlStore } from '../../src/storage/sql/store.ts';

@@ -11,7 +11,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { MANAGE_ROUTES } from '../../src/http/manage-api/routes/index.ts';
 import { encodeCursor } from '../../src/http/manage-api/pagination.ts';
-import { MANAGE_API_PATH } from '../../src/manage/clients.ts';
+import { MANAGE_API_PATH } from '../../src/manage/management-clients.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { manageTokens, type ManageTokens } from '../helpers/manage.ts';
 import { assertNoProcessFailures, assertSafeResponse, CONTENT_TYPES, encodePairs, fingerprint, fuzzParams, hostileString, installProcessHandlers, send, startFuzzTarget, targetOf, type FuzzTarget } from './harness.ts';

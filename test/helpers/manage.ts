@@ -13,7 +13,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Client } from '../../src/domain/client.ts';
 import type { User } from '../../src/domain/user.ts';
 import { hashSecret } from '../../src/lib/hash.ts';
-import { CONSOLE_CLIENT_ID, ensureManagementClients, MANAGE_API_CLIENT_ID, MANAGE_API_PATH } from '../../src/manage/clients.ts';
+import { CONSOLE_CLIENT_ID, ensureManagementClients, MANAGE_API_CLIENT_ID, MANAGE_API_PATH } from '../../src/manage/management-clients.ts';
 import { addUser } from './back-channel.ts';
 import { createTestClient } from './fixtures.ts';
 import type { RunningServer } from './server.ts';

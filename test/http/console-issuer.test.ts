@@ -15,7 +15,7 @@ import { loadConfig } from '../../src/config.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';
 import { bootstrap } from '../../src/manage/bootstrap.ts';
-import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../../src/manage/clients.ts';
+import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../../src/manage/management-clients.ts';
 import type { Store } from '../../src/storage/ports.ts';
 import { DATABASES, type TestDatabase, type TestDatabaseKind } from '../helpers/databases.ts';
 import { aClient } from '../helpers/store.ts';

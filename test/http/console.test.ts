@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { User } from '../../src/domain/user.ts';
-import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../../src/manage/clients.ts';
+import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../../src/manage/management-clients.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { browse, CookieJar, createTestClient, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
 import { ensureManagementSetup } from '../helpers/manage.ts';

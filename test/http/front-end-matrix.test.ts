@@ -14,7 +14,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { User } from '../../src/domain/user.ts';
 import { hashSecret } from '../../src/lib/hash.ts';
-import { CONSOLE_CLIENT_ID } from '../../src/manage/clients.ts';
+import { CONSOLE_CLIENT_ID } from '../../src/manage/management-clients.ts';
 import { addClient, basic, pkcePair, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
 import { runGatehouse, storeLineOf } from '../helpers/cli.ts';
 import { consoleSignIn } from '../helpers/console-signin.ts';

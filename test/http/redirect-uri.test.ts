@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '../../src/domain/client.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { CONSOLE_CLIENT_ID } from '../../src/manage/clients.ts';
+import { CONSOLE_CLIENT_ID } from '../../src/manage/management-clients.ts';
 import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, loginThroughForm, pkce } from '../helpers/fixtures.ts';
 import { assertCodeRedirect, assertErrorPage, assertLoginPage } from '../helpers/front-channel.ts';
 import { ensureManagementSetup } from '../helpers/manage.ts';

@@ -9,7 +9,7 @@ import { verifyPassword } from '../../src/identity/passwords.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';
 import { bootstrap } from '../../src/manage/bootstrap.ts';
-import { alignManagementClients, CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../../src/manage/clients.ts';
+import { alignManagementClients, CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../../src/manage/management-clients.ts';
 import type { Store } from '../../src/storage/ports.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { openTestStore, T0, type TestStore } from '../helpers/store.ts';

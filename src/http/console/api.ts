@@ -9,7 +9,7 @@
  * API's routes.
  */
 import type { FastifyInstance } from 'fastify';
-import { MANAGE_API_PATH } from '../../manage/clients.ts';
+import { MANAGE_API_PATH } from '../../manage/management-clients.ts';
 
 /** A field error of an RFC 9457 problem (`errors[]`), as the management API names it. */
 export interface ApiFieldError {

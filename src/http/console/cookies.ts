@@ -17,7 +17,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
-import { CONSOLE_PATH } from '../../manage/clients.ts';
+import { CONSOLE_PATH } from '../../manage/management-clients.ts';
 
 type CookieConfig = Pick<Config, 'secureCookies'>;
 

@@ -21,7 +21,7 @@ import { consoleClientReady, finishSignIn, safeReturnTo, signOut, startSignIn } 
 import { setFlash, takeFlash, type Flash } from './flash.ts';
 import { BOOTSTRAP_COMMAND, bootstrapCommandFor, PASSWORD_PLACEHOLDER } from './setup-command.ts';
 import { CONSOLE_CSS, CONSOLE_JS, renderConsole, sendConsolePage } from './views.ts';
-import { CONSOLE_PATH, issuerOrigin } from '../../manage/clients.ts';
+import { CONSOLE_PATH, issuerOrigin } from '../../manage/management-clients.ts';
 import { OAuthError } from '../../oauth/errors.ts';
 import { BODY_LIMIT, useFormParser } from '../plugins/limits.ts';
 

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { verifyOwnJwt } from '../../crypto/jwt.ts';
 import { constantTimeEqual } from '../../lib/hash.ts';
-import { CONSOLE_CLIENT_ID, CONSOLE_PATH, issuerOrigin, manageApiResourceUri, prepareConsoleClient } from '../../manage/clients.ts';
+import { CONSOLE_CLIENT_ID, CONSOLE_PATH, issuerOrigin, manageApiResourceUri, prepareConsoleClient } from '../../manage/management-clients.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import type { HttpDeps } from '../deps.ts';
 import { clearConsoleCookie, readConsoleCookie, setConsoleCookie } from './cookies.ts';
@@ -44,7 +44,7 @@ export function safeReturnTo(path: string): string {
 /**
  * Whether the console's client exists and is active: without it the authorization endpoint could
  * only show an error, so the console explains `gatehouse admin bootstrap` instead. The use case
- * (prepareConsoleClient, src/manage/clients.ts) first puts this server's URIs into the two
+ * (prepareConsoleClient, src/manage/management-clients.ts) first puts this server's URIs into the two
  * management clients when they name another origin; that is logged here.
  */
 export async function consoleClientReady(deps: HttpDeps, log?: Pick<FastifyRequest['log'], 'info' | 'warn'>): Promise<boolean> {

@@ -89,6 +89,7 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: ApiRoute[]): 
           path: requestPath(request),
           actor: actorOf(request),
           authority: () => callerAuthority(deps, request),
+          acting: async () => ({ actor: actorOf(request), authority: await callerAuthority(deps, request) }),
         });
         return sendResult(reply, request, result);
       },

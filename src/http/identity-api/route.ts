@@ -4,6 +4,7 @@
  * openapi.ts publishes it, so the served routes and the document cannot drift apart.
  */
 import type { Authority } from '../../identity/administrators.ts';
+import type { Acting } from '../../manage/acting.ts';
 import type { Actor } from '../../observability/audit.ts';
 import type { HttpDeps } from '../deps.ts';
 import { invalidArguments, sizeLimitExceeded } from './errors.ts';
@@ -24,6 +25,8 @@ export interface ApiCall {
   actor: Actor;
   /** Whether the caller acts as a management administrator, for the use cases that change users and groups (auth.ts `callerAuthority`). */
   authority(): Promise<Authority>;
+  /** Who acts, as the application layer's use cases take it (src/manage/acting.ts): `actor` and `authority()`. */
+  acting(): Promise<Acting>;
 }
 
 export interface ApiResponseDoc {

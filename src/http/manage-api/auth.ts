@@ -21,7 +21,7 @@ import type { FastifyRequest } from 'fastify';
 import { allowedAudiences } from '../../domain/client.ts';
 import { findLiveAccessToken } from '../../oauth/userinfo.ts';
 import type { Actor } from '../../observability/audit.ts';
-import { MANAGE_API_CLIENT_ID } from '../../manage/clients.ts';
+import { MANAGE_API_CLIENT_ID } from '../../manage/management-clients.ts';
 import type { HttpDeps } from '../deps.ts';
 import { forbidden, ManageProblem } from './errors.ts';
 import type { ManageCaller } from './route.ts';

@@ -4,7 +4,7 @@
  * Served without authentication at `/manage/api/v1/openapi.json`.
  */
 import type { Config } from '../../config.ts';
-import { MANAGE_API_PATH, manageApiResourceUri } from '../../manage/clients.ts';
+import { MANAGE_API_PATH, manageApiResourceUri } from '../../manage/management-clients.ts';
 import { declaredParameters, errorAnswers, openApiPath, openApiSchema } from '../openapi.ts';
 import type { JsonSchema, ManageRoute } from './route.ts';
 

@@ -6,7 +6,8 @@
  */
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { MANAGE_API_PATH } from '../../manage/clients.ts';
+import { administratorGroups } from '../../identity/administrators.ts';
+import { MANAGE_API_PATH } from '../../manage/management-clients.ts';
 import type { HttpDeps } from '../deps.ts';
 import { actorOf, authenticateManager } from './auth.ts';
 import { badRequest, forbidden, MANAGE_BODY_LIMIT, ManageProblem, toProblem } from './errors.ts';
@@ -115,6 +116,7 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: readonly Mana
           body: request.body,
           actor: actorOf(caller),
           caller,
+          acting: { actor: actorOf(caller), authority: { groups: administratorGroups(deps.config), administrator: caller.role === 'admin' } },
         });
         reply.code(result.status ?? 200);
         if (result.headers) reply.headers(result.headers);

@@ -4,6 +4,7 @@
  * (routes/index.ts) with Fastify and openapi.ts publishes the same table, so the served routes and
  * the document cannot drift apart. docs/management-api.md.
  */
+import type { Acting } from '../../manage/acting.ts';
 import type { Actor } from '../../observability/audit.ts';
 import type { HttpDeps } from '../deps.ts';
 
@@ -33,6 +34,8 @@ export interface ManageCall {
   /** Who the audit events of a change name (`via: 'manage-api'`). */
   actor: Actor;
   caller: ManageCaller;
+  /** Who acts, as the application layer's use cases take it (src/manage/acting.ts): `actor` and the caller's authority. */
+  acting: Acting;
 }
 
 export interface ManageResult {

@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import type { User } from '../../../src/domain/user.ts';
 import { cryptoRandom } from '../../../src/lib/random.ts';
 import { bootstrap } from '../../../src/manage/bootstrap.ts';
-import { ensureManagementClients, MANAGE_API_CLIENT_ID } from '../../../src/manage/clients.ts';
+import { ensureManagementClients, MANAGE_API_CLIENT_ID } from '../../../src/manage/management-clients.ts';
 import { openSqlStore } from '../../../src/storage/sql/store.ts';
 import { addUser } from '../../helpers/back-channel.ts';
 import { DATABASES, type TestDatabase } from '../../helpers/databases.ts';

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { User } from '../../../src/domain/user.ts';
-import { MANAGE_API_CLIENT_ID } from '../../../src/manage/clients.ts';
+import { MANAGE_API_CLIENT_ID } from '../../../src/manage/management-clients.ts';
 import { addUser, basic, postForm } from '../../helpers/back-channel.ts';
 import { DATABASES } from '../../helpers/databases.ts';
 import { createTestClient } from '../../helpers/fixtures.ts';

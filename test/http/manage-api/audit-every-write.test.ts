@@ -18,7 +18,7 @@ import { MANAGE_ROUTES } from '../../../src/http/manage-api/routes/index.ts';
 import type { ManageRoute } from '../../../src/http/manage-api/route.ts';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { hashSecret } from '../../../src/lib/hash.ts';
-import { CONSOLE_CLIENT_ID } from '../../../src/manage/clients.ts';
+import { CONSOLE_CLIENT_ID } from '../../../src/manage/management-clients.ts';
 import type { AuditEvent } from '../../../src/observability/audit.ts';
 import { AuditCapture } from '../../helpers/audit.ts';
 import { addClient, addUser } from '../../helpers/back-channel.ts';

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../../src/lib/clock.ts';
-import { CONSOLE_CLIENT_ID } from '../../../src/manage/clients.ts';
+import { CONSOLE_CLIENT_ID } from '../../../src/manage/management-clients.ts';
 import type { AuditEvent } from '../../../src/observability/audit.ts';
 import { addClient, basic, postForm } from '../../helpers/back-channel.ts';
 import { DATABASES } from '../../helpers/databases.ts';

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../../../src/manage/clients.ts';
+import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../../../src/manage/management-clients.ts';
 import { AuditCapture } from '../../helpers/audit.ts';
 import { basic, postForm } from '../../helpers/back-channel.ts';
 import { DATABASES } from '../../helpers/databases.ts';

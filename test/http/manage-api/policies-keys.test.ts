@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { CONSOLE_CLIENT_ID } from '../../../src/manage/clients.ts';
+import { CONSOLE_CLIENT_ID } from '../../../src/manage/management-clients.ts';
 import { AuditCapture } from '../../helpers/audit.ts';
 import { DATABASES } from '../../helpers/databases.ts';
 import { manageCall, manageTokens, type ManageTokens } from '../../helpers/manage.ts';

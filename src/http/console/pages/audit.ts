@@ -3,7 +3,7 @@
  * type (a name or a `family.*`), user and client, paged with the API's cursor. The filters are a
  * GET form: the page changes nothing and its URL can be shared.
  */
-import { CONSOLE_PATH } from '../../../manage/clients.ts';
+import { CONSOLE_PATH } from '../../../manage/management-clients.ts';
 import { field, formErrors, type ConsolePage } from '../page.ts';
 import { ensureOk } from '../api.ts';
 import { formatTime, PAGE_SIZE, type Page } from './shared.ts';

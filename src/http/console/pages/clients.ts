@@ -13,7 +13,7 @@ import { GRANT_TYPES_SUPPORTED } from '../../../oauth/grants/registry.ts';
 import { ACCESS_TOKEN_FORMATS } from '../../../protocol/constants.ts';
 import { registrationDefaults } from '../../../oauth/client-metadata.ts';
 import { ensureOk, segment } from '../api.ts';
-import { CONSOLE_PATH } from '../../../manage/clients.ts';
+import { CONSOLE_PATH } from '../../../manage/management-clients.ts';
 import { fill, type ConsoleMessageKey, type ConsoleMessages, type Locale } from '../i18n.ts';
 import { field, formErrors, fieldValues, lines, renderDocumentForm, submitDocument, type ConsolePage, type DocumentForm, type PageCall } from '../page.ts';
 import { formatTime, listQuery, pager, PAGE_SIZE, type Page } from './shared.ts';

@@ -1,5 +1,5 @@
 /** The overview: who is signed in with which role, how many of each thing there are, and the discovery URL. */
-import { CONSOLE_PATH, issuerOrigin } from '../../../manage/clients.ts';
+import { CONSOLE_PATH, issuerOrigin } from '../../../manage/management-clients.ts';
 import type { ConsolePage, PageCall } from '../page.ts';
 import { fill, type ConsoleMessageKey } from '../i18n.ts';
 

@@ -1,6 +1,6 @@
 /** Signing keys (docs/console.md, "Signing keys"): the key ring's public side, and rotation after a confirmation. */
 import type { ConsolePage } from '../page.ts';
-import { CONSOLE_PATH } from '../../../manage/clients.ts';
+import { CONSOLE_PATH } from '../../../manage/management-clients.ts';
 import { formatTime, type Page } from './shared.ts';
 
 type KeyView = { kid: string; alg: string; status: string; created_at?: string; activates_at?: string; retires_at?: string };

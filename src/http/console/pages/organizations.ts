@@ -4,7 +4,7 @@
  */
 import type { FastifyReply } from 'fastify';
 import { ensureOk, segment } from '../api.ts';
-import { CONSOLE_PATH } from '../../../manage/clients.ts';
+import { CONSOLE_PATH } from '../../../manage/management-clients.ts';
 import { fill } from '../i18n.ts';
 import { field, formErrors, type ConsolePage, type PageCall } from '../page.ts';
 import { confirmedChange, formatTime, listQuery, pager, PAGE_SIZE, type Page } from './shared.ts';

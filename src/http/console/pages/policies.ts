@@ -4,7 +4,7 @@
  * delete after a confirmation.
  */
 import { segment } from '../api.ts';
-import { CONSOLE_PATH } from '../../../manage/clients.ts';
+import { CONSOLE_PATH } from '../../../manage/management-clients.ts';
 import { fill } from '../i18n.ts';
 import { renderDocumentForm, submitDocument, type ConsolePage, type DocumentForm, type PageCall } from '../page.ts';
 import { formatTime, listQuery, pager, PAGE_SIZE, type Page } from './shared.ts';

@@ -1,5 +1,5 @@
 /** Helpers the list pages share: `?q=` and `?cursor=` in, search box and pager data out. */
-import { CONSOLE_PATH } from '../../../manage/clients.ts';
+import { CONSOLE_PATH } from '../../../manage/management-clients.ts';
 import type { FastifyReply } from 'fastify';
 import { field, type ConsolePage, type PageCall } from '../page.ts';
 

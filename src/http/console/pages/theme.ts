@@ -11,7 +11,7 @@
 import { UI_LOCALES } from '../../../oauth/discovery.ts';
 import { PREVIEW_DISPLAYS, renderThemePreview, type PreviewDisplay } from '../../interaction/theme-preview.ts';
 import { THEME_COLORS, type ThemeLocale } from '../../interaction/theme.ts';
-import { CONSOLE_PATH } from '../../../manage/clients.ts';
+import { CONSOLE_PATH } from '../../../manage/management-clients.ts';
 import { fill } from '../i18n.ts';
 import { field, type ConsolePage } from '../page.ts';
 

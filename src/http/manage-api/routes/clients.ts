@@ -8,7 +8,7 @@
  */
 import type { Client } from '../../../domain/client.ts';
 import { ConflictError } from '../../../domain/errors.ts';
-import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID, PROTECTED_CLIENT_IDS } from '../../../manage/clients.ts';
+import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID, PROTECTED_CLIENT_IDS } from '../../../manage/management-clients.ts';
 import { GENERATED_KEYS } from '../../../oauth/client-metadata-keys.ts';
 import { clientView, deleteClient, getClient, registerClient, rotateClientSecret, setClientActive, updateClient, type ClientRegistrationDeps } from '../../../oauth/client-registration.ts';
 import type { HttpDeps } from '../../deps.ts';

@@ -10,7 +10,7 @@ import { normalizeUsername } from '../../../domain/user.ts';
 import { addMember, createGroup, deleteGroup, getGroup, removeMember } from '../../../identity/groups.ts';
 import { notFound } from '../errors.ts';
 import { listQuerySchema, pageSchema, toPage } from '../pagination.ts';
-import { MANAGE_API_PATH } from '../../../manage/clients.ts';
+import { MANAGE_API_PATH } from '../../../manage/management-clients.ts';
 import type { JsonSchema, ManageRoute } from '../route.ts';
 import { callerAuthority, isoTime, pageLimit, pageSearch, pathUser, stringCursor, text, uuidSchema } from './identity-shared.ts';
 

@@ -11,7 +11,7 @@ import { createOrganization, getOrganization } from '../../../identity/organizat
 import { isUuid } from '../../../lib/uuid.ts';
 import { notFound } from '../errors.ts';
 import { decodeCursor, listQuerySchema, pageSchema, toPage } from '../pagination.ts';
-import { MANAGE_API_PATH } from '../../../manage/clients.ts';
+import { MANAGE_API_PATH } from '../../../manage/management-clients.ts';
 import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
 import { attributeChangesSchema, attributesSchema, isoTime, nullableText, pageLimit, pageSearch, text, uuidSchema } from './identity-shared.ts';
 

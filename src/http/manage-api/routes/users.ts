@@ -10,7 +10,7 @@ import { groupsOfUser } from '../../../identity/groups.ts';
 import { updateUser, type UserChanges } from '../../../identity/user-changes.ts';
 import { createUser, deleteUser, setPassword, setStatus } from '../../../identity/users.ts';
 import { listQuerySchema, pageSchema, toPage } from '../pagination.ts';
-import { MANAGE_API_PATH } from '../../../manage/clients.ts';
+import { MANAGE_API_PATH } from '../../../manage/management-clients.ts';
 import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
 import {
   attributeChangesSchema,

@@ -1,0 +1,51 @@
+/**
+ * The application layer (docs/architecture.md, "Layers"): the administrative use cases of every
+ * resource, bound once to their ports by the composition root (src/app.ts; the CLI's `withStore`).
+ * Every front end (CLI, identity API, management API and through it the console) calls these and
+ * holds no rule of its own: a use case takes who acts (acting.ts), runs the rules and the unit of
+ * work of its change, emits its audit event, and throws the same refusal whoever asks, which each
+ * front end renders in its own wire format.
+ */
+import type { AdministrationPorts } from './ports.ts';
+import { userAdministration, type UserAdministration } from './users.ts';
+import { groupAdministration, type GroupAdministration } from './groups.ts';
+import { organizationAdministration, type OrganizationAdministration } from './organizations.ts';
+import { clientAdministration, type ClientAdministration } from './clients.ts';
+import { policyAdministration, type PolicyAdministration } from './policies.ts';
+import { keyAdministration, type KeyAdministration } from './keys.ts';
+import { sessionAdministration, type SessionAdministration } from './sessions.ts';
+import { consentAdministration, type ConsentAdministration } from './consents.ts';
+import { auditEventAdministration, type AuditEventAdministration } from './audit-events.ts';
+import { registrationTokenAdministration, type RegistrationTokenAdministration } from './registration-tokens.ts';
+
+export type { Acting } from './acting.ts';
+export type { AdministrationPorts } from './ports.ts';
+
+export interface Administration {
+  users: UserAdministration;
+  groups: GroupAdministration;
+  organizations: OrganizationAdministration;
+  clients: ClientAdministration;
+  policies: PolicyAdministration;
+  keys: KeyAdministration;
+  sessions: SessionAdministration;
+  consents: ConsentAdministration;
+  registrationTokens: RegistrationTokenAdministration;
+  auditEvents: AuditEventAdministration;
+}
+
+/** Every resource's use cases over the same ports. */
+export function administration(ports: AdministrationPorts): Administration {
+  return {
+    users: userAdministration(ports),
+    groups: groupAdministration(ports),
+    organizations: organizationAdministration(ports),
+    clients: clientAdministration(ports),
+    policies: policyAdministration(ports),
+    keys: keyAdministration(ports),
+    sessions: sessionAdministration(ports),
+    consents: consentAdministration(ports),
+    registrationTokens: registrationTokenAdministration(ports),
+    auditEvents: auditEventAdministration(ports),
+  };
+}
