@@ -1,14 +1,12 @@
 import type { SsoSession } from '../../domain/session.ts';
 import type { UserProfile } from '../../domain/user.ts';
-import { fingerprint } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { LoginRequired } from '../errors.ts';
-import { createSession, findSession } from '../sessions.ts';
 import { policyRefusal } from './authorize.ts';
 import { needsConsent } from './consent.ts';
 import { issueCode } from './issue-code.ts';
 import type { AuthorizationRequest, RedirectTarget } from './request.ts';
-import { checkPasswordLogin } from './verify-credentials.ts';
+import { checkPasswordLogin, startBrowserSession } from './verify-credentials.ts';
 
 export type LoginOutcome =
   | { type: 'code'; target: RedirectTarget; code: string; cookieValue: string }
@@ -42,14 +40,10 @@ export async function loginWithPassword(
     const check = await checkPasswordLogin(deps, { username: credentials.username, password: credentials.password, clientId, ip, via: 'login_form' });
     if (check.type !== 'ok') return check;
     const user = check.user;
-    // One browser, one session: a new login ends the session it replaces (its tokens stay valid;
-    // only logout revokes them).
-    // Unless the hint named someone else: then the login changes nothing (OIDC Core §3.1.2.1).
+    // A new login replaces the browser's session (startBrowserSession), unless the hint named
+    // someone else: then the login changes nothing (OIDC Core §3.1.2.1).
     if (request.hintedSubject !== undefined && request.hintedSubject !== user.id) return hintMismatch(deps, request, user, ip);
-    const previous = await findSession(deps, previousCookie);
-    if (previous) await deps.store.sessions.end(previous.idHash);
-    const { cookieValue, session } = await createSession(deps, { userId: user.id, amr: ['pwd'], acr: request.acr });
-    deps.audit.emit({ event: 'login.succeeded', userId: user.id, username: user.username, clientId, session: fingerprint(session.sessionIndex), ip });
+    const { cookieValue, session } = await startBrowserSession(deps, { user, clientId, acr: request.acr, ip }, previousCookie);
     const refused = await policyRefusal(deps, request, user.id);
     if (refused?.type === 'denied') return { type: 'denied', request, cookieValue };
     if (refused) return { ...refused, cookieValue };

@@ -1,8 +1,9 @@
 import type { UserProfile } from '../../domain/user.ts';
 import { dummyVerify, hashPassword, needsRehash, verifyPassword } from '../../identity/passwords.ts';
-import type { LoginFailureReason } from '../../observability/audit.ts';
+import { fingerprint, type LoginFailureReason } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { isLookupKey } from '../lookup-key.ts';
+import { createSession, findSession, type NewSession } from '../sessions.ts';
 import { passwordAbandoned, passwordFailed, passwordSucceeded, reservePasswordAttempt } from '../throttling/password-attempts.ts';
 
 /** Longer input is no username we could have; it is still answered after a verification's time. */
@@ -50,7 +51,11 @@ export async function verifyCredentials(deps: Pick<OAuthDeps, 'store' | 'clock'>
   return { ok: true, user: credentials.user, passwordHash: credentials.passwordHash };
 }
 
-/** Where a password was typed: the login form, or a client's resource owner password grant (RFC 6749 §4.3). */
+/**
+ * Where a password was typed: a browser's sign-in form (the authorization endpoint's login page,
+ * or the device flow's user-code page, RFC 8628 §3.3), or a client's resource owner password
+ * grant (RFC 6749 §4.3).
+ */
 export type PasswordLoginVia = 'login_form' | 'password_grant';
 
 export interface PasswordLoginAttempt {
@@ -66,8 +71,10 @@ export interface PasswordLoginAttempt {
 export type PasswordLogin = { type: 'ok'; user: UserProfile; passwordHash: string } | { type: 'failed' } | { type: 'throttled'; retryAfter: number };
 
 /**
- * The one credential-verification step of every password sign-in: the login form and the
- * password grant both call it, so both get exactly the same throttle, lockout and audit. The
+ * The one credential-verification step of every password sign-in: the login form, the device
+ * flow's user-code page and the password grant all call it, so all get exactly the same checks,
+ * throttle, lockout and audit (issue 23: a rule added here, such as a second factor, holds for
+ * every way in). The
  * attempt is reserved before the password is checked (src/oauth/throttling/password-attempts.ts:
  * concurrent guesses cannot all pass a check made before any of them failed), under the login
  * form's counters — a guess through the grant counts against the same username, address and pair
@@ -96,4 +103,29 @@ export async function checkPasswordLogin(deps: OAuthDeps, attempt: PasswordLogin
   }
   await passwordSucceeded(deps, reservation);
   return { type: 'ok', user: check.user, passwordHash: check.passwordHash };
+}
+
+export interface BrowserSignIn {
+  /** The user checkPasswordLogin answered `ok` for. */
+  user: UserProfile;
+  /** The client the user signs in to (for the audit event). */
+  clientId: string;
+  /** The acr the authorization request asked for and got (choose-acr.ts); none on the device page. */
+  acr?: string | undefined;
+  ip: string | undefined;
+}
+
+/**
+ * A browser's password sign-in, once checkPasswordLogin answered `ok`: the login form and the
+ * device flow's user-code page share it. One browser, one session: the new SSO session
+ * (`amr: ["pwd"]`, RFC 8176 §2) replaces the browser's previous one, which ends (its tokens stay
+ * valid; only logout revokes them); then `login.succeeded` names the new session.
+ */
+export async function startBrowserSession(deps: Pick<OAuthDeps, 'config' | 'store' | 'clock' | 'random' | 'audit'>, signIn: BrowserSignIn, previousCookie: string | undefined): Promise<NewSession> {
+  const { user, clientId, ip } = signIn;
+  const previous = await findSession(deps, previousCookie);
+  if (previous) await deps.store.sessions.end(previous.idHash);
+  const started = await createSession(deps, { userId: user.id, amr: ['pwd'], acr: signIn.acr });
+  deps.audit.emit({ event: 'login.succeeded', userId: user.id, username: user.username, clientId, session: fingerprint(started.session.sessionIndex), ip });
+  return started;
 }

@@ -15,10 +15,8 @@ import { fingerprint } from '../../observability/audit.ts';
 import type { RateBudget } from '../../storage/ports.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { checkPolicyAccess } from '../policy/evaluate.ts';
-import { createSession, findSession } from '../sessions.ts';
 import { addressGroup, counterKey } from '../throttling/keys.ts';
-import { passwordAbandoned, passwordFailed, passwordSucceeded, reservePasswordAttempt } from '../throttling/password-attempts.ts';
-import { verifyCredentials } from '../authorize/verify-credentials.ts';
+import { checkPasswordLogin, startBrowserSession } from '../authorize/verify-credentials.ts';
 import { normaliseUserCode } from './user-code.ts';
 
 /** A pending device authorization and the client that asked for it: what the confirmation page shows. */
@@ -65,33 +63,18 @@ export async function lookUpUserCode(deps: OAuthDeps, typed: string, ip: string 
 export type DeviceSignIn = { type: 'signed_in'; session: SsoSession; cookieValue: string } | { type: 'failed' } | { type: 'throttled'; retryAfter: number };
 
 /**
- * The user-code page's sign-in: the login form's rules exactly (src/oauth/authorize/login.ts):
- * the password throttle reserves the attempt before the password is checked, the same audit
- * events name the device's client, and a success starts a new SSO session replacing the browser's.
+ * The user-code page's sign-in: the login form's own steps (src/oauth/authorize/login.ts), not a
+ * copy of them — checkPasswordLogin (throttle reserved before the password is checked, the user's
+ * status, lockout, `login.failed`/`login.throttled`), then startBrowserSession (the new SSO
+ * session replaces the browser's, `login.succeeded`), with the device's client in the events. A
+ * rule added to the password sign-in therefore holds here too (issue 23).
  */
 export async function signInForDevice(deps: OAuthDeps, device: PendingDevice, credentials: { username: string; password: string }, previousCookie: string | undefined, ip?: string): Promise<DeviceSignIn> {
   const clientId = device.client.clientId;
-  const gate = await reservePasswordAttempt(deps, { kind: 'login', username: credentials.username, ip });
-  if (!gate.open) {
-    deps.audit.emit({ event: 'login.throttled', by: gate.by, retryAfter: gate.retryAfter, clientId, ip });
-    return { type: 'throttled', retryAfter: gate.retryAfter };
-  }
-  const { reservation } = gate;
-  const check = await verifyCredentials(deps, credentials.username, credentials.password).catch(async (error: unknown) => {
-    await passwordAbandoned(deps, reservation).catch(() => undefined);
-    throw error;
-  });
-  if (!check.ok) {
-    const account = check.user === undefined ? {} : { userId: check.user.id, username: check.user.username };
-    deps.audit.emit({ event: 'login.failed', reason: check.reason, ...account, clientId, ip });
-    const retryAfter = await passwordFailed(deps, reservation, { ...account, clientId });
-    return retryAfter > 0 ? { type: 'throttled', retryAfter } : { type: 'failed' };
-  }
-  await passwordSucceeded(deps, reservation);
-  const previous = await findSession(deps, previousCookie);
-  if (previous) await deps.store.sessions.end(previous.idHash);
-  const { cookieValue, session } = await createSession(deps, { userId: check.user.id, amr: ['pwd'] });
-  deps.audit.emit({ event: 'login.succeeded', userId: check.user.id, username: check.user.username, clientId, session: fingerprint(session.sessionIndex), ip });
+  // The user-code page's form is a browser's login form: its events carry no `via`, as before.
+  const check = await checkPasswordLogin(deps, { username: credentials.username, password: credentials.password, clientId, ip, via: 'login_form' });
+  if (check.type !== 'ok') return check;
+  const { session, cookieValue } = await startBrowserSession(deps, { user: check.user, clientId, ip }, previousCookie);
   return { type: 'signed_in', session, cookieValue };
 }
 
