@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { storeReady } from '../oauth/readiness.ts';
 import type { HttpDeps } from './deps.ts';
 
 const READY_TIMEOUT_MS = 2000;
@@ -15,7 +16,7 @@ export async function healthRoutes(app: FastifyInstance, deps: HttpDeps): Promis
   app.get('/health/ready', async (request, reply) => {
     reply.header('cache-control', 'no-store');
     try {
-      await withTimeout(deps.store.ping(), READY_TIMEOUT_MS);
+      await withTimeout(storeReady(deps), READY_TIMEOUT_MS);
     } catch (error) {
       request.log.warn({ err: error }, 'store not ready');
       return reply.code(503).send({ status: 'unavailable' });

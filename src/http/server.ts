@@ -80,7 +80,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   await app.register(async (scope) => logoutRoutes(scope, deps));
   await app.register(async (scope) => statusRoutes(scope, deps));
   // One cached set of the active clients' browser origins for every CORS preflight (plugins/cors.ts).
-  const corsOrigins = new CorsOriginSet(() => activeClientOrigins(deps.store.clients), deps.clock);
+  const corsOrigins = new CorsOriginSet(() => activeClientOrigins(deps), deps.clock);
   await app.register(async (scope) => tokenRoutes(scope, deps, corsOrigins));
   await app.register(async (scope) => userInfoRoutes(scope, deps, corsOrigins));
   await app.register(async (scope) => identityApiRoutes(scope, deps));

@@ -4,9 +4,9 @@
  * redirect URIs). A preflight cannot name its client, so it is allowed for an origin of SOME
  * active client; src/http/plugins/cors.ts caches this union (CorsOriginSet).
  */
-import type { ClientStore } from '../storage/ports.ts';
 import { corsOriginsOf } from './client-cors.ts';
+import type { OAuthDeps } from './deps.ts';
 
-export async function activeClientOrigins(clients: Pick<ClientStore, 'list'>): Promise<ReadonlySet<string>> {
-  return new Set((await clients.list()).filter((client) => client.active).flatMap(corsOriginsOf));
+export async function activeClientOrigins(deps: Pick<OAuthDeps, 'store'>): Promise<ReadonlySet<string>> {
+  return new Set((await deps.store.clients.list()).filter((client) => client.active).flatMap(corsOriginsOf));
 }

@@ -3,9 +3,8 @@ import type { SsoSession } from '../../domain/session.ts';
 import { type AuthorizationRequest, carriedFields } from '../../oauth/authorize/request.ts';
 import { releasedClaimNames } from '../../oauth/claims.ts';
 import { clientNameFor, logoUriOf } from '../../oauth/client-display.ts';
+import { consentPageFacts, type ScopeServers } from '../../oauth/confirmation-facts.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
-import { policyClaimNames } from '../../oauth/policy/evaluate.ts';
-import { audiencesByValue } from '../../oauth/scope.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { HttpDeps } from '../deps.ts';
 import { formActionSource, imageSource } from '../plugins/security-headers.ts';
@@ -57,11 +56,8 @@ export async function sendConsentPage(
   const logoSource = logoUri?.startsWith('https://') ? imageSource(logoUri) : undefined;
   // The policy's claims (issue 13 item 1) are read here, the one place all three callers (the
   // authorization endpoint, the login form, the consent answer) pass through.
-  const [user, described, extraClaims] = await Promise.all([
-    deps.store.users.getProfile(session.userId),
-    describeScope(deps, authorization.scope, locale, t, t.consentScopeNames),
-    policyClaimNames(deps.store, authorization.client, session.userId, authorization.scope),
-  ]);
+  const facts = await consentPageFacts(deps, authorization.client, session.userId, authorization.scope);
+  const described = describeScope(facts.servers, authorization.scope, locale, t, t.consentScopeNames);
   const html = renderView('consent', {
     lang: locale,
     t,
@@ -72,9 +68,9 @@ export async function sendConsentPage(
     logoUri: logoSource === undefined ? undefined : logoUri,
     logoAlt: t.consentLogoAlt.replace('{client}', () => clientName),
     scopes: described.scopes,
-    claims: consentClaims(authorization.scope, extraClaims).map((name) => plain(t.claimNames, name)),
+    claims: consentClaims(authorization.scope, facts.policyClaims).map((name) => plain(t.claimNames, name)),
     audiences: described.audiences,
-    username: user?.username ?? '',
+    username: facts.username ?? '',
     message: options.expired ? t.consentExpired : undefined,
     base: deps.config.issuerPath,
     theme: deps.config.theme,
@@ -103,18 +99,17 @@ function plain(names: Messages['consentScopeNames'] | Messages['scopeNames'] | M
 }
 
 /**
- * A granted scope in the page's words (the consent page; the device confirmation): `scopes`, what
+ * A granted scope in the page's words (the consent page; the device confirmation), from its
+ * resource servers as read by src/oauth/confirmation-facts.ts: `scopes`, what
  * it lets the client do — the OIDC values from `names`, and each resource server's declared value
  * (docs/decisions.md RS7) as that server's name and the value (`consentResourceScope`), since only
  * the API knows what its value means — and `audiences`, the names of the resource servers it asks
  * for (their client_ids when they have vanished). A value that asks for a server itself (its
  * client_id) is named among the audiences alone.
  */
-export async function describeScope(deps: HttpDeps, scope: readonly string[], locale: ReturnType<typeof chooseLocale>, t: Messages, names: Messages['consentScopeNames'] | Messages['scopeNames']): Promise<{ scopes: string[]; audiences: string[] }> {
-  const audienceOf = await audiencesByValue(deps.store.clients, scope);
-  const ids = [...new Set(audienceOf.values())];
-  const clients = await Promise.all(ids.map((id) => deps.store.clients.get(id)));
-  const serverNames = new Map(ids.map((id, i) => [id, clients[i] === undefined ? id : clientNameFor(clients[i], locale)]));
+export function describeScope(resourceServers: ScopeServers, scope: readonly string[], locale: ReturnType<typeof chooseLocale>, t: Messages, names: Messages['consentScopeNames'] | Messages['scopeNames']): { scopes: string[]; audiences: string[] } {
+  const { audienceOf, servers } = resourceServers;
+  const serverNames = new Map([...servers].map(([id, client]) => [id, client === undefined ? id : clientNameFor(client, locale)]));
   const scopes = scope.flatMap((value) => {
     const audience = audienceOf.get(value);
     if (audience === undefined) return [plain(names, value)];

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { clientNameFor } from '../../oauth/client-display.ts';
+import { confirmationFacts } from '../../oauth/confirmation-facts.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { formatUserCode } from '../../oauth/device/user-code.ts';
 import { decideDevice, lookUpUserCode, signInForDevice, type PendingDevice } from '../../oauth/device/verification.ts';
@@ -163,7 +164,8 @@ async function sendConfirmPage(request: FastifyRequest, reply: FastifyReply, dep
   const { locale, t } = texts(request, deps);
   const scope = device.authorization.scope === '' ? [] : device.authorization.scope.split(' ');
   // The consent page's words: a resource server's declared value with the server's name, the servers by name.
-  const [user, described] = await Promise.all([deps.store.users.getProfile(userId), describeScope(deps, scope, locale, t, t.scopeNames)]);
+  const facts = await confirmationFacts(deps, userId, scope);
+  const described = describeScope(facts.servers, scope, locale, t, t.scopeNames);
   const html = renderView('device-confirm', {
     base: deps.config.issuerPath,
     theme: deps.config.theme,
@@ -174,7 +176,7 @@ async function sendConfirmPage(request: FastifyRequest, reply: FastifyReply, dep
     clientName: clientNameFor(device.client, locale),
     scopes: [...described.scopes, ...described.audiences],
     userCode: formatUserCode(device.authorization.userCode),
-    username: user?.username ?? '',
+    username: facts.username ?? '',
     action,
     csrfToken: csrfToken(request, reply, deps),
   });

@@ -1,8 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Client } from '../../domain/client.ts';
-import { CLIENT_AUTH_METHODS } from '../../oauth/client-auth/registry.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { deviceAuthorizationEndpoint } from '../../oauth/device/device-authorization.ts';
+import { clientNamedBy } from '../../oauth/cors-clients.ts';
 import { introspect } from '../../oauth/introspect.ts';
 import { revoke } from '../../oauth/revoke.ts';
 import { tokenEndpoint } from '../../oauth/token-endpoint.ts';
@@ -10,7 +9,6 @@ import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { useClientCors, type CorsOriginSet } from '../plugins/cors.ts';
 import { formBody, requireFormBody } from '../plugins/form-only.ts';
-import { isLookupKey } from '../../oauth/lookup-key.ts';
 import { jsonErrorHandler } from '../render/errors.ts';
 
 /** Token (RFC 6749 §3.2), introspection (RFC 7662), revocation (RFC 7009) and device authorization (RFC 8628 §3.1): form in, JSON out. */
@@ -24,7 +22,7 @@ export async function tokenRoutes(app: FastifyInstance, deps: HttpDeps, corsOrig
   const base = deps.config.issuerPath;
   // Browser single-page apps redeem codes, refresh and revoke from their own origin (plugins/cors.ts);
   // introspection is for resource servers, which are not browsers: no CORS.
-  const clientOf = async (request: FastifyRequest) => namedClient(deps, request);
+  const clientOf = async (request: FastifyRequest) => clientNamedBy(deps, { authorization: request.headers.authorization, body: formBody(request) });
   useClientCors(app, corsOrigins, [
     { url: `${base}${ENDPOINT_PATHS.token}`, methods: ['POST'], headers: ['Authorization', 'Content-Type'], clientOf },
     { url: `${base}${ENDPOINT_PATHS.revocation}`, methods: ['POST'], headers: ['Authorization', 'Content-Type'], clientOf },
@@ -48,17 +46,4 @@ export async function tokenRoutes(app: FastifyInstance, deps: HttpDeps, corsOrig
       handler: async (_request, reply) => reply.code(405).header('allow', 'POST').send({ error: 'invalid_request', error_description: `The ${name} endpoint accepts only POST.` }),
     });
   }
-}
-
-/**
- * The registered client a token or revocation request names, as the client-auth method that
- * recognises the request reads it (client_id, the Basic user name, …): on success, the client that
- * authenticated. Undefined when the request names none or its credentials cannot be read.
- */
-async function namedClient(deps: HttpDeps, request: FastifyRequest): Promise<Client | undefined> {
-  const authRequest = { authorization: request.headers.authorization, body: formBody(request) };
-  const method = CLIENT_AUTH_METHODS.find((candidate) => candidate.detect(authRequest));
-  const clientId = method?.present(authRequest).clientId;
-  if (clientId === undefined || !isLookupKey(clientId)) return undefined;
-  return deps.store.clients.get(clientId);
 }

@@ -4,13 +4,12 @@ import { InvalidRequest } from '../../oauth/errors.ts';
 import { param } from '../../oauth/params.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { userInfo } from '../../oauth/userinfo.ts';
+import { clientOfAccessToken, registeredClient } from '../../oauth/cors-clients.ts';
 import type { Client } from '../../domain/client.ts';
-import { hashSecret } from '../../lib/hash.ts';
 import type { HttpDeps } from '../deps.ts';
 import { useClientCors, type CorsOriginSet } from '../plugins/cors.ts';
 import type { RawParams } from '../params.ts';
 import { bearerChallenge, toOAuthError } from '../render/errors.ts';
-import { MAX_TOKEN_LENGTH } from '../../oauth/issue-tokens.ts';
 
 /** UserInfo (OIDC Core §5.3) with the bearer token in the header, or in a form body on POST (RFC 6750 §2.2). */
 export async function userInfoRoutes(app: FastifyInstance, deps: HttpDeps, corsOrigins: CorsOriginSet): Promise<void> {
@@ -41,12 +40,10 @@ const answeredFor = new WeakMap<FastifyRequest, string>();
 /** The registered client the request's access token was issued to, if the token is known (any state: the answer says whether it is live). */
 async function tokenClient(deps: HttpDeps, request: FastifyRequest): Promise<Client | undefined> {
   const answered = answeredFor.get(request);
-  if (answered !== undefined) return deps.store.clients.get(answered);
+  if (answered !== undefined) return registeredClient(deps, answered);
   // Refused (the token unknown, expired, revoked…): read it for its client, as the answer did not.
   const token = bearerToken(request);
-  if (token === undefined || token.length > MAX_TOKEN_LENGTH) return undefined;
-  const found = await deps.store.tokens.find(hashSecret(token));
-  return found ? deps.store.clients.get(found.clientId) : undefined;
+  return token === undefined ? undefined : clientOfAccessToken(deps, token);
 }
 
 /** The bearer token from `Authorization: Bearer` (scheme case-insensitive) or the POST body; both at once is invalid_request (RFC 6750 §2). */
