@@ -17,6 +17,7 @@ import { isKnownMetadataKey } from './client-metadata-keys.ts';
 import { ClientNotFound, InvalidClientMetadata, clientView, registerClient, updateClient, type ClientRegistrationDeps } from './client-registration.ts';
 import { InvalidClientMetadataError, InvalidRedirectUri, InvalidSoftwareStatement, InvalidToken, type OAuthError } from './errors.ts';
 import { isLookupKey } from './lookup-key.ts';
+import type { OAuthDeps } from './deps.ts';
 
 /** 32 random bytes: 256 bits (RFC 6749 §10.10), like every other token gatehouse issues. */
 const TOKEN_BYTES = 32;
@@ -143,6 +144,23 @@ export interface DynamicRegistrationDeps extends ClientRegistrationDeps {
    * client may ask for shorter tokens, never longer ones (decision DR11).
    */
   maxAccessTokenTtl: number;
+}
+
+/**
+ * The registration endpoints' narrow dependencies, made once from the protocol core's by their
+ * route group (src/http/public/registration.ts), so that the HTTP layer names no store.
+ */
+export function dynamicRegistrationDeps(deps: Pick<OAuthDeps, 'store' | 'clock' | 'random' | 'config'>): DynamicRegistrationDeps {
+  return {
+    clients: deps.store.clients,
+    registrations: deps.store.registrations,
+    transaction: deps.store.transaction,
+    clock: deps.clock,
+    random: deps.random,
+    keyEncryptionKey: deps.config.keyEncryptionKey,
+    apiClientId: deps.config.apiClientId,
+    maxAccessTokenTtl: deps.config.accessTokenTtl,
+  };
 }
 
 /** RFC 6750 §3.1: no token at all; the challenge then carries no error attribute. */

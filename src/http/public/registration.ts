@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
-import { deleteDynamicClient, readDynamicClient, registerDynamicClient, replaceDynamicClient, TokenRequired, type DynamicRegistrationDeps } from '../../oauth/dynamic-registration.ts';
+import { deleteDynamicClient, dynamicRegistrationDeps, readDynamicClient, registerDynamicClient, replaceDynamicClient, TokenRequired } from '../../oauth/dynamic-registration.ts';
 import { InvalidClientMetadataError, InvalidToken, type OAuthError } from '../../oauth/errors.ts';
 import type { Actor } from '../../observability/audit.ts';
 import { clientAddress } from '../client-address.ts';
@@ -27,16 +27,7 @@ export async function registrationRoutes(app: FastifyInstance, deps: HttpDeps): 
     if (containsNul(request.body)) throw new InvalidClientMetadataError('Values must not contain NUL characters.');
   });
 
-  const useCases: DynamicRegistrationDeps = {
-    clients: deps.store.clients,
-    registrations: deps.store.registrations,
-    transaction: deps.store.transaction,
-    clock: deps.clock,
-    random: deps.random,
-    keyEncryptionKey: deps.config.keyEncryptionKey,
-    apiClientId: deps.config.apiClientId,
-    maxAccessTokenTtl: deps.config.accessTokenTtl,
-  };
+  const useCases = dynamicRegistrationDeps(deps);
   const path = `${deps.config.issuerPath}${ENDPOINT_PATHS.registration}`;
   const clientUri = (clientId: string) => `${deps.config.issuer}${ENDPOINT_PATHS.registration}/${encodeURIComponent(clientId)}`;
   const dcr = (clientId: string): Actor => ({ via: 'dcr', clientId });
