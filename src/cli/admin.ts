@@ -1,9 +1,8 @@
 /** `gatehouse admin …`: setting up the management API and the web console (docs/management-api.md). */
 import type { Command } from 'commander';
 import { bootstrap, emitBootstrapAudit } from '../manage/bootstrap.ts';
-import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../manage/management-clients.ts';
 import { resourceUrisOf } from '../domain/client.ts';
-import { cliActor, readStdinSecret, withStore } from './context.ts';
+import { readStdinSecret, withStore } from './context.ts';
 import { printJson, printLine } from './output.ts';
 
 interface BootstrapFlags {
@@ -29,10 +28,10 @@ export function registerAdminCommands(program: Command): void {
       withStore(async (env) => {
         const password = flags.passwordStdin ? await readStdinSecret() : undefined;
         const result = await bootstrap(env.deps, env.config, { username: flags.username, password, email: flags.email });
-        emitBootstrapAudit(env.audit, result, env.config, cliActor());
+        emitBootstrapAudit(env.audit, result, env.config, env.acting.actor);
         // Where the console and the API are, as the store has them: a server that ran puts its own
         // issuer's URIs there (docs/decisions.md CO14), whatever issuer this command was given.
-        const [consoleClient, apiClient] = await Promise.all([env.store.clients.get(CONSOLE_CLIENT_ID), env.store.clients.get(MANAGE_API_CLIENT_ID)]);
+        const { console: consoleClient, api: apiClient } = await env.admin.clients.managementClients();
         const consoleUrl = consoleClient?.postLogoutRedirectUris[0];
         const apiUrl = apiClient === undefined ? undefined : resourceUrisOf(apiClient)[0];
         if (flags.json) {

@@ -1,4 +1,8 @@
-/** `gatehouse client …`: register and manage OAuth clients. */
+/**
+ * `gatehouse client …`: register and manage OAuth clients through the client use cases of the
+ * application layer (src/manage/clients.ts), which run the rules — the protected management
+ * clients included (docs/decisions.md MA5a) — and emit the audit events with the operator as actor.
+ */
 import { Option, type Command } from 'commander';
 import type { Client } from '../domain/client.ts';
 import type { ClientAuthSetup } from '../oauth/client-auth/method.ts';
@@ -6,17 +10,8 @@ import { authMethodsFor, authSigningAlgsFor, CLIENT_AUTH_METHOD_NAMES, CLIENT_AU
 import { ACCESS_TOKEN_FORMATS, SIGNING_ALGS } from '../protocol/constants.ts';
 import { APPLICATION_TYPES, clientWarnings } from '../oauth/client-metadata.ts';
 import { GRANT_TYPES_SUPPORTED } from '../oauth/grants/registry.ts';
-import {
-  clientView,
-  deleteClient,
-  getClient,
-  listClients,
-  registerClient,
-  rotateClientSecret,
-  setClientActive,
-  updateClient,
-} from '../oauth/client-registration.ts';
-import { cliActor, readJsonFile, UsageError, wholeNumber, withStore } from './context.ts';
+import { clientView } from '../oauth/client-view.ts';
+import { readJsonFile, UsageError, wholeNumber, withStore } from './context.ts';
 import { printFields, printJson, printLine, printTable } from './output.ts';
 
 interface MetadataFlags {
@@ -162,8 +157,7 @@ export function registerClientCommands(program: Command, clientAuth: ClientAuthS
     .option('--inactive', 'register it deactivated')
     .action((flags: MetadataFlags & JsonFlag & { inactive?: boolean }) =>
       withStore(async (env) => {
-        const { client, clientSecret } = await registerClient(env.deps, await metadataFrom(flags), flags.inactive ? { active: false } : {});
-        env.audit.emit({ event: 'client.created', clientId: client.clientId, authorizationPolicy: client.authorizationPolicy ?? null, actor: cliActor() });
+        const { client, clientSecret } = await env.admin.clients.create(env.acting, await metadataFrom(flags), flags.inactive ? { active: false } : {});
         warn(client);
         show(client, clientSecret, flags.json);
       }),
@@ -175,7 +169,7 @@ export function registerClientCommands(program: Command, clientAuth: ClientAuthS
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag) =>
       withStore(async (env) => {
-        const clients = await listClients(env.deps);
+        const clients = await env.admin.clients.list();
         if (flags.json) return printJson(clients.map(clientView));
         printTable(
           ['CLIENT_ID', 'ACTIVE', 'AUTH', 'NAME', 'REDIRECT_URIS'],
@@ -190,13 +184,12 @@ export function registerClientCommands(program: Command, clientAuth: ClientAuthS
     .description("show a client's metadata")
     .argument('<client_id>')
     .option('--json', 'print JSON only')
-    .action((clientId: string, flags: JsonFlag) => withStore(async (env) => show(await getClient(env.deps, clientId), undefined, flags.json)));
+    .action((clientId: string, flags: JsonFlag) => withStore(async (env) => show(await env.admin.clients.get(clientId), undefined, flags.json)));
 
   withMetadataOptions(client.command('update').description('change a client: given values replace the registered ones').argument('<client_id>'), clientAuth)
     .action((clientId: string, flags: MetadataFlags & JsonFlag) =>
       withStore(async (env) => {
-        const { client, clientSecret } = await updateClient(env.deps, clientId, await metadataFrom(flags));
-        env.audit.emit({ event: 'client.updated', clientId: client.clientId, authorizationPolicy: client.authorizationPolicy ?? null, actor: cliActor() });
+        const { client, clientSecret } = await env.admin.clients.update(env.acting, clientId, await metadataFrom(flags));
         warn(client);
         show(client, clientSecret, flags.json);
       }),
@@ -209,8 +202,7 @@ export function registerClientCommands(program: Command, clientAuth: ClientAuthS
     .option('--json', 'print JSON only')
     .action((clientId: string, flags: JsonFlag) =>
       withStore(async (env) => {
-        const { client, clientSecret } = await rotateClientSecret(env.deps, clientId);
-        env.audit.emit({ event: 'client.secret_rotated', clientId: client.clientId, actor: cliActor() });
+        const { client, clientSecret } = await env.admin.clients.rotateSecret(env.acting, clientId);
         if (flags.json) return printJson({ client_id: client.clientId, client_secret: clientSecret });
         printFields([
           ['client_id', client.clientId],
@@ -227,8 +219,7 @@ export function registerClientCommands(program: Command, clientAuth: ClientAuthS
       .option('--json', 'print JSON only')
       .action((clientId: string, flags: JsonFlag) =>
         withStore(async (env) => {
-          const updated = await setClientActive(env.deps, clientId, active);
-          env.audit.emit({ event: 'client.status_changed', clientId: updated.clientId, active, actor: cliActor() });
+          const updated = await env.admin.clients.setActive(env.acting, clientId, active);
           if (flags.json) return printJson(clientView(updated));
           printLine(`Client ${updated.clientId} is ${active ? 'active' : 'inactive'}.`);
         }),
@@ -242,8 +233,7 @@ export function registerClientCommands(program: Command, clientAuth: ClientAuthS
     .option('--json', 'print JSON only')
     .action((clientId: string, flags: JsonFlag) =>
       withStore(async (env) => {
-        await deleteClient(env.deps, clientId);
-        env.audit.emit({ event: 'client.deleted', clientId, actor: cliActor() });
+        await env.admin.clients.delete(env.acting, clientId);
         if (flags.json) return printJson({ client_id: clientId, deleted: true });
         printLine(`Deleted client ${clientId}.`);
       }),

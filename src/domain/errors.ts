@@ -61,3 +61,17 @@ export class PolicyInUseError extends Error {
     this.name = 'PolicyInUseError';
   }
 }
+
+/**
+ * A change that would lock every administrator out: deleting or deactivating the management API's
+ * own client or the web console's (src/manage/management-clients.ts, PROTECTED_CLIENT_IDS;
+ * docs/decisions.md MA5a). Refused whoever acts, in every front end.
+ */
+export class ProtectedClientError extends Error {
+  readonly clientId: string;
+  constructor(clientId: string, message: string) {
+    super(message);
+    this.name = 'ProtectedClientError';
+    this.clientId = clientId;
+  }
+}

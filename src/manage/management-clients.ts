@@ -16,7 +16,7 @@
  */
 import type { Config } from '../config.ts';
 import type { Client } from '../domain/client.ts';
-import { ConflictError } from '../domain/errors.ts';
+import { ConflictError, ProtectedClientError } from '../domain/errors.ts';
 import type { Clock } from '../lib/clock.ts';
 import { parseClientMetadata } from '../oauth/client-metadata.ts';
 import type { Store, StoreTransaction } from '../storage/ports.ts';
@@ -35,8 +35,23 @@ export const MANAGE_API_PATH = '/manage/api/v1';
  */
 export const CONSOLE_PATH = '/manage';
 
-/** The clients the API refuses to delete or deactivate: that would lock every administrator out (docs/decisions.md MA5). */
+/**
+ * The clients nobody may delete or deactivate, whoever acts and through whichever front end: that
+ * would lock every administrator out of the management API and the console (docs/decisions.md
+ * MA5, MA5a). `gatehouse admin bootstrap` creates them where missing; nothing needs them gone.
+ */
 export const PROTECTED_CLIENT_IDS: readonly string[] = [MANAGE_API_CLIENT_ID, CONSOLE_CLIENT_ID];
+
+/**
+ * Refuses deleting or deactivating a protected client with ProtectedClientError, one message for
+ * every front end. Decided by the client_id alone, before the unit of work: a protected client is
+ * refused whether or not it exists (before the bootstrap, or already inactive).
+ */
+export function refuseProtectedClientChange(clientId: string, change: 'deleting' | 'deactivating'): void {
+  if (!PROTECTED_CLIENT_IDS.includes(clientId)) return;
+  const which = clientId === MANAGE_API_CLIENT_ID ? "the management API's own client" : "the web console's client";
+  throw new ProtectedClientError(clientId, `${clientId} is ${which}: ${change} it would lock every administrator out.`);
+}
 
 /** The issuer's origin, `https://sso.example.com` for the issuer `https://sso.example.com/uas`. */
 export function issuerOrigin(config: Pick<Config, 'issuer'>): string {

@@ -17,6 +17,8 @@ import { isKnownMetadataKey } from './client-metadata-keys.ts';
 import { ClientNotFound, InvalidClientMetadata, clientView, registerClient, updateClient, type ClientRegistrationDeps } from './client-registration.ts';
 import { InvalidClientMetadataError, InvalidRedirectUri, InvalidSoftwareStatement, InvalidToken, type OAuthError } from './errors.ts';
 import { isLookupKey } from './lookup-key.ts';
+import type { OAuthDeps } from './deps.ts';
+import type { Actor, AuditSink } from '../observability/audit.ts';
 
 /** 32 random bytes: 256 bits (RFC 6749 §10.10), like every other token gatehouse issues. */
 const TOKEN_BYTES = 32;
@@ -138,6 +140,8 @@ export function parseDuration(raw: string): number | undefined {
 
 export interface DynamicRegistrationDeps extends ClientRegistrationDeps {
   registrations: RegistrationStore;
+  /** Where each change emits its audit event, after its unit of work commits; the actor is the client itself (`via: 'dcr'`). */
+  audit: AuditSink;
   /**
    * The server's access-token lifetime (GATEHOUSE_ACCESS_TOKEN_TTL, seconds): a self-registered
    * client may ask for shorter tokens, never longer ones (decision DR11).
@@ -145,10 +149,28 @@ export interface DynamicRegistrationDeps extends ClientRegistrationDeps {
   maxAccessTokenTtl: number;
 }
 
+/**
+ * The registration endpoints' narrow dependencies, made once from the protocol core's by their
+ * route group (src/http/public/registration.ts), so that the HTTP layer names no store.
+ */
+export function dynamicRegistrationDeps(deps: Pick<OAuthDeps, 'store' | 'clock' | 'random' | 'config' | 'audit'>): DynamicRegistrationDeps {
+  return {
+    audit: deps.audit,
+    clients: deps.store.clients,
+    registrations: deps.store.registrations,
+    transaction: deps.store.transaction,
+    clock: deps.clock,
+    random: deps.random,
+    keyEncryptionKey: deps.config.keyEncryptionKey,
+    apiClientId: deps.config.apiClientId,
+    maxAccessTokenTtl: deps.config.accessTokenTtl,
+  };
+}
+
 /** RFC 6750 §3.1: no token at all; the challenge then carries no error attribute. */
 export class TokenRequired extends InvalidToken {}
 
-/** The Client Information Response (RFC 7591 §3.2.1 with RFC 7592 §3), and what the HTTP layer audits. */
+/** The Client Information Response (RFC 7591 §3.2.1 with RFC 7592 §3), and the client it describes. */
 export interface ClientInformation {
   client: Client;
   response: Record<string, unknown>;
@@ -159,14 +181,16 @@ export interface ClientInformation {
  * invalid_token before any metadata error), the metadata next (400), and the token's use is spent
  * in the unit of work that inserts the client and its registration access token, by one
  * conditional write: a registration that fails spends nothing, and concurrent ones never spend
- * more uses than there are. Returns the spent token's id for the audit trail.
+ * more uses than there are. Audited as `client.registered` (naming the spent token and the
+ * request's address `ip`) and `client.created`.
  */
 export async function registerDynamicClient(
   deps: DynamicRegistrationDeps,
   initialAccessToken: string | undefined,
   body: unknown,
   clientUri: (clientId: string) => string,
-): Promise<ClientInformation & { initialAccessTokenId: string }> {
+  ip: string | undefined,
+): Promise<ClientInformation> {
   if (initialAccessToken === undefined) throw new TokenRequired('Registration needs an initial access token (Authorization: Bearer).');
   const tokenHash = hashSecret(initialAccessToken);
   const found = await deps.registrations.findInitialAccessToken(tokenHash);
@@ -188,7 +212,15 @@ export async function registerDynamicClient(
       },
     }),
   );
-  return { client, initialAccessTokenId: spent!.id, response: clientInformation(client, clientSecret, registrationAccessToken, clientUri(client.clientId)) };
+  const actor = dcr(client.clientId);
+  deps.audit.emit({ event: 'client.registered', clientId: client.clientId, initialAccessTokenId: spent!.id, actor, ip });
+  deps.audit.emit({ event: 'client.created', clientId: client.clientId, authorizationPolicy: null, actor });
+  return { client, response: clientInformation(client, clientSecret, registrationAccessToken, clientUri(client.clientId)) };
+}
+
+/** The actor of a registered client's own changes (docs/authorization.md, "Dynamic client registration"). */
+function dcr(clientId: string): Actor {
+  return { via: 'dcr', clientId };
 }
 
 /** RFC 7592 §2.1: the client's registration, for the holder of its registration access token. */
@@ -213,15 +245,17 @@ export async function replaceDynamicClient(deps: DynamicRegistrationDeps, client
       return replacement(current, body, deps.maxAccessTokenTtl);
     }),
   );
+  deps.audit.emit({ event: 'client.updated', clientId, authorizationPolicy: client.authorizationPolicy ?? null, actor: dcr(clientId) });
   return { client, response: clientInformation(client, clientSecret, token, clientUri) };
 }
 
 /** RFC 7592 §2.3: deletes the client (its tokens, consents and registration access token go with it). */
-export async function deleteDynamicClient(deps: Pick<DynamicRegistrationDeps, 'transaction'>, clientId: string, token: string | undefined): Promise<void> {
+export async function deleteDynamicClient(deps: Pick<DynamicRegistrationDeps, 'transaction' | 'audit'>, clientId: string, token: string | undefined): Promise<void> {
   await deps.transaction(async (tx) => {
     await checkRegistrationToken(tx.registrations, clientId, token);
     if (!(await tx.clients.delete(clientId))) throw invalidRegistrationToken();
   });
+  deps.audit.emit({ event: 'client.deleted', clientId, actor: dcr(clientId) });
 }
 
 /**

@@ -14,7 +14,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { User } from '../../src/domain/user.ts';
 import { hashSecret } from '../../src/lib/hash.ts';
-import { CONSOLE_CLIENT_ID } from '../../src/manage/management-clients.ts';
+import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../../src/manage/management-clients.ts';
 import { addClient, basic, pkcePair, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
 import { runGatehouse, storeLineOf } from '../helpers/cli.ts';
 import { consoleSignIn } from '../helpers/console-signin.ts';
@@ -50,9 +50,50 @@ interface Ctx {
 }
 
 /**
- * The matrix. Every rule is refused or done alike in every front end that has the operation;
- * the one intended exception is explained in its cell (the CLI and protected clients, below).
+ * The protected management clients' row: one rule whoever acts, the operator's shell included
+ * (docs/decisions.md MA5a): `gatehouse admin bootstrap` re-creates them, and nothing needs them gone or off.
  */
+const PROTECTED_CLIENTS: Rule['row'] = {
+  cli: 'refused',
+  'identity API': { na: 'the identity API manages users and organizations, never clients' },
+  'management API': 'refused',
+  console: 'refused',
+};
+
+/**
+ * Deactivating or deleting a protected client, the same attempt through each front end: `cli
+ * client <action> ID`, `POST /clients/ID/deactivate` or `DELETE /clients/ID`, the console's form.
+ * Whatever the outcome, the client is put back through the store: a broken rule must not break the
+ * next cells.
+ */
+function protectedClientRule(action: 'deactivate' | 'delete', clientId: string, which: string): Rule {
+  const change = action === 'delete' ? 'deleting' : 'deactivating';
+  return {
+    name: `protected clients: ${change} ${which}`,
+    row: PROTECTED_CLIENTS,
+    async attempt(ctx, via, expected) {
+      const admin = await anAdministrator(ctx);
+      const store = ctx.server.gatehouse.store;
+      try {
+        await expectOutcome(ctx, via, expected, {
+          cli: ['client', action, clientId],
+          manage: action === 'delete' ? { method: 'DELETE', path: `/clients/${clientId}`, actor: admin, status: 204 } : { method: 'POST', path: `/clients/${clientId}/deactivate`, actor: admin },
+          console: { path: `/manage/clients/${clientId}/${action}`, actor: admin },
+          refusal: new RegExp(`^${clientId} is ${which}: ${change} it would lock every administrator out\\.$`),
+          manageStatus: 409,
+        });
+        const after = await store.clients.get(clientId);
+        assert.deepEqual([after !== undefined, after?.active], expected === 'refused' ? [true, true] : action === 'delete' ? [false, undefined] : [true, false]);
+      } finally {
+        const client = await store.clients.get(clientId);
+        if (client?.active === false) assert.ok(await store.clients.update({ ...client, active: true }), `${clientId} activated again`);
+        await ensureManagementSetup(ctx.server);
+      }
+    },
+  };
+}
+
+/** The matrix. Every rule is refused or done alike in every front end that has the operation. */
 const RULES: Rule[] = [
   {
     name: 'last administrator: disabling the only enabled member of GATEHOUSE_ADMIN_GROUP',
@@ -72,34 +113,8 @@ const RULES: Rule[] = [
       assert.equal(after?.status, expected === 'refused' ? 'enabled' : 'disabled');
     },
   },
-  {
-    name: "protected clients: deactivating the console's own client",
-    row: {
-      // By design the operator's shell is the way to do it anyway: the API's refusal says "Use the CLI
-      // (gatehouse client …) if you really mean it" (docs/management-api.md, "Protected clients").
-      cli: 'done',
-      'identity API': { na: 'the identity API manages users and organizations, never clients' },
-      'management API': 'refused',
-      console: 'refused',
-    },
-    async attempt(ctx, via, expected) {
-      const admin = await anAdministrator(ctx);
-      try {
-        await expectOutcome(ctx, via, expected, {
-          cli: ['client', 'deactivate', CONSOLE_CLIENT_ID],
-          manage: { method: 'POST', path: `/clients/${CONSOLE_CLIENT_ID}/deactivate`, actor: admin },
-          console: { path: `/manage/clients/${CONSOLE_CLIENT_ID}/deactivate`, actor: admin },
-          refusal: /^gatehouse-console is the web console's client: deactivating it through the API would lock every administrator out\. Use the CLI \(gatehouse client …\) if you really mean it\.$/,
-          manageStatus: 409,
-        });
-        const after = await ctx.server.gatehouse.store.clients.get(CONSOLE_CLIENT_ID);
-        assert.equal(after?.active, expected === 'refused');
-      } finally {
-        const client = await ctx.server.gatehouse.store.clients.get(CONSOLE_CLIENT_ID);
-        if (client?.active === false) assert.equal((await runGatehouse(['client', 'activate', CONSOLE_CLIENT_ID], ctx.cliEnv)).code, 0, 'the console client activated again');
-      }
-    },
-  },
+  protectedClientRule('deactivate', CONSOLE_CLIENT_ID, "the web console's client"),
+  protectedClientRule('delete', MANAGE_API_CLIENT_ID, "the management API's own client"),
   {
     name: "ending a session revokes its tokens: the ended session's refresh token is inactive, another session's is not",
     row: {

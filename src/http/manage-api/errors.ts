@@ -4,7 +4,7 @@
  * `errors[].field` (a JSON path such as `redirect_uris[0]`).
  */
 import type { FastifyError, FastifyRequest } from 'fastify';
-import { ConflictError, MissingReferenceError, OrganizationInUseError, PolicyInUseError, TreeShapeError } from '../../domain/errors.ts';
+import { ConflictError, MissingReferenceError, OrganizationInUseError, PolicyInUseError, ProtectedClientError, TreeShapeError } from '../../domain/errors.ts';
 import { PolicyDocumentError } from '../../domain/policy.ts';
 import { IdentityError, type IdentityErrorCode } from '../../identity/errors.ts';
 import { ClientIdIsUserId, ClientNotFound, InvalidClientMetadata } from '../../oauth/client-registration.ts';
@@ -104,6 +104,7 @@ const PROBLEM_MAPPINGS: { matches(error: unknown): boolean; problem(error: never
   { matches: (e) => e instanceof InvalidClientMetadata, problem: (e: InvalidClientMetadata) => fieldProblem(400, 'Bad Request', e.field, e.message) },
   { matches: (e) => e instanceof ClientNotFound, problem: (e: ClientNotFound) => notFound(e.message) },
   { matches: (e) => e instanceof ClientIdIsUserId, problem: (e: ClientIdIsUserId) => conflict(e.message, 'client_id') },
+  { matches: (e) => e instanceof ProtectedClientError, problem: (e: ProtectedClientError) => conflict(e.message) },
   { matches: (e) => e instanceof PolicyNotFound, problem: (e: PolicyNotFound) => notFound(e.message) },
   { matches: (e) => e instanceof PolicyDocumentError, problem: (e: PolicyDocumentError) => fieldProblem(400, 'Bad Request', e.field, e.message) },
   { matches: (e) => e instanceof PolicyRenamed, problem: (e: PolicyRenamed) => fieldProblem(400, 'Bad Request', 'name', e.message) },

@@ -1,8 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
-import { deleteDynamicClient, readDynamicClient, registerDynamicClient, replaceDynamicClient, TokenRequired, type DynamicRegistrationDeps } from '../../oauth/dynamic-registration.ts';
+import { deleteDynamicClient, dynamicRegistrationDeps, readDynamicClient, registerDynamicClient, replaceDynamicClient, TokenRequired } from '../../oauth/dynamic-registration.ts';
 import { InvalidClientMetadataError, InvalidToken, type OAuthError } from '../../oauth/errors.ts';
-import type { Actor } from '../../observability/audit.ts';
 import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { BODY_LIMIT } from '../plugins/limits.ts';
@@ -27,24 +26,12 @@ export async function registrationRoutes(app: FastifyInstance, deps: HttpDeps): 
     if (containsNul(request.body)) throw new InvalidClientMetadataError('Values must not contain NUL characters.');
   });
 
-  const useCases: DynamicRegistrationDeps = {
-    clients: deps.store.clients,
-    registrations: deps.store.registrations,
-    transaction: deps.store.transaction,
-    clock: deps.clock,
-    random: deps.random,
-    keyEncryptionKey: deps.config.keyEncryptionKey,
-    apiClientId: deps.config.apiClientId,
-    maxAccessTokenTtl: deps.config.accessTokenTtl,
-  };
+  const useCases = dynamicRegistrationDeps(deps);
   const path = `${deps.config.issuerPath}${ENDPOINT_PATHS.registration}`;
   const clientUri = (clientId: string) => `${deps.config.issuer}${ENDPOINT_PATHS.registration}/${encodeURIComponent(clientId)}`;
-  const dcr = (clientId: string): Actor => ({ via: 'dcr', clientId });
 
   app.post(path, async (request, reply) => {
-    const { client, response, initialAccessTokenId } = await registerDynamicClient(useCases, bearer(request), request.body, clientUri);
-    deps.audit.emit({ event: 'client.registered', clientId: client.clientId, initialAccessTokenId, actor: dcr(client.clientId), ip: clientAddress(request) });
-    deps.audit.emit({ event: 'client.created', clientId: client.clientId, authorizationPolicy: null, actor: dcr(client.clientId) });
+    const { response } = await registerDynamicClient(useCases, bearer(request), request.body, clientUri, clientAddress(request));
     return reply.code(201).header('location', response.registration_client_uri as string).send(response);
   });
 
@@ -55,14 +42,11 @@ export async function registrationRoutes(app: FastifyInstance, deps: HttpDeps): 
   });
   app.put<{ Params: { clientId: string } }>(configuration, async (request) => {
     const { clientId } = request.params;
-    const { client, response } = await replaceDynamicClient(useCases, clientId, bearer(request), request.body, clientUri(clientId));
-    deps.audit.emit({ event: 'client.updated', clientId, authorizationPolicy: client.authorizationPolicy ?? null, actor: dcr(clientId) });
-    return response;
+    return (await replaceDynamicClient(useCases, clientId, bearer(request), request.body, clientUri(clientId))).response;
   });
   app.delete<{ Params: { clientId: string } }>(configuration, async (request, reply) => {
     const { clientId } = request.params;
     await deleteDynamicClient(useCases, clientId, bearer(request));
-    deps.audit.emit({ event: 'client.deleted', clientId, actor: dcr(clientId) });
     return reply.code(204).send();
   });
 

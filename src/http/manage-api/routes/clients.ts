@@ -1,37 +1,23 @@
 /**
- * Clients (docs/management-api.md, "Clients"): the use cases of src/oauth/client-registration.ts,
- * as `gatehouse client …` runs them, with the same audit events. A client is its metadata view
- * (clientView) with `updated_at`; a generated secret is answered once, never again.
+ * Clients (docs/management-api.md, "Clients"): the client use cases of the application layer
+ * (src/manage/clients.ts), as `gatehouse client …` runs them; they emit the audit events. A client
+ * is its metadata view (clientView) with `updated_at`; a generated secret is answered once, never again.
  *
- * The API's own client and the console's cannot be deleted or deactivated here (409): that would
- * lock every administrator out of the API they are using (docs/decisions.md MA5). The CLI still can.
+ * The API's own client and the console's cannot be deleted or deactivated (409): the use cases
+ * refuse it whoever acts, the CLI's operator included (docs/decisions.md MA5, MA5a).
  */
 import type { Client } from '../../../domain/client.ts';
 import { ConflictError } from '../../../domain/errors.ts';
-import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID, PROTECTED_CLIENT_IDS } from '../../../manage/management-clients.ts';
-import { GENERATED_KEYS } from '../../../oauth/client-metadata-keys.ts';
-import { clientView, deleteClient, getClient, registerClient, rotateClientSecret, setClientActive, updateClient, type ClientRegistrationDeps } from '../../../oauth/client-registration.ts';
-import type { HttpDeps } from '../../deps.ts';
+import { clientView } from '../../../oauth/client-view.ts';
 import { badRequest, conflict } from '../errors.ts';
 import { listQuerySchema, pageSchema, stringKeyPage, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
 
 const TAG = 'Clients';
 
-function registration(deps: HttpDeps): ClientRegistrationDeps {
-  return { clients: deps.store.clients, transaction: deps.store.transaction, clock: deps.clock, random: deps.random, keyEncryptionKey: deps.config.keyEncryptionKey, apiClientId: deps.config.apiClientId };
-}
-
 /** The client on the wire: its metadata document, with its state and times. */
 export function clientJson(client: Client): Record<string, unknown> {
   return { ...clientView(client), updated_at: new Date(client.updatedAt).toISOString() };
-}
-
-/** The document that registers the same client elsewhere (`POST /clients/import`): no times, no secret. */
-function exportDocument(client: Client): Record<string, unknown> {
-  const view: Record<string, unknown> = clientView(client);
-  for (const key of GENERATED_KEYS) if (key !== 'client_id') delete view[key];
-  return Object.fromEntries(Object.entries(view).filter(([, value]) => value !== undefined));
 }
 
 const uriList = (nullable: boolean): JsonSchema => ({ type: nullable ? ['array', 'null'] : 'array', maxItems: 100, items: { type: 'string', minLength: 1, maxLength: 2048 } });
@@ -80,13 +66,6 @@ function clientId(call: ManageCall): string {
   return call.params.id!;
 }
 
-/** Deleting or deactivating the API's or the console's client would lock the administrators out. */
-function refuseProtected(id: string, what: string): void {
-  if (!PROTECTED_CLIENT_IDS.includes(id)) return;
-  const which = id === MANAGE_API_CLIENT_ID ? "the management API's own client" : id === CONSOLE_CLIENT_ID ? "the web console's client" : 'a protected client';
-  throw conflict(`${id} is ${which}: ${what} it through the API would lock every administrator out. Use the CLI (gatehouse client …) if you really mean it.`);
-}
-
 /** The secret, when one was generated, right after the client_id. */
 function withSecretFirst(client: Client, clientSecret: string | undefined): Record<string, unknown> {
   const { client_id, ...rest } = clientJson(client);
@@ -105,7 +84,7 @@ export const clientRoutes: ManageRoute[] = [
     responses: { 200: { description: 'A page of clients.', schema: pageSchema(clientSchema) } },
     async handle({ deps, query }) {
       const page = stringKeyPage(query);
-      const rows = await deps.store.clients.page({ after: page.after, limit: page.fetch, q: page.q });
+      const rows = await deps.admin.clients.page({ after: page.after, limit: page.fetch, q: page.q });
       return { body: toPage(rows, page.limit, (c) => c.clientId, clientJson) };
     },
   },
@@ -119,9 +98,8 @@ export const clientRoutes: ManageRoute[] = [
     access: 'write',
     body: metadataSchema(false),
     responses: { 201: { description: 'The client, with its client_secret (once).', schema: withSecret } },
-    async handle({ deps, body, actor }) {
-      const { client, clientSecret } = await registerClient(registration(deps), body);
-      deps.audit.emit({ event: 'client.created', clientId: client.clientId, authorizationPolicy: client.authorizationPolicy ?? null, actor });
+    async handle({ deps, body, acting }) {
+      const { client, clientSecret } = await deps.admin.clients.create(acting, body);
       return { status: 201, body: withSecretFirst(client, clientSecret) };
     },
   },
@@ -135,17 +113,16 @@ export const clientRoutes: ManageRoute[] = [
     access: 'write',
     body: { ...metadataSchema(false), properties: { ...(metadataSchema(false).properties as object), client_id: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' } } },
     responses: { 201: { description: 'The client, with its client_secret (once).', schema: withSecret } },
-    async handle({ deps, body, actor }) {
+    async handle({ deps, body, acting }) {
       const { client_id: wanted, ...document } = body as Record<string, unknown>;
       let registered;
       try {
-        registered = await registerClient(registration(deps), document, wanted === undefined ? {} : { clientId: wanted as string });
+        registered = await deps.admin.clients.create(acting, document, wanted === undefined ? {} : { clientId: wanted as string });
       } catch (error) {
         if (error instanceof ConflictError && wanted !== undefined && !/resource URI/.test(error.message)) throw conflict(`a client with the client_id ${JSON.stringify(wanted)} is already registered`, 'client_id');
         throw error;
       }
       const { client, clientSecret } = registered;
-      deps.audit.emit({ event: 'client.created', clientId: client.clientId, authorizationPolicy: client.authorizationPolicy ?? null, actor });
       return { status: 201, body: withSecretFirst(client, clientSecret) };
     },
   },
@@ -159,7 +136,7 @@ export const clientRoutes: ManageRoute[] = [
     params: clientIdParam,
     responses: { 200: { description: 'The client.', schema: clientSchema } },
     async handle(call) {
-      return { body: clientJson(await getClient(call.deps.store, clientId(call))) };
+      return { body: clientJson(await call.deps.admin.clients.get(clientId(call))) };
     },
   },
   {
@@ -173,7 +150,7 @@ export const clientRoutes: ManageRoute[] = [
     params: clientIdParam,
     responses: { 200: { description: 'The metadata document.', schema: { type: 'object', required: ['client_id', 'client_name'], additionalProperties: true } } },
     async handle(call) {
-      return { body: exportDocument(await getClient(call.deps.store, clientId(call))) };
+      return { body: await call.deps.admin.clients.export(clientId(call)) };
     },
   },
   {
@@ -191,14 +168,7 @@ export const clientRoutes: ManageRoute[] = [
       const id = clientId(call);
       const { client_id: named, ...document } = call.body as Record<string, unknown>;
       if (named !== undefined && named !== id) throw badRequest(`client_id: must be ${JSON.stringify(id)}, the client being replaced; a client_id cannot change.`, [{ field: 'client_id', message: 'cannot change' }]);
-      if (document.active === false) refuseProtected(id, 'deactivating');
-      // The members to remove are those of the client as this unit of work reads it: no other
-      // change can slip in between the read and the write.
-      const { client, clientSecret } = await updateClient(registration(call.deps), id, async (current) => ({
-        ...Object.fromEntries(Object.keys(exportDocument(current)).filter((key) => key !== 'client_id' && !Object.hasOwn(document, key)).map((key) => [key, null])),
-        ...document,
-      }));
-      call.deps.audit.emit({ event: 'client.updated', clientId: client.clientId, authorizationPolicy: client.authorizationPolicy ?? null, actor: call.actor });
+      const { client, clientSecret } = await call.deps.admin.clients.replace(call.acting, id, document);
       return { body: withSecretFirst(client, clientSecret) };
     },
   },
@@ -214,10 +184,7 @@ export const clientRoutes: ManageRoute[] = [
     body: metadataSchema(true),
     responses: { 200: { description: 'The client as changed (with client_secret when one was generated).', schema: withSecret } },
     async handle(call) {
-      const id = clientId(call);
-      if ((call.body as Record<string, unknown>).active === false) refuseProtected(id, 'deactivating');
-      const { client, clientSecret } = await updateClient(registration(call.deps), id, call.body as Record<string, unknown>);
-      call.deps.audit.emit({ event: 'client.updated', clientId: client.clientId, authorizationPolicy: client.authorizationPolicy ?? null, actor: call.actor });
+      const { client, clientSecret } = await call.deps.admin.clients.update(call.acting, clientId(call), call.body as Record<string, unknown>);
       return { body: withSecretFirst(client, clientSecret) };
     },
   },
@@ -231,10 +198,7 @@ export const clientRoutes: ManageRoute[] = [
     params: clientIdParam,
     responses: { 204: { description: 'Deleted.' } },
     async handle(call) {
-      const id = clientId(call);
-      refuseProtected(id, 'deleting');
-      await deleteClient(call.deps.store, id);
-      call.deps.audit.emit({ event: 'client.deleted', clientId: id, actor: call.actor });
+      await call.deps.admin.clients.delete(call.acting, clientId(call));
       return { status: 204 };
     },
   },
@@ -252,10 +216,7 @@ export const clientRoutes: ManageRoute[] = [
       params: clientIdParam,
       responses: { 200: { description: 'The client.', schema: clientSchema } },
       async handle(call) {
-        const id = clientId(call);
-        if (!active) refuseProtected(id, 'deactivating');
-        const client = await setClientActive(registration(call.deps), id, active);
-        call.deps.audit.emit({ event: 'client.status_changed', clientId: client.clientId, active, actor: call.actor });
+        const client = await call.deps.admin.clients.setActive(call.acting, clientId(call), active);
         return { body: clientJson(client) };
       },
     }),
@@ -270,8 +231,7 @@ export const clientRoutes: ManageRoute[] = [
     params: clientIdParam,
     responses: { 200: { description: 'The client_id and the new secret (shown once).', schema: { type: 'object', required: ['client_id', 'client_secret'], properties: { client_id: { type: 'string' }, client_secret: { type: 'string' } } } } },
     async handle(call) {
-      const { client, clientSecret } = await rotateClientSecret(registration(call.deps), clientId(call));
-      call.deps.audit.emit({ event: 'client.secret_rotated', clientId: client.clientId, actor: call.actor });
+      const { client, clientSecret } = await call.deps.admin.clients.rotateSecret(call.acting, clientId(call));
       return { body: { client_id: client.clientId, client_secret: clientSecret } };
     },
   },
