@@ -84,13 +84,15 @@ export function errorAnswers(route: DocumentedRoute, names: ErrorAnswerNames): R
   return out;
 }
 
-/** A route as its operation is documented: the table route with its documentation. */
+/** A route with its documentation, as its operation shows it. */
 export interface OperationRoute extends DocumentedRoute {
   operationId: string;
   summary: string;
   description?: string;
   tag: string;
+  /** The body may be left out altogether (then it is validated and handled as `{}`). */
   bodyOptional?: boolean;
+  /** The success answers, by status; the error answers are common to every route of an API. */
   responses: Record<number, { description: string; schema?: JsonSchema }>;
 }
 

@@ -61,7 +61,7 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: ApiRoute[]): 
     bodyLimit: BODY_LIMIT,
     // JSON answers go through the routes' schemas (schemas.ts): a response holds only the declared members.
     serialize: { errors: errorResponse },
-    call: (_route, request) => ({
+    call: (request) => ({
       deps,
       params: request.params as Record<string, string>,
       query: request.query as Record<string, unknown>,

@@ -70,7 +70,7 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: readonly Mana
   registerRouteTable<ManageRoute, ManageCall, ManageResult>(api, routes, {
     bodyLimit: MANAGE_BODY_LIMIT,
     config: (route) => ({ access: route.access }) satisfies RouteConfig,
-    call: (_route, request) => {
+    call: (request) => {
       const caller = callers.get(request)!;
       return {
         deps,

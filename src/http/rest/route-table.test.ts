@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { openApiDocument, type ApiDocumentSpec, type OperationRoute } from '../openapi.ts';
+import { openApiDocument, type ApiDocumentSpec } from '../openapi.ts';
 import { nulField, refuseNul, registerRouteTable, type TableRoute } from './route-table.ts';
 
 type Call = { body: unknown; method: string };
-type Route = TableRoute<Call, unknown> & OperationRoute;
+type Route = TableRoute<Call, unknown>;
 
 const route = (method: string, path: string, extra: Partial<Route> = {}): Route => ({
   method,
@@ -40,7 +40,7 @@ async function serve(routes: Route[], serialize = false): Promise<FastifyInstanc
       url: (r) => `/v1${r.path}`,
       bodyLimit: 100,
       ...(serialize ? { serialize: { errors: { type: 'object', properties: { message: { type: 'string' } } } } } : {}),
-      call: (r, request) => ({ body: request.body, method: r.method }),
+      call: (request) => ({ body: request.body, method: request.method }),
       send: (reply, _request, result) => reply.send(result),
       methods: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS'],
       methodNotAllowed: (url, allow) => new Refusal(405, `${url} allows ${allow}`, allow),

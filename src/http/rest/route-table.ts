@@ -9,14 +9,10 @@
  * and how a call is built and a result rendered (the options below).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { DocumentedRoute, JsonSchema } from '../openapi.ts';
+import type { JsonSchema, OperationRoute } from '../openapi.ts';
 
-/** A route as the engine registers it: the call `C` it handles and the result `T` it answers. */
-export interface TableRoute<C, T> extends DocumentedRoute {
-  /** The success answers, by status; the error answers are common to every route of an API. */
-  responses: Record<number, { description: string; schema?: JsonSchema }>;
-  /** The body may be left out altogether (then it is validated and handled as `{}`). */
-  bodyOptional?: boolean;
+/** A route as the engine registers it and documents it: the call `C` it handles and the result `T` it answers. */
+export interface TableRoute<C, T> extends OperationRoute {
   handle(call: C): Promise<T>;
 }
 
@@ -33,7 +29,7 @@ export interface RouteTableOptions<R extends TableRoute<C, T>, C, T> {
    */
   serialize?: { errors: JsonSchema };
   /** The call the route's handler receives. */
-  call(route: R, request: FastifyRequest): C;
+  call(request: FastifyRequest): C;
   /** Renders what the handler returned. */
   send(reply: FastifyReply, request: FastifyRequest, result: T): FastifyReply;
   /**
@@ -71,7 +67,7 @@ export function registerRouteTable<R extends TableRoute<C, T>, C, T>(api: Fastif
         ...(route.body ? { body: route.body } : {}),
         ...(options.serialize ? { response: responseSchemas(route, options.serialize.errors) } : {}),
       },
-      handler: async (request, reply) => options.send(reply, request, await route.handle(options.call(route, request))),
+      handler: async (request, reply) => options.send(reply, request, await route.handle(options.call(request))),
     });
   }
   // RFC 9110 §15.5.6: a known resource asked with another method is 405 with Allow, not 404.
