@@ -5,23 +5,23 @@
  *
  * Each prefix is one encapsulated Fastify context with its own body parsers (JSON and XML only),
  * authentication hook (auth.ts), error and not-found rendering (render.ts); the routes come from
- * the tables in *-routes.ts.
+ * the tables in *-routes.ts, registered by the engine both REST APIs share (../rest/route-table.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { HttpDeps } from '../deps.ts';
+import { registerRouteTable, refuseNul } from '../rest/route-table.ts';
 import { actorOf, authenticate, callerAuthority } from './auth.ts';
 import { ApiError, invalidArguments, toApiError } from './errors.ts';
 import { legacyRoutes } from './legacy-routes.ts';
 import { openApiDocument, type RouteScope } from './openapi.ts';
 import { organizationRoutes } from './organization-routes.ts';
-import { requestPath, sendError, sendResult } from './render.ts';
-import type { ApiRoute, HttpMethod } from './route.ts';
+import { requestPath, sendError, sendResult, type ApiResult } from './render.ts';
+import type { ApiCall, ApiRoute } from './route.ts';
 import { errorResponse } from './schemas.ts';
 import { userRoutes } from './user-routes.ts';
 import { parseEntityXml } from './xml.ts';
 
 const BODY_LIMIT = 64 * 1024;
-const METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'DELETE'];
 
 /** The route tables per prefix; a prefix configured for both APIs serves both tables once. */
 export function identityApiScopes(deps: HttpDeps): RouteScope[] {
@@ -30,13 +30,6 @@ export function identityApiScopes(deps: HttpDeps): RouteScope[] {
   const scopes: RouteScope[] = [{ prefix: identityRestPrefix, routes: [...versioned, ...legacyRoutes()] }];
   if (legacyRestPrefix !== identityRestPrefix) scopes.push({ prefix: legacyRestPrefix, routes: legacyRoutes() });
   return scopes;
-}
-
-/** A NUL byte has no business in any identifier or attribute, and some drivers and tools stop at one. */
-function containsNul(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (depth > 8 || typeof value !== 'object' || value === null) return false;
-  return Object.entries(value).some(([key, item]) => key.includes('\u0000') || containsNul(item, depth + 1));
 }
 
 async function scope(api: FastifyInstance, deps: HttpDeps, routes: ApiRoute[]): Promise<void> {
@@ -60,49 +53,30 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: ApiRoute[]): 
       request.log.info({ apiCaller: caller.method === 'bearer' ? caller : { method: caller.method } }, 'identity API change');
     }
   });
-  api.addHook('preValidation', async (request) => {
-    if (containsNul(request.query) || containsNul(request.params) || containsNul(request.body)) throw invalidArguments('Values must not contain NUL characters.');
-  });
+  // CustomerID's error names no field: one message wherever the NUL is.
+  refuseNul(api, 8, () => invalidArguments('Values must not contain NUL characters.'));
 
-  const methodsByPath = new Map<string, HttpMethod[]>();
-  for (const route of routes) {
-    const url = `/services${route.path}`;
-    methodsByPath.set(url, [...(methodsByPath.get(url) ?? []), route.method]);
-    const response: Record<string, unknown> = { '4xx': errorResponse, '5xx': errorResponse };
-    for (const [status, doc] of Object.entries(route.responses)) response[status] = doc.schema;
-    api.route({
-      method: route.method,
-      url,
-      schema: {
-        ...(route.params ? { params: route.params } : {}),
-        ...(route.querystring ? { querystring: route.querystring } : {}),
-        ...(route.body ? { body: route.body } : {}),
-        response,
-      },
-      bodyLimit: BODY_LIMIT,
-      handler: async (request, reply) => {
-        const result = await route.handle({
-          deps,
-          params: request.params as Record<string, string>,
-          query: request.query as Record<string, unknown>,
-          body: request.body,
-          path: requestPath(request),
-          actor: actorOf(request),
-          authority: () => callerAuthority(deps, request),
-          acting: async () => ({ actor: actorOf(request), authority: await callerAuthority(deps, request) }),
-        });
-        return sendResult(reply, request, result);
-      },
-    });
-  }
-  // RFC 9110 §15.5.6: a known resource asked with another method is 405 with Allow, not 404.
-  for (const [url, allowed] of methodsByPath) {
-    const others = [...METHODS.filter((m) => !allowed.includes(m)), 'PATCH'];
-    const allow = [...allowed, ...(allowed.includes('GET') ? ['HEAD'] : [])].join(', ');
-    api.route({ method: others, url, config: { methodNotAllowed: true }, handler: async () => {
-      throw new ApiError(405, 'Method not allowed', `${url.split('/').pop() === '' ? 'This collection' : 'This resource'} allows ${allow}.`, { allow });
-    } });
-  }
+  registerRouteTable<ApiRoute, ApiCall, ApiResult>(api, routes, {
+    url: (route) => `/services${route.path}`,
+    bodyLimit: BODY_LIMIT,
+    // JSON answers go through the routes' schemas (schemas.ts): a response holds only the declared members.
+    serialize: { errors: errorResponse },
+    call: (request) => ({
+      deps,
+      params: request.params as Record<string, string>,
+      query: request.query as Record<string, unknown>,
+      body: request.body,
+      path: requestPath(request),
+      actor: actorOf(request),
+      authority: () => callerAuthority(deps, request),
+      acting: async () => ({ actor: actorOf(request), authority: await callerAuthority(deps, request) }),
+    }),
+    send: sendResult,
+    // A known path answers every other of these with 405; OPTIONS is 404 here. Fastify adds HEAD
+    // beside every GET, so a 405 route that answers GET answers HEAD too.
+    methods: ['GET', 'POST', 'PUT', 'DELETE', 'PATCH'],
+    methodNotAllowed: (url, allow) => new ApiError(405, 'Method not allowed', `${url.split('/').pop() === '' ? 'This collection' : 'This resource'} allows ${allow}.`, { allow }),
+  });
 }
 
 export async function identityApiRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {

@@ -1,7 +1,8 @@
 /**
  * A route of the identity API as data: method, path, schemas, documentation and a handler that
  * calls a use case and returns what to render. plugin.ts registers the table with Fastify and
- * openapi.ts publishes it, so the served routes and the document cannot drift apart.
+ * openapi.ts publishes it, both through the engine the REST APIs share (../rest/route-table.ts,
+ * ../openapi.ts), so the served routes and the document cannot drift apart.
  */
 import type { Authority } from '../../identity/administrators.ts';
 import type { Acting } from '../../manage/acting.ts';

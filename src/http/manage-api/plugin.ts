@@ -2,27 +2,25 @@
  * The management REST API at `/manage/api/v1` (docs/management-api.md): one encapsulated Fastify
  * context with its own body parsing (JSON only), validation (Ajv, reporting every field), bearer
  * authentication and roles (auth.ts), problem rendering (errors.ts) and the route table
- * (routes/index.ts), plus the OpenAPI document generated from that table.
+ * (routes/index.ts), registered by the engine both REST APIs share (../rest/route-table.ts), plus
+ * the OpenAPI document generated from that table.
  */
 import { Ajv, type Options as AjvOptions } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { administratorGroups } from '../../identity/administrators.ts';
 import { MANAGE_API_PATH } from '../../manage/management-clients.ts';
 import type { HttpDeps } from '../deps.ts';
+import { registerRouteTable, refuseNul } from '../rest/route-table.ts';
 import { actorOf, authenticateManager } from './auth.ts';
 import { badRequest, forbidden, MANAGE_BODY_LIMIT, ManageProblem, toProblem } from './errors.ts';
 import { openApiDocument } from './openapi.ts';
-import type { ManageCaller, ManageMethod, ManageRoute } from './route.ts';
+import type { ManageCall, ManageCaller, ManageResult, ManageRoute } from './route.ts';
 import { MANAGE_ROUTES } from './routes/index.ts';
-
-const METHODS: readonly string[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
 /** What a route needs, on the route's config: `access` (the role it needs), or `public` (no authentication). */
 interface RouteConfig {
   access?: ManageRoute['access'];
   public?: boolean;
-  /** A 405 route: a known path asked with a method it does not have. */
-  methodNotAllowed?: boolean;
 }
 
 /**
@@ -34,19 +32,6 @@ interface RouteConfig {
 const AJV_OPTIONS: AjvOptions = { allErrors: true, removeAdditional: false, useDefaults: true, strict: false, validateFormats: false };
 const bodyAjv = new Ajv({ ...AJV_OPTIONS, coerceTypes: false });
 const textAjv = new Ajv({ ...AJV_OPTIONS, coerceTypes: 'array' });
-
-/** Where a NUL character is in a value, as a field path; undefined when there is none. */
-function nulField(value: unknown, path: string, depth = 0): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
-  if (depth > 32 || typeof value !== 'object' || value === null) return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    const here = Array.isArray(value) ? `${path}[${key}]` : path === '' ? key : `${path}.${key}`;
-    if (key.includes('\u0000')) return here;
-    const found = nulField(item, here, depth + 1);
-    if (found !== undefined) return found;
-  }
-  return undefined;
-}
 
 const callers = new WeakMap<FastifyRequest, ManageCaller>();
 
@@ -78,67 +63,36 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: readonly Mana
     // Who changes things, in the request log too (the audit events name them as well).
     request.log.info({ manageCaller: caller }, 'management API change');
   });
-  api.addHook('preValidation', async (request) => {
-    for (const [part, value] of [['path', request.params], ['query', request.query], ['body', request.body]] as const) {
-      const field = nulField(value, '');
-      if (field !== undefined) throw badRequest(`Values must not contain NUL characters (${part}).`, [{ field: field || part, message: 'must not contain NUL characters' }]);
-    }
-  });
+  refuseNul(api, 32, (part, field) => badRequest(`Values must not contain NUL characters (${part}).`, [{ field, message: 'must not contain NUL characters' }]));
 
   api.get('/openapi.json', { config: { public: true } satisfies RouteConfig }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(document));
 
-  const methodsByPath = new Map<string, ManageMethod[]>([['/openapi.json', ['GET']]]);
-  for (const route of routes) {
-    methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method]);
-    api.route({
-      method: route.method,
-      url: route.path,
-      config: { access: route.access } satisfies RouteConfig,
-      bodyLimit: MANAGE_BODY_LIMIT,
-      ...(route.bodyOptional
-        ? {
-            preValidation: async (request: FastifyRequest) => {
-              if (request.body === undefined || request.body === null) request.body = {};
-            },
-          }
-        : {}),
-      schema: {
-        ...(route.params ? { params: route.params } : {}),
-        ...(route.querystring ? { querystring: route.querystring } : {}),
-        ...(route.body ? { body: route.body } : {}),
-      },
-      handler: async (request, reply) => {
-        const caller = callers.get(request)!;
-        const result = await route.handle({
-          deps,
-          params: request.params as Record<string, string>,
-          query: (request.query ?? {}) as Record<string, unknown>,
-          body: request.body,
-          actor: actorOf(caller),
-          caller,
-          acting: { actor: actorOf(caller), authority: { groups: administratorGroups(deps.config), administrator: caller.role === 'admin' } },
-        });
-        reply.code(result.status ?? 200);
-        if (result.headers) reply.headers(result.headers);
-        if (result.status === 204 || result.body === undefined) return reply.send();
-        return reply.type('application/json; charset=utf-8').send(JSON.stringify(result.body));
-      },
-    });
-  }
-  // RFC 9110 §15.5.6: a known resource asked with another method is 405 with Allow, not 404.
-  for (const [url, allowed] of methodsByPath) {
-    const withHead = allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed;
-    const others = METHODS.filter((m) => !withHead.includes(m));
-    const allow = withHead.join(', ');
-    api.route({
-      method: others,
-      url,
-      config: { methodNotAllowed: true } satisfies RouteConfig,
-      handler: async () => {
-        throw new ManageProblem(405, 'Method Not Allowed', `${url} allows ${allow}.`, { headers: { allow } });
-      },
-    });
-  }
+  registerRouteTable<ManageRoute, ManageCall, ManageResult>(api, routes, {
+    bodyLimit: MANAGE_BODY_LIMIT,
+    config: (route) => ({ access: route.access }) satisfies RouteConfig,
+    call: (request) => {
+      const caller = callers.get(request)!;
+      return {
+        deps,
+        params: request.params as Record<string, string>,
+        query: (request.query ?? {}) as Record<string, unknown>,
+        body: request.body,
+        actor: actorOf(caller),
+        caller,
+        acting: { actor: actorOf(caller), authority: { groups: administratorGroups(deps.config), administrator: caller.role === 'admin' } },
+      };
+    },
+    send: (reply, _request, result) => {
+      reply.code(result.status ?? 200);
+      if (result.headers) reply.headers(result.headers);
+      if (result.status === 204 || result.body === undefined) return reply.send();
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(result.body));
+    },
+    // A known path answers every other of these with 405 (MA12), OPTIONS included.
+    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'],
+    methodNotAllowed: (url, allow) => new ManageProblem(405, 'Method Not Allowed', `${url} allows ${allow}.`, { headers: { allow } }),
+    otherPaths: { '/openapi.json': ['GET'] },
+  });
 }
 
 /** Registers the API at MANAGE_API_PATH, at the root of the issuer's host (not under its path). */

@@ -1,8 +1,9 @@
 /**
  * A route of the management API (`/manage/api/v1`) as data: method, path, schemas, documentation,
  * the role it needs and a handler that calls a use case. The plugin registers the table
- * (routes/index.ts) with Fastify and openapi.ts publishes the same table, so the served routes and
- * the document cannot drift apart. docs/management-api.md.
+ * (routes/index.ts) with Fastify and openapi.ts publishes the same table, both through the engine
+ * the REST APIs share (../rest/route-table.ts, ../openapi.ts), so the served routes and the
+ * document cannot drift apart. docs/management-api.md.
  */
 import type { Acting } from '../../manage/acting.ts';
 import type { Actor } from '../../observability/audit.ts';
