@@ -14,7 +14,7 @@ import { updateUser, type UserChanges } from '../identity/user-changes.ts';
 import { createUser, deleteUser, getUser, listUserIds, listUsers, setPassword, setStatus, type NewUser } from '../identity/users.ts';
 import type { UserPageQuery, UserQuery } from '../storage/ports.ts';
 import type { Acting } from './acting.ts';
-import type { AdministrationPorts } from './ports.ts';
+import type { AdministrationPorts, AdministrationSettings } from './ports.ts';
 
 export type { NewUser, UserChanges };
 
@@ -59,7 +59,10 @@ export interface UserAdministration {
   delete(acting: Acting, idOrUsername: string): Promise<User>;
 }
 
-export function userAdministration(ports: Pick<AdministrationPorts, 'store' | 'clock' | 'random' | 'audit' | 'settings'>): UserAdministration {
+/** The ports of the user use cases: of the settings, only the administrators group's name. */
+export type UserPorts = Pick<AdministrationPorts, 'store' | 'clock' | 'random' | 'audit'> & { settings: Pick<AdministrationSettings, 'manageAdminGroup'> };
+
+export function userAdministration(ports: UserPorts): UserAdministration {
   const { store, clock, random, audit } = ports;
   const deps = { ...store, transaction: store.transaction, clock, random };
   return {
