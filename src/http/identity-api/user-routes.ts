@@ -30,18 +30,18 @@ function affected(id: string, status = 200, location?: string): ApiResult {
 /** `?organization=ID&recursive=true` lists that organization's subtree (CustomerID: "Include users from the suborganizations"). */
 export async function listUserIds(call: ApiCall): Promise<ApiResult> {
   const { query } = call;
-  const { users: admin } = call.deps.admin;
+  const { users } = call.deps.admin;
   const filters = userFilters(query);
   const { limit, check } = listing(call);
   const exactMatch = (query.exactMatch as boolean | undefined) ?? false;
   if (query.recursive === true && filters.organizationId !== undefined) {
     const { organizationId, ...rest } = filters;
     if (!isUuid(organizationId)) throw invalidArguments('organization must be an organization id (a UUID) when recursive is true');
-    return ids(check(await admin.listIds({ subtreeOf: organizationId.toLowerCase(), filters: rest, exactMatch, limit })));
+    return ids(check(await users.listIds({ subtreeOf: organizationId.toLowerCase(), filters: rest, exactMatch, limit })));
   }
   // Ids only, as on the wire: a listing never loads the users' attributes (memory per request stays
   // bounded by the listing cap times an id, whatever the users hold).
-  return ids(check(await admin.listIds({ filters, exactMatch, limit })));
+  return ids(check(await users.listIds({ filters, exactMatch, limit })));
 }
 
 export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {
