@@ -1,9 +1,7 @@
 /** `gatehouse consent …`: a user's consents to third-party clients (issue 13, item 4). */
 import type { Command } from 'commander';
 import type { Consent } from '../domain/consent.ts';
-import { getUser } from '../identity/users.ts';
-import { withdrawConsent } from '../oauth/consents.ts';
-import { cliActor, UsageError, withStore } from './context.ts';
+import { withStore } from './context.ts';
 import { isoTime, printJson, printLine, printTable } from './output.ts';
 
 interface JsonFlag {
@@ -29,11 +27,9 @@ export function registerConsentCommands(program: Command): void {
     .requiredOption('--user <username-or-id>', 'the user, by username or id')
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag & { user: string }) =>
-      withStore(async ({ store }) => {
-        const user = await getUser(store, flags.user);
-        const consents = await store.consents.listForUser(user.id);
-        const clients = await Promise.all(consents.map((c) => store.clients.get(c.clientId)));
-        const views = consents.map((c, i) => consentView(c, clients[i]?.name));
+      withStore(async ({ admin }) => {
+        const user = await admin.users.get(flags.user);
+        const views = (await admin.consents.list(user.id)).map((c) => consentView(c.consent, c.clientName));
         if (flags.json) return printJson(views);
         printTable(['CLIENT_ID', 'NAME', 'SCOPE', 'GRANTED', 'UPDATED'], views.map((v) => [v.client_id, v.client_name, v.scope, v.granted_at, v.updated_at]), 'No consents.');
       }),
@@ -46,11 +42,9 @@ export function registerConsentCommands(program: Command): void {
     .requiredOption('--client <client_id>', 'the client')
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag & { user: string; client: string }) =>
-      withStore(async ({ store, deps, audit }) => {
-        const user = await getUser(store, flags.user);
-        if (!(await store.clients.get(flags.client))) throw new UsageError(`no client has the client_id ${JSON.stringify(flags.client)}`);
-        const { withdrawn, revoked } = await withdrawConsent(store, user.id, flags.client, deps.clock.now());
-        if (withdrawn || revoked > 0) audit.emit({ event: 'consent.withdrawn', userId: user.id, clientId: flags.client, revoked, actor: cliActor() });
+      withStore(async ({ admin, acting }) => {
+        const user = await admin.users.get(flags.user);
+        const { withdrawn, revoked } = await admin.consents.withdraw(acting, user.id, flags.client);
         if (flags.json) return printJson({ user_id: user.id, client_id: flags.client, withdrawn, tokens_revoked: revoked });
         printLine(
           withdrawn

@@ -1,8 +1,7 @@
 /** `gatehouse group …`: named groups and their members. */
 import type { Command } from 'commander';
 import type { Group } from '../domain/group.ts';
-import type { UserProfile } from '../domain/user.ts';
-import { addMember, createGroup, deleteGroup, groupMembers, listGroups, removeMember, unmarkAdministratorGroup, type Membership } from '../identity/groups.ts';
+import type { Membership } from '../manage/groups.ts';
 import { withStore } from './context.ts';
 import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';
 
@@ -28,8 +27,8 @@ export function registerGroupCommands(program: Command): void {
     .option('--description <text>', 'what the group is for')
     .option('--json', 'print JSON only')
     .action((name: string, flags: JsonFlag & { description?: string }) =>
-      withStore(async ({ deps, authority }) => {
-        const created = await createGroup(deps, { name, description: flags.description }, authority);
+      withStore(async ({ admin, acting }) => {
+        const created = await admin.groups.create(acting, { name, description: flags.description });
         if (flags.json) return printJson(groupView(created));
         printFields(Object.entries(groupView(created)).filter(([key]) => key !== 'members'));
       }),
@@ -40,9 +39,9 @@ export function registerGroupCommands(program: Command): void {
     .description('list groups with their member counts and whether each is marked as an administrator group')
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag) =>
-      withStore(async ({ deps }) => {
-        const groups = await listGroups(deps);
-        const counts = await Promise.all(groups.map(async (g) => (await groupMembers(deps, g.name)).length));
+      withStore(async ({ admin }) => {
+        const groups = await admin.groups.list();
+        const counts = await Promise.all(groups.map(async (g) => (await admin.groups.memberIds(g.name)).length));
         if (flags.json) return printJson(groups.map((g, i) => groupView(g, counts[i])));
         printTable(['NAME', 'MEMBERS', 'ADMINISTRATOR', 'DESCRIPTION'], groups.map((g, i) => [g.name, counts[i], g.administrator ? 'yes' : 'no', g.description]), 'No groups.');
       }),
@@ -54,11 +53,8 @@ export function registerGroupCommands(program: Command): void {
     .argument('<group>', 'group name')
     .option('--json', 'print JSON only')
     .action((name: string, flags: JsonFlag) =>
-      withStore(async ({ deps }) => {
-        const ids = await groupMembers(deps, name);
-        // A member deleted meanwhile is simply not listed.
-        const profiles = (await Promise.all(ids.map((id) => deps.users.getProfile(id)))).filter((u): u is UserProfile => u !== undefined);
-        profiles.sort((a, b) => a.username.localeCompare(b.username));
+      withStore(async ({ admin }) => {
+        const profiles = await admin.groups.members(name);
         if (flags.json) return printJson(profiles.map((u) => ({ id: u.id, username: u.username, status: u.status, email: u.email })));
         printTable(['USERNAME', 'ID', 'STATUS', 'EMAIL'], profiles.map((u) => [u.username, u.id, u.status, u.email]), 'No members.');
       }),
@@ -70,8 +66,8 @@ export function registerGroupCommands(program: Command): void {
     .argument('<group>', 'group name')
     .option('--json', 'print JSON only')
     .action((name: string, flags: JsonFlag) =>
-      withStore(async ({ deps, authority }) => {
-        const { group: deleted, members } = await deleteGroup(deps, name, authority);
+      withStore(async ({ admin, acting }) => {
+        const { group: deleted, members } = await admin.groups.delete(acting, name);
         if (flags.json) return printJson({ id: deleted.id, name: deleted.name, deleted: true, members_removed: members.length });
         printLine(`Deleted group ${deleted.name} (${members.length} member${members.length === 1 ? '' : 's'} removed from it).`);
       }),
@@ -83,16 +79,16 @@ export function registerGroupCommands(program: Command): void {
     .argument('<group>', 'group name')
     .option('--json', 'print JSON only')
     .action((name: string, flags: JsonFlag) =>
-      withStore(async ({ deps, authority }) => {
-        const { group: unmarked, changed } = await unmarkAdministratorGroup(deps, name, authority);
+      withStore(async ({ admin, acting }) => {
+        const { group: unmarked, changed } = await admin.groups.unmarkAdministrator(acting, name);
         if (flags.json) return printJson({ id: unmarked.id, name: unmarked.name, administrator: false, changed });
         printLine(changed ? `Unmarked ${unmarked.name}: it is an ordinary group now.` : `${unmarked.name} was not marked as an administrator group.`);
       }),
     );
 
   for (const [name, change, description] of [
-    ['add-member', addMember, 'add a user (id or username) to a group'],
-    ['remove-member', removeMember, 'remove a user (id or username) from a group'],
+    ['add-member', 'addMember', 'add a user (id or username) to a group'],
+    ['remove-member', 'removeMember', 'remove a user (id or username) from a group'],
   ] as const) {
     group
       .command(name)
@@ -101,8 +97,8 @@ export function registerGroupCommands(program: Command): void {
       .argument('<user>', 'user id or username')
       .option('--json', 'print JSON only')
       .action((groupName: string, user: string, flags: JsonFlag) =>
-        withStore(async ({ deps, authority }) => {
-          const membership = await change(deps, groupName, user, authority);
+        withStore(async ({ admin, acting }) => {
+          const membership = await admin.groups[change](acting, groupName, user);
           if (flags.json) return printJson(membershipView(membership));
           const { group: g, user: u, changed } = membership;
           const added = name === 'add-member';

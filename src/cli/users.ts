@@ -2,10 +2,8 @@
 import type { Command } from 'commander';
 import type { Group } from '../domain/group.ts';
 import type { User, UserProfile } from '../domain/user.ts';
-import { groupsOfUser } from '../identity/groups.ts';
-import { createUser, deleteUser, getUser, listUsers, setPassword, setStatus } from '../identity/users.ts';
-import { updateUser, type UserChanges } from '../identity/user-changes.ts';
-import { attributeChanges, cliActor, collect, passwordFrom, UsageError, withStore } from './context.ts';
+import type { UserChanges } from '../manage/users.ts';
+import { attributeChanges, collect, passwordFrom, UsageError, withStore } from './context.ts';
 import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';
 
 interface JsonFlag {
@@ -79,9 +77,9 @@ export function registerUserCommands(program: Command): void {
     .option('--group <name>', 'add to this existing group (repeatable)', collect)
     .option('--json', 'print JSON only')
     .action((flags: CreateFlags) =>
-      withStore(async ({ deps, audit, authority }) => {
+      withStore(async ({ admin, acting }) => {
         const password = await passwordFrom(flags);
-        const created = await createUser(deps, {
+        const created = await admin.users.create(acting, {
           username: flags.username,
           password,
           email: flags.email,
@@ -89,9 +87,8 @@ export function registerUserCommands(program: Command): void {
           familyName: flags.familyName,
           organizationId: flags.organization,
           groups: flags.group,
-        }, authority);
-        audit.emit({ event: 'user.created', userId: created.id, username: created.username, actor: cliActor() });
-        show(userView(created, await groupsOfUser(deps, created.id)), flags.json);
+        });
+        show(userView(created, await admin.users.groupsOf(created.id)), flags.json);
       }),
     );
 
@@ -101,9 +98,9 @@ export function registerUserCommands(program: Command): void {
     .option('--organization <id>', 'only the users of this organization')
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag & { organization?: string }) =>
-      withStore(async ({ deps }) => {
-        const users = await listUsers(deps, flags.organization === undefined ? {} : { organizationIds: [flags.organization] });
-        if (flags.json) return printJson(await Promise.all(users.map(async (u) => userView(u, await groupsOfUser(deps, u.id)))));
+      withStore(async ({ admin }) => {
+        const users = await admin.users.list(flags.organization === undefined ? {} : { organizationIds: [flags.organization] });
+        if (flags.json) return printJson(await Promise.all(users.map(async (u) => userView(u, await admin.users.groupsOf(u.id)))));
         printTable(
           ['USERNAME', 'ID', 'STATUS', 'EMAIL', 'NAME'],
           users.map((u) => [u.username, u.id, u.status, u.email, [u.givenName, u.familyName].filter(Boolean).join(' ')]),
@@ -118,9 +115,9 @@ export function registerUserCommands(program: Command): void {
     .argument('<user>', 'id or username')
     .option('--json', 'print JSON only')
     .action((key: string, flags: JsonFlag) =>
-      withStore(async ({ deps }) => {
-        const found = await getUser(deps, key);
-        show(userView(found, await groupsOfUser(deps, found.id)), flags.json);
+      withStore(async ({ admin }) => {
+        const found = await admin.users.get(key);
+        show(userView(found, await admin.users.groupsOf(found.id)), flags.json);
       }),
     );
 
@@ -137,7 +134,7 @@ export function registerUserCommands(program: Command): void {
     .option('--remove-attribute <name>', 'remove a custom attribute (repeatable)', collect)
     .option('--json', 'print JSON only')
     .action((key: string, flags: UpdateFlags) =>
-      withStore(async ({ deps, audit, authority }) => {
+      withStore(async ({ admin, acting }) => {
         const changes: UserChanges = {
           username: flags.username,
           email: flags.email,
@@ -148,18 +145,16 @@ export function registerUserCommands(program: Command): void {
         };
         const fields = Object.entries(changes).filter(([, value]) => value !== undefined).map(([field]) => field);
         if (fields.length === 0) throw new UsageError('nothing to change: give --username, --email, --given-name, --family-name, --organization, --attribute or --remove-attribute');
-        const changed = await updateUser(deps, key, changes, authority);
-        audit.emit({ event: 'user.updated', userId: changed.id, username: changed.username, fields, actor: cliActor() });
-        show(userView(changed, await groupsOfUser(deps, changed.id)), flags.json);
+        const changed = await admin.users.update(acting, key, changes);
+        show(userView(changed, await admin.users.groupsOf(changed.id)), flags.json);
       }),
     );
 
   withPasswordOptions(user.command('set-password').description("replace a user's password").argument('<user>', 'id or username'))
     .option('--json', 'print JSON only')
     .action((key: string, flags: PasswordFlags & JsonFlag) =>
-      withStore(async ({ deps, audit, authority }) => {
-        const changed = await setPassword(deps, key, await passwordFrom(flags), authority);
-        audit.emit({ event: 'user.password_changed', userId: changed.id, username: changed.username, actor: cliActor() });
+      withStore(async ({ admin, acting }) => {
+        const changed = await admin.users.setPassword(acting, key, await passwordFrom(flags));
         if (flags.json) return printJson({ id: changed.id, username: changed.username, password_changed: true });
         printLine(`Password of ${changed.username} changed.`);
       }),
@@ -175,10 +170,9 @@ export function registerUserCommands(program: Command): void {
       .argument('<user>', 'id or username')
       .option('--json', 'print JSON only')
       .action((key: string, flags: JsonFlag) =>
-        withStore(async ({ deps, audit, authority }) => {
-          const changed = await setStatus(deps, key, status, authority);
-          audit.emit({ event: 'user.status_changed', userId: changed.id, username: changed.username, status, actor: cliActor() });
-          if (flags.json) return printJson(userView(changed, await groupsOfUser(deps, changed.id)));
+        withStore(async ({ admin, acting }) => {
+          const changed = await admin.users.setStatus(acting, key, status);
+          if (flags.json) return printJson(userView(changed, await admin.users.groupsOf(changed.id)));
           printLine(`User ${changed.username} is ${status}.`);
         }),
       );
@@ -190,9 +184,8 @@ export function registerUserCommands(program: Command): void {
     .argument('<user>', 'id or username')
     .option('--json', 'print JSON only')
     .action((key: string, flags: JsonFlag) =>
-      withStore(async ({ deps, audit, authority }) => {
-        const deleted = await deleteUser(deps, key, authority);
-        audit.emit({ event: 'user.deleted', userId: deleted.id, username: deleted.username, actor: cliActor() });
+      withStore(async ({ admin, acting }) => {
+        const deleted = await admin.users.delete(acting, key);
         if (flags.json) return printJson({ id: deleted.id, username: deleted.username, deleted: true });
         printLine(`Deleted user ${deleted.username}.`);
       }),

@@ -4,7 +4,6 @@
  */
 import type { SsoSession } from '../domain/session.ts';
 import { hashSecret } from '../lib/hash.ts';
-import { fingerprint, type Actor } from '../observability/audit.ts';
 import type { SessionPageKey, StoreTransaction } from '../storage/ports.ts';
 import type { OAuthDeps } from './deps.ts';
 
@@ -129,20 +128,18 @@ export async function pageOfUserSessions(
 
 /**
  * An administrator ends one of `userId`'s sessions, named by its session_index: as endSession,
- * the session's end, its codes and its tokens in one unit of work, then the `session.ended` audit
- * event. false when that user has no such session (one past its deadline but not yet cleaned up
- * can still be ended: tokens issued in it may outlive it).
+ * the session's end, its codes and its tokens in one unit of work. Returns the session ended and
+ * how many tokens were revoked, for its `session.ended` audit event (emitted by the use case,
+ * src/manage/sessions.ts); undefined when that user has no such session (one past its deadline but
+ * not yet cleaned up can still be ended: tokens issued in it may outlive it).
  */
-export async function endSessionOfUser(deps: Pick<OAuthDeps, 'store' | 'clock' | 'audit'>, actor: Actor, userId: string, sessionIndex: string): Promise<boolean> {
-  if (!SESSION_INDEX.test(sessionIndex)) return false;
+export async function endSessionOfUser(deps: Pick<OAuthDeps, 'store' | 'clock'>, userId: string, sessionIndex: string): Promise<{ session: SsoSession; revoked: number } | undefined> {
+  if (!SESSION_INDEX.test(sessionIndex)) return undefined;
   const now = deps.clock.now();
-  const ended = await deps.store.transaction(async (tx) => {
+  return deps.store.transaction(async (tx) => {
     const session = await tx.sessions.endOfUser(userId, sessionIndex);
     return session && { session, revoked: await cutOff(tx, session, now) };
   });
-  if (!ended) return false;
-  deps.audit.emit({ event: 'session.ended', userId, session: fingerprint(ended.session.sessionIndex), revoked: ended.revoked, actor });
-  return true;
 }
 
 /** When the session stops being valid: the earlier of its two deadlines (ms). */

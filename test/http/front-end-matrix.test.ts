@@ -95,24 +95,40 @@ function protectedClientRule(action: 'deactivate' | 'delete', clientId: string, 
 
 /** The matrix. Every rule is refused or done alike in every front end that has the operation. */
 const RULES: Rule[] = [
-  {
-    name: 'last administrator: disabling the only enabled member of GATEHOUSE_ADMIN_GROUP',
-    row: { cli: 'refused', 'identity API': 'refused', 'management API': 'refused', console: 'refused' },
-    async attempt(ctx, via, expected) {
-      const admin = await soleAdministrator(ctx);
-      await expectOutcome(ctx, via, expected, {
-        cli: ['user', 'disable', admin.username],
-        identity: { method: 'PUT', path: `/2.0/users/${admin.id}`, authorization: await identityBearer(ctx, admin), body: { attributes: { status: ['disabled'] } } },
-        manage: { method: 'POST', path: `/users/${admin.id}/disable`, actor: admin },
-        console: { path: `/manage/users/${admin.id}/disable`, actor: admin },
-        refusal: LAST_ADMIN,
-        identityStatus: 409,
-        manageStatus: 409,
-      });
-      const after = await ctx.server.gatehouse.store.users.get(admin.id);
-      assert.equal(after?.status, expected === 'refused' ? 'enabled' : 'disabled');
+  lastAdministrator(
+    'disabling the only enabled member of GATEHOUSE_ADMIN_GROUP',
+    async (ctx, admin) => ({
+      cli: ['user', 'disable', admin.username],
+      identity: { method: 'PUT', path: `/2.0/users/${admin.id}`, authorization: await identityBearer(ctx, admin), body: { attributes: { status: ['disabled'] } } },
+      manage: { method: 'POST', path: `/users/${admin.id}/disable`, actor: admin },
+      console: { path: `/manage/users/${admin.id}/disable`, actor: admin },
+    }),
+    async (ctx, admin) => (await ctx.server.gatehouse.store.users.get(admin.id))?.status === 'enabled',
+  ),
+  lastAdministrator(
+    'deleting the only enabled member of GATEHOUSE_ADMIN_GROUP',
+    async (ctx, admin) => ({
+      cli: ['user', 'delete', admin.username],
+      identity: { method: 'DELETE', path: `/2.0/users/${admin.id}`, authorization: await identityBearer(ctx, admin) },
+      manage: { method: 'DELETE', path: `/users/${admin.id}`, actor: admin, status: 204 },
+      console: { path: `/manage/users/${admin.id}/delete`, actor: admin },
+    }),
+    async (ctx, admin) => (await ctx.server.gatehouse.store.users.get(admin.id)) !== undefined,
+  ),
+  lastAdministrator(
+    'removing the only enabled member from GATEHOUSE_ADMIN_GROUP',
+    async (ctx, admin) => {
+      const name = ctx.server.config.manageAdminGroup;
+      const group = encodeURIComponent(name);
+      return {
+        cli: ['group', 'remove-member', name, admin.username],
+        identity: { method: 'DELETE', path: `/2.0/users/${admin.id}/groups/${group}`, authorization: await identityBearer(ctx, admin) },
+        manage: { method: 'DELETE', path: `/groups/${group}/members/${admin.id}`, actor: admin, status: 204 },
+        console: { path: `/manage/groups/${group}/members/${admin.id}/remove`, actor: admin, from: `/manage/groups/${group}` },
+      };
     },
-  },
+    async (ctx, admin) => ctx.server.gatehouse.store.groups.isMember(admin.id, ctx.server.config.manageAdminGroup),
+  ),
   protectedClientRule('deactivate', CONSOLE_CLIENT_ID, "the web console's client"),
   protectedClientRule('delete', MANAGE_API_CLIENT_ID, "the management API's own client"),
   {
@@ -196,6 +212,23 @@ const RULES: Rule[] = [
     },
   },
 ];
+
+/**
+ * A row of the last-administrator rule (docs/decisions.md MI6, AD2): the attempt on the sole
+ * enabled administrator is refused alike everywhere — the identity API included, whose bearer
+ * token here is the administrator's own — and `kept` says the administrator is still one after.
+ */
+function lastAdministrator(change: string, attempts: (ctx: Ctx, admin: User) => Promise<Attempts>, kept: (ctx: Ctx, admin: User) => Promise<boolean>): Rule {
+  return {
+    name: `last administrator: ${change}`,
+    row: { cli: 'refused', 'identity API': 'refused', 'management API': 'refused', console: 'refused' },
+    async attempt(ctx, via, expected) {
+      const admin = await soleAdministrator(ctx);
+      await expectOutcome(ctx, via, expected, { ...(await attempts(ctx, admin)), refusal: LAST_ADMIN, identityStatus: 409, manageStatus: 409 });
+      assert.equal(await kept(ctx, admin), expected === 'refused');
+    },
+  };
+}
 
 interface Attempts {
   cli?: string[];

@@ -154,7 +154,7 @@ export function actorOf(request: FastifyRequest): Actor {
  */
 export async function callerAuthority(deps: HttpDeps, request: FastifyRequest): Promise<Authority> {
   const caller = callers.get(request);
-  const administrator = caller?.method === 'bearer' && caller.userId !== undefined && (await deps.store.groups.isMember(caller.userId, deps.config.manageAdminGroup));
+  const administrator = caller?.method === 'bearer' && caller.userId !== undefined && (await deps.admin.users.isAdministrator(caller.userId));
   return { groups: administratorGroups(deps.config), administrator };
 }
 

@@ -9,7 +9,6 @@
  * with the ids it holds. Both spellings of each path the product used are served
  * (`users/` and `user/{id}`, `orgs/` and `org/{id}`, plus the `organizations/` forms).
  */
-import { getUser } from '../../identity/users.ts';
 import { getOrganization } from '../../identity/organizations.ts';
 import { listOrganizationIds, organizationResult } from './organization-routes.ts';
 import { userEntity } from './representation.ts';
@@ -42,7 +41,7 @@ export function legacyRoutes(): ApiRoute[] {
     params: idParams,
     responses: { 200: { description: 'The user.', schema: entityResponse } },
     async handle(call) {
-      return { body: { kind: 'entity', entity: userEntity(await getUser(call.deps.store, pathId(call))) } };
+      return { body: { kind: 'entity', entity: userEntity(await call.deps.admin.users.get(pathId(call))) } };
     },
   }));
   const organizationLists: ApiRoute[] = ['/organizations/', '/orgs/'].map((path, i) => ({

@@ -7,10 +7,6 @@
  *   PUT    users/{id}/groups/{name}   make the user a member (201 when added, 200 when already one)
  *   DELETE users/{id}/groups/{name}   end the membership (404 when the user was not a member)
  */
-import { addMember, groupsOfUser, removeMember } from '../../identity/groups.ts';
-import { userIdsOfOrganization } from '../../identity/organization-tree.ts';
-import { updateUser } from '../../identity/user-changes.ts';
-import { createUser, deleteUser, getUser, listUserIds as findUserIds } from '../../identity/users.ts';
 import { isUuid } from '../../lib/uuid.ts';
 import { ApiError, invalidArguments } from './errors.ts';
 import type { ApiResult } from './render.ts';
@@ -33,18 +29,19 @@ function affected(id: string, status = 200, location?: string): ApiResult {
 
 /** `?organization=ID&recursive=true` lists that organization's subtree (CustomerID: "Include users from the suborganizations"). */
 export async function listUserIds(call: ApiCall): Promise<ApiResult> {
-  const { deps, query } = call;
+  const { query } = call;
+  const { users } = call.deps.admin;
   const filters = userFilters(query);
   const { limit, check } = listing(call);
   const exactMatch = (query.exactMatch as boolean | undefined) ?? false;
   if (query.recursive === true && filters.organizationId !== undefined) {
     const { organizationId, ...rest } = filters;
     if (!isUuid(organizationId)) throw invalidArguments('organization must be an organization id (a UUID) when recursive is true');
-    return ids(check(await userIdsOfOrganization(deps.store, organizationId.toLowerCase(), { filters: rest, exactMatch, limit, recursive: true })));
+    return ids(check(await users.listIds({ subtreeOf: organizationId.toLowerCase(), filters: rest, exactMatch, limit })));
   }
   // Ids only, as on the wire: a listing never loads the users' attributes (memory per request stays
   // bounded by the listing cap times an id, whatever the users hold).
-  return ids(check(await findUserIds(deps.store, { filters, exactMatch, limit })));
+  return ids(check(await users.listIds({ filters, exactMatch, limit })));
 }
 
 export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {
@@ -73,9 +70,7 @@ export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       body: entityBody('user'),
       responses: { 201: { description: 'Created; the collection holds the new id.', schema: users } },
       async handle(call) {
-        const { store, clock, random } = call.deps;
-        const user = await createUser({ ...store, clock, random }, newUser(requestAttributes(call, 'user')), await call.authority());
-        call.deps.audit.emit({ event: 'user.created', userId: user.id, username: user.username, actor: call.actor });
+        const user = await call.deps.admin.users.create(await call.acting(), newUser(requestAttributes(call, 'user')));
         return affected(user.id, 201, `${call.path}${user.id}`);
       },
     },
@@ -88,7 +83,7 @@ export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       params: idParams,
       responses: { 200: { description: 'The user.', schema: entityResponse } },
       async handle(call) {
-        return { body: { kind: 'entity', entity: userEntity(await getUser(call.deps.store, pathId(call))) } };
+        return { body: { kind: 'entity', entity: userEntity(await call.deps.admin.users.get(pathId(call))) } };
       },
     },
     {
@@ -105,11 +100,8 @@ export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       async handle(call) {
         const id = pathId(call);
         const changes = userChanges(requestAttributes(call, 'user'), id);
-        await getUser(call.deps.store, id); // 404 for an unknown id before anything else
-        const updated = await updateUser({ ...call.deps.store, clock: call.deps.clock }, id, changes, await call.authority());
-        // The names of what changed, never the values (a password among them).
-        const fields = Object.entries(changes).flatMap(([name, value]) => (value === undefined ? [] : [name]));
-        call.deps.audit.emit({ event: 'user.updated', userId: id, username: updated.username, fields, status: changes.status, actor: call.actor });
+        // An unknown id is 404 before anything else: the use case reads the user first.
+        await call.deps.admin.users.update(await call.acting(), id, changes);
         return affected(id);
       },
     },
@@ -124,9 +116,7 @@ export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       responses: { 200: { description: 'Deleted; the collection holds the id.', schema: users } },
       async handle(call) {
         const id = pathId(call);
-        const user = await getUser(call.deps.store, id);
-        await deleteUser({ ...call.deps.store, clock: call.deps.clock }, id, await call.authority());
-        call.deps.audit.emit({ event: 'user.deleted', userId: id, username: user.username, actor: call.actor });
+        await call.deps.admin.users.delete(await call.acting(), id);
         return affected(id);
       },
     },
@@ -139,8 +129,9 @@ export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       params: idParams,
       responses: { 200: { description: 'The names of the user’s groups.', schema: groups } },
       async handle(call) {
-        const user = await getUser(call.deps.store, pathId(call));
-        const names = (await groupsOfUser(call.deps.store, user.id)).map((g) => g.name);
+        const { users } = call.deps.admin;
+        const user = await users.get(pathId(call));
+        const names = (await users.groupsOf(user.id)).map((g) => g.name);
         return { body: { kind: 'collection', collection: 'Groups', ids: names } };
       },
     },
@@ -157,9 +148,8 @@ export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {
         201: { description: 'The user is now a member.', schema: groups },
       },
       async handle(call) {
-        const user = await getUser(call.deps.store, pathId(call));
-        const { group, changed } = await addMember(call.deps.store, call.params.group!, user.id, await call.authority());
-        if (changed) call.deps.audit.emit({ event: 'user.group_added', userId: user.id, username: user.username, group: group.name, actor: call.actor });
+        const user = await call.deps.admin.users.get(pathId(call));
+        const { group, changed } = await call.deps.admin.groups.addMember(await call.acting(), call.params.group!, user.id);
         return { status: changed ? 201 : 200, location: changed ? call.path : undefined, body: { kind: 'collection', collection: 'Groups', ids: [group.name] } };
       },
     },
@@ -172,10 +162,9 @@ export function userRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       params: membershipParams,
       responses: { 200: { description: 'The membership ended.', schema: groups } },
       async handle(call) {
-        const user = await getUser(call.deps.store, pathId(call));
-        const { group, changed } = await removeMember(call.deps.store, call.params.group!, user.id, await call.authority());
+        const user = await call.deps.admin.users.get(pathId(call));
+        const { group, changed } = await call.deps.admin.groups.removeMember(await call.acting(), call.params.group!, user.id);
         if (!changed) throw new ApiError(404, 'Entity not found', `the user is not a member of ${JSON.stringify(group.name)}`);
-        call.deps.audit.emit({ event: 'user.group_removed', userId: user.id, username: user.username, group: group.name, actor: call.actor });
         return { body: { kind: 'collection', collection: 'Groups', ids: [group.name] } };
       },
     },

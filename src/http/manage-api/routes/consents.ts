@@ -4,7 +4,6 @@
  * (src/oauth/consents.ts withdrawConsent).
  */
 import type { Consent } from '../../../domain/consent.ts';
-import { findConsent, withdrawConsent } from '../../../oauth/consents.ts';
 import { notFound } from '../errors.ts';
 import { decodeCursor, listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageRoute } from '../route.ts';
@@ -40,10 +39,8 @@ export const consentRoutes: ManageRoute[] = [
       const user = await pathUser(call);
       const limit = pageLimit(call);
       const after = decodeCursor(call.query.cursor, (key): key is string => typeof key === 'string' && key.length <= 1024);
-      // One user's consents are at most one per client: read whole, paged by client_id as keyset.
-      const consents = await call.deps.store.consents.listForUser(user.id);
-      const rows = consents.filter((c) => after === undefined || c.clientId > after).sort((a, b) => (a.clientId < b.clientId ? -1 : 1));
-      return { body: toPage(rows.slice(0, limit + 1), limit, (c) => c.clientId, consentView) };
+      const rows = await call.deps.admin.consents.page(user.id, { after, limit });
+      return { body: toPage(rows, limit, (c) => c.clientId, consentView) };
     },
   },
   {
@@ -61,9 +58,8 @@ export const consentRoutes: ManageRoute[] = [
       const clientId = call.params.client_id ?? '';
       // Looked up first only to answer 404 without revoking a first-party client's tokens (which
       // has no consent); withdrawing is idempotent, so a withdrawal racing this one is harmless.
-      if (!(await findConsent(call.deps.store, user.id, clientId))) throw notFound(`user ${user.id} has no consent for client ${JSON.stringify(clientId.slice(0, 80))}`);
-      const { revoked } = await withdrawConsent(call.deps.store, user.id, clientId, call.deps.clock.now());
-      call.deps.audit.emit({ event: 'consent.withdrawn', userId: user.id, clientId, revoked, actor: call.actor });
+      if (!(await call.deps.admin.consents.find(user.id, clientId))) throw notFound(`user ${user.id} has no consent for client ${JSON.stringify(clientId.slice(0, 80))}`);
+      await call.deps.admin.consents.withdraw(call.acting, user.id, clientId);
       return { status: 204 };
     },
   },

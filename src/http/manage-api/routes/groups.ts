@@ -7,12 +7,11 @@
  */
 import type { Group } from '../../../domain/group.ts';
 import { normalizeUsername } from '../../../domain/user.ts';
-import { addMember, createGroup, deleteGroup, getGroup, removeMember } from '../../../identity/groups.ts';
 import { notFound } from '../errors.ts';
 import { listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import { MANAGE_API_PATH } from '../../../manage/management-clients.ts';
 import type { JsonSchema, ManageRoute } from '../route.ts';
-import { callerAuthority, isoTime, pageLimit, pageSearch, pathUser, stringCursor, text, uuidSchema } from './identity-shared.ts';
+import { isoTime, pageLimit, pageSearch, pathUser, stringCursor, text, uuidSchema } from './identity-shared.ts';
 
 export const groupSchema: JsonSchema = {
   type: 'object',
@@ -42,7 +41,7 @@ export const groupRoutes: ManageRoute[] = [
     responses: { 200: { description: 'A page of groups.', schema: pageSchema(groupSchema) } },
     async handle(call) {
       const limit = pageLimit(call);
-      const rows = await call.deps.store.groups.page({ after: stringCursor(call), limit: limit + 1, q: pageSearch(call) });
+      const rows = await call.deps.admin.groups.page({ after: stringCursor(call), limit, q: pageSearch(call) });
       return { body: toPage(rows, limit, (g) => normalizeUsername(g.name), groupView) };
     },
   },
@@ -58,8 +57,7 @@ export const groupRoutes: ManageRoute[] = [
     responses: { 201: { description: 'The new group.', schema: groupSchema } },
     async handle(call) {
       const body = call.body as { name: string; description?: string };
-      const group = await createGroup({ groups: call.deps.store.groups, clock: call.deps.clock, random: call.deps.random }, body, callerAuthority(call));
-      call.deps.audit.emit({ event: 'group.created', group: group.name, actor: call.actor });
+      const group = await call.deps.admin.groups.create(call.acting, body);
       return { status: 201, body: groupView(group), headers: { location: `${MANAGE_API_PATH}/groups/${encodeURIComponent(group.name)}` } };
     },
   },
@@ -73,7 +71,7 @@ export const groupRoutes: ManageRoute[] = [
     params: nameParams,
     responses: { 200: { description: 'The group.', schema: groupSchema } },
     async handle(call) {
-      return { body: groupView(await getGroup(call.deps.store, call.params.name ?? '')) };
+      return { body: groupView(await call.deps.admin.groups.get(call.params.name ?? '')) };
     },
   },
   {
@@ -87,8 +85,7 @@ export const groupRoutes: ManageRoute[] = [
     params: nameParams,
     responses: { 204: { description: 'Deleted.' } },
     async handle(call) {
-      const { group, members } = await deleteGroup(call.deps.store, call.params.name ?? '', callerAuthority(call));
-      call.deps.audit.emit({ event: 'group.deleted', group: group.name, members: members.length, actor: call.actor });
+      await call.deps.admin.groups.delete(call.acting, call.params.name ?? '');
       return { status: 204 };
     },
   },
@@ -104,9 +101,8 @@ export const groupRoutes: ManageRoute[] = [
     querystring: listQuerySchema('the username'),
     responses: { 200: { description: 'A page of members.', schema: pageSchema(memberSchema) } },
     async handle(call) {
-      const group = await getGroup(call.deps.store, call.params.name ?? '');
       const limit = pageLimit(call);
-      const rows = await call.deps.store.groups.memberPage(group.id, { after: stringCursor(call), limit: limit + 1, q: pageSearch(call) });
+      const rows = await call.deps.admin.groups.memberPage(call.params.name ?? '', { after: stringCursor(call), limit, q: pageSearch(call) });
       return { body: toPage(rows, limit, (u) => normalizeUsername(u.username), (u) => ({ id: u.id, username: u.username })) };
     },
   },
@@ -125,8 +121,7 @@ export const groupRoutes: ManageRoute[] = [
     },
     async handle(call) {
       const user = await pathUser(call, 'user_id');
-      const { group, changed } = await addMember(call.deps.store, call.params.name ?? '', user.id, callerAuthority(call));
-      if (changed) call.deps.audit.emit({ event: 'user.group_added', userId: user.id, username: user.username, group: group.name, actor: call.actor });
+      const { changed } = await call.deps.admin.groups.addMember(call.acting, call.params.name ?? '', user.id);
       return { status: changed ? 201 : 200, body: { id: user.id, username: user.username } };
     },
   },
@@ -143,9 +138,8 @@ export const groupRoutes: ManageRoute[] = [
     async handle(call) {
       const user = await pathUser(call, 'user_id');
       // The rule that keeps an administrator runs in removeMember's unit of work.
-      const { group, changed } = await removeMember(call.deps.store, call.params.name ?? '', user.id, callerAuthority(call));
+      const { group, changed } = await call.deps.admin.groups.removeMember(call.acting, call.params.name ?? '', user.id);
       if (!changed) throw notFound(`${user.username} is not a member of ${JSON.stringify(group.name)}`);
-      call.deps.audit.emit({ event: 'user.group_removed', userId: user.id, username: user.username, group: group.name, actor: call.actor });
       return { status: 204 };
     },
   },

@@ -4,7 +4,6 @@
  * errors are answered by the one mapping in ../errors.ts.
  */
 import type { User } from '../../../domain/user.ts';
-import { administratorGroups, type Authority } from '../../../identity/administrators.ts';
 import { isUuid } from '../../../lib/uuid.ts';
 import { notFound } from '../errors.ts';
 import { decodeCursor, DEFAULT_LIMIT, MAX_LIMIT } from '../pagination.ts';
@@ -13,17 +12,9 @@ import type { JsonSchema, ManageCall } from '../route.ts';
 /** The user a path's `:id` names: ids only (never a username, which could look like another user's id). */
 export async function pathUser(call: ManageCall, param = 'id'): Promise<User> {
   const id = call.params[param] ?? '';
-  const user = isUuid(id) ? await call.deps.store.users.get(id.toLowerCase()) : undefined;
+  const user = isUuid(id) ? await call.deps.admin.users.byId(id.toLowerCase()) : undefined;
   if (!user) throw notFound(`no user has the id ${JSON.stringify(id.slice(0, 80))}`);
   return user;
-}
-
-/**
- * The authority of a change made through the API: only administrators (`access: 'write'`) reach
- * a change, so the administrators' rules leave them only the last-administrator one.
- */
-export function callerAuthority(call: ManageCall): Authority {
-  return { groups: administratorGroups(call.deps.config), administrator: call.caller.role === 'admin' };
 }
 
 /** `?limit=` as the schema allowed it (the default when absent). */

@@ -24,7 +24,7 @@ export const meRoutes: ManageRoute[] = [
     access: 'read',
     responses: { 200: { description: 'The caller.', schema: meSchema } },
     async handle({ deps, caller }) {
-      const user = caller.userId === undefined ? undefined : await deps.store.users.getProfile(caller.userId);
+      const user = caller.userId === undefined ? undefined : await deps.admin.users.profile(caller.userId);
       return { body: { role: caller.role, ...(caller.userId === undefined ? {} : { user_id: caller.userId }), ...(user ? { username: user.username } : {}), client_id: caller.clientId } };
     },
   },

@@ -5,7 +5,7 @@
  * reads the list (a reader too) sign in as the user.
  */
 import type { SsoSession } from '../../../domain/session.ts';
-import { endSessionOfUser, pageOfUserSessions, sessionDeadline, type SessionPageKey } from '../../../oauth/sessions.ts';
+import { sessionDeadline, type SessionPageKey } from '../../../oauth/sessions.ts';
 import { notFound } from '../errors.ts';
 import { decodeCursor, listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageRoute } from '../route.ts';
@@ -61,7 +61,7 @@ export const sessionRoutes: ManageRoute[] = [
       const limit = pageLimit(call);
       const key = decodeCursor(call.query.cursor, isSessionKey);
       const after: SessionPageKey | undefined = key && { createdAt: key.c, sessionIndex: key.i };
-      const { sessions: rows, clients } = await pageOfUserSessions(call.deps, user.id, { after, limit });
+      const { sessions: rows, clients } = await call.deps.admin.sessions.page(user.id, { after, limit });
       return { body: toPage(rows, limit, (s) => ({ c: s.createdAt, i: s.sessionIndex }), (s) => sessionView(s, clients.get(s.sessionIndex))) };
     },
   },
@@ -78,7 +78,7 @@ export const sessionRoutes: ManageRoute[] = [
     async handle(call) {
       const user = await pathUser(call);
       const sid = call.params.sid ?? '';
-      if (!(await endSessionOfUser(call.deps, call.actor, user.id, sid))) throw notFound(`user ${user.id} has no session ${JSON.stringify(sid.slice(0, 80))}`);
+      if (!(await call.deps.admin.sessions.end(call.acting, user.id, sid))) throw notFound(`user ${user.id} has no session ${JSON.stringify(sid.slice(0, 80))}`);
       return { status: 204 };
     },
   },

@@ -1,21 +1,18 @@
 /**
  * `/users`: list (keyset by username, `?q=` over username, email and names, filters `status`,
  * `group`, `organization_id`), create, read, change, delete, set the password, enable, disable.
- * Each change calls the use case the CLI calls (src/identity/users.ts, user-changes.ts) and emits
- * the audit event the CLI emits, naming the administrator (docs/management-api.md, "Users").
+ * Each change calls the use case the CLI calls (src/manage/users.ts), which emits its audit event
+ * naming the administrator (docs/management-api.md, "Users").
  */
 import { USER_STATUSES, normalizeUsername, type User, type UserProfile } from '../../../domain/user.ts';
 import { checkedAttributes } from '../../../identity/attributes.ts';
-import { groupsOfUser } from '../../../identity/groups.ts';
-import { updateUser, type UserChanges } from '../../../identity/user-changes.ts';
-import { createUser, deleteUser, setPassword, setStatus } from '../../../identity/users.ts';
+import type { UserChanges } from '../../../manage/users.ts';
 import { listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import { MANAGE_API_PATH } from '../../../manage/management-clients.ts';
 import type { JsonSchema, ManageCall, ManageRoute } from '../route.ts';
 import {
   attributeChangesSchema,
   attributesSchema,
-  callerAuthority,
   isoTime,
   nullableText,
   pageLimit,
@@ -64,14 +61,12 @@ export function userView(user: UserProfile & { attributes?: User['attributes'] }
 }
 
 async function fullView(call: ManageCall, user: User): Promise<Record<string, unknown>> {
-  return userView(user, (await groupsOfUser(call.deps.store, user.id)).map((g) => g.name));
+  return userView(user, (await call.deps.admin.users.groupsOf(user.id)).map((g) => g.name));
 }
 
 const idParams: JsonSchema = { type: 'object', required: ['id'], properties: { id: uuidSchema } };
 
 const passwordSchema: JsonSchema = { type: 'string', minLength: 1, maxLength: 4096, description: 'At least 8 characters.' };
-
-const userDeps = (call: ManageCall) => ({ ...call.deps.store, clock: call.deps.clock, random: call.deps.random });
 
 export const userRoutes: ManageRoute[] = [
   {
@@ -91,20 +86,12 @@ export const userRoutes: ManageRoute[] = [
     async handle(call) {
       const limit = pageLimit(call);
       const after = stringCursor(call);
-      const { store } = call.deps;
-      let groupId: string | undefined;
-      if (typeof call.query.group === 'string') {
-        const group = await store.groups.getByName(call.query.group);
-        // A group that does not exist has no members.
-        if (!group) return { body: { items: [], next_cursor: null } };
-        groupId = group.id;
-      }
-      const rows = await store.users.page({
+      const rows = await call.deps.admin.users.page({
         after,
-        limit: limit + 1,
+        limit,
         q: pageSearch(call),
         status: call.query.status as User['status'] | undefined,
-        groupId,
+        group: typeof call.query.group === 'string' ? call.query.group : undefined,
         organizationId: typeof call.query.organization_id === 'string' ? call.query.organization_id.toLowerCase() : undefined,
       });
       return { body: toPage(rows, limit, (u) => normalizeUsername(u.username), (u) => userView(u)) };
@@ -137,7 +124,7 @@ export const userRoutes: ManageRoute[] = [
     responses: { 201: { description: 'The new user.', schema: userSchema } },
     async handle(call) {
       const body = call.body as Record<string, unknown>;
-      const user = await createUser(userDeps(call), {
+      const user = await call.deps.admin.users.create(call.acting, {
         username: body.username as string,
         password: body.password as string | undefined,
         email: body.email as string | undefined,
@@ -147,8 +134,7 @@ export const userRoutes: ManageRoute[] = [
         organizationId: body.organization_id as string | undefined,
         groups: body.groups as string[] | undefined,
         attributes: checkedNewAttributes(body.attributes),
-      }, callerAuthority(call));
-      call.deps.audit.emit({ event: 'user.created', userId: user.id, username: user.username, actor: call.actor });
+      });
       return { status: 201, body: await fullView(call, user), headers: { location: `${MANAGE_API_PATH}/users/${user.id}` } };
     },
   },
@@ -192,10 +178,7 @@ export const userRoutes: ManageRoute[] = [
         organizationId: body.organization_id as string | null | undefined,
         attributes: body.attributes as UserChanges['attributes'],
       };
-      const updated = await updateUser({ ...call.deps.store, clock: call.deps.clock }, user.id, changes, callerAuthority(call));
-      // The names of what changed, never the values.
-      const fields = Object.entries(changes).flatMap(([name, value]) => (value === undefined ? [] : [name]));
-      call.deps.audit.emit({ event: 'user.updated', userId: user.id, username: updated.username, fields, actor: call.actor });
+      const updated = await call.deps.admin.users.update(call.acting, user.id, changes);
       return { body: await fullView(call, updated) };
     },
   },
@@ -211,8 +194,7 @@ export const userRoutes: ManageRoute[] = [
     responses: { 204: { description: 'Deleted.' } },
     async handle(call) {
       const user = await pathUser(call);
-      const deleted = await deleteUser({ ...call.deps.store, clock: call.deps.clock }, user.id, callerAuthority(call));
-      call.deps.audit.emit({ event: 'user.deleted', userId: deleted.id, username: deleted.username, actor: call.actor });
+      await call.deps.admin.users.delete(call.acting, user.id);
       return { status: 204 };
     },
   },
@@ -230,8 +212,7 @@ export const userRoutes: ManageRoute[] = [
     async handle(call) {
       const user = await pathUser(call);
       const password = (call.body as { password: string }).password;
-      const changed = await setPassword({ ...call.deps.store, clock: call.deps.clock }, user.id, password, callerAuthority(call));
-      call.deps.audit.emit({ event: 'user.password_changed', userId: changed.id, username: changed.username, actor: call.actor });
+      await call.deps.admin.users.setPassword(call.acting, user.id, password);
       return { status: 204 };
     },
   },
@@ -248,8 +229,7 @@ export const userRoutes: ManageRoute[] = [
       async handle(call) {
         const user = await pathUser(call);
         const status = verb === 'enable' ? 'enabled' : 'disabled';
-        const changed = await setStatus({ ...call.deps.store, clock: call.deps.clock }, user.id, status, callerAuthority(call));
-        call.deps.audit.emit({ event: 'user.status_changed', userId: changed.id, username: changed.username, status, actor: call.actor });
+        const changed = await call.deps.admin.users.setStatus(call.acting, user.id, status);
         return { body: await fullView(call, changed) };
       },
     }),
