@@ -1,6 +1,5 @@
 /** `gatehouse admin …`: setting up the management API and the web console (docs/management-api.md). */
 import type { Command } from 'commander';
-import { bootstrap, emitBootstrapAudit } from '../manage/bootstrap.ts';
 import { resourceUrisOf } from '../domain/client.ts';
 import { readStdinSecret, withStore } from './context.ts';
 import { printJson, printLine } from './output.ts';
@@ -27,8 +26,7 @@ export function registerAdminCommands(program: Command): void {
     .action((flags: BootstrapFlags) =>
       withStore(async (env) => {
         const password = flags.passwordStdin ? await readStdinSecret() : undefined;
-        const result = await bootstrap(env.deps, env.config, { username: flags.username, password, email: flags.email });
-        emitBootstrapAudit(env.audit, result, env.config, env.acting.actor);
+        const result = await env.admin.bootstrap(env.acting, { username: flags.username, password, email: flags.email });
         // Where the console and the API are, as the store has them: a server that ran puts its own
         // issuer's URIs there (docs/decisions.md CO14), whatever issuer this command was given.
         const { console: consoleClient, api: apiClient } = await env.admin.clients.managementClients();

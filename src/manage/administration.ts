@@ -15,6 +15,7 @@ import { policyAdministration, type PolicyAdministration } from './policies.ts';
 import { keyAdministration, type KeyAdministration } from './keys.ts';
 import { sessionAdministration, type SessionAdministration } from './sessions.ts';
 import { consentAdministration, type ConsentAdministration } from './consents.ts';
+import { bootstrapAdministration, type BootstrapAdministration } from './bootstrap.ts';
 import { auditEventAdministration, type AuditEventAdministration } from './audit-events.ts';
 import { registrationTokenAdministration, type RegistrationTokenAdministration } from './registration-tokens.ts';
 
@@ -32,6 +33,8 @@ export interface Administration {
   consents: ConsentAdministration;
   registrationTokens: RegistrationTokenAdministration;
   auditEvents: AuditEventAdministration;
+  /** What the management API and the console need, created where missing (`gatehouse admin bootstrap`). */
+  bootstrap: BootstrapAdministration;
 }
 
 /** Every resource's use cases over the same ports. */
@@ -47,5 +50,6 @@ export function administration(ports: AdministrationPorts): Administration {
     consents: consentAdministration(ports),
     registrationTokens: registrationTokenAdministration(ports),
     auditEvents: auditEventAdministration(ports),
+    bootstrap: bootstrapAdministration(ports),
   };
 }

@@ -25,7 +25,9 @@ import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import type { Actor, AuditSink } from '../observability/audit.ts';
 import { ConflictError, type Store, type StoreTransaction } from '../storage/ports.ts';
+import type { Acting } from './acting.ts';
 import { ensureManagementClientsIn } from './management-clients.ts';
+import type { AdministrationPorts } from './ports.ts';
 
 export interface BootstrapDeps {
   transaction: Store['transaction'];
@@ -116,10 +118,21 @@ function groupDescription(name: string, config: Pick<Config, 'manageAdminGroup'>
 }
 
 /** The audit events of what a bootstrap created, after it committed (Store.transaction: no effects inside). */
-export function emitBootstrapAudit(audit: AuditSink, result: BootstrapResult, config: Pick<Config, 'manageAdminGroup'>, actor: Actor): void {
+function emitBootstrapAudit(audit: AuditSink, result: BootstrapResult, config: Pick<Config, 'manageAdminGroup'>, actor: Actor): void {
   for (const clientId of result.clients) audit.emit({ event: 'client.created', clientId, authorizationPolicy: null, actor });
   if (result.user?.created) {
     audit.emit({ event: 'user.created', userId: result.user.id, username: result.user.username, actor });
     audit.emit({ event: 'user.group_added', userId: result.user.id, username: result.user.username, group: config.manageAdminGroup, actor });
   }
+}
+
+/** `gatehouse admin bootstrap` as a use case: the bootstrap's unit of work, then the audit events of what it created, naming who acts. */
+export type BootstrapAdministration = (acting: Acting, input?: BootstrapInput) => Promise<BootstrapResult>;
+
+export function bootstrapAdministration(ports: Pick<AdministrationPorts, 'store' | 'clock' | 'random' | 'audit' | 'settings'>): BootstrapAdministration {
+  return async (acting, input = {}) => {
+    const result = await bootstrap({ transaction: ports.store.transaction, clock: ports.clock, random: ports.random }, ports.settings, input);
+    emitBootstrapAudit(ports.audit, result, ports.settings, acting.actor);
+    return result;
+  };
 }
