@@ -47,6 +47,20 @@ onEveryDatabase('organization use cases', (suite) => {
     assert.equal((await admin.organizations.get(parent.id)).parentId, undefined);
   });
 
+  test('a new organization\'s custom attributes are checked whichever front end asks: a bad name is refused naming it, blank values are dropped', async () => {
+    const { admin, audit } = suite();
+    audit.clear();
+    const technicalName = unique('attributed-');
+    await assert.rejects(
+      admin.organizations.create(actingAs(), { technicalName, attributes: { '1st': ['x'] } }),
+      (e: unknown) => e instanceof IdentityError && e.code === 'invalid_argument' && e.field === '1st',
+    );
+    assert.deepEqual(await admin.organizations.listIds({ filters: { technicalName }, exactMatch: true }), []);
+    assert.deepEqual(audit.all(), []);
+    const created = await admin.organizations.create(actingAs(), { technicalName, attributes: { note: [' '], vat: [' FI1 '] } });
+    assert.deepEqual(created.attributes, { vat: ['FI1'] });
+  });
+
   test('the reads: the path of technical names, the users of a subtree, a page and the ids', async () => {
     const { admin } = suite();
     const acting = actingAs();

@@ -5,7 +5,6 @@
  * On the wire `name` is the friendly name (docs/management-api.md).
  */
 import type { Organization } from '../../../domain/organization.ts';
-import { checkedAttributes } from '../../../identity/attributes.ts';
 import type { OrganizationChanges } from '../../../manage/organizations.ts';
 import { isUuid } from '../../../lib/uuid.ts';
 import { notFound } from '../errors.ts';
@@ -99,7 +98,7 @@ export const organizationRoutes: ManageRoute[] = [
         parentId: body.parent_id as string | undefined,
         type: body.type as string | undefined,
         virtual: body.virtual as boolean | undefined,
-        attributes: body.attributes === undefined ? undefined : checkedAttributes(body.attributes as Record<string, string[]>),
+        attributes: body.attributes as Record<string, string[]> | undefined,
       });
       return { status: 201, body: organizationView(created), headers: { location: `${MANAGE_API_PATH}/organizations/${created.id}` } };
     },
