@@ -2,7 +2,7 @@
 import { Option, type Command } from 'commander';
 import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, type SigningAlg } from '../protocol/constants.ts';
 import type { SigningKey } from '../domain/signing-key.ts';
-import { cliActor, UsageError, withStore } from './context.ts';
+import { UsageError, withStore } from './context.ts';
 import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';
 
 interface JsonFlag {
@@ -30,8 +30,8 @@ export function registerKeyCommands(program: Command): void {
     .description("list each algorithm's active key and the retired keys still published in the JWKS")
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag) =>
-      withStore(async ({ store, deps }) => {
-        const list = await store.keys.list(deps.clock.now());
+      withStore(async ({ admin }) => {
+        const list = (await admin.keys.list()).map(({ key }) => key);
         if (flags.json) return printJson(list.map(keyView));
         printTable(
           ['', 'KID', 'ALG', 'CREATED', 'RETIRED', 'PUBLISHED_UNTIL'],
@@ -49,12 +49,10 @@ export function registerKeyCommands(program: Command): void {
     .addOption(new Option('--alg <alg>', 'the algorithm whose key to rotate').choices(SIGNING_ALGS).default(DEFAULT_SIGNING_ALG))
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag & { alg: SigningAlg }) =>
-      withStore(async ({ config, store, deps, audit }) => {
-        const { keyRingFor } = await import('../app.ts');
-        const keyRing = keyRingFor(config, store, deps.clock);
-        const key = await keyRing.rotate(flags.alg);
-        audit.emit({ event: 'key.rotated', kid: key.kid, alg: key.alg, actor: cliActor() });
-        const signsFrom = isoTime(keyRing.signsFrom(key));
+      withStore(async ({ admin, acting }) => {
+        const rotated = await admin.keys.rotate(acting, flags.alg);
+        const { key } = rotated;
+        const signsFrom = isoTime(rotated.signsFrom);
         if (flags.json) return printJson({ ...keyView(key), signs_from: signsFrom });
         printFields([
           ['new kid', key.kid],
@@ -71,11 +69,10 @@ export function registerKeyCommands(program: Command): void {
     .description('encrypt every private key still stored in the clear with GATEHOUSE_KEY_ENCRYPTION_KEY (the server also does this when it starts)')
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag) =>
-      withStore(async ({ config, store, deps }) => {
+      withStore(async ({ config, admin }) => {
         if (config.keyEncryptionKey === undefined) throw new UsageError('set GATEHOUSE_KEY_ENCRYPTION_KEY to the key-encryption key to seal the signing keys with');
-        const { keyRingFor } = await import('../app.ts');
         // A wrong key-encryption key is refused (KeyEncryptionError, one line) and nothing is sealed.
-        const sealed = await keyRingFor(config, store, deps.clock).sealStoredKeys();
+        const sealed = await admin.keys.seal();
         if (flags.json) return printJson({ sealed });
         printLine(sealed === 0 ? 'Every private key was sealed already.' : `Sealed ${sealed} private key${sealed === 1 ? '' : 's'}.`);
       }),

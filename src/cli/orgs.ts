@@ -1,8 +1,7 @@
 /** `gatehouse org …`: the organization tree users belong to. */
 import { Option, type Command } from 'commander';
 import type { Organization } from '../domain/organization.ts';
-import { createOrganization, getOrganization, listOrganizations } from '../identity/organizations.ts';
-import { deleteOrganization, updateOrganization, type OrganizationChanges } from '../identity/organization-changes.ts';
+import type { OrganizationChanges } from '../manage/organizations.ts';
 import { attributeChanges, collect, UsageError, withStore } from './context.ts';
 import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';
 
@@ -73,8 +72,8 @@ export function registerOrganizationCommands(program: Command): void {
     .option('--virtual', 'a virtual organization groups others and holds no users')
     .option('--json', 'print JSON only')
     .action((flags: CreateFlags) =>
-      withStore(async ({ deps }) => {
-        const created = await createOrganization(deps, {
+      withStore(async ({ admin, acting }) => {
+        const created = await admin.organizations.create(acting, {
           technicalName: flags.technicalName,
           friendlyName: flags.name ?? flags.friendlyName,
           parentId: flags.parent,
@@ -90,8 +89,8 @@ export function registerOrganizationCommands(program: Command): void {
     .description('list organizations')
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag) =>
-      withStore(async ({ deps }) => {
-        const organizations = await listOrganizations(deps);
+      withStore(async ({ admin }) => {
+        const organizations = await admin.organizations.list();
         if (flags.json) return printJson(organizations.map(organizationView));
         printTable(
           ['ID', 'TECHNICAL_NAME', 'FRIENDLY_NAME', 'PARENT', 'VIRTUAL'],
@@ -106,7 +105,7 @@ export function registerOrganizationCommands(program: Command): void {
     .description('show an organization')
     .argument('<id>')
     .option('--json', 'print JSON only')
-    .action((id: string, flags: JsonFlag) => withStore(async ({ deps }) => show(await getOrganization(deps, id), flags.json)));
+    .action((id: string, flags: JsonFlag) => withStore(async ({ admin }) => show(await admin.organizations.get(id), flags.json)));
 
   org
     .command('update')
@@ -124,7 +123,7 @@ export function registerOrganizationCommands(program: Command): void {
     .option('--remove-attribute <name>', 'remove a custom attribute (repeatable)', collect)
     .option('--json', 'print JSON only')
     .action((id: string, flags: UpdateFlags) =>
-      withStore(async ({ deps }) => {
+      withStore(async ({ admin, acting }) => {
         const changes: OrganizationChanges = {
           technicalName: flags.technicalName,
           friendlyName: flags.name ?? flags.friendlyName,
@@ -136,7 +135,7 @@ export function registerOrganizationCommands(program: Command): void {
         if (Object.values(changes).every((value) => value === undefined)) {
           throw new UsageError('nothing to change: give --technical-name, --friendly-name (--name), --type, --parent, --root, --virtual, --no-virtual, --attribute or --remove-attribute');
         }
-        show(await updateOrganization(deps, id, changes), flags.json);
+        show(await admin.organizations.update(acting, id, changes), flags.json);
       }),
     );
 
@@ -146,8 +145,8 @@ export function registerOrganizationCommands(program: Command): void {
     .argument('<id>')
     .option('--json', 'print JSON only')
     .action((id: string, flags: JsonFlag) =>
-      withStore(async ({ deps }) => {
-        const deleted = await deleteOrganization(deps, id);
+      withStore(async ({ admin, acting }) => {
+        const deleted = await admin.organizations.delete(acting, id);
         if (flags.json) return printJson({ id: deleted.id, technical_name: deleted.technicalName, deleted: true });
         printLine(`Deleted organization ${deleted.technicalName} (${deleted.id}).`);
       }),

@@ -1,9 +1,7 @@
 /** `gatehouse policy …`: authorization policies (who may use a client, which extra claims it gets; docs/authorization.md). */
 import type { Command } from 'commander';
 import { policyDocumentJson, type Policy } from '../domain/policy.ts';
-import { createPolicy, deletePolicy, getPolicy, listPolicies, updatePolicy } from '../oauth/policy/manage.ts';
-import { systemClock } from '../lib/clock.ts';
-import { cliActor, readJsonFile, withStore } from './context.ts';
+import { readJsonFile, withStore } from './context.ts';
 import { isoTime, printJson, printLine, printTable } from './output.ts';
 
 interface JsonFlag {
@@ -30,9 +28,8 @@ export function registerPolicyCommands(program: Command): void {
     .requiredOption('--file <file>', 'the policy document (JSON)')
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag & { file: string }) =>
-      withStore(async ({ store, audit }) => {
-        const created = await createPolicy({ policies: store.policies, clock: systemClock }, await readJsonFile(flags.file));
-        audit.emit({ event: 'policy.created', policy: created.document.name, version: created.version, actor: cliActor() });
+      withStore(async ({ admin, acting }) => {
+        const created = await admin.policies.create(acting, await readJsonFile(flags.file));
         if (flags.json) return printJson(policyView(created));
         printLine(`Created policy ${created.document.name} (version ${created.version}).`);
       }),
@@ -43,8 +40,8 @@ export function registerPolicyCommands(program: Command): void {
     .description('list policies')
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag) =>
-      withStore(async ({ store }) => {
-        const policies = await listPolicies({ policies: store.policies });
+      withStore(async ({ admin }) => {
+        const policies = await admin.policies.list();
         if (flags.json) return printJson(policies.map((p) => policyView(p)));
         printTable(
           ['NAME', 'VERSION', 'ACCESS', 'CLAIMS'],
@@ -59,9 +56,9 @@ export function registerPolicyCommands(program: Command): void {
     .description('print a policy document, with its version and the clients that use it')
     .argument('<name>')
     .action((name: string) =>
-      withStore(async ({ store }) => {
-        const found = await getPolicy({ policies: store.policies }, name);
-        printJson(policyView(found, await store.policies.clientsUsing(name)));
+      withStore(async ({ admin }) => {
+        const { policy: found, clients } = await admin.policies.get(name);
+        printJson(policyView(found, clients));
       }),
     );
 
@@ -72,9 +69,8 @@ export function registerPolicyCommands(program: Command): void {
     .requiredOption('--file <file>', 'the new policy document (JSON)')
     .option('--json', 'print JSON only')
     .action((name: string, flags: JsonFlag & { file: string }) =>
-      withStore(async ({ store, audit }) => {
-        const updated = await updatePolicy({ policies: store.policies, clock: systemClock }, name, await readJsonFile(flags.file));
-        audit.emit({ event: 'policy.updated', policy: updated.document.name, version: updated.version, actor: cliActor() });
+      withStore(async ({ admin, acting }) => {
+        const updated = await admin.policies.update(acting, name, await readJsonFile(flags.file));
         if (flags.json) return printJson(policyView(updated));
         printLine(`Updated policy ${updated.document.name} (version ${updated.version}).`);
       }),
@@ -86,9 +82,8 @@ export function registerPolicyCommands(program: Command): void {
     .argument('<name>')
     .option('--json', 'print JSON only')
     .action((name: string, flags: JsonFlag) =>
-      withStore(async ({ store, audit }) => {
-        await deletePolicy({ policies: store.policies }, name);
-        audit.emit({ event: 'policy.deleted', policy: name, actor: cliActor() });
+      withStore(async ({ admin, acting }) => {
+        await admin.policies.delete(acting, name);
         if (flags.json) return printJson({ name, deleted: true });
         printLine(`Deleted policy ${name}.`);
       }),

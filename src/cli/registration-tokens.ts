@@ -4,17 +4,14 @@
  */
 import type { Command } from 'commander';
 import { systemClock } from '../lib/clock.ts';
-import { cryptoRandom } from '../lib/random.ts';
-import { initialAccessTokenView, mintInitialAccessToken, parseDuration } from '../oauth/dynamic-registration.ts';
-import { cliActor, UsageError, wholeNumber, withStore } from './context.ts';
+import { InitialAccessTokenNotFound } from '../manage/registration-tokens.ts';
+import { initialAccessTokenView, parseDuration } from '../oauth/dynamic-registration.ts';
+import { UsageError, wholeNumber, withStore } from './context.ts';
 import { printFields, printJson, printLine, printTable } from './output.ts';
 
 interface JsonFlag {
   json?: boolean;
 }
-
-/** How many rows one read of the list asks for; the command prints them all. */
-const PAGE = 200;
 
 export function registerRegistrationTokenCommands(program: Command): void {
   const tokens = program.command('registration-token').description('initial access tokens for RFC 7591 dynamic client registration');
@@ -27,15 +24,10 @@ export function registerRegistrationTokenCommands(program: Command): void {
     .option('--description <text>', 'what it is for, shown in the list')
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag & { expiresIn: string; uses: string; description?: string }) =>
-      withStore(async (env) => {
+      withStore(async ({ admin, acting }) => {
         const expiresIn = parseDuration(flags.expiresIn);
         if (expiresIn === undefined) throw new UsageError(`--expires-in must be seconds or a number with s, m, h or d (such as 1h), not ${JSON.stringify(flags.expiresIn)}`);
-        const actor = cliActor();
-        const { token, value } = await mintInitialAccessToken(
-          { registrations: env.store.registrations, clock: systemClock, random: cryptoRandom },
-          { expiresIn, uses: wholeNumber(flags.uses, '--uses'), description: flags.description, createdBy: actor.caller === undefined ? 'cli' : `cli:${actor.caller}` },
-        );
-        env.audit.emit({ event: 'initial_access_token.created', id: token.id, expiresAt: token.expiresAt, uses: token.usesLeft, actor });
+        const { token, value } = await admin.registrationTokens.create(acting, { expiresIn, uses: wholeNumber(flags.uses, '--uses'), description: flags.description });
         if (flags.json) return printJson({ ...initialAccessTokenView(token), token: value });
         const view = initialAccessTokenView(token);
         printFields([
@@ -53,14 +45,8 @@ export function registerRegistrationTokenCommands(program: Command): void {
     .description('list initial access tokens (never their values)')
     .option('--json', 'print JSON only')
     .action((flags: JsonFlag) =>
-      withStore(async (env) => {
-        const all = [];
-        for (let after: string | undefined; ; ) {
-          const page = await env.store.registrations.listInitialAccessTokens({ after, limit: PAGE });
-          all.push(...page);
-          if (page.length < PAGE) break;
-          after = page[page.length - 1]!.id;
-        }
+      withStore(async ({ admin }) => {
+        const all = await admin.registrationTokens.list();
         if (flags.json) return printJson(all.map(initialAccessTokenView));
         const now = systemClock.now();
         printTable(
@@ -77,9 +63,14 @@ export function registerRegistrationTokenCommands(program: Command): void {
     .argument('<id>')
     .option('--json', 'print JSON only')
     .action((id: string, flags: JsonFlag) =>
-      withStore(async (env) => {
-        if (!(await env.store.registrations.deleteInitialAccessToken(id))) throw new UsageError(`no initial access token has the id ${JSON.stringify(id)} (gatehouse registration-token list)`);
-        env.audit.emit({ event: 'initial_access_token.revoked', id, actor: cliActor() });
+      withStore(async ({ admin, acting }) => {
+        try {
+          await admin.registrationTokens.revoke(acting, id);
+        } catch (error) {
+          // The CLI's words add where to look for the ids.
+          if (error instanceof InitialAccessTokenNotFound) throw new UsageError(`${error.message} (gatehouse registration-token list)`);
+          throw error;
+        }
         if (flags.json) return printJson({ id, revoked: true });
         printLine(`Revoked initial access token ${id}.`);
       }),

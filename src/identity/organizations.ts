@@ -7,6 +7,7 @@ import type { Organization } from '../domain/organization.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import { ConflictError, MissingReferenceError, TreeShapeError, type OrganizationQuery, type OrganizationStore } from '../storage/ports.ts';
+import { checkedAttributes } from './attributes.ts';
 import { IdentityError } from './errors.ts';
 import { optionalText } from './text.ts';
 
@@ -27,6 +28,8 @@ export interface NewOrganization {
 }
 
 export async function createOrganization(deps: OrganizationDeps, input: NewOrganization): Promise<Organization> {
+  // Checked here, first, whichever front end parsed them (the management API used to check them itself).
+  const attributes = checkedAttributes(input.attributes);
   const id = deps.random.uuid();
   const technicalName = optionalText(input.technicalName, 'technicalName') ?? id;
   const parentId = optionalText(input.parentId, 'parentId');
@@ -41,7 +44,7 @@ export async function createOrganization(deps: OrganizationDeps, input: NewOrgan
     friendlyName: optionalText(input.friendlyName, 'friendlyName') ?? technicalName,
     type: optionalText(input.type, 'type'),
     virtual: input.virtual ?? false,
-    attributes: input.attributes ?? {},
+    attributes,
     createdAt: now,
     updatedAt: now,
   };

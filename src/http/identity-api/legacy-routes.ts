@@ -9,7 +9,6 @@
  * with the ids it holds. Both spellings of each path the product used are served
  * (`users/` and `user/{id}`, `orgs/` and `org/{id}`, plus the `organizations/` forms).
  */
-import { getOrganization } from '../../identity/organizations.ts';
 import { listOrganizationIds, organizationResult } from './organization-routes.ts';
 import { userEntity } from './representation.ts';
 import { pathId, type ApiRoute } from './route.ts';
@@ -63,7 +62,7 @@ export function legacyRoutes(): ApiRoute[] {
     params: idParams,
     responses: { 200: { description: 'The organization.', schema: entityResponse } },
     async handle(call) {
-      return organizationResult(call.deps, await getOrganization(call.deps.store, pathId(call)));
+      return organizationResult(call.deps, await call.deps.admin.organizations.get(pathId(call)));
     },
   }));
   return [userList, ...userReads, ...organizationLists, ...organizationReads];

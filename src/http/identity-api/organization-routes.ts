@@ -4,9 +4,6 @@
  * delete, and the users of an organization with `recursive` over its sub-organizations.
  */
 import type { Organization } from '../../domain/organization.ts';
-import { deleteOrganization, updateOrganization } from '../../identity/organization-changes.ts';
-import { organizationPath, userIdsOfOrganization } from '../../identity/organization-tree.ts';
-import { createOrganization, getOrganization, listOrganizationIds as findOrganizationIds } from '../../identity/organizations.ts';
 import type { HttpDeps } from '../deps.ts';
 import type { ApiResult } from './render.ts';
 import { organizationEntity } from './representation.ts';
@@ -23,14 +20,14 @@ function affected(id: string, status = 200, location?: string): ApiResult {
 }
 
 export async function organizationResult(deps: HttpDeps, organization: Organization): Promise<ApiResult> {
-  return { body: { kind: 'entity', entity: organizationEntity(organization, await organizationPath(deps.store, organization)) } };
+  return { body: { kind: 'entity', entity: organizationEntity(organization, await deps.admin.organizations.path(organization)) } };
 }
 
 export async function listOrganizationIds(call: ApiCall): Promise<ApiResult> {
   const { limit, check } = listing(call);
   const filters = organizationFilters(call.query);
   // Ids only, as on the wire: the organizations' attributes are never loaded for a listing.
-  const found = check(await findOrganizationIds(call.deps.store, { filters, exactMatch: (call.query.exactMatch as boolean | undefined) ?? false, limit }));
+  const found = check(await call.deps.admin.organizations.listIds({ filters, exactMatch: (call.query.exactMatch as boolean | undefined) ?? false, limit }));
   return { body: { kind: 'collection', collection: 'Organizations', ids: found } };
 }
 
@@ -61,8 +58,7 @@ export function organizationRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       body: entityBody('organization'),
       responses: { 201: { description: 'Created; the collection holds the new id.', schema: organizations } },
       async handle(call) {
-        const { store, clock, random } = call.deps;
-        const created = await createOrganization({ organizations: store.organizations, clock, random }, newOrganization(requestAttributes(call, 'organization')));
+        const created = await call.deps.admin.organizations.create(await call.acting(), newOrganization(requestAttributes(call, 'organization')));
         return affected(created.id, 201, `${call.path}${created.id}`);
       },
     },
@@ -75,7 +71,7 @@ export function organizationRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       params: idParams,
       responses: { 200: { description: 'The organization; entityName is its path of technical names from the root.', schema: entityResponse } },
       async handle(call) {
-        return organizationResult(call.deps, await getOrganization(call.deps.store, pathId(call)));
+        return organizationResult(call.deps, await call.deps.admin.organizations.get(pathId(call)));
       },
     },
     {
@@ -92,7 +88,7 @@ export function organizationRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       async handle(call) {
         const id = pathId(call);
         const changes = organizationChanges(requestAttributes(call, 'organization'), id);
-        await updateOrganization({ ...call.deps.store, clock: call.deps.clock }, id, changes);
+        await call.deps.admin.organizations.update(await call.acting(), id, changes);
         return affected(id);
       },
     },
@@ -107,7 +103,7 @@ export function organizationRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       responses: { 200: { description: 'Deleted; the collection holds the id.', schema: organizations } },
       async handle(call) {
         const id = pathId(call);
-        await deleteOrganization(call.deps.store, id);
+        await call.deps.admin.organizations.delete(await call.acting(), id);
         return affected(id);
       },
     },
@@ -125,7 +121,7 @@ export function organizationRoutes(version: '2.0' | '2.1'): ApiRoute[] {
         const { limit, check } = listing(call);
         const { query } = call;
         const filters = userFilters(query);
-        const found = check(await userIdsOfOrganization(call.deps.store, pathId(call), { filters, exactMatch: (query.exactMatch as boolean | undefined) ?? false, limit, recursive: query.recursive === true }));
+        const found = check(await call.deps.admin.organizations.userIds(pathId(call), { filters, exactMatch: (query.exactMatch as boolean | undefined) ?? false, limit, recursive: query.recursive === true }));
         return { body: { kind: 'collection', collection: 'Users', ids: found } };
       },
     },

@@ -4,7 +4,7 @@
  * descending (docs/management-api.md, "Audit events"). Readers may list them: events carry
  * fingerprints, never a secret (src/observability/audit.ts).
  */
-import { pageOfAuditEvents, type AuditKey, type AuditRecord, type StoredActor } from '../../../manage/audit-events.ts';
+import type { AuditKey, AuditRecord, StoredActor } from '../../../manage/audit-events.ts';
 import { AUDIT_EVENT_NAMES, AUDIT_EVENTS, isAuditEventName } from '../../../observability/audit-catalog.ts';
 import { invalidField } from '../errors.ts';
 import { decodeCursor, pageQueryProperties, pageSchema, toPage } from '../pagination.ts';
@@ -157,7 +157,7 @@ export const auditRoutes: ManageRoute[] = [
       const types = eventNames(query.type);
       const limit = query.limit as number;
       const before = decodeCursor(query.cursor, isAuditKey);
-      const { events: rows, usernames } = await pageOfAuditEvents(deps, { since, until, types, userId: query.user as string | undefined, clientId: query.client as string | undefined, before, limit });
+      const { events: rows, usernames } = await deps.admin.auditEvents.page({ since, until, types, userId: query.user as string | undefined, clientId: query.client as string | undefined, before, limit });
       return { body: toPage(rows, limit, (row) => ({ at: row.at, id: row.id }), (row) => auditEventView(row, usernames)) };
     },
   },

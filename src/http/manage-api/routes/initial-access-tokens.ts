@@ -1,10 +1,11 @@
 /**
  * Initial access tokens of RFC 7591 dynamic client registration (docs/authorization.md, "Dynamic client
  * registration"; docs/management-api.md): list, mint (the value answered once, only its hash
- * kept) and revoke, as `gatehouse registration-token …` does, with the same audit events. A token
+ * kept) and revoke, as `gatehouse registration-token …` does (src/manage/registration-tokens.ts). A token
  * is `{ id, description?, expires_at, uses_left, created_at, created_by }`; never its value again.
  */
-import { initialAccessTokenView, InvalidTokenSettings, MAX_INITIAL_ACCESS_TOKEN_TTL, MAX_INITIAL_ACCESS_TOKEN_USES, mintInitialAccessToken } from '../../../oauth/dynamic-registration.ts';
+import { initialAccessTokenView, InvalidTokenSettings, MAX_INITIAL_ACCESS_TOKEN_TTL, MAX_INITIAL_ACCESS_TOKEN_USES } from '../../../oauth/dynamic-registration.ts';
+import { InitialAccessTokenNotFound } from '../../../manage/registration-tokens.ts';
 import { invalidField, notFound } from '../errors.ts';
 import { listQuerySchema, pageSchema, stringKeyPage, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageRoute } from '../route.ts';
@@ -49,7 +50,7 @@ export const initialAccessTokenRoutes: ManageRoute[] = [
     responses: { 200: { description: 'A page of initial access tokens.', schema: pageSchema(tokenSchema) } },
     async handle({ deps, query }) {
       const page = stringKeyPage(query);
-      const rows = await deps.store.registrations.listInitialAccessTokens({ after: page.after, limit: page.fetch });
+      const rows = await deps.admin.registrationTokens.page({ after: page.after, limit: page.fetch });
       return { body: toPage(rows, page.limit, (t) => t.id, initialAccessTokenView) };
     },
   },
@@ -62,11 +63,10 @@ export const initialAccessTokenRoutes: ManageRoute[] = [
     access: 'write',
     body: createSchema,
     responses: { 201: { description: 'The token, with its value (shown once).', schema: { ...tokenSchema, required: [...(tokenSchema.required as string[]), 'token'], properties: { ...(tokenSchema.properties as object), token: { type: 'string' } } } } },
-    async handle({ deps, body, actor, caller }) {
+    async handle({ deps, body, acting }) {
       const input = body as { expires_in: number; uses?: number; description?: string };
       try {
-        const { token, value } = await mintInitialAccessToken({ registrations: deps.store.registrations, clock: deps.clock, random: deps.random }, { expiresIn: input.expires_in, uses: input.uses ?? 1, description: input.description, createdBy: caller.userId ?? caller.clientId });
-        deps.audit.emit({ event: 'initial_access_token.created', id: token.id, expiresAt: token.expiresAt, uses: token.usesLeft, actor });
+        const { token, value } = await deps.admin.registrationTokens.create(acting, { expiresIn: input.expires_in, uses: input.uses ?? 1, description: input.description });
         return { status: 201, body: { ...initialAccessTokenView(token), token: value } };
       } catch (error) {
         if (error instanceof InvalidTokenSettings) throw invalidField(error.field, error.message.slice(error.field.length + 2));
@@ -83,10 +83,13 @@ export const initialAccessTokenRoutes: ManageRoute[] = [
     access: 'write',
     params: idParam,
     responses: { 204: { description: 'Revoked.' } },
-    async handle({ deps, params, actor }) {
-      const id = params.id!;
-      if (!(await deps.store.registrations.deleteInitialAccessToken(id))) throw notFound(`no initial access token has the id ${JSON.stringify(id)}`);
-      deps.audit.emit({ event: 'initial_access_token.revoked', id, actor });
+    async handle({ deps, params, acting }) {
+      try {
+        await deps.admin.registrationTokens.revoke(acting, params.id!);
+      } catch (error) {
+        if (error instanceof InitialAccessTokenNotFound) throw notFound(error.message);
+        throw error;
+      }
       return { status: 204 };
     },
   },

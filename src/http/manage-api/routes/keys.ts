@@ -1,39 +1,20 @@
 /**
  * Signing keys (docs/management-api.md, "Signing keys"): the public facts of the keys the JWKS
- * publishes, and rotation as `gatehouse keys rotate` does it (src/crypto/key-ring.ts). Never any
+ * publishes, and rotation as `gatehouse keys rotate` does it (src/manage/keys.ts). Never any
  * private material, sealed or not: a key is `{ kid, alg, status, created_at, activates_at?,
  * retires_at? }`.
  */
 import { DEFAULT_SIGNING_ALG, SIGNING_ALGS, type SigningAlg } from '../../../protocol/constants.ts';
 import type { SigningKey } from '../../../domain/signing-key.ts';
+import type { PublishedKey } from '../../../manage/keys.ts';
 import { decodeCursor, DEFAULT_LIMIT, isStringKey, listQuerySchema, pageSchema, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageRoute } from '../route.ts';
 
 const TAG = 'Signing keys';
 
-type KeyStatus = 'active' | 'next' | 'retired';
-
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
 
-/**
- * Each key's status as the key ring decides which key signs (KeyRing #read): per algorithm, the
- * newest key past its activation delay signs (`active`), else the oldest published one; a newer
- * key still within its delay is `next` (published, signing from `activates_at`); the rest are
- * `retired`, published until `retires_at` so that what they signed still verifies.
- */
-export function keyStatuses(keys: readonly SigningKey[], signsFrom: (key: SigningKey) => number, now: number): Map<string, KeyStatus> {
-  const out = new Map<string, KeyStatus>();
-  const age = (k: SigningKey) => k.createdAt * 2 + (k.retiredAt === undefined ? 1 : 0);
-  for (const alg of SIGNING_ALGS) {
-    const own = keys.filter((k) => k.alg === alg).sort((a, b) => age(a) - age(b));
-    const ready = own.filter((k) => signsFrom(k) <= now);
-    const current = ready.length > 0 ? ready.at(-1) : own[0];
-    for (const key of own) out.set(key.kid, key === current ? 'active' : key.retiredAt === undefined ? 'next' : 'retired');
-  }
-  return out;
-}
-
-function keyJson(key: SigningKey, status: KeyStatus, signsFrom: number): Record<string, unknown> {
+function keyJson({ key, status, signsFrom }: PublishedKey): Record<string, unknown> {
   return {
     kid: key.kid,
     alg: key.alg,
@@ -72,15 +53,13 @@ export const keyRoutes: ManageRoute[] = [
     querystring: listQuerySchema(undefined),
     responses: { 200: { description: 'A page of keys.', schema: pageSchema(keySchema) } },
     async handle({ deps, query }) {
-      const now = deps.clock.now();
       const limit = (query.limit as number | undefined) ?? DEFAULT_LIMIT;
       const after = decodeCursor(query.cursor, isKeyCursor);
       // The published keys are a handful (one or two per algorithm), read whole; the cursor still
       // is the last key's sort key, so a rotation while paging shifts nothing.
-      const keys = (await deps.store.keys.list(now)).sort(newerFirst);
-      const statuses = keyStatuses(keys, (k) => deps.keyRing.signsFrom(k), now);
-      const rest = after === undefined ? keys : keys.filter((k) => k.createdAt < after[0] || (k.createdAt === after[0] && k.kid < after[1]));
-      return { body: toPage(rest.slice(0, limit + 1), limit, (k) => [k.createdAt, k.kid], (k) => keyJson(k, statuses.get(k.kid)!, deps.keyRing.signsFrom(k))) };
+      const keys = (await deps.admin.keys.list()).sort((a, b) => newerFirst(a.key, b.key));
+      const rest = after === undefined ? keys : keys.filter(({ key: k }) => k.createdAt < after[0] || (k.createdAt === after[0] && k.kid < after[1]));
+      return { body: toPage(rest.slice(0, limit + 1), limit, ({ key: k }) => [k.createdAt, k.kid], keyJson) };
     },
   },
   {
@@ -94,12 +73,9 @@ export const keyRoutes: ManageRoute[] = [
     body: { type: 'object', additionalProperties: false, properties: { alg: { enum: [...SIGNING_ALGS], default: DEFAULT_SIGNING_ALG } } },
     bodyOptional: true,
     responses: { 201: { description: 'The new key.', schema: keySchema } },
-    async handle({ deps, body, actor }) {
+    async handle({ deps, body, acting }) {
       const alg = ((body as { alg?: SigningAlg } | undefined)?.alg ?? DEFAULT_SIGNING_ALG);
-      const key = await deps.keyRing.rotate(alg);
-      deps.audit.emit({ event: 'key.rotated', kid: key.kid, alg: key.alg, actor });
-      const signsFrom = deps.keyRing.signsFrom(key);
-      return { status: 201, body: keyJson(key, signsFrom <= deps.clock.now() ? 'active' : 'next', signsFrom) };
+      return { status: 201, body: keyJson(await deps.admin.keys.rotate(acting, alg)) };
     },
   },
 ];

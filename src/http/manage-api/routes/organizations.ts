@@ -1,13 +1,11 @@
 /**
  * `/organizations`: list (keyset by technical name then id, since technical names are unique only
  * among siblings; `?q=` over the technical and the friendly name), create, read, change and
- * delete, through the use cases the identity API calls (src/identity/organizations.ts,
- * organization-changes.ts). On the wire `name` is the friendly name (docs/management-api.md).
+ * delete, through the use cases the identity API and the CLI call (src/manage/organizations.ts).
+ * On the wire `name` is the friendly name (docs/management-api.md).
  */
 import type { Organization } from '../../../domain/organization.ts';
-import { checkedAttributes } from '../../../identity/attributes.ts';
-import { updateOrganization, deleteOrganization, type OrganizationChanges } from '../../../identity/organization-changes.ts';
-import { createOrganization, getOrganization } from '../../../identity/organizations.ts';
+import type { OrganizationChanges } from '../../../manage/organizations.ts';
 import { isUuid } from '../../../lib/uuid.ts';
 import { notFound } from '../errors.ts';
 import { decodeCursor, listQuerySchema, pageSchema, toPage } from '../pagination.ts';
@@ -59,8 +57,6 @@ function isOrganizationKey(key: unknown): key is { t: string; i: string } {
   return typeof k === 'object' && k !== null && typeof k.t === 'string' && k.t.length <= 1024 && typeof k.i === 'string' && k.i.length <= 64;
 }
 
-const changeDeps = (call: ManageCall) => ({ organizations: call.deps.store.organizations, users: call.deps.store.users, transaction: call.deps.store.transaction.bind(call.deps.store), clock: call.deps.clock });
-
 export const organizationRoutes: ManageRoute[] = [
   {
     method: 'GET',
@@ -75,7 +71,7 @@ export const organizationRoutes: ManageRoute[] = [
     async handle(call) {
       const limit = pageLimit(call);
       const key = decodeCursor(call.query.cursor, isOrganizationKey);
-      const rows = await call.deps.store.organizations.page({ after: key && { technicalName: key.t, id: key.i }, limit: limit + 1, q: pageSearch(call) });
+      const rows = await call.deps.admin.organizations.page({ after: key && { technicalName: key.t, id: key.i }, limit: limit + 1, q: pageSearch(call) });
       return { body: toPage(rows, limit, (o) => ({ t: o.technicalName, i: o.id }), organizationView) };
     },
   },
@@ -96,18 +92,14 @@ export const organizationRoutes: ManageRoute[] = [
     responses: { 201: { description: 'The new organization.', schema: organizationSchema } },
     async handle(call) {
       const body = (call.body ?? {}) as Record<string, unknown>;
-      const created = await createOrganization(
-        { organizations: call.deps.store.organizations, clock: call.deps.clock, random: call.deps.random },
-        {
-          friendlyName: body.name as string | undefined,
-          technicalName: body.technical_name as string | undefined,
-          parentId: body.parent_id as string | undefined,
-          type: body.type as string | undefined,
-          virtual: body.virtual as boolean | undefined,
-          attributes: body.attributes === undefined ? undefined : checkedAttributes(body.attributes as Record<string, string[]>),
-        },
-      );
-      call.deps.audit.emit({ event: 'organization.created', organizationId: created.id, technicalName: created.technicalName, actor: call.actor });
+      const created = await call.deps.admin.organizations.create(call.acting, {
+        friendlyName: body.name as string | undefined,
+        technicalName: body.technical_name as string | undefined,
+        parentId: body.parent_id as string | undefined,
+        type: body.type as string | undefined,
+        virtual: body.virtual as boolean | undefined,
+        attributes: body.attributes as Record<string, string[]> | undefined,
+      });
       return { status: 201, body: organizationView(created), headers: { location: `${MANAGE_API_PATH}/organizations/${created.id}` } };
     },
   },
@@ -122,7 +114,7 @@ export const organizationRoutes: ManageRoute[] = [
     responses: { 200: { description: 'The organization.', schema: organizationSchema } },
     async handle(call) {
       const id = pathId(call);
-      return { body: organizationView(await getOrganization(call.deps.store, id)) };
+      return { body: organizationView(await call.deps.admin.organizations.get(id)) };
     },
   },
   {
@@ -152,9 +144,7 @@ export const organizationRoutes: ManageRoute[] = [
         virtual: body.virtual as boolean | undefined,
         attributes: body.attributes as OrganizationChanges['attributes'],
       };
-      const updated = await updateOrganization(changeDeps(call), id, changes);
-      const fields = Object.entries(changes).flatMap(([name, value]) => (value === undefined ? [] : [name]));
-      call.deps.audit.emit({ event: 'organization.updated', organizationId: updated.id, technicalName: updated.technicalName, fields, actor: call.actor });
+      const updated = await call.deps.admin.organizations.update(call.acting, id, changes);
       return { body: organizationView(updated) };
     },
   },
@@ -170,8 +160,7 @@ export const organizationRoutes: ManageRoute[] = [
     responses: { 204: { description: 'Deleted.' } },
     async handle(call) {
       const id = pathId(call);
-      const deleted = await deleteOrganization(call.deps.store, id);
-      call.deps.audit.emit({ event: 'organization.deleted', organizationId: deleted.id, technicalName: deleted.technicalName, actor: call.actor });
+      await call.deps.admin.organizations.delete(call.acting, id);
       return { status: 204 };
     },
   },

@@ -1,13 +1,12 @@
 /**
  * Authorization policies (docs/management-api.md, "Policies"; docs/authorization.md): the use
- * cases of src/oauth/policy/manage.ts, as `gatehouse policy …` runs them, with the same audit
+ * cases of src/manage/policies.ts, as `gatehouse policy …` runs them, which emit their audit
  * events. A policy is its document as `gatehouse policy show` prints it, with `version`,
  * `created_at` and `updated_at` (and, for one policy, the `clients` that use it).
  */
-import { ConflictError, PolicyInUseError } from '../../../domain/errors.ts';
+import { ConflictError } from '../../../domain/errors.ts';
 import { policyDocumentJson, type Policy } from '../../../domain/policy.ts';
-import { createPolicy, deletePolicy, getPolicy, updatePolicy, type PolicyDeps } from '../../../oauth/policy/manage.ts';
-import type { HttpDeps } from '../../deps.ts';
+import { PolicyInUse } from '../../../manage/policies.ts';
 import { conflict } from '../errors.ts';
 import { listQuerySchema, pageSchema, stringKeyPage, toPage } from '../pagination.ts';
 import type { JsonSchema, ManageRoute } from '../route.ts';
@@ -37,10 +36,6 @@ const policySchema: JsonSchema = {
   properties: { name: { type: 'string' }, access: { type: 'object' }, claims: { type: 'array' }, version: { type: 'integer' }, clients: { type: 'array', items: { type: 'string' } }, created_at: { type: 'string' }, updated_at: { type: 'string' } },
 };
 
-function policyDeps(deps: HttpDeps): PolicyDeps {
-  return { policies: deps.store.policies, clock: deps.clock };
-}
-
 export const policyRoutes: ManageRoute[] = [
   {
     method: 'GET',
@@ -53,7 +48,7 @@ export const policyRoutes: ManageRoute[] = [
     responses: { 200: { description: 'A page of policies.', schema: pageSchema(policySchema) } },
     async handle({ deps, query }) {
       const page = stringKeyPage(query);
-      const rows = await deps.store.policies.page({ after: page.after, limit: page.fetch, q: page.q });
+      const rows = await deps.admin.policies.page({ after: page.after, limit: page.fetch, q: page.q });
       return { body: toPage(rows, page.limit, (p) => p.document.name, (p) => policyJson(p)) };
     },
   },
@@ -66,15 +61,14 @@ export const policyRoutes: ManageRoute[] = [
     access: 'write',
     body: documentSchema,
     responses: { 201: { description: 'The policy (version 1).', schema: policySchema } },
-    async handle({ deps, body, actor }) {
+    async handle({ deps, body, acting }) {
       let created: Policy;
       try {
-        created = await createPolicy(policyDeps(deps), body);
+        created = await deps.admin.policies.create(acting, body);
       } catch (error) {
         if (error instanceof ConflictError) throw conflict(`a policy named ${JSON.stringify((body as { name?: unknown }).name)} already exists`, 'name');
         throw error;
       }
-      deps.audit.emit({ event: 'policy.created', policy: created.document.name, version: created.version, actor });
       return { status: 201, body: policyJson(created) };
     },
   },
@@ -88,8 +82,8 @@ export const policyRoutes: ManageRoute[] = [
     params: nameParam,
     responses: { 200: { description: 'The policy.', schema: policySchema } },
     async handle({ deps, params }) {
-      const policy = await getPolicy(policyDeps(deps), params.name!);
-      return { body: policyJson(policy, await deps.store.policies.clientsUsing(policy.document.name)) };
+      const { policy, clients } = await deps.admin.policies.get(params.name!);
+      return { body: policyJson(policy, clients) };
     },
   },
   {
@@ -103,9 +97,8 @@ export const policyRoutes: ManageRoute[] = [
     params: nameParam,
     body: documentSchema,
     responses: { 200: { description: 'The policy as stored.', schema: policySchema } },
-    async handle({ deps, params, body, actor }) {
-      const updated = await updatePolicy(policyDeps(deps), params.name!, body);
-      deps.audit.emit({ event: 'policy.updated', policy: updated.document.name, version: updated.version, actor });
+    async handle({ deps, params, body, acting }) {
+      const updated = await deps.admin.policies.update(acting, params.name!, body);
       return { body: policyJson(updated) };
     },
   },
@@ -118,17 +111,16 @@ export const policyRoutes: ManageRoute[] = [
     access: 'write',
     params: nameParam,
     responses: { 204: { description: 'Deleted.' } },
-    async handle({ deps, params, actor }) {
+    async handle({ deps, params, acting }) {
       const name = params.name!;
       try {
-        await deletePolicy(policyDeps(deps), name);
+        await deps.admin.policies.delete(acting, name);
       } catch (error) {
-        if (!(error instanceof PolicyInUseError)) throw error;
-        // The store refused it (ON DELETE RESTRICT); the clients named are those it refers to now.
-        const clients = await deps.store.policies.clientsUsing(name);
+        if (!(error instanceof PolicyInUse)) throw error;
+        // This API's own words: how to detach it here, not with the CLI.
+        const { clients } = error;
         throw conflict(`the policy ${name} is used by ${clients.length === 1 ? 'the client' : 'the clients'} ${clients.join(', ')}; detach it from them first (PATCH /clients/{id} with "authorization_policy": null)`);
       }
-      deps.audit.emit({ event: 'policy.deleted', policy: name, actor });
       return { status: 204 };
     },
   },
