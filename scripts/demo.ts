@@ -19,16 +19,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { openStore } from '../src/app.ts';
-import type { UseCaseDeps } from '../src/cli/context.ts';
+import { keyRingFor, openStore } from '../src/app.ts';
 import { ConfigError, loadConfig, type Config } from '../src/config.ts';
 import { systemClock } from '../src/lib/clock.ts';
 import { cryptoRandom } from '../src/lib/random.ts';
-import { administratorGroups, type Authority } from '../src/identity/administrators.ts';
+import { administratorGroups } from '../src/identity/administrators.ts';
 import { IdentityError } from '../src/identity/errors.ts';
-import { createUser, getUser } from '../src/identity/users.ts';
-import { updateUser } from '../src/identity/user-changes.ts';
-import { listClients, registerClient, rotateClientSecret, setClientActive, updateClient } from '../src/oauth/client-registration.ts';
+import { administration, type Acting, type Administration } from '../src/manage/administration.ts';
+import { noAudit } from '../src/observability/audit.ts';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const DEMO_CLIENT_NAME = 'gatehouse demo: web SSO example';
@@ -44,9 +42,9 @@ interface Demo {
 }
 
 /** The demo client and user on the configured store: registered or found, in a known state. */
-async function prepare(env: { deps: UseCaseDeps; authority: Authority }, origin: string): Promise<Demo> {
+async function prepare({ admin, acting }: { admin: Administration; acting: Acting }, origin: string): Promise<Demo> {
   // The user first: a foreign `demo` stops the demo before anything is registered.
-  const user = await getUser(env.deps, DEMO_USERNAME).catch((error: unknown) => {
+  const user = await admin.users.get(DEMO_USERNAME).catch((error: unknown) => {
     if (error instanceof IdentityError && error.code === 'not_found') return undefined;
     throw error;
   });
@@ -60,24 +58,24 @@ async function prepare(env: { deps: UseCaseDeps; authority: Authority }, origin:
     post_logout_redirect_uris: [`${origin}/`],
     token_endpoint_auth_method: 'client_secret_basic',
   };
-  const existing = (await listClients(env.deps)).find((client) => client.name === DEMO_CLIENT_NAME);
+  const existing = (await admin.clients.list()).find((client) => client.name === DEMO_CLIENT_NAME);
   let clientId: string;
   let clientSecret: string;
   if (existing) {
-    await updateClient(env.deps, existing.clientId, metadata);
-    if (!existing.active) await setClientActive(env.deps, existing.clientId, true);
-    ({ clientSecret } = await rotateClientSecret(env.deps, existing.clientId));
+    await admin.clients.update(acting, existing.clientId, metadata);
+    if (!existing.active) await admin.clients.setActive(acting, existing.clientId, true);
+    ({ clientSecret } = await admin.clients.rotateSecret(acting, existing.clientId));
     clientId = existing.clientId;
   } else {
-    const registered = await registerClient(env.deps, metadata);
+    const registered = await admin.clients.create(acting, metadata);
     clientId = registered.client.clientId;
     clientSecret = registered.clientSecret!;
   }
 
   // Printable and easy to type: 16 characters of base64url.
   const password = randomBytes(12).toString('base64url');
-  if (user) await updateUser(env.deps, user.id, { password, status: 'enabled' }, env.authority);
-  else await createUser(env.deps, { username: DEMO_USERNAME, password, givenName: 'Demo', familyName: 'User', email: 'demo@example.com', attributes: { [DEMO_MARK]: ['true'] } }, env.authority);
+  if (user) await admin.users.update(acting, user.id, { password, status: 'enabled' });
+  else await admin.users.create(acting, { username: DEMO_USERNAME, password, givenName: 'Demo', familyName: 'User', email: 'demo@example.com', attributes: { [DEMO_MARK]: ['true'] } });
   return { clientId, clientSecret, password };
 }
 
@@ -161,8 +159,9 @@ async function main(): Promise<void> {
   const store = await openStore(config);
   let demo: Demo;
   try {
-    const { clients, users, organizations, groups, sessions, codes, tokens } = store;
-    demo = await prepare({ deps: { clients, users, organizations, groups, sessions, codes, tokens, transaction: store.transaction, clock: systemClock, random: cryptoRandom }, authority: { groups: administratorGroups(config), administrator: true } }, origin);
+    // As the CLI's operator, without an audit trail: the demo's own client and user on a store of its own.
+    const admin = administration({ store, clock: systemClock, random: cryptoRandom, audit: noAudit, keyRing: keyRingFor(config, store), settings: config });
+    demo = await prepare({ admin, acting: { actor: { via: 'cli', caller: 'npm run demo' }, authority: { groups: administratorGroups(config), administrator: true } } }, origin);
   } finally {
     await store.close();
   }

@@ -10,10 +10,9 @@ export function registerCleanupCommands(program: Command): void {
     .option('--max-batches N', 'stop a table after N batches of 1000 rows (default: until it is clean)')
     .option('--json', 'print JSON only')
     .action((flags: { json?: boolean; maxBatches?: string }) =>
-      withStore(async ({ config, store, deps }) => {
-        const { cleanUp } = await import('../oauth/cleanup.ts');
+      withStore(async ({ admin }) => {
         const maxBatches = flags.maxBatches === undefined ? Number.MAX_SAFE_INTEGER : wholeNumber(flags.maxBatches, '--max-batches');
-        const report = await cleanUp({ store, clock: deps.clock, auditRetentionMs: config.auditRetention * 86_400_000 }, { maxBatches });
+        const report = await admin.cleanup({ maxBatches });
         if (flags.json) return printJson(report);
         printFields([
           ['sessions', report.sessions],

@@ -7,48 +7,29 @@ import { userInfo } from 'node:os';
 import { loadConfig, storeDescription, type Config } from '../config.ts';
 import { StoreMissingError } from '../domain/errors.ts';
 import { administratorGroups, type Authority } from '../identity/administrators.ts';
-import { systemClock, type Clock } from '../lib/clock.ts';
-import { cryptoRandom, type Random } from '../lib/random.ts';
-import { noAudit, type Actor, type AuditSink } from '../observability/audit.ts';
+import { systemClock } from '../lib/clock.ts';
+import { cryptoRandom } from '../lib/random.ts';
+import { noAudit, type Actor } from '../observability/audit.ts';
 import { storeAuditSink, teeAuditSink } from '../observability/audit-store-sink.ts';
 import type { OAuthDeps } from '../oauth/deps.ts';
-import { administration, type Acting, type Administration } from '../manage/administration.ts';
+import type { Acting, Administration } from '../manage/administration.ts';
 
-/** The store as the use cases see it (src/oauth/deps.ts): the CLI opens it through the composition root, openStore of src/app.ts. */
+/** The store as the CLI opens it through the composition root (openStore of src/app.ts); only withStore holds it. */
 type Store = OAuthDeps['store'];
 
-/** Every port and service a use case may ask for; each use case takes the narrow part it needs. */
-export interface UseCaseDeps {
-  clients: Store['clients'];
-  users: Store['users'];
-  organizations: Store['organizations'];
-  groups: Store['groups'];
-  sessions: Store['sessions'];
-  codes: Store['codes'];
-  tokens: Store['tokens'];
-  transaction: Store['transaction'];
-  clock: Clock;
-  random: Random;
-  keyEncryptionKey?: string | undefined;
-  /** GATEHOUSE_API_CLIENT_ID: client registration treats that client as a resource server. */
-  apiClientId?: string | undefined;
-}
-
+/**
+ * What a command is given: the settings, the application layer's use cases
+ * (src/manage/administration.ts) over the command's store and audit sink, and who acts. A command
+ * calls the use cases and never the store (docs/architecture.md, "Layers").
+ */
 export interface CliEnv {
   config: Config;
-  store: Store;
-  deps: UseCaseDeps;
-  /** Audit events of changes: GATEHOUSE_AUDIT_LOG (none when it is unset), and the store when GATEHOUSE_AUDIT_STORE is on. */
-  audit: AuditSink;
-  /**
-   * The operator, with shell access to the store, acts as an administrator: the administrator
-   * groups are in reach, and only the rule that keeps an enabled administrator applies
-   * (src/identity/administrators.ts).
-   */
-  authority: Authority;
-  /** The application layer's use cases (src/manage/administration.ts) over this command's store and audit sink. */
   admin: Administration;
-  /** The operator as every use case takes them: the OS account (cliActor) with `authority`. */
+  /**
+   * The operator, the OS account that ran the command (cliActor), acting as an administrator
+   * with shell access to the store: the administrator groups are in reach, and only the rule that
+   * keeps an enabled administrator applies (src/identity/administrators.ts).
+   */
   acting: Acting;
 }
 
@@ -102,12 +83,11 @@ export async function withStore<T>(work: (env: CliEnv) => Promise<T>): Promise<T
   const auditStore = config.auditStore ? storeAuditSink(store.audit, systemClock, { error: (_fields, message) => process.stderr.write(`warning: ${message}\n`) }) : undefined;
   const fileSink = auditFile?.sink ?? noAudit;
   try {
-    const { clients, users, organizations, groups, sessions, codes, tokens } = store;
-    const deps = { clients, users, organizations, groups, sessions, codes, tokens, transaction: store.transaction, clock: systemClock, random: cryptoRandom, keyEncryptionKey: config.keyEncryptionKey, apiClientId: config.apiClientId };
+    const { administration } = await import('../manage/administration.ts');
     const audit = auditStore ? teeAuditSink(fileSink, auditStore) : fileSink;
     const authority: Authority = { groups: administratorGroups(config), administrator: true };
     const admin = administration({ store, clock: systemClock, random: cryptoRandom, audit, keyRing: keyRingFor(config, store), settings: config });
-    return await work({ config, store, deps, audit, authority, admin, acting: { actor: cliActor(), authority } });
+    return await work({ config, admin, acting: { actor: cliActor(), authority } });
   } finally {
     await auditStore?.flush();
     await store.close();

@@ -6,6 +6,7 @@
  * work of its change, emits its audit event, and throws the same refusal whoever asks, which each
  * front end renders in its own wire format.
  */
+import { cleanUp, type CleanupOptions, type CleanupReport } from '../oauth/cleanup.ts';
 import type { AdministrationPorts } from './ports.ts';
 import { userAdministration, type UserAdministration } from './users.ts';
 import { groupAdministration, type GroupAdministration } from './groups.ts';
@@ -35,6 +36,8 @@ export interface Administration {
   auditEvents: AuditEventAdministration;
   /** What the management API and the console need, created where missing (`gatehouse admin bootstrap`). */
   bootstrap: BootstrapAdministration;
+  /** One pass of the janitor the server runs every GATEHOUSE_CLEANUP_INTERVAL (`gatehouse cleanup`; src/oauth/cleanup.ts). */
+  cleanup(options?: CleanupOptions): Promise<CleanupReport>;
 }
 
 /** Every resource's use cases over the same ports. */
@@ -51,5 +54,6 @@ export function administration(ports: AdministrationPorts): Administration {
     registrationTokens: registrationTokenAdministration(ports),
     auditEvents: auditEventAdministration(ports),
     bootstrap: bootstrapAdministration(ports),
+    cleanup: (options) => cleanUp({ store: ports.store, clock: ports.clock, auditRetentionMs: ports.settings.auditRetention * 86_400_000 }, options),
   };
 }

@@ -11,7 +11,7 @@ import type { AuditSink } from '../observability/audit.ts';
 import type { Store } from '../storage/ports.ts';
 
 /** The settings the management rules read. */
-export type AdministrationSettings = Pick<Config, 'issuer' | 'keyEncryptionKey' | 'apiClientId' | 'manageAdminGroup' | 'manageReadonlyGroup'>;
+export type AdministrationSettings = Pick<Config, 'issuer' | 'keyEncryptionKey' | 'apiClientId' | 'manageAdminGroup' | 'manageReadonlyGroup' | 'auditRetention'>;
 
 export interface AdministrationPorts {
   store: Store;

@@ -1,6 +1,6 @@
 import { signJwt } from '../crypto/jwt.ts';
 import { isClientToken } from '../domain/grant.ts';
-import type { TokenWithUser } from '../storage/ports.ts';
+import type { Store, TokenWithUser } from '../storage/ports.ts';
 import { hashSecret } from '../lib/hash.ts';
 import { userInfoClaims } from './claims.ts';
 import type { OAuthDeps } from './deps.ts';
@@ -14,7 +14,7 @@ import { tokenPolicyClaims } from './policy/evaluate.ts';
  * gone). A deactivated or deleted client is refused at every endpoint (docs/cli.md), so its
  * tokens die with it rather than live on until they expire.
  */
-export async function findLiveAccessToken(deps: Pick<OAuthDeps, 'store'>, accessToken: string, now: number): Promise<TokenWithUser | undefined> {
+export async function findLiveAccessToken(deps: { store: Pick<Store, 'tokens'> }, accessToken: string, now: number): Promise<TokenWithUser | undefined> {
   if (accessToken.length > MAX_TOKEN_LENGTH) return undefined;
   const found = await deps.store.tokens.findWithUser(hashSecret(accessToken));
   if (!found) return undefined;

@@ -25,11 +25,8 @@ import type { FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
 import { administratorGroups, type Authority } from '../../identity/administrators.ts';
 import { constantTimeEqual } from '../../lib/hash.ts';
-import { allowedAudiences } from '../../domain/client.ts';
-import { checkPolicyAccess } from '../../oauth/policy/evaluate.ts';
-import { identityApiPolicyName } from '../../oauth/policy/identity-api.ts';
+import { identityApiBearerCaller, isRefused } from '../../manage/api-callers.ts';
 import { checkApiAccount } from '../../oauth/throttling/api-account.ts';
-import { findLiveAccessToken } from '../../oauth/userinfo.ts';
 import type { Actor } from '../../observability/audit.ts';
 import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
@@ -70,38 +67,19 @@ function isApiAccount(config: Config, username: string, password: string): boole
 }
 
 async function bearer(deps: HttpDeps, token: string): Promise<ApiCaller> {
-  const { config, store, clock } = deps;
+  const { config } = deps;
   const invalid = (description: string) => authenticationFailed(config, description, { error: 'invalid_token', description });
   if (!config.apiAuthBearer) throw authenticationFailed(config, 'Bearer tokens are not accepted here.');
   // Without a client standing for the API no token can have been issued for it.
   if (config.apiClientId === undefined) throw invalid('Bearer tokens are not accepted: no API client is configured.');
-  const found = await findLiveAccessToken(deps, token, clock.now());
-  if (!found) throw invalid('The access token is invalid or has expired.');
-  const { token: live, user } = found;
-  // The client's current metadata, not the token's history (RFC 9068 §4: a resource server refuses
-  // a token whose audience is not its own with invalid_token): removing the API from a client's
-  // `aud`, or deactivating the client, cuts off the tokens it holds at once. The read is by
-  // primary key and reads the row every time (the store caches only the parsing).
-  const client = await store.clients.get(live.clientId);
-  if (!client || !client.active) throw invalid('The access token is invalid or has expired.');
-  if (!allowedAudiences(client).has(config.apiClientId)) throw invalid('The access token was issued to a client that may not call the identity API.');
-  if (!live.scope.split(' ').includes(config.apiClientId)) {
-    const scope = `openid ${config.apiClientId}`;
-    throw new ApiError(403, 'Unauthorized', 'The access token was not issued for the identity API.', {
-      challenges: [`Bearer realm=${quoted(REALM)}, error="insufficient_scope", error_description="The access token was not issued for the identity API.", scope=${quoted(scope)}`],
-    });
-  }
-  // A client token: the checks above are all there is (no user, so no status and no policy).
-  if (live.userId === undefined) return { method: 'bearer', userId: undefined, clientId: live.clientId };
-  // As at UserInfo: a user who may no longer sign in keeps no access, even with a token still live.
-  if (!user || user.status !== 'enabled') throw invalid('The access token is invalid or has expired.');
-  // Who may call the API is the API client's authorization policy (docs/decisions.md PO11): its
-  // own, or the seeded `identity-api` by name; read at each request, so a change is seen at once.
-  const policyName = identityApiPolicyName(await store.clients.get(config.apiClientId));
-  if (!(await checkPolicyAccess(store, { authorizationPolicy: policyName }, live.userId))) {
-    throw new ApiError(403, 'Unauthorized', `The identity API's authorization policy ${JSON.stringify(policyName)} does not allow the token's user.`);
-  }
-  return { method: 'bearer', userId: live.userId, clientId: live.clientId };
+  const outcome = await identityApiBearerCaller(deps, config.apiClientId, token);
+  if (!isRefused(outcome)) return { method: 'bearer', ...outcome };
+  if (outcome.refused === 'invalid_token') throw invalid(outcome.description);
+  if (outcome.refused === 'forbidden') throw new ApiError(403, 'Unauthorized', outcome.description);
+  const scope = `openid ${config.apiClientId}`;
+  throw new ApiError(403, 'Unauthorized', outcome.description, {
+    challenges: [`Bearer realm=${quoted(REALM)}, error="insufficient_scope", error_description=${quoted(outcome.description)}, scope=${quoted(scope)}`],
+  });
 }
 
 /**

@@ -18,10 +18,8 @@
  * (docs/decisions.md MA2).
  */
 import type { FastifyRequest } from 'fastify';
-import { allowedAudiences } from '../../domain/client.ts';
-import { findLiveAccessToken } from '../../oauth/userinfo.ts';
+import { isRefused, manageApiCaller } from '../../manage/api-callers.ts';
 import type { Actor } from '../../observability/audit.ts';
-import { MANAGE_API_CLIENT_ID } from '../../manage/management-clients.ts';
 import type { HttpDeps } from '../deps.ts';
 import { forbidden, ManageProblem } from './errors.ts';
 import type { ManageCaller } from './route.ts';
@@ -53,27 +51,12 @@ function bearerToken(request: FastifyRequest): string {
   return match[1]!;
 }
 
-/** The caller of a request: who they are and their role; a ManageProblem (401/403) otherwise. */
+/** The caller of a request: who they are and their role (manageApiCaller); a ManageProblem (401/403) otherwise. */
 export async function authenticateManager(deps: HttpDeps, request: FastifyRequest): Promise<ManageCaller> {
-  const token = bearerToken(request);
-  const { store, config, clock } = deps;
-  const invalid = (description: string) => unauthorized(description, true);
-  const found = await findLiveAccessToken(deps, token, clock.now());
-  if (!found) throw invalid('The access token is invalid or has expired.');
-  const { token: live, user } = found;
-  if (!live.scope.split(' ').includes(MANAGE_API_CLIENT_ID)) throw invalid('The access token was not issued for the management API.');
-  // The clients' current state, not the token's history: taking the API out of a client's `aud`,
-  // or deactivating the API's own client, cuts off the tokens already out there at once.
-  const [client, api] = await Promise.all([store.clients.get(live.clientId), store.clients.get(MANAGE_API_CLIENT_ID)]);
-  if (!client?.active || !allowedAudiences(client).has(MANAGE_API_CLIENT_ID)) throw invalid('The access token was issued to a client that may not call the management API.');
-  if (!api?.active) throw invalid('The management API is not enabled (its client is missing or inactive; run gatehouse admin bootstrap).');
-  if (live.userId === undefined) return { role: 'admin', clientId: live.clientId };
-  // As at UserInfo: a user who may no longer sign in keeps no access, even with a token still live.
-  if (!user || user.status !== 'enabled') throw invalid('The access token is invalid or has expired.');
-  const [admin, reader] = await Promise.all([store.groups.isMember(live.userId, config.manageAdminGroup), store.groups.isMember(live.userId, config.manageReadonlyGroup)]);
-  if (admin) return { role: 'admin', userId: live.userId, clientId: live.clientId };
-  if (reader) return { role: 'reader', userId: live.userId, clientId: live.clientId };
-  throw forbidden(`The token's user is not a member of the group ${JSON.stringify(config.manageAdminGroup)} or ${JSON.stringify(config.manageReadonlyGroup)}.`);
+  const outcome = await manageApiCaller(deps, deps.config, bearerToken(request));
+  if (!isRefused(outcome)) return outcome;
+  if (outcome.refused === 'forbidden') throw forbidden(outcome.description);
+  throw unauthorized(outcome.description, true);
 }
 
 /** Who the audit events of a caller's changes name. */
