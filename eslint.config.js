@@ -41,6 +41,7 @@ const layer = ({ name, files, ignores = [], never: targets = [], patterns = [], 
 });
 
 const TOP = ['app.ts', 'main.ts'];
+const STORE_WHY = 'src/http and src/cli call the use cases of src/manage and src/oauth, never the store (docs/architecture.md, "Layers").';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'data/**', 'bench/results/**', 'dist/**'] },
@@ -68,6 +69,20 @@ export default tseslint.config(
   layer({ name: 'src/http', files: ['src/http/**'], never: ['cli', 'storage', 'adapters', ...TOP] }),
   layer({ name: 'src/cli', files: ['src/cli/**'], never: ['storage', 'adapters'] }),
   layer({ name: 'src/config.ts', files: ['src/config.ts', 'src/config.test.ts'], never: ['http', 'oauth', 'identity', 'crypto', 'storage', 'manage', 'cli', 'adapters', 'observability', ...TOP] }),
+  // HTTP and the CLI call use cases, never the store (docs/architecture.md, "Layers"): the import
+  // rule above keeps src/storage out of them; this keeps the store object out too, whatever
+  // dependency object might carry it (HttpDeps does, for the protocol core it is passed on to).
+  {
+    files: ['src/http/**', 'src/cli/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: "MemberExpression[property.name='store']", message: STORE_WHY },
+        { selector: "MemberExpression[computed=true][property.value='store']", message: STORE_WHY },
+        { selector: "ObjectPattern > Property[key.name='store']", message: STORE_WHY },
+      ],
+    },
+  },
   // The composition root wires everything.
   layer({ name: 'src/app.ts', files: ['src/app.ts'], jose: false, sql: true }),
 );

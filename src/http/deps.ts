@@ -12,3 +12,9 @@ export type HttpDeps = Omit<OAuthDeps, 'config'> & {
   /** The application layer's use cases (src/manage/administration.ts), built once. */
   admin: Administration;
 };
+
+/**
+ * What a route of the two REST APIs is given (identity-api/route.ts, manage-api/route.ts): the
+ * application layer's use cases and the settings — not the store, not the protocol core's services.
+ */
+export type RestRouteDeps = Pick<HttpDeps, 'config' | 'admin'>;

@@ -99,3 +99,25 @@ test('imports that point down are allowed', async () => {
   ];
   for (const [file, specifier] of allowed) assert.deepEqual(await refusals(file, specifier), [], `${file} → ${specifier}`);
 });
+
+/** The no-restricted-syntax messages for `code` in a file at `file`. */
+async function syntaxRefusals(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: join(ROOT, file) });
+  return result!.messages.filter((m) => m.ruleId === 'no-restricted-syntax').map((m) => m.message);
+}
+
+test('src/http and src/cli never reach the store through a dependency object', async () => {
+  const why = 'src/http and src/cli call the use cases of src/manage and src/oauth, never the store (docs/architecture.md, "Layers").';
+  const reaches = [
+    'export const f = (deps: { store: { ping(): void } }) => deps.store.ping();\n',
+    "export const f = (deps: { store: { ping(): void } }) => deps['store'].ping();\n",
+    'export const f = ({ store }: { store: { ping(): void } }) => store.ping();\n',
+    'export function f(deps: { store: { ping(): void } }) {\n  const { store: s } = deps;\n  return s.ping();\n}\n',
+  ];
+  for (const file of ['src/http/manage-api/routes/probe.ts', 'src/http/public/probe.ts', 'src/cli/probe.ts']) {
+    for (const code of reaches) assert.deepEqual(await syntaxRefusals(file, code), [why], `${file}: ${code}`);
+  }
+  // Passing the dependency object on to a use case, and the store elsewhere, are allowed.
+  assert.deepEqual(await syntaxRefusals('src/http/public/probe.ts', 'export const f = (deps: object, useCase: (d: object) => void) => useCase(deps);\n'), []);
+  assert.deepEqual(await syntaxRefusals('src/manage/probe.ts', 'export const f = (deps: { store: { ping(): void } }) => deps.store.ping();\n'), []);
+});

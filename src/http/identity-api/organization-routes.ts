@@ -4,7 +4,7 @@
  * delete, and the users of an organization with `recursive` over its sub-organizations.
  */
 import type { Organization } from '../../domain/organization.ts';
-import type { HttpDeps } from '../deps.ts';
+import type { RestRouteDeps } from '../deps.ts';
 import type { ApiResult } from './render.ts';
 import { organizationEntity } from './representation.ts';
 import { organizationFilters, userFilters } from './wire-filters.ts';
@@ -19,7 +19,7 @@ function affected(id: string, status = 200, location?: string): ApiResult {
   return { status, location, body: { kind: 'collection', collection: 'Organizations', ids: [id] } };
 }
 
-export async function organizationResult(deps: HttpDeps, organization: Organization): Promise<ApiResult> {
+export async function organizationResult(deps: RestRouteDeps, organization: Organization): Promise<ApiResult> {
   return { body: { kind: 'entity', entity: organizationEntity(organization, await deps.admin.organizations.path(organization)) } };
 }
 

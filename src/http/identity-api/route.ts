@@ -7,7 +7,7 @@
 import type { Authority } from '../../identity/administrators.ts';
 import type { Acting } from '../../manage/acting.ts';
 import type { Actor } from '../../observability/audit.ts';
-import type { HttpDeps } from '../deps.ts';
+import type { RestRouteDeps } from '../deps.ts';
 import { invalidArguments, sizeLimitExceeded } from './errors.ts';
 import type { ApiResult } from './render.ts';
 import type { EntityType, WireAttributes } from './representation.ts';
@@ -16,7 +16,7 @@ import type { JsonSchema } from './schemas.ts';
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
 export interface ApiCall {
-  deps: HttpDeps;
+  deps: RestRouteDeps;
   params: Record<string, string>;
   query: Record<string, unknown>;
   body: unknown;

@@ -7,7 +7,7 @@
  */
 import type { Acting } from '../../manage/acting.ts';
 import type { Actor } from '../../observability/audit.ts';
-import type { HttpDeps } from '../deps.ts';
+import type { RestRouteDeps } from '../deps.ts';
 
 export type ManageMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -28,7 +28,7 @@ export interface ManageCaller {
 }
 
 export interface ManageCall {
-  deps: HttpDeps;
+  deps: RestRouteDeps;
   params: Record<string, string>;
   query: Record<string, unknown>;
   body: unknown;
