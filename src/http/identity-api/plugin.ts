@@ -67,8 +67,6 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: ApiRoute[]): 
       query: request.query as Record<string, unknown>,
       body: request.body,
       path: requestPath(request),
-      actor: actorOf(request),
-      authority: () => callerAuthority(deps, request),
       acting: async () => ({ actor: actorOf(request), authority: await callerAuthority(deps, request) }),
     }),
     send: sendResult,

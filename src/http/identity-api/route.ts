@@ -4,9 +4,7 @@
  * openapi.ts publishes it, both through the engine the REST APIs share (../rest/route-table.ts,
  * ../openapi.ts), so the served routes and the document cannot drift apart.
  */
-import type { Authority } from '../../identity/administrators.ts';
 import type { Acting } from '../../manage/acting.ts';
-import type { Actor } from '../../observability/audit.ts';
 import type { RestRouteDeps } from '../deps.ts';
 import { invalidArguments, sizeLimitExceeded } from './errors.ts';
 import type { ApiResult } from './render.ts';
@@ -22,11 +20,7 @@ export interface ApiCall {
   body: unknown;
   /** The request path without its query, e.g. for Location headers. */
   path: string;
-  /** Who calls, for the audit events of changes (auth.ts `actorOf`). */
-  actor: Actor;
-  /** Whether the caller acts as a management administrator, for the use cases that change users and groups (auth.ts `callerAuthority`). */
-  authority(): Promise<Authority>;
-  /** Who acts, as the application layer's use cases take it (src/manage/acting.ts): `actor` and `authority()`. */
+  /** Who acts, as the application layer's use cases take it (src/manage/acting.ts): the audit `actor` (auth.ts `actorOf`) and the caller's authority (auth.ts `callerAuthority`, read only when a use case needs it). */
   acting(): Promise<Acting>;
 }
 

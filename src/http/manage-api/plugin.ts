@@ -77,7 +77,6 @@ async function scope(api: FastifyInstance, deps: HttpDeps, routes: readonly Mana
         params: request.params as Record<string, string>,
         query: (request.query ?? {}) as Record<string, unknown>,
         body: request.body,
-        actor: actorOf(caller),
         caller,
         acting: { actor: actorOf(caller), authority: { groups: administratorGroups(deps.config), administrator: caller.role === 'admin' } },
       };

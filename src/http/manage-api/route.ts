@@ -6,7 +6,6 @@
  * document cannot drift apart. docs/management-api.md.
  */
 import type { Acting } from '../../manage/acting.ts';
-import type { Actor } from '../../observability/audit.ts';
 import type { RestRouteDeps } from '../deps.ts';
 
 export type ManageMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -32,10 +31,8 @@ export interface ManageCall {
   params: Record<string, string>;
   query: Record<string, unknown>;
   body: unknown;
-  /** Who the audit events of a change name (`via: 'manage-api'`). */
-  actor: Actor;
   caller: ManageCaller;
-  /** Who acts, as the application layer's use cases take it (src/manage/acting.ts): `actor` and the caller's authority. */
+  /** Who acts, as the application layer's use cases take it (src/manage/acting.ts): the audit `actor` (`via: 'manage-api'`, auth.ts `actorOf`) and the caller's authority (an administrator when `caller.role` is `admin`). */
   acting: Acting;
 }
 
