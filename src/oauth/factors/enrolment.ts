@@ -9,12 +9,13 @@
  */
 import type { Factor, TotpAlgorithm, TotpFactor } from '../../domain/factor.ts';
 import type { Actor } from '../../observability/audit.ts';
-import { MissingReferenceError } from '../../storage/ports.ts';
+import { MissingReferenceError, type StoreTransaction } from '../../storage/ports.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { newRecoveryCodes, recoveryCodeHash } from './recovery-codes.ts';
 import { DEFAULT_TOTP, matchingStep, newTotpSecret, otpauthUri, parseBase32Secret, qrSvg, storedSecret, totpIssuer, type TotpParameters } from './totp.ts';
 
-export type EnrolmentDeps = Pick<OAuthDeps, 'config' | 'store' | 'clock' | 'random' | 'audit'>;
+/** The store only for its factors: an administrator's import runs in a unit of work (src/manage/user-factors.ts). */
+export type EnrolmentDeps = Pick<OAuthDeps, 'config' | 'clock' | 'random' | 'audit'> & { store: Pick<StoreTransaction, 'factors'> };
 
 /** A bad input to an enrolment or import: `field` names what is wrong. Front ends answer it as a clear error (400, a CLI message), never a 5xx. */
 export class FactorInputError extends Error {
@@ -42,6 +43,9 @@ export interface TotpEnrolment {
   /** The URI as a QR code, SVG markup to inline in a page. */
   qrSvg: string;
 }
+
+/** What storing a TOTP factor needs: of the configuration, only the key that seals its secret. */
+type StoringDeps = Pick<EnrolmentDeps, 'store' | 'clock' | 'random'> & { config: Pick<EnrolmentDeps['config'], 'keyEncryptionKey'> };
 
 export const DEFAULT_TOTP_NAME = 'Authenticator app';
 export const RECOVERY_CODES_NAME = 'Recovery codes';
@@ -92,7 +96,7 @@ export interface TotpImport {
  * them enrol again). Checked, not trusted: base32 of at least 80 bits, 6–8 digits, a period of
  * 10–120 seconds, SHA1/SHA256/SHA512. The caller (src/manage) emits the audit event.
  */
-export async function importTotpFactor(deps: Omit<EnrolmentDeps, 'audit'>, userId: string, input: TotpImport): Promise<Factor> {
+export async function importTotpFactor(deps: StoringDeps, userId: string, input: TotpImport): Promise<Factor> {
   const secret = parseBase32Secret(input.secret);
   if (secret === undefined) throw new FactorInputError('secret', 'the secret is not base32 (RFC 4648) of at least 16 characters (80 bits)');
   const digits = input.digits ?? DEFAULT_TOTP.digits;
@@ -109,7 +113,7 @@ export async function importTotpFactor(deps: Omit<EnrolmentDeps, 'audit'>, userI
  * (FactorStore.replaceRecoveryCodes): the old codes stop working when the new ones exist. The
  * codes are returned once, here; the store keeps their SHA-256 only.
  */
-export async function regenerateRecoveryCodes(deps: EnrolmentDeps, userId: string, actor?: Actor): Promise<{ factor: Factor; codes: string[] }> {
+export async function regenerateRecoveryCodes(deps: Pick<EnrolmentDeps, 'store' | 'clock' | 'random' | 'audit'>, userId: string, actor?: Actor): Promise<{ factor: Factor; codes: string[] }> {
   const codes = newRecoveryCodes((bytes) => deps.random.hex(bytes));
   const factor: Factor = { id: deps.random.uuid(), userId, kind: 'recovery_codes', name: RECOVERY_CODES_NAME, createdAt: deps.clock.now(), lastUsedAt: undefined };
   await missingUser(() => deps.store.factors.replaceRecoveryCodes(factor, codes.map(recoveryCodeHash)));
@@ -117,7 +121,7 @@ export async function regenerateRecoveryCodes(deps: EnrolmentDeps, userId: strin
   return { factor, codes };
 }
 
-async function storeTotp(deps: Omit<EnrolmentDeps, 'audit'>, userId: string, secret: string, parameters: TotpParameters, name: string, lastStep: number | undefined): Promise<Factor> {
+async function storeTotp(deps: StoringDeps, userId: string, secret: string, parameters: TotpParameters, name: string, lastStep: number | undefined): Promise<Factor> {
   const factor: Factor = { id: deps.random.uuid(), userId, kind: 'totp', name, createdAt: deps.clock.now(), lastUsedAt: undefined };
   const totp: TotpFactor = { factor, secret: storedSecret(secret, deps.config.keyEncryptionKey), ...parameters, lastStep };
   await missingUser(() => deps.store.factors.insertTotp(totp));
