@@ -166,6 +166,16 @@ for (const kind of DATABASES) {
       assert.deepEqual((await factorsOf(deps(), user.id)).map((f) => f.id), [fresh.factor.id]);
     });
 
+    test('a secret enrolled twice (two factors of one secret) still takes each code once', async () => {
+      const user = await aStoredUser(harness.store);
+      await importTotpFactor(deps(), user.id, { secret: RFC_SECRET, name: 'first' });
+      await importTotpFactor(deps(), user.id, { secret: RFC_SECRET, name: 'again' });
+      const attempt = (code: string) => verifySecondFactor(deps(), { userId: user.id, username: user.username, code, ip: '192.0.2.4' });
+      const code = totpCode(DEFAULT_TOTP, RFC_SECRET, clock.now());
+      assert.equal((await attempt(code)).type, 'ok');
+      assert.deepEqual(await attempt(code), { type: 'refused' });
+    });
+
     test('a code of a kind the user has not, or of another user, is refused', async () => {
       const { secret } = await enrolled();
       const other = await aStoredUser(harness.store);
