@@ -203,6 +203,18 @@ export interface Database {
   audit_events: AuditEventsTable;
   initial_access_tokens: InitialAccessTokensTable;
   registration_access_tokens: RegistrationAccessTokensTable;
+  pending_sign_ins: PendingSignInsTable;
+}
+
+/** Sign-ins waiting for the second factor (migration 023): `amr` is a JSON array. */
+export interface PendingSignInsTable {
+  id_hash: string;
+  user_id: string;
+  client_id: string;
+  binding: string;
+  amr: string;
+  created_at: number;
+  expires_at: number;
 }
 
 /** Authorization policies (migration 012): the document as JSON text; `version` rises with each update. */

@@ -12,6 +12,7 @@ import { SqlPolicyStore } from './policy-store.ts';
 import { SqlRateLimitStore } from './rate-limit-store.ts';
 import { SqlRegistrationStore } from './registration-store.ts';
 import { SqlAssertionStore } from './assertion-store.ts';
+import { SqlPendingSignInStore } from './pending-sign-in-store.ts';
 import { SqlAuditStore } from './audit-store.ts';
 import { SqlSessionStore } from './session-store.ts';
 import { SqlThrottleStore } from './throttle-store.ts';
@@ -98,5 +99,6 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     deviceAuthorizations: new SqlDeviceAuthorizationStore(db),
     consents: new SqlConsentStore(db),
     registrations: new SqlRegistrationStore(db),
+    pendingSignIns: new SqlPendingSignInStore(db),
   };
 }
