@@ -529,6 +529,13 @@ export const settings = {
     doc: 'Authentication context class reference of the password login, put in the `acr` claim and published as `acr_values_supported`. Unset: no `acr` claim.',
     parse: nonEmpty,
   }),
+  totpIssuer: setting({
+    env: 'GATEHOUSE_TOTP_ISSUER',
+    type: 'string',
+    default: undefined,
+    doc: 'The issuer an authenticator app shows beside a TOTP factor enrolled here (the `issuer` of the otpauth:// URI, docs/second-factors.md). Unset: the host of GATEHOUSE_ISSUER.',
+    parse: nonEmpty,
+  }),
   configFile: setting({
     env: CONFIG_FILE_VARIABLE,
     type: 'path',
@@ -557,7 +564,7 @@ export const settings = {
 
 type Settings = typeof settings;
 type ParsedSetting<S> = S extends Setting<infer T> ? T : never;
-type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'auditLog' | 'metricsPort' | 'metricsToken' | 'configFile' | 'themeDir';
+type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'totpIssuer' | 'auditLog' | 'metricsPort' | 'metricsToken' | 'configFile' | 'themeDir';
 // `home` and `databaseUrl` are always set: their defaults are derived (loadConfig).
 
 export type Config = {

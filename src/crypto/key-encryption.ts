@@ -28,7 +28,7 @@ export function decryptPrivateKey(sealed: string, secret: string, purpose: SealP
  * GATEHOUSE_KEY_ENCRYPTION_KEY, so a sealed signing key can never be opened as a client secret
  * or the other way round.
  */
-export type SealPurpose = 'signing-key-encryption' | 'client-secret-encryption';
+export type SealPurpose = 'signing-key-encryption' | 'client-secret-encryption' | 'totp-secret-encryption';
 
 function deriveKey(secret: string, purpose: SealPurpose): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, 'gatehouse', purpose, 32));
@@ -42,6 +42,16 @@ export function sealClientSecret(secret: string, keyEncryptionKey: string): stri
 /** The secret sealed by sealClientSecret; throws when `keyEncryptionKey` is not the one it was sealed with. */
 export function openClientSecret(sealed: string, keyEncryptionKey: string): string {
   return decryptPrivateKey(sealed, keyEncryptionKey, 'client-secret-encryption');
+}
+
+/** A TOTP factor's secret at rest (docs/decisions.md SA3): sealed like client_secret_jwt secrets, its own purpose. */
+export function sealTotpSecret(secret: string, keyEncryptionKey: string): string {
+  return encryptPrivateKey(secret, keyEncryptionKey, 'totp-secret-encryption');
+}
+
+/** The secret sealed by sealTotpSecret; throws when `keyEncryptionKey` is not the one it was sealed with. */
+export function openTotpSecret(sealed: string, keyEncryptionKey: string): string {
+  return decryptPrivateKey(sealed, keyEncryptionKey, 'totp-secret-encryption');
 }
 
 /**

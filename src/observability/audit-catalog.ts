@@ -52,6 +52,12 @@ export const AUDIT_EVENTS = {
   'key.rotated': 'A new signing key was made active.',
   'initial_access_token.created': 'An administrator minted an initial access token for dynamic client registration (its id, never its value).',
   'initial_access_token.revoked': 'An administrator revoked an initial access token.',
+  'factor.verified': 'A second-factor code was accepted after the password.',
+  'factor.failed': 'A second-factor code was refused.',
+  'factor.throttled': 'A second-factor code was refused by the throttle before it was checked.',
+  'factor.enrolled': 'A second factor was enrolled (TOTP confirmed or imported, recovery codes made or replaced).',
+  'factor.removed': "An administrator removed one of a user's second factors.",
+  'factor.reset': "An administrator removed all of a user's second factors.",
   'client.registered': 'A client registered itself with an initial access token (RFC 7591).',
 } as const satisfies Record<AuditEvent['event'], string>;
 

@@ -9,6 +9,7 @@
  * A login failure names the account only when the typed name matched one, and then by its stored
  * username: what was typed may be a password typed into the wrong field.
  */
+import type { FactorKind } from '../domain/factor.ts';
 import type { CodeRefusal } from '../domain/grant.ts';
 import { hashSecret } from '../lib/hash.ts';
 
@@ -35,7 +36,7 @@ export interface Actor {
   clientId?: string;
 }
 
-export type ThrottleKind = 'login' | 'client_auth' | 'identity_api';
+export type ThrottleKind = 'login' | 'client_auth' | 'identity_api' | 'second_factor';
 
 export type LoginFailureReason = 'unknown_user' | 'wrong_password' | 'not_enabled';
 
@@ -118,6 +119,19 @@ export type AuditEvent =
   | { event: 'initial_access_token.created'; id: string; expiresAt: number; uses: number; actor: Actor }
   | { event: 'initial_access_token.revoked'; id: string; actor: Actor }
   | ({ event: 'client.registered'; clientId: string; initialAccessTokenId: string; actor: Actor } & From)
+  /**
+   * Second factors (docs/second-factors.md). A code checked after the password (`factor.verified`
+   * with the method's kind; `factor.failed`), or refused by the throttle before it was checked
+   * (`factor.throttled`, like login.throttled). Never the code, never the secret.
+   */
+  | ({ event: 'factor.verified'; userId: string; username: string; kind: FactorKind; factorId: string; clientId?: string } & From)
+  | ({ event: 'factor.failed'; userId: string; username: string; clientId?: string } & From)
+  | ({ event: 'factor.throttled'; userId: string; username: string; by: 'username' | 'ip'; retryAfter: number; clientId?: string } & From)
+  /** A factor enrolled (a TOTP confirmed or imported, a set of recovery codes made or replaced); no `actor`: the user, for themselves. */
+  | ({ event: 'factor.enrolled'; userId: string; kind: FactorKind; factorId: string; name: string; actor?: Actor } & From)
+  /** One factor removed by an administrator, or all of a user's (`factor.reset`, `removed`: how many). */
+  | { event: 'factor.removed'; userId: string; kind: FactorKind; factorId: string; actor: Actor }
+  | { event: 'factor.reset'; userId: string; removed: number; actor: Actor }
   /** A signing key rotated in (`kid`: the new key; `alg`: its algorithm, whose previous key retires), by the CLI or the management API. */
   | { event: 'key.rotated'; kid: string; alg: string; actor: Actor };
 

@@ -4,6 +4,7 @@
  */
 import type { Client } from '../domain/client.ts';
 import type { Consent } from '../domain/consent.ts';
+import type { Factor, TotpFactor } from '../domain/factor.ts';
 import type { DeviceApproval, DeviceAuthorization } from '../domain/device-authorization.ts';
 import type { AuthorizationCode, CodeRefusal, Token } from '../domain/grant.ts';
 import type { Group } from '../domain/group.ts';
@@ -618,6 +619,51 @@ export interface ConsentStore {
 }
 
 /**
+ * Users' second factors (src/domain/factor.ts, migration 022): TOTP factors and a user's one set
+ * of recovery codes. Deleting the user deletes them all (foreign keys ON DELETE CASCADE).
+ *
+ * Race rules, on every database and across instances:
+ * - `useTotpStep` is the replay check of RFC 6238 §5.2: one conditional UPDATE (… WHERE last_step
+ *   IS NULL OR last_step < step). Of concurrent calls with the same or an earlier step exactly one
+ *   gets true; a code is accepted once, whichever instance sees it. Never read `lastStep` to
+ *   decide: that is check-then-act.
+ * - `useRecoveryCode` is one conditional UPDATE (… WHERE used_at IS NULL): of concurrent uses of one
+ *   code exactly one gets its factor.
+ * - `replaceRecoveryCodes` deletes the user's set and inserts the new one in one transaction of its
+ *   own that first serialises with the other replacements for the user (PostgreSQL: the user's
+ *   row locked; SQLite: the write lock): two concurrent replacements leave one set, the later
+ *   one's, never both or a mix. Call it on the store, not in a unit of work (there a concurrent
+ *   replacement can end in a ConflictError: a user has at most one set, a unique index).
+ * - `insertTotp`, `delete` and `deleteAll` are single statements.
+ */
+export interface FactorStore {
+  /** The user's factors, oldest first (no secrets). */
+  list(userId: string): Promise<Factor[]>;
+  /** The user's TOTP factors with what verifies their codes, oldest first. */
+  totpFactors(userId: string): Promise<TotpFactor[]>;
+  /** Stores a TOTP factor. MissingReferenceError when the user does not exist. */
+  insertTotp(totp: TotpFactor): Promise<void>;
+  /**
+   * Accepts time step `step` of the TOTP factor once: records it (and `now` as last used) only if
+   * no step at or after it was accepted. true: accepted; false: a replay (or no such factor).
+   */
+  useTotpStep(factorId: string, step: number, now: number): Promise<boolean>;
+  /**
+   * Replaces the user's recovery codes by `factor` (kind 'recovery_codes') with the codes whose
+   * SHA-256 are `codeHashes`. MissingReferenceError when the user does not exist.
+   */
+  replaceRecoveryCodes(factor: Factor, codeHashes: readonly string[]): Promise<void>;
+  /** Marks the user's unused recovery code of hash `codeHash` used at `now`: its factor's id, or undefined when there is none (unknown or used). */
+  useRecoveryCode(userId: string, codeHash: string, now: number): Promise<string | undefined>;
+  /** How many unused recovery codes the factor has left. */
+  recoveryCodesLeft(factorId: string): Promise<number>;
+  /** Deletes the user's factor (its codes with it); whether there was one. */
+  delete(userId: string, factorId: string): Promise<boolean>;
+  /** Deletes every factor of the user; how many. */
+  deleteAll(userId: string): Promise<number>;
+}
+
+/**
  * Sign-ins waiting for their second factor (src/domain/pending-sign-in.ts; docs/decisions.md SA20).
  *
  * Race rule: `take` decides and consumes in ONE conditional statement (a DELETE of the live row,
@@ -652,6 +698,7 @@ export interface StoreTransaction {
   deviceAuthorizations: DeviceAuthorizationStore;
   consents: ConsentStore;
   registrations: RegistrationStore;
+  factors: FactorStore;
   pendingSignIns: PendingSignInStore;
 }
 

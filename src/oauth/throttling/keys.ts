@@ -7,7 +7,7 @@
 import { isIP } from 'node:net';
 import { hashSecret } from '../../lib/hash.ts';
 
-export type CounterScope = 'login-user' | 'login-ip' | 'login-pair' | 'client-id' | 'client-ip' | 'client-pair' | 'api-user' | 'api-ip' | 'api-pair';
+export type CounterScope = 'login-user' | 'login-ip' | 'login-pair' | 'client-id' | 'client-ip' | 'client-pair' | 'api-user' | 'api-ip' | 'api-pair' | 'factor-user' | 'factor-ip' | 'factor-pair';
 
 export function counterKey(scope: CounterScope | RateScope, value: string): string {
   return `${scope}:${hashSecret(value)}`;

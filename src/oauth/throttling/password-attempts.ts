@@ -30,7 +30,10 @@ import { isLookupKey } from '../lookup-key.ts';
 import { addressGroup, counterKey } from './keys.ts';
 import { expiresAt, retryAfterSeconds, waitMs, type ThrottleDeps } from './policy.ts';
 
-export type PasswordKind = 'login' | 'identity_api';
+/** `second_factor`: a code of a user's second factor (src/oauth/factors/verify.ts), counted apart from passwords by the same rules. */
+export type PasswordKind = 'login' | 'identity_api' | 'second_factor';
+
+const SCOPES = { login: 'login', identity_api: 'api', second_factor: 'factor' } as const satisfies Record<PasswordKind, string>;
 
 export interface PasswordAttempt {
   kind: PasswordKind;
@@ -66,7 +69,7 @@ export interface AttemptKeys {
 }
 
 function keysOf(attempt: PasswordAttempt): AttemptKeys {
-  const scope = attempt.kind === 'login' ? 'login' : 'api';
+  const scope = SCOPES[attempt.kind];
   const user = attempt.username !== '' && isLookupKey(attempt.username, MAX_USERNAME) ? normalizeUsername(attempt.username) : undefined;
   const source = attempt.ip === undefined ? undefined : addressGroup(attempt.ip);
   return {

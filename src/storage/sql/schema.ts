@@ -203,7 +203,32 @@ export interface Database {
   audit_events: AuditEventsTable;
   initial_access_tokens: InitialAccessTokensTable;
   registration_access_tokens: RegistrationAccessTokensTable;
+  user_factors: UserFactorsTable;
+  recovery_codes: RecoveryCodesTable;
   pending_sign_ins: PendingSignInsTable;
+}
+
+/** Users' second factors (migration 022): the TOTP columns are null for recovery codes. */
+export interface UserFactorsTable {
+  id: string;
+  user_id: string;
+  kind: string;
+  name: string;
+  secret: string | null;
+  sealed: number;
+  algorithm: string | null;
+  digits: number | null;
+  period: number | null;
+  last_step: number | null;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+/** Recovery codes (migration 022): the SHA-256 of each, and when it was used (null: unused). */
+export interface RecoveryCodesTable {
+  factor_id: string;
+  code_hash: string;
+  used_at: number | null;
 }
 
 /** Sign-ins waiting for the second factor (migration 023): `amr` is a JSON array. */

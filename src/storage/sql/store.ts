@@ -3,6 +3,7 @@ import { StoreMissingError, type Store, type StoreTransaction } from '../ports.t
 import { SqlClientStore } from './client-store.ts';
 import { SqlCodeStore } from './code-store.ts';
 import { SqlConsentStore } from './consent-store.ts';
+import { SqlFactorStore } from './factor-store.ts';
 import { SqlDeviceAuthorizationStore } from './device-authorization-store.ts';
 import { hasSchema, migrateToLatest, openDatabase, ping, type DialectName, type OpenOptions, type SqlDatabase } from './database.ts';
 import { SqlGroupStore } from './group-store.ts';
@@ -99,6 +100,7 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     deviceAuthorizations: new SqlDeviceAuthorizationStore(db),
     consents: new SqlConsentStore(db),
     registrations: new SqlRegistrationStore(db),
+    factors: new SqlFactorStore(db, dialect),
     pendingSignIns: new SqlPendingSignInStore(db),
   };
 }

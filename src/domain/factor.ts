@@ -1,0 +1,37 @@
+/**
+ * A user's second factors (issue 24; docs/second-factors.md): what a user holds besides the
+ * password. The secrets live only in the store's own records (TotpFactor, the recovery codes'
+ * hashes); a `Factor` is what may be shown — to the user, an administrator, the login step.
+ */
+export type FactorKind = 'totp' | 'recovery_codes';
+
+export interface Factor {
+  id: string;
+  userId: string;
+  kind: FactorKind;
+  /** Chosen by the user or administrator ("phone", "imported"); for recovery codes, "Recovery codes". */
+  name: string;
+  /** When it was enrolled (ms). */
+  createdAt: number;
+  /** When a code of it was last accepted (ms); undefined: never. */
+  lastUsedAt: number | undefined;
+}
+
+/** The HMAC hash of a TOTP factor (RFC 6238 §1.2: HMAC-SHA-1 by default, SHA-256 and SHA-512 allowed). */
+export type TotpAlgorithm = 'SHA1' | 'SHA256' | 'SHA512';
+
+/** The TOTP secret as stored: sealed under GATEHOUSE_KEY_ENCRYPTION_KEY, or in the clear (base32) when no key is set. */
+export type StoredSecret = { form: 'sealed'; value: string } | { form: 'clear'; value: string };
+
+/** A TOTP factor with what verifies its codes (RFC 6238): never leaves src/oauth/factors. */
+export interface TotpFactor {
+  factor: Factor;
+  secret: StoredSecret;
+  algorithm: TotpAlgorithm;
+  /** 6 (the default), 7 or 8 (RFC 4226 §5.3). */
+  digits: number;
+  /** The time step X in seconds (RFC 6238 §4.1: 30 by default). */
+  period: number;
+  /** The last time step whose code was accepted (RFC 6238 §5.2: a code is accepted once); undefined: none yet. */
+  lastStep: number | undefined;
+}

@@ -1,0 +1,19 @@
+import type { FactorKind } from '../../domain/factor.ts';
+import type { OAuthDeps } from '../deps.ts';
+
+/** What a method verifies codes with: the store, the time, and the key that opens sealed secrets. */
+export type FactorMethodDeps = Pick<OAuthDeps, 'config' | 'store' | 'clock'>;
+
+/**
+ * A second-factor method (registry.ts): its kind, the amr values (RFC 8176 §2) a code of it adds
+ * to the session, the shape its codes have (so one input field takes any method's code), and its
+ * check. `verify` accepts each code once, on every instance (the store's conditional updates).
+ */
+export interface FactorMethod {
+  kind: FactorKind;
+  amr: readonly string[];
+  /** Whether `code`, as typed, looks like one of this method's codes (checked before any store read). */
+  recognises(code: string): boolean;
+  /** Whether `code` is a valid, unused code of one of the user's factors of this kind; when it is, it is used up and its factor's id returned. */
+  verify(deps: FactorMethodDeps, userId: string, code: string): Promise<string | undefined>;
+}

@@ -1,0 +1,19 @@
+import type { FactorKind } from '../../domain/factor.ts';
+import type { FactorMethod } from './method.ts';
+import { recoveryCodesMethod } from './recovery-codes.ts';
+import { totpMethod } from './totp.ts';
+
+/**
+ * The second-factor methods gatehouse implements. Adding one is a file exporting a `FactorMethod`
+ * plus its entry here; their code shapes must not overlap (test/oauth/factors.test.ts).
+ */
+export const FACTOR_METHODS = [totpMethod, recoveryCodesMethod] as const satisfies readonly FactorMethod[];
+
+// Every FactorKind the domain can store has a method here.
+type Implemented = (typeof FACTOR_METHODS)[number]['kind'];
+const _everyKindImplemented: [Exclude<FactorKind, Implemented>] extends [never] ? true : never = true;
+
+/** The method whose codes look like `code`, if any. */
+export function methodRecognising(code: string): FactorMethod | undefined {
+  return FACTOR_METHODS.find((method: FactorMethod) => method.recognises(code));
+}

@@ -1,0 +1,70 @@
+/**
+ * The second step of a sign-in: a code of one of the user's second factors, after the password
+ * (docs/second-factors.md). One input takes any method's code: its shape says which method it is
+ * (registry.ts). Throttled as passwords are, with counters of its own (kind `second_factor`,
+ * src/oauth/throttling/password-attempts.ts): the attempt is reserved per user, per address and
+ * per pair BEFORE the code is checked, so concurrent guesses on any number of instances get no
+ * more checks than the threshold allows; a failure counts, a success takes the reservation back
+ * and forgets the user's failures. A code is accepted once on every instance (the store's
+ * conditional updates, FactorStore).
+ */
+import type { Factor, FactorKind } from '../../domain/factor.ts';
+import type { Store } from '../../storage/ports.ts';
+import type { OAuthDeps } from '../deps.ts';
+import { passwordAbandoned, passwordFailed, passwordSucceeded, reservePasswordAttempt } from '../throttling/password-attempts.ts';
+import { methodRecognising } from './registry.ts';
+
+/** The user's second factors, oldest first: the login step asks for a code when there is any. */
+export async function factorsOf(deps: { store: Pick<Store, 'factors'> }, userId: string): Promise<Factor[]> {
+  return deps.store.factors.list(userId);
+}
+
+export type SecondFactorDeps = Pick<OAuthDeps, 'config' | 'store' | 'clock' | 'audit'>;
+
+export interface SecondFactorAttempt {
+  userId: string;
+  /** The user's stored username: the throttle counts per user by it, as it counts passwords. */
+  username: string;
+  /** As typed. */
+  code: string;
+  /** The client address (src/http/client-address.ts). */
+  ip: string;
+  clientId?: string;
+}
+
+/**
+ * `ok`: the code was valid and is now used up; `amr` is what the session's amr gets after 'pwd'
+ * (RFC 8176 §2: the method's values, then 'mfa'), so a session signed in with a password and a
+ * TOTP code says ['pwd', 'otp', 'mfa'] (SA4). `refused`: wrong, used, or of no factor of the user's.
+ * `throttled`: not checked; try again in `retryAfter` seconds.
+ */
+export type SecondFactorResult = { type: 'ok'; kind: FactorKind; amr: string[] } | { type: 'refused' } | { type: 'throttled'; retryAfter: number };
+
+/** Marks a session that a second factor completed (RFC 8176 §2: multiple-factor authentication). */
+export const MFA_AMR = 'mfa';
+
+export async function verifySecondFactor(deps: SecondFactorDeps, attempt: SecondFactorAttempt): Promise<SecondFactorResult> {
+  const { userId, username, ip, clientId } = attempt;
+  const context = { userId, username, ...(clientId === undefined ? {} : { clientId }) };
+  const gate = await reservePasswordAttempt(deps, { kind: 'second_factor', username, ip });
+  if (!gate.open) {
+    deps.audit.emit({ event: 'factor.throttled', ...context, by: gate.by, retryAfter: gate.retryAfter, ip });
+    return { type: 'throttled', retryAfter: gate.retryAfter };
+  }
+  const method = methodRecognising(attempt.code);
+  let factorId: string | undefined;
+  try {
+    factorId = method === undefined ? undefined : await method.verify(deps, userId, attempt.code);
+  } catch (error) {
+    await passwordAbandoned(deps, gate.reservation);
+    throw error;
+  }
+  if (method === undefined || factorId === undefined) {
+    await passwordFailed(deps, gate.reservation, context);
+    deps.audit.emit({ event: 'factor.failed', ...context, ip });
+    return { type: 'refused' };
+  }
+  await passwordSucceeded(deps, gate.reservation);
+  deps.audit.emit({ event: 'factor.verified', ...context, kind: method.kind, factorId, ip });
+  return { type: 'ok', kind: method.kind, amr: [...method.amr, MFA_AMR] };
+}
