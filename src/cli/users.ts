@@ -5,6 +5,7 @@ import type { User, UserProfile } from '../domain/user.ts';
 import type { UserChanges } from '../manage/users.ts';
 import { attributeChanges, collect, passwordFrom, UsageError, withStore } from './context.ts';
 import { isoTime, printFields, printJson, printLine, printTable } from './output.ts';
+import { registerUserFactorCommands } from './user-factors.ts';
 
 interface JsonFlag {
   json?: boolean;
@@ -190,4 +191,6 @@ export function registerUserCommands(program: Command): void {
         printLine(`Deleted user ${deleted.username}.`);
       }),
     );
+
+  registerUserFactorCommands(user);
 }

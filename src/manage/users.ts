@@ -15,6 +15,7 @@ import { createUser, deleteUser, getUser, listUserIds, listUsers, setPassword, s
 import type { UserPageQuery, UserQuery } from '../storage/ports.ts';
 import type { Acting } from './acting.ts';
 import type { AdministrationPorts, AdministrationSettings } from './ports.ts';
+import { userFactorAdministration, type UserFactorAdministration } from './user-factors.ts';
 
 export type { NewUser, UserChanges };
 
@@ -30,7 +31,8 @@ export interface UserIdQuery extends Omit<UserQuery, 'organizationIds'> {
   subtreeOf?: string | undefined;
 }
 
-export interface UserAdministration {
+/** The user's second factors are administered here too (user-factors.ts): `factors`, `resetFactors`, `removeFactor`, `importTotp`. */
+export interface UserAdministration extends UserFactorAdministration {
   /** A user by id or, failing that, by username (IdentityError `not_found`). */
   get(idOrUsername: string): Promise<User>;
   /** A user by id only (never a username, which could look like another user's id); undefined when none. */
@@ -60,12 +62,13 @@ export interface UserAdministration {
 }
 
 /** The ports of the user use cases: of the settings, only the administrators group's name. */
-export type UserPorts = Pick<AdministrationPorts, 'store' | 'clock' | 'random' | 'audit'> & { settings: Pick<AdministrationSettings, 'manageAdminGroup'> };
+export type UserPorts = Pick<AdministrationPorts, 'store' | 'clock' | 'random' | 'audit'> & { settings: Pick<AdministrationSettings, 'manageAdminGroup' | 'keyEncryptionKey'> };
 
 export function userAdministration(ports: UserPorts): UserAdministration {
   const { store, clock, random, audit } = ports;
   const deps = { ...store, transaction: store.transaction, clock, random };
   return {
+    ...userFactorAdministration(ports),
     get: (idOrUsername) => getUser(store, idOrUsername),
     byId: (id) => store.users.get(id),
     profile: (id) => store.users.getProfile(id),

@@ -20,7 +20,7 @@ import { grantConsent } from '../../src/oauth/consents.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { aClient, aGroup, aStoredSession, aStoredUser, aToken, openTestStore, T0, unique, type TestStore } from '../helpers/store.ts';
 
-const settings = { manageAdminGroup: 'Administrators', manageReadonlyGroup: 'Administrators (read-only)' };
+const settings = { manageAdminGroup: 'Administrators', manageReadonlyGroup: 'Administrators (read-only)', keyEncryptionKey: undefined };
 const groups = { admin: settings.manageAdminGroup, readonly: settings.manageReadonlyGroup };
 const operator: Acting = { actor: { via: 'cli', caller: 'root' }, authority: { groups, administrator: true } };
 const apiAccount: Acting = { actor: { via: 'identity-api', method: 'basic' }, authority: { groups, administrator: false } };

@@ -7,7 +7,7 @@
  */
 import { Secret, TOTP, URI } from 'otpauth';
 import QRCode from 'qrcode';
-import type { StoredSecret, TotpAlgorithm, TotpFactor } from '../../domain/factor.ts';
+import type { StoredSecret, TotpAlgorithm } from '../../domain/factor.ts';
 import { openTotpSecret, sealTotpSecret } from '../../crypto/key-encryption.ts';
 import type { FactorMethod, FactorMethodDeps } from './method.ts';
 
@@ -104,4 +104,3 @@ export function qrSvg(uri: string): Promise<string> {
   return QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
 }
 
-export type { TotpFactor };

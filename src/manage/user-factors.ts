@@ -1,0 +1,85 @@
+/**
+ * The use cases of users' second factors for administrators (docs/second-factors.md): list them,
+ * remove one, reset them all (a user who lost the authenticator and the recovery codes), import a
+ * TOTP secret from another server. Each change checks the administrators' rules in the unit of
+ * work that makes it (src/identity/administrators.ts: an administrator's factors are changed by
+ * administrators only) and emits its audit event, never a secret.
+ */
+import type { Factor } from '../domain/factor.ts';
+import { getUser } from '../identity/users.ts';
+import { requireReachOfUser } from '../identity/administrators.ts';
+import { IdentityError } from '../identity/errors.ts';
+import { FactorInputError, FactorUserMissingError, importTotpFactor, type TotpImport } from '../oauth/factors/enrolment.ts';
+import type { Acting } from './acting.ts';
+import type { AdministrationPorts, AdministrationSettings } from './ports.ts';
+
+/** A factor as administrators see it; `codesLeft`: for recovery codes, how many are unused. */
+export interface FactorSummary extends Factor {
+  codesLeft?: number;
+}
+
+export interface UserFactorAdministration {
+  /** The user's factors (by id or username), oldest first. */
+  factors(idOrUsername: string): Promise<FactorSummary[]>;
+  /** Removes every factor of the user: they sign in with the password alone until they enrol again. Returns how many were removed. */
+  resetFactors(acting: Acting, idOrUsername: string): Promise<number>;
+  /** Removes one factor of the user (IdentityError `not_found` when the user has no such factor). */
+  removeFactor(acting: Acting, idOrUsername: string, factorId: string): Promise<Factor>;
+  /** Stores a TOTP factor of a secret exported from another server (IdentityError `invalid_argument` naming the bad field). */
+  importTotp(acting: Acting, idOrUsername: string, input: TotpImport): Promise<Factor>;
+}
+
+export type UserFactorPorts = Pick<AdministrationPorts, 'store' | 'clock' | 'random' | 'audit'> & { settings: Pick<AdministrationSettings, 'keyEncryptionKey'> };
+
+export function userFactorAdministration(ports: UserFactorPorts): UserFactorAdministration {
+  const { store, clock, random, audit } = ports;
+  return {
+    async factors(idOrUsername) {
+      const user = await getUser(store, idOrUsername);
+      const factors = await store.factors.list(user.id);
+      return Promise.all(factors.map(async (factor) => (factor.kind === 'recovery_codes' ? { ...factor, codesLeft: await store.factors.recoveryCodesLeft(factor.id) } : factor)));
+    },
+    async resetFactors(acting, idOrUsername) {
+      const user = await getUser(store, idOrUsername);
+      const removed = await store.transaction(async (tx) => {
+        await requireReachOfUser(tx, acting.authority, user.id, `resetting the second factors of ${user.username}`);
+        return tx.factors.deleteAll(user.id);
+      });
+      audit.emit({ event: 'factor.reset', userId: user.id, removed, actor: acting.actor });
+      return removed;
+    },
+    async removeFactor(acting, idOrUsername, factorId) {
+      const user = await getUser(store, idOrUsername);
+      const removed = await store.transaction(async (tx) => {
+        await requireReachOfUser(tx, acting.authority, user.id, `removing a second factor of ${user.username}`);
+        const factor = (await tx.factors.list(user.id)).find((f) => f.id === factorId);
+        if (factor === undefined || !(await tx.factors.delete(user.id, factorId))) return undefined;
+        return factor;
+      });
+      if (removed === undefined) throw new IdentityError('not_found', `${user.username} has no second factor ${JSON.stringify(factorId)}`);
+      audit.emit({ event: 'factor.removed', userId: user.id, kind: removed.kind, factorId: removed.id, actor: acting.actor });
+      return removed;
+    },
+    async importTotp(acting, idOrUsername, input) {
+      const user = await getUser(store, idOrUsername);
+      const config = { keyEncryptionKey: ports.settings.keyEncryptionKey };
+      const factor = await store.transaction(async (tx) => {
+        await requireReachOfUser(tx, acting.authority, user.id, `importing a TOTP factor for ${user.username}`);
+        return identityErrors(() => importTotpFactor({ config, store: tx, clock, random }, user.id, input));
+      });
+      audit.emit({ event: 'factor.enrolled', userId: user.id, kind: 'totp', factorId: factor.id, name: factor.name, actor: acting.actor });
+      return factor;
+    },
+  };
+}
+
+/** The enrolment's input errors as the application layer's (src/identity/errors.ts), which every front end maps. */
+async function identityErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof FactorInputError) throw new IdentityError('invalid_argument', error.message, error.field);
+    if (error instanceof FactorUserMissingError) throw new IdentityError('not_found', error.message);
+    throw error;
+  }
+}

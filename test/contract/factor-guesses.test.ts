@@ -1,0 +1,67 @@
+/**
+ * Guessing a second factor concurrently on several instances (docs/second-factors.md, "The
+ * throttle"): the attempt is reserved before the code is checked, so however many guesses arrive
+ * at once, on however many instances, only the threshold's number is ever checked; none succeeds;
+ * and the right code from another address still works, as the password rules say (SA6).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { loadConfig } from '../../src/config.ts';
+import { ManualClock } from '../../src/lib/clock.ts';
+import { cryptoRandom } from '../../src/lib/random.ts';
+import { confirmTotpEnrolment, startTotpEnrolment } from '../../src/oauth/factors/enrolment.ts';
+import { DEFAULT_TOTP, totpCode } from '../../src/oauth/factors/totp.ts';
+import { verifySecondFactor } from '../../src/oauth/factors/verify.ts';
+import type { Store } from '../../src/storage/ports.ts';
+import { AuditCapture } from '../helpers/audit.ts';
+import { DATABASES } from '../helpers/databases.ts';
+import { aStoredUser, openTestStore, T0, warmUp, type TestStore } from '../helpers/store.ts';
+
+const INSTANCES = 4;
+const POOL = 10;
+
+for (const kind of DATABASES) {
+  // SQLite runs one writer at a time: fewer guesses prove the same rule there in less time.
+  const GUESSES = kind.name === 'postgres' ? 2000 : 300;
+
+  describe(`concurrent second-factor guesses on ${kind.name}`, () => {
+    let harness: TestStore;
+    let stores: Store[];
+    before(async () => {
+      harness = await openTestStore(kind, { poolSize: POOL });
+      stores = [harness.store, ...(await Promise.all(Array.from({ length: INSTANCES - 1 }, () => harness.open({ poolSize: POOL }))))];
+      await Promise.all(stores.map((store) => warmUp(store, POOL)));
+    });
+    after(async () => harness.close());
+
+    test(`${GUESSES} wrong TOTP codes at once from one address on ${INSTANCES} instances: none succeeds, exactly the threshold is checked, the rest are throttled; the right code works from another address only`, async () => {
+      const clock = new ManualClock(T0);
+      const audit = new AuditCapture();
+      const config = loadConfig({ GATEHOUSE_ISSUER: 'https://sso.example.com' });
+      const on = (store: Store) => ({ config, store, clock, audit, random: cryptoRandom });
+      const user = await aStoredUser(harness.store);
+      const { secret } = await startTotpEnrolment(on(harness.store), user.username);
+      assert.equal((await confirmTotpEnrolment(on(harness.store), user.id, { secret, code: totpCode(DEFAULT_TOTP, secret, clock.now()) })).type, 'enrolled');
+      clock.advance(30_000);
+      const window = new Set([-1, 0, 1].map((step) => totpCode(DEFAULT_TOTP, secret, clock.now() + step * 30_000)));
+      const guesses: string[] = [];
+      for (let n = 0; guesses.length < GUESSES; n++) {
+        const guess = String(n * 7919 % 1_000_000).padStart(6, '0');
+        if (!window.has(guess)) guesses.push(guess);
+      }
+      const attacker = '203.0.113.66';
+      const results = await Promise.all(
+        guesses.map((code, i) => verifySecondFactor(on(stores[i % INSTANCES]!), { userId: user.id, username: user.username, code, ip: attacker })),
+      );
+      const count = (type: string) => results.filter((r) => r.type === type).length;
+      assert.equal(count('ok'), 0);
+      assert.equal(count('refused'), config.throttleUserFailures, 'checked: the threshold of the pair of user and address');
+      assert.equal(count('throttled'), GUESSES - config.throttleUserFailures);
+      assert.equal(audit.of('factor.failed').length, config.throttleUserFailures);
+
+      const right = totpCode(DEFAULT_TOTP, secret, clock.now());
+      assert.equal((await verifySecondFactor(on(stores[1]!), { userId: user.id, username: user.username, code: right, ip: attacker })).type, 'throttled');
+      assert.deepEqual(await verifySecondFactor(on(stores[2]!), { userId: user.id, username: user.username, code: right, ip: '198.51.100.20' }), { type: 'ok', kind: 'totp', amr: ['otp', 'mfa'] });
+    });
+  });
+}
