@@ -4,7 +4,8 @@
  * server's injected clock) gives `["pwd", "otp", "mfa"]` in the ID token, userinfo and
  * introspection, and in the SSO session that every later code (and /uas/status) comes from; a
  * refresh keeps the original values; a password-only login says `["pwd"]`. A recovery code works
- * once. The login form and the second factor's page are driven over HTTP as a browser posts them.
+ * once; the device flow's tokens say the same. The login form, the device page and the second
+ * factor's page are driven over HTTP as a browser posts them.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -14,6 +15,7 @@ import { hashSecret } from '../../src/lib/hash.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';
 import { registerClient } from '../../src/oauth/client-registration.ts';
+import { postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { enrolTotp, giveRecoveryCodes, totpAt } from '../helpers/factors.ts';
 import { browse, CookieJar, createTestUser, formAction, formFields, loginThroughForm, submit } from '../helpers/fixtures.ts';
@@ -115,6 +117,28 @@ for (const db of DATABASES) {
       assert.equal(second.answer.status, 401);
       assert.equal(second.tokens, undefined);
       assert.match(await second.answer.text(), /aria-invalid="true"/);
+    });
+
+    test('the device flow: password + TOTP on the device page gives the device an ID token with amr ["pwd","otp","mfa"]', async () => {
+      const user = await createTestUser(server.gatehouse.store, { password: PASSWORD });
+      const secret = await enrolTotp(server.gatehouse.store, user.id, clock.now());
+      const tv = await registerClient({ clients: server.gatehouse.store.clients, transaction: server.gatehouse.store.transaction, clock, random: cryptoRandom }, { client_name: 'TV', token_endpoint_auth_method: 'none', grant_types: ['urn:ietf:params:oauth:grant-type:device_code'] });
+      const issued = await postForm(`${server.url}/uas/oauth2/device_authorization`, { client_id: tv.client.clientId, scope: 'openid' });
+      assert.equal(issued.status, 200);
+      const jar = new CookieJar();
+      const page = `${server.url}/uas/oauth2/device`;
+      /** Posts the form on `html` with these fields filled in; the next page. */
+      const fill = async (html: string, fields: Record<string, string>) => (await submit(new URL(formAction(html), server.url).toString(), { ...Object.fromEntries(formFields(html)), ...fields }, jar)).text();
+      const login = await fill(await (await browse(page, jar)).text(), { user_code: issued.body.user_code as string });
+      const factor = await fill(login, { username: user.username, password: PASSWORD });
+      assert.match(factor, /autocomplete="one-time-code"/);
+      const confirm = await fill(factor, { code: totpAt(secret, clock.now()) });
+      assert.match(confirm, /name="decision"/);
+      await fill(confirm, { decision: 'approve' });
+      const tokens = await postForm(`${server.url}/uas/oauth2/token`, { grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: issued.body.device_code as string, client_id: tv.client.clientId });
+      assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+      const idToken = JSON.parse(Buffer.from((tokens.body.id_token as string).split('.')[1]!, 'base64url').toString('utf8')) as { amr: string[] };
+      assert.deepEqual(idToken.amr, MFA);
     });
   });
 }
