@@ -42,6 +42,7 @@ export class Metrics {
   readonly #clientAuthFailures: Counter<'endpoint'>;
   readonly #throttle: Counter<'kind' | 'event'>;
   readonly #logouts: Counter;
+  readonly #factors: Counter<'event' | 'kind'>;
   readonly #queries: Histogram<'outcome'>;
 
   constructor(sources: MetricSources = {}) {
@@ -64,13 +65,19 @@ export class Metrics {
     this.#clientAuthFailures = new Counter({ name: 'gatehouse_client_authentication_failures_total', help: 'Failed client authentications, by endpoint.', labelNames: ['endpoint'], registers });
     this.#throttle = new Counter({
       name: 'gatehouse_throttle_events_total',
-      help: 'Throttling: attempts refused while waiting (refused) and counters reaching their threshold (lockout), by kind (login, client_auth, identity_api, silent_authorization).',
+      help: 'Throttling: attempts refused while waiting (refused) and counters reaching their threshold (lockout), by kind (login, client_auth, identity_api, second_factor, silent_authorization).',
       labelNames: ['kind', 'event'],
       registers,
     });
     // 1 per process: summed over a cluster's workers, how many answered this scrape.
     new Gauge({ name: 'gatehouse_processes', help: 'Processes serving HTTP whose metrics this scrape holds (the cluster workers that answered).', registers }).set(1);
     this.#logouts = new Counter({ name: 'gatehouse_logouts_total', help: 'SSO sessions ended by logout.', registers });
+    this.#factors = new Counter({
+      name: 'gatehouse_second_factor_events_total',
+      help: 'Second factors: codes verified, failed and throttled; factors enrolled, removed and reset; by event and, where one is known, the kind (totp, recovery_codes).',
+      labelNames: ['event', 'kind'],
+      registers,
+    });
     this.#queries = new Histogram({ name: 'gatehouse_store_query_duration_seconds', help: 'Store queries and their duration, by outcome (ok, error).', labelNames: ['outcome'], buckets: QUERY_BUCKETS, registers });
 
     const pool = sources.pool;
@@ -175,6 +182,16 @@ export class Metrics {
         return this.#throttle.inc({ kind: event.kind, event: 'lockout' });
       case 'logout':
         return this.#logouts.inc();
+      case 'factor.verified':
+      case 'factor.enrolled':
+      case 'factor.removed':
+        return this.#factors.inc({ event: event.event.slice('factor.'.length), kind: event.kind });
+      case 'factor.throttled':
+        this.#throttle.inc({ kind: 'second_factor', event: 'refused' });
+        return this.#factors.inc({ event: 'throttled' });
+      case 'factor.failed':
+      case 'factor.reset':
+        return this.#factors.inc({ event: event.event.slice('factor.'.length) });
       default:
         return;
     }

@@ -8,6 +8,8 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';
+import { noAudit } from '../../src/observability/audit.ts';
+import { Metrics } from '../../src/observability/metrics.ts';
 import { confirmTotpEnrolment, FactorInputError, importTotpFactor, regenerateRecoveryCodes, startTotpEnrolment } from '../../src/oauth/factors/enrolment.ts';
 import { normalizeRecoveryCode, recoveryCodesMethod } from '../../src/oauth/factors/recovery-codes.ts';
 import { FACTOR_METHODS, methodRecognising } from '../../src/oauth/factors/registry.ts';
@@ -164,6 +166,16 @@ for (const kind of DATABASES) {
       assert.deepEqual((await factorsOf(deps(), user.id)).map((f) => f.id), [fresh.factor.id]);
     });
 
+    test('a secret enrolled twice (two factors of one secret) still takes each code once', async () => {
+      const user = await aStoredUser(harness.store);
+      await importTotpFactor(deps(), user.id, { secret: RFC_SECRET, name: 'first' });
+      await importTotpFactor(deps(), user.id, { secret: RFC_SECRET, name: 'again' });
+      const attempt = (code: string) => verifySecondFactor(deps(), { userId: user.id, username: user.username, code, ip: '192.0.2.4' });
+      const code = totpCode(DEFAULT_TOTP, RFC_SECRET, clock.now());
+      assert.equal((await attempt(code)).type, 'ok');
+      assert.deepEqual(await attempt(code), { type: 'refused' });
+    });
+
     test('a code of a kind the user has not, or of another user, is refused', async () => {
       const { secret } = await enrolled();
       const other = await aStoredUser(harness.store);
@@ -206,3 +218,30 @@ for (const kind of DATABASES) {
     });
   });
 }
+
+describe('second-factor metrics', () => {
+  test('each factor event is counted by event and kind; a throttled code is also a throttle refusal of kind second_factor', async () => {
+    const metrics = new Metrics();
+    const sink = metrics.countingSink(noAudit);
+    const actor = { via: 'cli' as const, caller: 'root' };
+    const who = { userId: 'u', username: 'alice' };
+    sink.emit({ event: 'factor.verified', ...who, kind: 'totp', factorId: 'f' });
+    sink.emit({ event: 'factor.verified', ...who, kind: 'recovery_codes', factorId: 'r' });
+    sink.emit({ event: 'factor.failed', ...who });
+    sink.emit({ event: 'factor.throttled', ...who, by: 'ip', retryAfter: 2 });
+    sink.emit({ event: 'factor.enrolled', userId: 'u', kind: 'totp', factorId: 'f', name: 'phone', actor });
+    sink.emit({ event: 'factor.removed', userId: 'u', kind: 'totp', factorId: 'f', actor });
+    sink.emit({ event: 'factor.reset', userId: 'u', removed: 2, actor });
+    const text = await metrics.registry.metrics();
+    for (const line of [
+      'gatehouse_second_factor_events_total{event="verified",kind="totp"} 1',
+      'gatehouse_second_factor_events_total{event="verified",kind="recovery_codes"} 1',
+      'gatehouse_second_factor_events_total{event="failed"} 1',
+      'gatehouse_second_factor_events_total{event="throttled"} 1',
+      'gatehouse_second_factor_events_total{event="enrolled",kind="totp"} 1',
+      'gatehouse_second_factor_events_total{event="removed",kind="totp"} 1',
+      'gatehouse_second_factor_events_total{event="reset"} 1',
+      'gatehouse_throttle_events_total{kind="second_factor",event="refused"} 1',
+    ]) assert.ok(text.includes(`${line}\n`), line);
+  });
+});

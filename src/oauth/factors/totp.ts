@@ -36,8 +36,11 @@ export const totpMethod = {
     for (const totp of await deps.store.factors.totpFactors(userId)) {
       if (totp.digits !== token.length) continue;
       const step = matchingStep(totp, openSecret(deps, totp.secret), token, now);
-      // A replay of an accepted step is refused here, atomically, on every instance.
-      if (step !== undefined && (await deps.store.factors.useTotpStep(totp.factor.id, step, now))) return totp.factor.id;
+      if (step === undefined) continue;
+      // The first factor the code is valid for decides: a replay of an accepted step is refused
+      // here, atomically, on every instance, and is not tried on the user's other factors (two
+      // factors of one secret, enrolled twice, would otherwise take the same code twice).
+      return (await deps.store.factors.useTotpStep(totp.factor.id, step, now)) ? totp.factor.id : undefined;
     }
     return undefined;
   },
