@@ -3,7 +3,8 @@
  * decisions SA20–SA24): the pending sign-in serves only the request it was held for, expires after
  * 5 minutes, is used once even by racing right codes, and its cookie is HttpOnly, SameSite=Lax and
  * scoped to the issuer's path; the page keeps the CSRF rule, switches to a recovery code without
- * script, and says nothing about factors to whoever does not know the password.
+ * script, says nothing about factors to whoever does not know the password, and a right code goes
+ * on as a password-only login does (consent for a third-party client).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -141,6 +142,19 @@ for (const db of DATABASES) {
         assert.deepEqual([a.status, b.status].sort(), [303, 400], `round ${round}`);
         assert.equal((await server.gatehouse.store.sessions.pageOfUser(user.id, clock.now(), { limit: 10 })).length, 1);
       }
+    });
+
+    test('after the code, a third-party client\'s consent page comes next, as after a password alone; the session already says pwd, otp, mfa', async () => {
+      const { client: partner } = await createTestClient(server.gatehouse.store, { name: 'Partner', metadata: { consent_required: true } });
+      const { user, secret } = await aUserWithTotp();
+      const jar = new CookieJar();
+      const asked = await loginThroughForm({ baseUrl: server.url, jar }, { ...query(), client_id: partner.clientId, redirect_uri: partner.redirectUris[0]! }, { username: user.username, password: PASSWORD });
+      const html = await asked.text();
+      const consent = await post(html, { ...Object.fromEntries(formFields(html)), code: totpAt(secret, clock.now()) }, jar);
+      assert.equal(consent.status, 200);
+      assert.match(await consent.text(), /<h1>Allow access\?<\/h1>/);
+      const session = await server.gatehouse.store.sessions.findLive(hashSecret(jar.cookies.get('gatehouse_session')!), clock.now());
+      assert.deepEqual(session?.amr, ['pwd', 'otp', 'mfa']);
     });
   });
 }
