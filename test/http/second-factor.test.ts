@@ -156,5 +156,15 @@ for (const db of DATABASES) {
       const session = await server.gatehouse.store.sessions.findLive(hashSecret(jar.cookies.get('gatehouse_session')!), clock.now());
       assert.deepEqual(session?.amr, ['pwd', 'otp', 'mfa']);
     });
+
+    test('a user with recovery codes only is asked for a recovery code first (no numeric keyboard); one signs in', async () => {
+      const user = await createTestUser(server.gatehouse.store, { password: PASSWORD });
+      const [code] = await giveRecoveryCodes(server.gatehouse.store, user.id, clock.now());
+      const { jar, html, fields } = await atSecondFactor(user);
+      assert.match(html, /<label for="code">Recovery code<\/label>/);
+      assert.doesNotMatch(html, /inputmode="numeric"/);
+      assert.equal(fields.method, 'recovery');
+      assert.equal((await post(html, { ...fields, code: code! }, jar)).status, 303);
+    });
   });
 }

@@ -13,7 +13,7 @@ import { describeScope } from './consent-page.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
 import { formField, requestParams, useHtmlScope } from './html-scope.ts';
 import { chooseLocale, formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
-import { codeMethodOf, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
+import { codeMethodOf, firstCodeMethod, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
 import { renderView, sendPage } from './views.ts';
 
 /**
@@ -62,7 +62,7 @@ export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promis
     if (outcome.type === 'second_factor') {
       // As on the login page (issue 24): no session yet; the sign-in held for this device's code.
       setPendingSignInCookie(reply, deps.config, outcome.pendingCookie);
-      return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method: 'totp' });
+      return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method: firstCodeMethod(outcome.kinds) });
     }
     setSessionCookie(reply, deps.config, outcome.cookieValue);
     return sendConfirmPage(request, reply, deps, paths.confirm, device, outcome.session.userId);

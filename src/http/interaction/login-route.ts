@@ -13,7 +13,7 @@ import { csrfValid } from './csrf.ts';
 import { formField, requestParams, useHtmlScope } from './html-scope.ts';
 import { chooseLocale } from './i18n.ts';
 import { loginPath, sendLoginPage } from './login-page.ts';
-import { codeMethodOf, secondFactorPath, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
+import { codeMethodOf, firstCodeMethod, secondFactorPath, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
 import { FORM_POST_JS, LOGIN_CSS } from './views.ts';
 
 /**
@@ -50,7 +50,7 @@ export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): P
     if (outcome.type === 'second_factor') {
       // A right password, a user with a second factor: nothing issued yet, the sign-in held for this request.
       setPendingSignInCookie(reply, deps.config, outcome.pendingCookie);
-      return sendCodePage(request, reply, deps, authorization, { method: 'totp' });
+      return sendCodePage(request, reply, deps, authorization, { method: firstCodeMethod(outcome.kinds) });
     }
     return sendSignedIn(request, reply, deps, authorization, outcome);
   });

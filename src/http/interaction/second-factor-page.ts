@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FactorKind } from '../../domain/factor.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import type { HttpDeps } from '../deps.ts';
 import { csrfToken } from './csrf.ts';
@@ -16,6 +17,11 @@ export function secondFactorPath(config: Pick<HttpDeps['config'], 'issuerPath'>)
  * without JavaScript; the server tells which code it is by its shape either way.
  */
 export type CodeMethod = 'totp' | 'recovery';
+
+/** The field the page shows first: the authenticator's code, unless the user has only recovery codes. */
+export function firstCodeMethod(kinds: readonly FactorKind[]): CodeMethod {
+  return kinds.includes('totp') ? 'totp' : 'recovery';
+}
 
 /** The method the form asks for: the `switch` button's when it was pressed, else the form's own. */
 export function codeMethodOf(fields: { method: string; switch: string }): { method: CodeMethod; switched: boolean } {

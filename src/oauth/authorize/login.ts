@@ -1,3 +1,4 @@
+import type { FactorKind } from '../../domain/factor.ts';
 import type { SsoSession } from '../../domain/session.ts';
 import type { UserProfile } from '../../domain/user.ts';
 import type { OAuthDeps } from '../deps.ts';
@@ -17,7 +18,7 @@ export type LoginOutcome =
   | { type: 'denied'; request: AuthorizationRequest; cookieValue: string }
   | { type: 'failed' }
   /** The password was right; the user has a second factor: its page, with `pendingCookie` held for this request (second-factor.ts). */
-  | { type: 'second_factor'; pendingCookie: string }
+  | { type: 'second_factor'; pendingCookie: string; kinds: FactorKind[] }
   /** The second factor's code was wrong or used: its page again, the sign-in still held. */
   | { type: 'second_factor_refused' }
   /** No sign-in is held for this request (expired, used, or never): the login form again. */
@@ -60,7 +61,7 @@ export async function loginWithPassword(
     if (check.type === 'second_factor') {
       // Nothing is issued yet: the sign-in waits for the factor, for this request only (issue 24).
       const pendingCookie = await holdSignIn(deps, { user, clientId, binding: requestBinding(request), amr: PASSWORD_AMR, ip });
-      return { type: 'second_factor', pendingCookie };
+      return { type: 'second_factor', pendingCookie, kinds: check.kinds };
     }
     return await signedIn(deps, request, user, PASSWORD_AMR, previousCookie, ip);
   } catch (error) {

@@ -1,3 +1,4 @@
+import type { FactorKind } from '../../domain/factor.ts';
 import type { UserProfile } from '../../domain/user.ts';
 import { dummyVerify, hashPassword, needsRehash, verifyPassword } from '../../identity/passwords.ts';
 import { fingerprint, type LoginFailureReason } from '../../observability/audit.ts';
@@ -77,7 +78,8 @@ export interface PasswordLoginAttempt {
  */
 export type PasswordLogin =
   | { type: 'ok'; user: UserProfile; passwordHash: string }
-  | { type: 'second_factor'; user: UserProfile; passwordHash: string }
+  /** `kinds`: which kinds of factor the user has (the page asks first for an authenticator's code when there is one). */
+  | { type: 'second_factor'; user: UserProfile; passwordHash: string; kinds: FactorKind[] }
   | { type: 'failed' }
   | { type: 'throttled'; retryAfter: number };
 
@@ -120,7 +122,8 @@ export async function checkPasswordLogin(deps: OAuthDeps, attempt: PasswordLogin
   await passwordSucceeded(deps, reservation);
   // Asked only after a right password: whether a user has a second factor is told to no one else.
   const factors = await factorsOf(deps, check.user.id);
-  return { type: factors.length > 0 ? 'second_factor' : 'ok', user: check.user, passwordHash: check.passwordHash };
+  if (factors.length === 0) return { type: 'ok', user: check.user, passwordHash: check.passwordHash };
+  return { type: 'second_factor', user: check.user, passwordHash: check.passwordHash, kinds: [...new Set(factors.map((factor) => factor.kind))] };
 }
 
 export interface BrowserSignIn {

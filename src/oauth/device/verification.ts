@@ -10,6 +10,7 @@
  */
 import type { Client } from '../../domain/client.ts';
 import type { DeviceAuthorization } from '../../domain/device-authorization.ts';
+import type { FactorKind } from '../../domain/factor.ts';
 import type { SsoSession } from '../../domain/session.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { RateBudget } from '../../storage/ports.ts';
@@ -68,7 +69,7 @@ export async function lookUpUserCode(deps: OAuthDeps, typed: string, ip: string 
  */
 export type DeviceSignIn =
   | { type: 'signed_in'; session: SsoSession; cookieValue: string }
-  | { type: 'second_factor'; pendingCookie: string }
+  | { type: 'second_factor'; pendingCookie: string; kinds: FactorKind[] }
   | { type: 'second_factor_refused' }
   | { type: 'expired' }
   | { type: 'failed' }
@@ -89,7 +90,7 @@ export async function signInForDevice(deps: OAuthDeps, device: PendingDevice, cr
   if (check.type === 'second_factor') {
     // As on the login page: nothing is started until the factor is given, for this code only.
     const pendingCookie = await holdSignIn(deps, { user: check.user, clientId, binding: deviceBinding(device), amr: PASSWORD_AMR, ip });
-    return { type: 'second_factor', pendingCookie };
+    return { type: 'second_factor', pendingCookie, kinds: check.kinds };
   }
   const { session, cookieValue } = await startBrowserSession(deps, { user: check.user, amr: PASSWORD_AMR, clientId, ip }, previousCookie);
   return { type: 'signed_in', session, cookieValue };
