@@ -23,6 +23,7 @@ export function registerCleanupCommands(program: Command): void {
           ['device authorizations', report.deviceAuthorizations],
           ['audit events', report.auditEvents],
           ['initial access tokens', report.initialAccessTokens],
+          ['pending sign-ins', report.pendingSignIns],
           ['more left', report.more],
           ['took ms', report.ms],
         ]);

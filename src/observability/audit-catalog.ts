@@ -8,6 +8,7 @@ import type { AuditEvent } from './audit.ts';
 export const AUDIT_EVENTS = {
   'login.succeeded': 'A password sign-in succeeded (login form or password grant).',
   'login.failed': 'A password sign-in failed.',
+  'login.second_factor_required': 'A right password for a user with a second factor: the sign-in waits for the factor (the password grant is refused).',
   'login.throttled': 'A sign-in was refused by the throttle before its credentials were checked.',
   lockout: 'A failure counter reached its threshold.',
   'login.hint_mismatch': 'A correct login was refused because id_token_hint named another user.',

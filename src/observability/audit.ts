@@ -48,6 +48,12 @@ export type AuditEvent =
    * fingerprint of the session_index its tokens carry (no SSO session is created).
    */
   | ({ event: 'login.succeeded'; userId: string; username: string; clientId: string; session: string; via?: 'password_grant' } & From)
+  /**
+   * The password was right and the user has a second factor (issue 24): nothing is issued yet. A
+   * browser's sign-in waits for the factor (`factor.*` events follow, then `login.succeeded`); the
+   * password grant, which cannot ask for it, is refused.
+   */
+  | ({ event: 'login.second_factor_required'; userId: string; username: string; clientId: string; via?: 'password_grant' } & From)
   | ({ event: 'login.failed'; reason: LoginFailureReason; userId?: string; username?: string; clientId: string; via?: 'password_grant' } & From)
   /** An attempt refused before its credentials were checked. */
   | ({ event: 'login.throttled'; by: 'username' | 'ip'; retryAfter: number; clientId: string; via?: 'password_grant' } & From)

@@ -32,7 +32,7 @@ export const SESSION_COUNT_LIMIT = 1_000_000;
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const QUERY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
 
-export type LoginOutcome = 'succeeded' | 'unknown_user' | 'wrong_password' | 'not_enabled' | 'throttled' | 'hint_mismatch';
+export type LoginOutcome = 'succeeded' | 'unknown_user' | 'wrong_password' | 'not_enabled' | 'throttled' | 'hint_mismatch' | 'second_factor_required';
 
 export class Metrics {
   readonly registry = new Registry();
@@ -159,6 +159,9 @@ export class Metrics {
         return this.#throttle.inc({ kind: 'login', event: 'refused' });
       case 'login.hint_mismatch':
         return this.#logins.inc({ outcome: 'hint_mismatch' });
+      // A right password that a second factor must complete (issue 24): `succeeded` follows if it does.
+      case 'login.second_factor_required':
+        return this.#logins.inc({ outcome: 'second_factor_required' });
       case 'token.issued':
         return this.#grants.inc({ grant_type: event.grantType, outcome: 'issued' });
       case 'token.refreshed':

@@ -10,6 +10,7 @@ import type { AuthorizationCode, CodeRefusal, Token } from '../domain/grant.ts';
 import type { Group } from '../domain/group.ts';
 import type { Organization } from '../domain/organization.ts';
 import type { Policy, PolicyDocument } from '../domain/policy.ts';
+import type { PendingSignIn } from '../domain/pending-sign-in.ts';
 import type { SsoSession } from '../domain/session.ts';
 import type { SigningKey } from '../domain/signing-key.ts';
 import type { SigningAlg } from '../protocol/constants.ts';
@@ -662,6 +663,24 @@ export interface FactorStore {
   deleteAll(userId: string): Promise<number>;
 }
 
+/**
+ * Sign-ins waiting for their second factor (src/domain/pending-sign-in.ts; docs/decisions.md SA20).
+ *
+ * Race rule: `take` decides and consumes in ONE conditional statement (a DELETE of the live row,
+ * returning it): of any number of concurrent takes of one row, on one instance or several, exactly
+ * one gets it, so one right password starts at most one session. `find` only reads (which user to
+ * ask for a factor); nothing may be started on the strength of `find` without a successful `take`.
+ */
+export interface PendingSignInStore {
+  insert(pending: PendingSignIn): Promise<void>;
+  /** The pending sign-in if it exists and has not expired at `now`. */
+  find(idHash: string, now: number): Promise<PendingSignIn | undefined>;
+  /** Deletes and returns the pending sign-in if it exists and has not expired at `now`; else undefined and nothing changes. */
+  take(idHash: string, now: number): Promise<PendingSignIn | undefined>;
+  /** Deletes up to `limit` rows expired at `now`; how many it deleted (for the cleanup job). */
+  deleteExpired(now: number, limit: number): Promise<number>;
+}
+
 /** The store as one unit of work sees it: every use case, all committed together or not at all. */
 export interface StoreTransaction {
   clients: ClientStore;
@@ -680,6 +699,7 @@ export interface StoreTransaction {
   consents: ConsentStore;
   registrations: RegistrationStore;
   factors: FactorStore;
+  pendingSignIns: PendingSignInStore;
 }
 
 export interface Store extends StoreTransaction {

@@ -15,7 +15,7 @@ import type { CodeCursor, Store } from '../../src/storage/ports.ts';
 import type { SqlStore } from '../../src/storage/sql/store.ts';
 import { runGatehouse, storeLineOf } from '../helpers/cli.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { aCode, aStoredSession, aToken, T0, withTestStore } from '../helpers/store.ts';
+import { aCode, aHash, aStoredSession, aStoredUser, aToken, T0, withTestStore } from '../helpers/store.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -235,6 +235,19 @@ for (const kind of DATABASES) {
         assert.equal((await cleanUp({ store, clock })).assertions, 2);
         assert.equal(await store.assertions.useOnce('jti-live', T0 + 2 * HOUR, T0 + HOUR), false, 'the live one is still used');
         assert.equal((await cleanUp({ store, clock })).assertions, 0);
+      }));
+
+    test('pending sign-ins (a password waiting for its second factor) are deleted once expired, live ones kept (issue 24)', () =>
+      withTestStore(kind, async (store) => {
+        const clock = new ManualClock(T0 + HOUR);
+        const user = await aStoredUser(store);
+        const pending = (expiresAt: number) => ({ idHash: aHash(), userId: user.id, clientId: 'c', binding: aHash(), amr: ['pwd'], createdAt: T0, expiresAt });
+        const [gone, live] = [pending(T0 + HOUR), pending(T0 + HOUR + 1)];
+        await store.pendingSignIns.insert(gone);
+        await store.pendingSignIns.insert(live);
+        assert.equal((await cleanUp({ store, clock })).pendingSignIns, 1);
+        assert.ok(await store.pendingSignIns.find(live.idHash, T0 + HOUR));
+        assert.equal((await cleanUp({ store, clock })).pendingSignIns, 0);
       }));
 
     test('device authorizations go GRACE_MS after they expired, whatever their state', () =>

@@ -2,7 +2,8 @@
  * WCAG 2.2 AA of the pages an end user sees, checked with axe-core in Chromium under the pages'
  * real Content-Security-Policy: no serious or critical violation on the login page (each display
  * template), the login page with an error, the error page, the logout confirmation, the
- * signed-out page, the landing page, the form_post page and the consent page of a third-party client. Plus what axe does not measure: the focus ring's contrast
+ * signed-out page, the landing page, the form_post page, the consent page of a third-party client
+ * and the second factor's page (each display, with an error, for a recovery code, on the device page too). Plus what axe does not measure: the focus ring's contrast
  * (WCAG 2.2 1.4.11, 2.4.13: at least 3:1 against what surrounds it), and a client's logo that
  * loads under the login page's policy.
  */
@@ -15,6 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { parsePolicyDocument } from '../../src/domain/policy.ts';
 import { DATABASES } from '../helpers/databases.ts';
+import { enrolTotp, giveRecoveryCodes, totpAt } from '../helpers/factors.ts';
 import { authorizationUrl, createTestClient, createTestUser } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
@@ -226,6 +228,72 @@ describe('WCAG 2.2 AA of the pages (axe-core in Chromium)', { skip }, () => {
     } finally {
       await close();
     }
+  });
+
+  test('the second factor\'s page: no serious or critical violation in each display, with an error, for a recovery code and on the device page; usable by its labels, the error tied to the field (issue 24)', { timeout: 120_000 }, async () => {
+    const { page, problems, close } = await open();
+    const found: Record<string, string[]> = {};
+    const { store } = server.gatehouse;
+    const user = await createTestUser(store, { username: `a11y-2fa-${Date.now()}`, password: PASSWORD });
+    const secret = await enrolTotp(store, user.id);
+    const [recovery] = await giveRecoveryCodes(store, user.id);
+    const signIn = async (display: string) => {
+      await page.context().clearCookies();
+      await page.goto(loginUrl({ display }));
+      await page.getByLabel('Username').fill(user.username);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button').click();
+      await page.getByRole('heading', { name: 'Verify it is you' }).waitFor();
+    };
+    try {
+      for (const display of ['page', 'popup', 'touch']) {
+        await signIn(display);
+        assert.equal(await page.getAttribute('body', 'class'), `display-${display}`);
+        found[`second factor, display=${display}`] = await seriousViolations(page);
+      }
+      const field = page.getByLabel('Code from your authenticator app');
+      assert.deepEqual([await field.getAttribute('autocomplete'), await field.getAttribute('inputmode')], ['one-time-code', 'numeric']);
+      await field.fill('000000');
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.locator('#code-message').waitFor();
+      assert.equal(await page.getAttribute('#code', 'aria-invalid'), 'true');
+      assert.equal(await page.getAttribute('#code', 'aria-describedby'), 'code-hint code-message');
+      found['second factor with an error'] = await seriousViolations(page);
+
+      // The switch is a button: no script needed.
+      await page.getByRole('button', { name: 'Use a recovery code instead' }).click();
+      await page.getByLabel('Recovery code').waitFor();
+      found['second factor, recovery code'] = await seriousViolations(page);
+      await page.getByLabel('Recovery code').fill(recovery!);
+      await Promise.all([page.waitForURL(/\/callback\?code=/), page.getByRole('button', { name: 'Verify' }).click()]);
+
+      // The device page asks the same way.
+      await page.context().clearCookies();
+      const tv = await createTestClient(store, { name: 'TV', tokenEndpointAuthMethod: 'none', redirectUris: [], grantTypes: ['urn:ietf:params:oauth:grant-type:device_code'] });
+      const issued = (await (await fetch(`${server.url}/uas/oauth2/device_authorization`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: tv.client.clientId }) })).json()) as { user_code: string };
+      await page.goto(`${server.url}/uas/oauth2/device`);
+      await page.getByLabel('Code', { exact: true }).fill(issued.user_code);
+      await page.getByRole('button').click();
+      await page.getByLabel('Username').fill(user.username);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button').click();
+      await page.getByRole('heading', { name: 'Verify it is you' }).waitFor();
+      found['second factor, device page'] = await seriousViolations(page);
+      await page.getByLabel('Code from your authenticator app').fill(totpAt(secret, Date.now()));
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.getByRole('button', { name: 'Allow' }).waitFor();
+    } finally {
+      await close();
+    }
+    assert.deepEqual(found, {
+      'second factor, display=page': [],
+      'second factor, display=popup': [],
+      'second factor, display=touch': [],
+      'second factor with an error': [],
+      'second factor, recovery code': [],
+      'second factor, device page': [],
+    });
+    assert.deepEqual(problems, []);
   });
 
   test('the focus ring has at least 3:1 against the card and the page around it', async () => {

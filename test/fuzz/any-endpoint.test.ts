@@ -24,6 +24,8 @@ const PATHS = [
   '/uas/assets/login.css',
   '/uas/oauth2/authorization',
   '/uas/oauth2/authorization/login',
+  '/uas/oauth2/authorization/second-factor',
+  '/uas/oauth2/device/second-factor',
   '/uas/oauth2/authorization/consent',
   '/uas/oauth2/token',
   '/uas/oauth2/introspection',

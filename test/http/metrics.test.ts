@@ -10,7 +10,8 @@ import { SIGNING_ALGS } from '../../src/protocol/constants.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { basic, mintCode, pkcePair, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { CookieJar, createTestClient, createTestUser, loginThroughForm, pkce, redirectParams, RP_REDIRECT_URI } from '../helpers/fixtures.ts';
+import { enrolTotp, totpAt } from '../helpers/factors.ts';
+import { CookieJar, createTestClient, formAction, formFields, submit, createTestUser, loginThroughForm, pkce, redirectParams, RP_REDIRECT_URI } from '../helpers/fixtures.ts';
 import { metricNames, parseExposition, scrape } from '../helpers/metrics.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
@@ -93,6 +94,23 @@ for (const kind of DATABASES) {
       assert.ok(all.has('process_cpu_seconds_total'));
       assert.ok(all.has('nodejs_eventloop_lag_seconds'));
     });
+    test('a login with a second factor counts second_factor_required after the password, then succeeded after the code (issue 24)', async () => {
+      const before = own((await scrape(metricsUrl, TOKEN)).text);
+      const store = server.gatehouse.store;
+      const { client } = await createTestClient(store);
+      const user = await createTestUser(store, { password: PASSWORD });
+      const secret = await enrolTotp(store, user.id, clock.now());
+      const jar = new CookieJar();
+      const query = { response_type: 'code', client_id: client.clientId, redirect_uri: RP_REDIRECT_URI, scope: 'openid', state: 's' };
+      const asked = await loginThroughForm({ baseUrl: server.url, jar }, query, { username: user.username, password: PASSWORD });
+      const html = await asked.text();
+      const signedIn = await submit(`${server.url}${formAction(html)}`, { ...Object.fromEntries(formFields(html)), code: totpAt(secret, clock.now()) }, jar);
+      assert.equal(signedIn.status, 303);
+      const afterwards = own((await scrape(metricsUrl, TOKEN)).text);
+      const moved = (name: string) => (afterwards.get(name) ?? 0) - (before.get(name) ?? 0);
+      assert.deepEqual([moved('gatehouse_logins_total{outcome="second_factor_required"}'), moved('gatehouse_logins_total{outcome="succeeded"}')], [1, 1]);
+    });
+
     test('a client_credentials grant is counted under its own grant_type (CC-01)', async () => {
       const before = own((await scrape(metricsUrl, TOKEN)).text);
       const { client, clientSecret } = await createTestClient(server.gatehouse.store, { grantTypes: ['client_credentials'], redirectUris: [], refreshTokens: false });

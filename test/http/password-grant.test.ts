@@ -21,6 +21,7 @@ import { cryptoRandom } from '../../src/lib/random.ts';
 import { registerClient } from '../../src/oauth/client-registration.ts';
 import { fingerprint } from '../../src/observability/audit.ts';
 import { AuditCapture } from '../helpers/audit.ts';
+import { enrolTotp, giveRecoveryCodes } from '../helpers/factors.ts';
 import { addUser, basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
@@ -148,6 +149,28 @@ for (const db of DATABASES) {
         ['not_enabled', pending.id, 'password_grant', client.clientId],
       ]);
       assert.deepEqual(audit.of('token.issued'), []);
+    });
+
+    test('a user with a second factor: the grant cannot ask for it, so the right password gets invalid_grant saying a second factor is required, and no token; a wrong password gets the generic answer (issue 24)', async () => {
+      const withTotp = await newUser();
+      await enrolTotp(server.gatehouse.store, withTotp.id);
+      const withCodesOnly = await newUser();
+      await giveRecoveryCodes(server.gatehouse.store, withCodesOnly.id);
+      audit.clear();
+      for (const user of [withTotp, withCodesOnly]) {
+        const refused = await token({ username: user.username, password: PASSWORD, scope: 'openid' }, address());
+        assert.equal(refused.status, 400);
+        assert.equal(refused.body.error, 'invalid_grant');
+        assert.match(refused.body.error_description as string, /second factor/);
+        assert.equal(refused.body.access_token, undefined);
+      }
+      // Only whoever knows the password learns that the user has a second factor.
+      assert.deepEqual((await token({ username: withTotp.username, password: 'wrong password' }, address())).body, GENERIC);
+      assert.deepEqual(audit.of('login.second_factor_required').map((e) => [e.userId, e.via, e.clientId]), [
+        [withTotp.id, 'password_grant', client.clientId],
+        [withCodesOnly.id, 'password_grant', client.clientId],
+      ]);
+      assert.deepEqual([audit.of('token.issued'), audit.of('login.succeeded')], [[], []]);
     });
 
     test('malformed requests: invalid_request; a client not registered for the grant, or public: unauthorized_client (PW-04)', async () => {

@@ -3,7 +3,9 @@
  * login page run the one password sign-in (src/oauth/authorize/verify-credentials.ts:
  * checkPasswordLogin, then startBrowserSession), not two copies of it (issue 23): the same
  * attempt is refused, throttled or let in identically by both — same status, Retry-After,
- * message and audit events — and their failures count against the same username.
+ * message and audit events — and their failures count against the same username. The second
+ * factor (issue 24) too: both ask for it after a right password, refuse a wrong code, throttle
+ * alike, and start a session whose amr says what was proved.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -11,6 +13,7 @@ import type { Client } from '../../src/domain/client.ts';
 import { hashSecret } from '../../src/lib/hash.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { AuditCapture } from '../helpers/audit.ts';
+import { enrolTotp, giveRecoveryCodes, totpAt } from '../helpers/factors.ts';
 import { postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { CookieJar, createTestClient, createTestUser, formAction, formFields, loginThroughForm, submit, browse } from '../helpers/fixtures.ts';
@@ -27,7 +30,15 @@ interface Outcome {
   retryAfter: string | null;
   message: string | undefined;
   sessionCookie: boolean;
+  /** Whether the answer set the pending sign-in's cookie (a right password, a second factor to come). */
+  pendingCookie: boolean;
   events: Record<string, unknown>[];
+}
+
+/** A page that asks for the second factor, and the browser that shows it. */
+interface SecondStep {
+  html: string;
+  jar: CookieJar;
 }
 
 for (const db of DATABASES) {
@@ -54,7 +65,7 @@ for (const db of DATABASES) {
       const html = await response.text();
       const events = audit
         .all()
-        .filter((e) => e.event.startsWith('login.'))
+        .filter((e) => e.event.startsWith('login.') || e.event.startsWith('factor.'))
         .map((e) => {
           // The log line's envelope (pino's level, time, pid, hostname, msg; the audit flag) aside: the event's own fields.
           const { clientId: named, session, audit: _a, level: _l, time: _t, pid: _p, hostname: _h, msg: _m, ...rest } = e as unknown as Record<string, unknown>;
@@ -66,17 +77,28 @@ for (const db of DATABASES) {
         retryAfter: response.headers.get('retry-after'),
         message: /<p class="message" role="alert"[^>]*>([^<]*)<\/p>/.exec(html)?.[1],
         sessionCookie: response.headers.getSetCookie().some((c) => c.startsWith('gatehouse_session=')),
+        pendingCookie: response.headers.getSetCookie().some((c) => c.startsWith('gatehouse_pending=') && !/max-age=0|expires=thu, 01 jan 1970/i.test(c)),
         events,
       };
     }
 
-    const throughLoginPage = (credentials: Credentials) =>
-      observe(webClient.clientId, () =>
-        loginThroughForm({ baseUrl: server.url, jar: new CookieJar() }, { client_id: webClient.clientId, redirect_uri: webClient.redirectUris[0]!, response_type: 'code', scope: 'openid' }, credentials),
-      );
+    const throughLoginPage = async (credentials: Credentials) => (await loginPageStep(credentials)).outcome;
+    const throughDevicePage = async (credentials: Credentials) => (await devicePageStep(credentials)).outcome;
 
-    /** A new device code typed on the user-code page, then the sign-in form it leads to. */
-    async function throughDevicePage(credentials: Credentials): Promise<Outcome> {
+    /** The login page's password step: what it answered, and its page (the second factor's, when it asks for one). */
+    async function loginPageStep(credentials: Credentials): Promise<{ outcome: Outcome; step: SecondStep }> {
+      const jar = new CookieJar();
+      let html = '';
+      const outcome = await observe(webClient.clientId, async () => {
+        const response = await loginThroughForm({ baseUrl: server.url, jar }, { client_id: webClient.clientId, redirect_uri: webClient.redirectUris[0]!, response_type: 'code', scope: 'openid' }, credentials);
+        html = await response.clone().text();
+        return response;
+      });
+      return { outcome, step: { html, jar } };
+    }
+
+    /** The device page's password step, as loginPageStep. */
+    async function devicePageStep(credentials: Credentials): Promise<{ outcome: Outcome; step: SecondStep }> {
       const issued = await postForm(`${server.url}${server.config.issuerPath}/oauth2/device_authorization`, { client_id: tv.clientId, scope: 'openid' });
       assert.equal(issued.status, 200, JSON.stringify(issued.body));
       const page = `${server.url}${server.config.issuerPath}/oauth2/device`;
@@ -85,7 +107,38 @@ for (const db of DATABASES) {
       const loginHtml = await (await submit(page, { csrf_token: csrf, user_code: issued.body.user_code as string }, jar)).text();
       assert.match(loginHtml, /name="password"/);
       const fields = Object.fromEntries(formFields(loginHtml));
-      return observe(tv.clientId, () => submit(`${server.url}${formAction(loginHtml)}`, { ...fields, ...credentials }, jar));
+      let html = '';
+      const outcome = await observe(tv.clientId, async () => {
+        const response = await submit(`${server.url}${formAction(loginHtml)}`, { ...fields, ...credentials }, jar);
+        html = await response.clone().text();
+        return response;
+      });
+      return { outcome, step: { html, jar } };
+    }
+
+    /** A code typed into the second factor's page `step` shows, from page `clientId`'s browser. */
+    const answer = (clientId: string, step: SecondStep, code: string) =>
+      observe(clientId, async () => {
+        const response = await submit(`${server.url}${formAction(step.html)}`, { ...Object.fromEntries(formFields(step.html)), code }, step.jar);
+        step.html = await response.clone().text();
+        return response;
+      });
+
+    /** A user with a TOTP factor and recovery codes, and both pages' second-factor pages after the right password. */
+    async function bothAtSecondFactor(): Promise<{ secret: string; codes: string[]; user: { id: string; username: string }; login: SecondStep; device: SecondStep }> {
+      const user = await createTestUser(server.gatehouse.store, { password: PASSWORD });
+      const secret = await enrolTotp(server.gatehouse.store, user.id);
+      const codes = await giveRecoveryCodes(server.gatehouse.store, user.id);
+      const credentials = { username: user.username, password: PASSWORD };
+      const login = await loginPageStep(credentials);
+      const device = await devicePageStep(credentials);
+      assert.deepEqual(device.outcome, login.outcome, 'the device page asks for the second factor as the login page does');
+      assert.deepEqual(
+        { ...login.outcome, message: undefined },
+        { status: 200, retryAfter: null, message: undefined, sessionCookie: false, pendingCookie: true, events: [{ event: 'login.second_factor_required', userId: user.id, username: user.username, ip: '127.0.0.1' }] },
+      );
+      for (const page of [login, device]) assert.match(page.step.html, /autocomplete="one-time-code"/);
+      return { secret, codes, user, login: login.step, device: device.step };
     }
 
     test('refusals: a wrong password, an unknown user, a disabled, locked or pending user get the same 401, message and login.failed reason on both pages', async () => {
@@ -166,6 +219,67 @@ for (const db of DATABASES) {
       assert.equal(await store.sessions.findLive(hashSecret(first), clock.now()), undefined, 'the replaced session ended');
       const session = await store.sessions.findLive(hashSecret(second), clock.now());
       assert.deepEqual(session?.amr, ['pwd']);
+    });
+
+    test('a second factor: after the right password both pages ask for it and start nothing; a wrong code gets the same 401 and message on both', async () => {
+      const { login, device } = await bothAtSecondFactor();
+      const wrongLogin = await answer(webClient.clientId, login, '000000');
+      const wrongDevice = await answer(tv.clientId, device, '000000');
+      assert.deepEqual(wrongDevice, wrongLogin);
+      assert.deepEqual([wrongLogin.status, wrongLogin.retryAfter, wrongLogin.sessionCookie], [401, null, false]);
+      assert.ok(wrongLogin.message);
+      assert.deepEqual(
+        wrongLogin.events.map((e) => e.event),
+        ['factor.failed'],
+      );
+    });
+
+    test('a second factor: wrong codes on either page count against the same user; once it must wait, both refuse even the right code alike', async () => {
+      const { secret, login, device } = await bothAtSecondFactor();
+      // The password's rules, with counters of their own: five failures make the user wait (the
+      // fifth is still answered as a wrong code: verifySecondFactor reports the wait on the next try).
+      for (let i = 1; i <= 5; i += 1) assert.equal((await answer(i % 2 === 0 ? webClient.clientId : tv.clientId, i % 2 === 0 ? login : device, `00000${i}`)).status, 401);
+      const right = totpAt(secret, clock.now());
+      const throttledLogin = await answer(webClient.clientId, login, right);
+      const throttledDevice = await answer(tv.clientId, device, right);
+      assert.deepEqual(throttledDevice, throttledLogin);
+      assert.deepEqual([throttledLogin.status, throttledLogin.retryAfter, throttledLogin.sessionCookie], [429, '1', false]);
+      assert.deepEqual(
+        throttledLogin.events.map((e) => [e.event, e.by]),
+        [['factor.throttled', 'username']],
+      );
+      clock.advance(1000);
+      const signedIn = await answer(tv.clientId, device, totpAt(secret, clock.now()));
+      assert.deepEqual([signedIn.status, signedIn.sessionCookie, signedIn.pendingCookie], [200, true, false]);
+    });
+
+    test('a second factor: a right code on either page starts a session with amr ["pwd", "otp", "mfa"] and records the same events; the pending sign-in is used up', async () => {
+      const { secret, codes, user, login, device } = await bothAtSecondFactor();
+      const before = { html: login.html, cookies: new Map(login.jar.cookies) };
+      const okLogin = await answer(webClient.clientId, login, totpAt(secret, clock.now()));
+      // A TOTP step is accepted once: the device page's code is the next step's.
+      clock.advance(30_000);
+      const okDevice = await answer(tv.clientId, device, totpAt(secret, clock.now()));
+      assert.deepEqual([okLogin.status, okDevice.status], [303, 200], 'the login page redirects to the client; the device page asks for the decision');
+      const strip = (events: Record<string, unknown>[]) => events.map(({ kind: _k, factorId: _f, ...rest }) => rest);
+      assert.deepEqual(strip(okDevice.events), strip(okLogin.events));
+      assert.deepEqual(strip(okLogin.events), [
+        { event: 'factor.verified', userId: user.id, username: user.username, ip: '127.0.0.1' },
+        { event: 'login.succeeded', userId: user.id, username: user.username, session: 'present', ip: '127.0.0.1' },
+      ]);
+      const { store } = server.gatehouse;
+      for (const jar of [login.jar, device.jar]) {
+        const session = await store.sessions.findLive(hashSecret(jar.cookies.get('gatehouse_session')!), clock.now());
+        assert.deepEqual(session?.amr, ['pwd', 'otp', 'mfa']);
+        assert.equal(jar.cookies.has('gatehouse_pending'), false, 'the browser forgets the pending sign-in');
+      }
+
+      // The pending sign-in started one session: the same page posted again with its old cookie, even with a right code, starts none.
+      const replayJar = new CookieJar();
+      for (const [name, value] of before.cookies) replayJar.cookies.set(name, value);
+      assert.ok(replayJar.cookies.has('gatehouse_pending'));
+      const replay = await answer(webClient.clientId, { html: before.html, jar: replayJar }, codes[0]!);
+      assert.deepEqual([replay.status, replay.sessionCookie, replay.events], [400, false, []]);
     });
   });
 }

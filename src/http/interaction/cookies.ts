@@ -1,13 +1,18 @@
 /**
- * The two cookies of the front channel. Both are HttpOnly, Path=/ and, on https, Secure with the
- * `__Host-` prefix, which pins them to our host (no Domain attribute, no tossing from subdomains).
- * The session cookie is SameSite=Lax so a top-level navigation from a client brings it along
- * (single sign-on); the CSRF cookie is SameSite=Strict because only our own form posts need it.
+ * The cookies of the front channel. The session and CSRF cookies are HttpOnly, Path=/ and, on
+ * https, Secure with the `__Host-` prefix, which pins them to our host (no Domain attribute, no
+ * tossing from subdomains). The session cookie is SameSite=Lax so a top-level navigation from a
+ * client brings it along (single sign-on); the CSRF cookie is SameSite=Strict because only our own
+ * form posts need it. The pending sign-in's cookie (a right password waiting for its second
+ * factor, src/oauth/authorize/second-factor.ts) is HttpOnly, SameSite=Lax, scoped to the issuer's
+ * path (so `__Secure-`, not `__Host-`, on https) and lives as long as the pending sign-in.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
+import { PENDING_SIGN_IN_SECONDS } from '../../oauth/authorize/second-factor.ts';
 
 type CookieConfig = Pick<Config, 'secureCookies'>;
+type PendingCookieConfig = Pick<Config, 'secureCookies' | 'issuerPath'>;
 
 export function sessionCookieName(config: CookieConfig): string {
   return config.secureCookies ? '__Host-gatehouse_session' : 'gatehouse_session';
@@ -37,4 +42,26 @@ export function clearSessionCookie(reply: FastifyReply, config: CookieConfig): v
 
 export function setCsrfCookie(reply: FastifyReply, config: CookieConfig, value: string): void {
   reply.setCookie(csrfCookieName(config), value, { path: '/', httpOnly: true, sameSite: 'strict', secure: config.secureCookies });
+}
+
+export function pendingSignInCookieName(config: CookieConfig): string {
+  return config.secureCookies ? '__Secure-gatehouse_pending' : 'gatehouse_pending';
+}
+
+export function readPendingSignInCookie(request: FastifyRequest, config: CookieConfig): string | undefined {
+  return readCookie(request, pendingSignInCookieName(config));
+}
+
+/** The issuer's path: the login page's and the device page's second steps are both under it. */
+function pendingCookieOptions(config: PendingCookieConfig) {
+  return { path: config.issuerPath === '' ? '/' : config.issuerPath, httpOnly: true, sameSite: 'lax', secure: config.secureCookies } as const;
+}
+
+export function setPendingSignInCookie(reply: FastifyReply, config: PendingCookieConfig, value: string): void {
+  reply.setCookie(pendingSignInCookieName(config), value, { ...pendingCookieOptions(config), maxAge: PENDING_SIGN_IN_SECONDS });
+}
+
+/** Once the sign-in is used or gone, the browser forgets it too (the store's `take` already refuses it). */
+export function clearPendingSignInCookie(reply: FastifyReply, config: PendingCookieConfig): void {
+  reply.clearCookie(pendingSignInCookieName(config), pendingCookieOptions(config));
 }

@@ -3,16 +3,17 @@ import { clientNameFor } from '../../oauth/client-display.ts';
 import { confirmationFacts } from '../../oauth/confirmation-facts.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { formatUserCode } from '../../oauth/device/user-code.ts';
-import { decideDevice, lookUpUserCode, signInForDevice, type PendingDevice } from '../../oauth/device/verification.ts';
+import { decideDevice, lookUpUserCode, secondFactorForDevice, signInForDevice, type PendingDevice } from '../../oauth/device/verification.ts';
 import { findUsableSession } from '../../oauth/sessions.ts';
 import type { RawParams } from '../../oauth/params.ts';
 import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
-import { readSessionCookie, setSessionCookie } from './cookies.ts';
+import { clearPendingSignInCookie, readPendingSignInCookie, readSessionCookie, setPendingSignInCookie, setSessionCookie } from './cookies.ts';
 import { describeScope } from './consent-page.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
 import { formField, requestParams, useHtmlScope } from './html-scope.ts';
 import { chooseLocale, formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
+import { codeMethodOf, firstCodeMethod, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
 import { renderView, sendPage } from './views.ts';
 
 /**
@@ -29,7 +30,7 @@ import { renderView, sendPage } from './views.ts';
 export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
   useHtmlScope(app, deps);
   const page = `${deps.config.issuerPath}${ENDPOINT_PATHS.deviceVerification}`;
-  const paths = { code: page, login: `${page}/login`, confirm: `${page}/confirm` };
+  const paths = { code: page, login: `${page}/login`, secondFactor: `${page}/second-factor`, confirm: `${page}/confirm` };
 
   app.get(paths.code, async (request, reply) => sendCodePage(request, reply, deps, paths.code, { userCode: formField(requestParams(request), 'user_code').slice(0, 64) }));
 
@@ -58,6 +59,32 @@ export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promis
       reply.header('retry-after', String(outcome.retryAfter));
       return sendLoginPage(request, reply, deps, paths.login, device, { status: 429, message: 'tooManyAttempts', username, retryAfter: outcome.retryAfter });
     }
+    if (outcome.type === 'second_factor') {
+      // As on the login page (issue 24): no session yet; the sign-in held for this device's code.
+      setPendingSignInCookie(reply, deps.config, outcome.pendingCookie);
+      return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method: firstCodeMethod(outcome.kinds) });
+    }
+    setSessionCookie(reply, deps.config, outcome.cookieValue);
+    return sendConfirmPage(request, reply, deps, paths.confirm, device, outcome.session.userId);
+  });
+
+  // The second factor's page: the login page's step (secondFactorForDevice), then the confirmation.
+  app.post(paths.secondFactor, async (request, reply) => {
+    const raw = requestParams(request);
+    const typed = formField(raw, 'user_code');
+    if (!csrfValid(request, deps, formField(raw, 'csrf_token'))) return sendCodePage(request, reply, deps, paths.code, { status: 403, message: 'deviceFormExpired', userCode: typed });
+    const device = await lookUp(request, reply, deps, paths.code, typed);
+    if (!device) return reply;
+    const { method, switched } = codeMethodOf({ method: formField(raw, 'method'), switch: formField(raw, 'switch') });
+    if (switched) return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method });
+    const outcome = await secondFactorForDevice(deps, device, formField(raw, 'code'), readPendingSignInCookie(request, deps.config), readSessionCookie(request, deps.config), clientAddress(request));
+    if (outcome.type === 'second_factor_refused') return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method, status: 401, message: 'secondFactorFailed', invalid: true });
+    if (outcome.type === 'throttled') {
+      reply.header('retry-after', String(outcome.retryAfter));
+      return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method, status: 429, message: 'tooManyAttempts', retryAfter: outcome.retryAfter });
+    }
+    clearPendingSignInCookie(reply, deps.config);
+    if (outcome.type === 'expired') return sendLoginPage(request, reply, deps, paths.login, device, { status: 400, message: 'secondFactorExpired' });
     setSessionCookie(reply, deps.config, outcome.cookieValue);
     return sendConfirmPage(request, reply, deps, paths.confirm, device, outcome.session.userId);
   });
@@ -158,6 +185,20 @@ function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps: HttpD
     message: messageText(locale, t, options),
   });
   return sendPage(reply, options.status ?? 200, html);
+}
+
+/** The second factor's page of the user-code page: the login page's, carrying the device's user code. */
+function sendCodeEntryPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, action: string, device: PendingDevice, options: Pick<SecondFactorPage, 'method' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
+  const { locale } = texts(request, deps);
+  return sendSecondFactorPage(request, reply, deps, {
+    ...options,
+    locale,
+    display: 'page',
+    clientName: clientNameFor(device.client, locale),
+    clientIntro: 'deviceSignInFor',
+    action,
+    hidden: [['user_code', formatUserCode(device.authorization.userCode)]],
+  });
 }
 
 async function sendConfirmPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, action: string, device: PendingDevice, userId: string): Promise<FastifyReply> {

@@ -1,15 +1,19 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { validateAuthorization } from '../../oauth/authorize/authorize.ts';
-import { loginWithPassword } from '../../oauth/authorize/login.ts';
+import { loginWithPassword, loginWithSecondFactor, type SignedIn } from '../../oauth/authorize/login.ts';
+import { carriedFields, type AuthorizationRequest } from '../../oauth/authorize/request.ts';
 import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { clientNameFor } from '../../oauth/client-display.ts';
+import { formActionSource } from '../plugins/security-headers.ts';
 import { sendAccessDeniedPage, sendAuthorizationError, sendCode } from '../render/authorization.ts';
-import { readSessionCookie, setSessionCookie } from './cookies.ts';
+import { clearPendingSignInCookie, readPendingSignInCookie, readSessionCookie, setPendingSignInCookie, setSessionCookie } from './cookies.ts';
 import { sendConsentPage } from './consent-page.ts';
 import { csrfValid } from './csrf.ts';
 import { formField, requestParams, useHtmlScope } from './html-scope.ts';
+import { chooseLocale } from './i18n.ts';
 import { loginPath, sendLoginPage } from './login-page.ts';
+import { codeMethodOf, firstCodeMethod, secondFactorPath, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
 import { FORM_POST_JS, LOGIN_CSS } from './views.ts';
 
 /**
@@ -43,20 +47,70 @@ export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): P
       reply.header('retry-after', String(outcome.retryAfter));
       return sendLoginPage(request, reply, deps, authorization, { status: 429, message: 'tooManyAttempts', username, retryAfter: outcome.retryAfter });
     }
-    if (outcome.type === 'error') {
-      if (outcome.cookieValue !== undefined) setSessionCookie(reply, deps.config, outcome.cookieValue);
-      return sendAuthorizationError(request, reply, deps, outcome.target, outcome.error);
+    if (outcome.type === 'second_factor') {
+      // A right password, a user with a second factor: nothing issued yet, the sign-in held for this request.
+      setPendingSignInCookie(reply, deps.config, outcome.pendingCookie);
+      return sendCodePage(request, reply, deps, authorization, { method: firstCodeMethod(outcome.kinds) });
     }
-    if (outcome.type === 'denied') {
-      // Signed in (the session serves the user's other clients), but not to this one: say why first.
-      setSessionCookie(reply, deps.config, outcome.cookieValue);
-      return sendAccessDeniedPage(request, reply, deps, outcome.request.target, (locale) => clientNameFor(outcome.request.client, locale), outcome.request.uiLocales);
+    return sendSignedIn(request, reply, deps, authorization, outcome);
+  });
+
+  // The second factor's page (issue 24): the code for the sign-in held by the pending cookie. The
+  // carried request is validated again from scratch and must be the one the sign-in was held for.
+  app.post(secondFactorPath(deps.config), async (request, reply) => {
+    const raw = requestParams(request);
+    const validation = await validateAuthorization(deps, raw);
+    if (!validation.ok) return sendAuthorizationError(request, reply, deps, validation.target, validation.error);
+    const authorization = validation.request;
+    if (!csrfValid(request, deps, formField(raw, 'csrf_token'))) return sendLoginPage(request, reply, deps, authorization, { status: 403, message: 'formExpired' });
+    const { method, switched } = codeMethodOf({ method: formField(raw, 'method'), switch: formField(raw, 'switch') });
+    if (switched) return sendCodePage(request, reply, deps, authorization, { method });
+
+    const outcome = await loginWithSecondFactor(deps, authorization, formField(raw, 'code'), readPendingSignInCookie(request, deps.config), readSessionCookie(request, deps.config), clientAddress(request));
+    if (outcome.type === 'second_factor_refused') return sendCodePage(request, reply, deps, authorization, { method, status: 401, message: 'secondFactorFailed', invalid: true });
+    if (outcome.type === 'throttled') {
+      // As the password's: RFC 6585 §4, 429 with how long to wait; the sign-in stays held.
+      reply.header('retry-after', String(outcome.retryAfter));
+      return sendCodePage(request, reply, deps, authorization, { method, status: 429, message: 'tooManyAttempts', retryAfter: outcome.retryAfter });
     }
+    clearPendingSignInCookie(reply, deps.config);
+    if (outcome.type === 'expired') return sendLoginPage(request, reply, deps, authorization, { status: 400, message: 'secondFactorExpired' });
+    return sendSignedIn(request, reply, deps, authorization, outcome);
+  });
+}
+
+/** What a sign-in answers once the user proved who they are, by a password alone or with a second factor alike. */
+async function sendSignedIn(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, outcome: SignedIn): Promise<FastifyReply> {
+  if (outcome.type === 'error') {
+    if (outcome.cookieValue !== undefined) setSessionCookie(reply, deps.config, outcome.cookieValue);
+    return sendAuthorizationError(request, reply, deps, outcome.target, outcome.error);
+  }
+  if (outcome.type === 'denied') {
+    // Signed in (the session serves the user's other clients), but not to this one: say why first.
     setSessionCookie(reply, deps.config, outcome.cookieValue);
-    // A third-party client: the consent page, for the session just started (consent-route.ts takes the answer).
-    if (outcome.type === 'consent') return sendConsentPage(request, reply, deps, authorization, outcome.session);
-    // 303: the browser must not repeat the POST, with its password, to the client (RFC 9700 §4.12).
-    // (form_post answers with its page instead: the browser then posts only the response's fields.)
-    return sendCode(request, reply, deps, outcome.target, outcome.code, 303);
+    return sendAccessDeniedPage(request, reply, deps, outcome.request.target, (locale) => clientNameFor(outcome.request.client, locale), outcome.request.uiLocales);
+  }
+  setSessionCookie(reply, deps.config, outcome.cookieValue);
+  // A third-party client: the consent page, for the session just started (consent-route.ts takes the answer).
+  if (outcome.type === 'consent') return sendConsentPage(request, reply, deps, authorization, outcome.session);
+  // 303: the browser must not repeat the POST, with its password or code, to the client (RFC 9700 §4.12).
+  // (form_post answers with its page instead: the browser then posts only the response's fields.)
+  return sendCode(request, reply, deps, outcome.target, outcome.code, 303);
+}
+
+/** The second factor's page of the login page: the request's fields carried, its display and language. */
+function sendCodePage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, options: Pick<SecondFactorPage, 'method' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
+  const locale = chooseLocale(authorization.uiLocales, request.headers['accept-language']);
+  // The page's POST ends in a 303 to the redirect_uri, which Chromium checks against form-action.
+  const formAction = formActionSource(authorization.target.redirectUri);
+  return sendSecondFactorPage(request, reply, deps, {
+    ...options,
+    locale,
+    display: authorization.display,
+    clientName: clientNameFor(authorization.client, locale),
+    clientIntro: 'signInTo',
+    action: secondFactorPath(deps.config),
+    hidden: carriedFields(authorization),
+    formActionSources: formAction === undefined ? [] : [formAction],
   });
 }

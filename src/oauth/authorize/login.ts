@@ -1,3 +1,4 @@
+import type { FactorKind } from '../../domain/factor.ts';
 import type { SsoSession } from '../../domain/session.ts';
 import type { UserProfile } from '../../domain/user.ts';
 import type { OAuthDeps } from '../deps.ts';
@@ -5,8 +6,9 @@ import { LoginRequired } from '../errors.ts';
 import { policyRefusal } from './authorize.ts';
 import { needsConsent } from './consent.ts';
 import { issueCode } from './issue-code.ts';
-import type { AuthorizationRequest, RedirectTarget } from './request.ts';
-import { checkPasswordLogin, startBrowserSession } from './verify-credentials.ts';
+import { carriedFields, type AuthorizationRequest, type RedirectTarget } from './request.ts';
+import { answerSecondFactor, holdSignIn, signInBinding } from './second-factor.ts';
+import { checkPasswordLogin, PASSWORD_AMR, startBrowserSession } from './verify-credentials.ts';
 
 export type LoginOutcome =
   | { type: 'code'; target: RedirectTarget; code: string; cookieValue: string }
@@ -15,9 +17,20 @@ export type LoginOutcome =
   /** Signed in, but the client's authorization policy refuses the user: the explanation page (the session stays, for other clients). */
   | { type: 'denied'; request: AuthorizationRequest; cookieValue: string }
   | { type: 'failed' }
+  /** The password was right; the user has a second factor: its page, with `pendingCookie` held for this request (second-factor.ts). */
+  | { type: 'second_factor'; pendingCookie: string; kinds: FactorKind[] }
+  /** The second factor's code was wrong or used: its page again, the sign-in still held. */
+  | { type: 'second_factor_refused' }
+  /** No sign-in is held for this request (expired, used, or never): the login form again. */
+  | { type: 'expired' }
   /** Refused by the throttle, or failed and now made to wait: try again in `retryAfter` seconds. */
   | { type: 'throttled'; retryAfter: number }
   | { type: 'error'; target: RedirectTarget; error: unknown; cookieValue?: string };
+
+/** What a sign-in answers once the user proved who they are: the same after a password alone or with a second factor. */
+export type SignedIn = Extract<LoginOutcome, { type: 'code' | 'consent' | 'denied' | 'error' }>;
+export type PasswordStepOutcome = Exclude<LoginOutcome, { type: 'second_factor_refused' | 'expired' }>;
+export type SecondFactorOutcome = Exclude<LoginOutcome, { type: 'failed' | 'second_factor' }>;
 
 /**
  * The login form's submission, for a request already validated again from scratch (so a tampered
@@ -25,7 +38,9 @@ export type LoginOutcome =
  * password grant shares (the throttle reserves the attempt before the password is checked, or
  * refuses it). Good credentials start a new SSO session, replacing
  * the browser's previous one, and answer with a code (OIDC Core §3.1.2.5); bad ones answer
- * `failed` (or `throttled`, when this failure makes the address wait) and no code.
+ * `failed` (or `throttled`, when this failure makes the address wait) and no code. A user with a
+ * second factor is answered `second_factor`: nothing is started or issued until it is given
+ * (loginWithSecondFactor).
  */
 export async function loginWithPassword(
   deps: OAuthDeps,
@@ -33,27 +48,62 @@ export async function loginWithPassword(
   credentials: { username: string; password: string },
   previousCookie: string | undefined,
   ip?: string,
-): Promise<LoginOutcome> {
+): Promise<PasswordStepOutcome> {
   try {
     const clientId = request.client.clientId;
     // The one credential check of every password sign-in (throttle, lockout, audit): verify-credentials.ts.
     const check = await checkPasswordLogin(deps, { username: credentials.username, password: credentials.password, clientId, ip, via: 'login_form' });
-    if (check.type !== 'ok') return check;
+    if (check.type === 'failed' || check.type === 'throttled') return check;
     const user = check.user;
     // A new login replaces the browser's session (startBrowserSession), unless the hint named
     // someone else: then the login changes nothing (OIDC Core §3.1.2.1).
     if (request.hintedSubject !== undefined && request.hintedSubject !== user.id) return hintMismatch(deps, request, user, ip);
-    const { cookieValue, session } = await startBrowserSession(deps, { user, clientId, acr: request.acr, ip }, previousCookie);
-    const refused = await policyRefusal(deps, request, user.id);
-    if (refused?.type === 'denied') return { type: 'denied', request, cookieValue };
-    if (refused) return { ...refused, cookieValue };
-    // A third-party client's consent page comes between the login and the code (consent.ts).
-    if (await needsConsent(deps, request, user.id)) return { type: 'consent', session, cookieValue };
-    const code = await issueCode(deps, request, session);
-    return { type: 'code', target: request.target, code, cookieValue };
+    if (check.type === 'second_factor') {
+      // Nothing is issued yet: the sign-in waits for the factor, for this request only (issue 24).
+      const pendingCookie = await holdSignIn(deps, { user, clientId, binding: requestBinding(request), amr: PASSWORD_AMR, ip });
+      return { type: 'second_factor', pendingCookie, kinds: check.kinds };
+    }
+    return await signedIn(deps, request, user, PASSWORD_AMR, previousCookie, ip);
   } catch (error) {
     return { type: 'error', target: request.target, error };
   }
+}
+
+/**
+ * The second factor's page's submission, for a request validated again from scratch (as the login
+ * form's): the code of the sign-in held for this very request (second-factor.ts). A right code
+ * goes on exactly as a password-only login does (signedIn); the session's amr says what was proved.
+ */
+export async function loginWithSecondFactor(deps: OAuthDeps, request: AuthorizationRequest, code: string, pendingCookie: string | undefined, previousCookie: string | undefined, ip?: string): Promise<SecondFactorOutcome> {
+  try {
+    const step = await answerSecondFactor(deps, { cookieValue: pendingCookie, clientId: request.client.clientId, binding: requestBinding(request), code, ip });
+    if (step.type === 'refused') return { type: 'second_factor_refused' };
+    if (step.type !== 'ok') return step;
+    return await signedIn(deps, request, step.user, step.amr, previousCookie, ip);
+  } catch (error) {
+    return { type: 'error', target: request.target, error };
+  }
+}
+
+/** What a pending sign-in of the login page answers: the authorization request, as its form carries it (order aside). */
+function requestBinding(request: AuthorizationRequest): string {
+  const fields = carriedFields(request).sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1));
+  return signInBinding('authorize', JSON.stringify(fields));
+}
+
+/**
+ * The user proved who they are (`amr`): the new SSO session, then what every path to a code runs
+ * in this order (docs/architecture.md, "After authentication"): the policy check, consent, the code.
+ */
+async function signedIn(deps: OAuthDeps, request: AuthorizationRequest, user: UserProfile, amr: readonly string[], previousCookie: string | undefined, ip: string | undefined): Promise<SignedIn> {
+  const { cookieValue, session } = await startBrowserSession(deps, { user, amr, clientId: request.client.clientId, acr: request.acr, ip }, previousCookie);
+  const refused = await policyRefusal(deps, request, user.id);
+  if (refused?.type === 'denied') return { type: 'denied', request, cookieValue };
+  if (refused) return { ...refused, cookieValue };
+  // A third-party client's consent page comes between the login and the code (consent.ts).
+  if (await needsConsent(deps, request, user.id)) return { type: 'consent', session, cookieValue };
+  const code = await issueCode(deps, request, session);
+  return { type: 'code', target: request.target, code, cookieValue };
 }
 
 /**
@@ -62,7 +112,7 @@ export async function loginWithPassword(
  * an error, "such as login_required" — the hinted user did not log in. No session is started and
  * the browser's current one is left as it was: the login belonged to a request that is refused.
  */
-function hintMismatch(deps: OAuthDeps, request: AuthorizationRequest, user: UserProfile, ip: string | undefined): LoginOutcome {
+function hintMismatch(deps: OAuthDeps, request: AuthorizationRequest, user: UserProfile, ip: string | undefined): SignedIn {
   deps.audit.emit({ event: 'login.hint_mismatch', userId: user.id, username: user.username, clientId: request.client.clientId, ip });
   return { type: 'error', target: request.target, error: new LoginRequired('The user who signed in is not the one the id_token_hint names.') };
 }

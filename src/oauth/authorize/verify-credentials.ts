@@ -1,8 +1,10 @@
+import type { FactorKind } from '../../domain/factor.ts';
 import type { UserProfile } from '../../domain/user.ts';
 import { dummyVerify, hashPassword, needsRehash, verifyPassword } from '../../identity/passwords.ts';
 import { fingerprint, type LoginFailureReason } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { isLookupKey } from '../lookup-key.ts';
+import { factorsOf } from '../factors/verify.ts';
 import { createSession, findSession, type NewSession } from '../sessions.ts';
 import { passwordAbandoned, passwordFailed, passwordSucceeded, reservePasswordAttempt } from '../throttling/password-attempts.ts';
 
@@ -67,8 +69,22 @@ export interface PasswordLoginAttempt {
   via: PasswordLoginVia;
 }
 
-/** `failed`: the generic failure; `throttled`: refused, or failed and now made to wait `retryAfter` seconds. */
-export type PasswordLogin = { type: 'ok'; user: UserProfile; passwordHash: string } | { type: 'failed' } | { type: 'throttled'; retryAfter: number };
+/**
+ * `ok`: the password was right and it is all the user has: sign them in. `second_factor`: the
+ * password was right, but the user has a second factor (src/oauth/factors) and nothing may be
+ * issued until it is given: a browser holds the sign-in (second-factor.ts), a client without one
+ * (the password grant) is refused. `failed`: the generic failure; `throttled`: refused, or failed
+ * and now made to wait `retryAfter` seconds.
+ */
+export type PasswordLogin =
+  | { type: 'ok'; user: UserProfile; passwordHash: string }
+  /** `kinds`: which kinds of factor the user has (the page asks first for an authenticator's code when there is one). */
+  | { type: 'second_factor'; user: UserProfile; passwordHash: string; kinds: FactorKind[] }
+  | { type: 'failed' }
+  | { type: 'throttled'; retryAfter: number };
+
+/** What a right password proves (RFC 8176 §2): the amr of a password-only sign-in, and the start of one with a second factor. */
+export const PASSWORD_AMR: readonly string[] = ['pwd'];
 
 /**
  * The one credential-verification step of every password sign-in: the login form, the device
@@ -80,6 +96,8 @@ export type PasswordLogin = { type: 'ok'; user: UserProfile; passwordHash: strin
  * form's counters — a guess through the grant counts against the same username, address and pair
  * as one through the form. A failure is audited (`login.failed`) and counted; a success clears
  * the username's failures. The caller emits `login.succeeded` once it has acted on the success.
+ * A user with a second factor is answered `second_factor` instead of `ok` (issue 24), so no way
+ * in can forget to ask for it: a caller that only handles `ok` issues nothing.
  */
 export async function checkPasswordLogin(deps: OAuthDeps, attempt: PasswordLoginAttempt): Promise<PasswordLogin> {
   const { clientId, ip } = attempt;
@@ -102,12 +120,17 @@ export async function checkPasswordLogin(deps: OAuthDeps, attempt: PasswordLogin
     return retryAfter > 0 ? { type: 'throttled', retryAfter } : { type: 'failed' };
   }
   await passwordSucceeded(deps, reservation);
-  return { type: 'ok', user: check.user, passwordHash: check.passwordHash };
+  // Asked only after a right password: whether a user has a second factor is told to no one else.
+  const factors = await factorsOf(deps, check.user.id);
+  if (factors.length === 0) return { type: 'ok', user: check.user, passwordHash: check.passwordHash };
+  return { type: 'second_factor', user: check.user, passwordHash: check.passwordHash, kinds: [...new Set(factors.map((factor) => factor.kind))] };
 }
 
 export interface BrowserSignIn {
-  /** The user checkPasswordLogin answered `ok` for. */
+  /** The user checkPasswordLogin answered `ok` for, or the second factor completed the sign-in of (second-factor.ts). */
   user: UserProfile;
+  /** The methods the user proved (RFC 8176 §2): PASSWORD_AMR, or with a second factor e.g. `["pwd", "otp", "mfa"]`. */
+  amr: readonly string[];
   /** The client the user signs in to (for the audit event). */
   clientId: string;
   /** The acr the authorization request asked for and got (choose-acr.ts); none on the device page. */
@@ -116,16 +139,16 @@ export interface BrowserSignIn {
 }
 
 /**
- * A browser's password sign-in, once checkPasswordLogin answered `ok`: the login form and the
- * device flow's user-code page share it. One browser, one session: the new SSO session
- * (`amr: ["pwd"]`, RFC 8176 §2) replaces the browser's previous one, which ends (its tokens stay
+ * A browser's sign-in, once checkPasswordLogin answered `ok` (or the second factor completed what
+ * it answered `second_factor` for): the login form and the device flow's user-code page share it.
+ * One browser, one session: the new SSO session (with the `amr` proved, RFC 8176 §2) replaces the browser's previous one, which ends (its tokens stay
  * valid; only logout revokes them); then `login.succeeded` names the new session.
  */
 export async function startBrowserSession(deps: Pick<OAuthDeps, 'config' | 'store' | 'clock' | 'random' | 'audit'>, signIn: BrowserSignIn, previousCookie: string | undefined): Promise<NewSession> {
   const { user, clientId, ip } = signIn;
   const previous = await findSession(deps, previousCookie);
   if (previous) await deps.store.sessions.end(previous.idHash);
-  const started = await createSession(deps, { userId: user.id, amr: ['pwd'], acr: signIn.acr });
+  const started = await createSession(deps, { userId: user.id, amr: [...signIn.amr], acr: signIn.acr });
   deps.audit.emit({ event: 'login.succeeded', userId: user.id, username: user.username, clientId, session: fingerprint(started.session.sessionIndex), ip });
   return started;
 }

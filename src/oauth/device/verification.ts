@@ -10,13 +10,15 @@
  */
 import type { Client } from '../../domain/client.ts';
 import type { DeviceAuthorization } from '../../domain/device-authorization.ts';
+import type { FactorKind } from '../../domain/factor.ts';
 import type { SsoSession } from '../../domain/session.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { RateBudget } from '../../storage/ports.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { checkPolicyAccess } from '../policy/evaluate.ts';
 import { addressGroup, counterKey } from '../throttling/keys.ts';
-import { checkPasswordLogin, startBrowserSession } from '../authorize/verify-credentials.ts';
+import { answerSecondFactor, holdSignIn, signInBinding } from '../authorize/second-factor.ts';
+import { checkPasswordLogin, PASSWORD_AMR, startBrowserSession } from '../authorize/verify-credentials.ts';
 import { normaliseUserCode } from './user-code.ts';
 
 /** A pending device authorization and the client that asked for it: what the confirmation page shows. */
@@ -60,7 +62,18 @@ export async function lookUpUserCode(deps: OAuthDeps, typed: string, ip: string 
   return { type: 'found', device: { authorization, client } };
 }
 
-export type DeviceSignIn = { type: 'signed_in'; session: SsoSession; cookieValue: string } | { type: 'failed' } | { type: 'throttled'; retryAfter: number };
+/**
+ * `second_factor`: the password was right, the user has a second factor: its page, the sign-in
+ * held for this device's code (`pendingCookie`). `second_factor_refused`: a wrong or used code,
+ * the sign-in still held. `expired`: no sign-in is held for this code: the password again.
+ */
+export type DeviceSignIn =
+  | { type: 'signed_in'; session: SsoSession; cookieValue: string }
+  | { type: 'second_factor'; pendingCookie: string; kinds: FactorKind[] }
+  | { type: 'second_factor_refused' }
+  | { type: 'expired' }
+  | { type: 'failed' }
+  | { type: 'throttled'; retryAfter: number };
 
 /**
  * The user-code page's sign-in: the login form's own steps (src/oauth/authorize/login.ts), not a
@@ -69,13 +82,37 @@ export type DeviceSignIn = { type: 'signed_in'; session: SsoSession; cookieValue
  * session replaces the browser's, `login.succeeded`), with the device's client in the events. A
  * rule added to the password sign-in therefore holds here too (issue 23).
  */
-export async function signInForDevice(deps: OAuthDeps, device: PendingDevice, credentials: { username: string; password: string }, previousCookie: string | undefined, ip?: string): Promise<DeviceSignIn> {
+export async function signInForDevice(deps: OAuthDeps, device: PendingDevice, credentials: { username: string; password: string }, previousCookie: string | undefined, ip?: string): Promise<Exclude<DeviceSignIn, { type: 'second_factor_refused' | 'expired' }>> {
   const clientId = device.client.clientId;
   // The user-code page's form is a browser's login form: its events carry no `via`, as before.
   const check = await checkPasswordLogin(deps, { username: credentials.username, password: credentials.password, clientId, ip, via: 'login_form' });
-  if (check.type !== 'ok') return check;
-  const { session, cookieValue } = await startBrowserSession(deps, { user: check.user, clientId, ip }, previousCookie);
+  if (check.type === 'failed' || check.type === 'throttled') return check;
+  if (check.type === 'second_factor') {
+    // As on the login page: nothing is started until the factor is given, for this code only.
+    const pendingCookie = await holdSignIn(deps, { user: check.user, clientId, binding: deviceBinding(device), amr: PASSWORD_AMR, ip });
+    return { type: 'second_factor', pendingCookie, kinds: check.kinds };
+  }
+  const { session, cookieValue } = await startBrowserSession(deps, { user: check.user, amr: PASSWORD_AMR, clientId, ip }, previousCookie);
   return { type: 'signed_in', session, cookieValue };
+}
+
+/**
+ * The second factor's page of the user-code page: the login page's step (answerSecondFactor), for
+ * the sign-in held for this device's code; a right code starts the session as a password-only
+ * sign-in does, with the amr the factor adds, and the confirmation follows.
+ */
+export async function secondFactorForDevice(deps: OAuthDeps, device: PendingDevice, code: string, pendingCookie: string | undefined, previousCookie: string | undefined, ip?: string): Promise<Exclude<DeviceSignIn, { type: 'failed' | 'second_factor' }>> {
+  const clientId = device.client.clientId;
+  const step = await answerSecondFactor(deps, { cookieValue: pendingCookie, clientId, binding: deviceBinding(device), code, ip });
+  if (step.type === 'refused') return { type: 'second_factor_refused' };
+  if (step.type !== 'ok') return step;
+  const { session, cookieValue } = await startBrowserSession(deps, { user: step.user, amr: step.amr, clientId, ip }, previousCookie);
+  return { type: 'signed_in', session, cookieValue };
+}
+
+/** What a pending sign-in of the user-code page answers: the device authorization, by its user code. */
+function deviceBinding(device: PendingDevice): string {
+  return signInBinding('device', device.authorization.userCode);
 }
 
 /** A recorded decision: the authorization as decided, and whether an approval became a denial because the client's authorization policy refuses the user. */

@@ -1,7 +1,7 @@
 import type { Client } from '../../domain/client.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import { chooseAcr } from '../authorize/choose-acr.ts';
-import { checkPasswordLogin } from '../authorize/verify-credentials.ts';
+import { checkPasswordLogin, PASSWORD_AMR } from '../authorize/verify-credentials.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant, SlowDown } from '../errors.ts';
 import { auditTokensIssued, finishTokens, type GrantFacts, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
@@ -14,6 +14,12 @@ import type { Grant } from './grant.ts';
 
 /** One answer for an unknown user, a wrong password and a user who may not sign in: no account enumeration. */
 const GENERIC_FAILURE = 'The username or password is incorrect.';
+/**
+ * A user with a second factor: the grant has no step to ask for it (RFC 6749 §4.3 carries a
+ * username and a password only), and issuing on the password alone would bypass it. Said only
+ * after the right password, so it tells nothing to whoever does not know it (docs/decisions.md SA23).
+ */
+const SECOND_FACTOR_REQUIRED = 'This user signs in with a second factor, which the password grant cannot ask for: sign in through the authorization endpoint.';
 
 /**
  * The resource owner password credentials grant (RFC 6749 §4.3), for clients migrating from
@@ -26,6 +32,9 @@ const GENERIC_FAILURE = 'The username or password is incorrect.';
  * (reserved before verifying, the same counters), lockout and audit events. Every failure is
  * invalid_grant with one description (RFC 6749 §5.2); a throttled attempt is 429 `slow_down`
  * with Retry-After, as client authentication at this endpoint (decisions H7).
+ *
+ * A user with a second factor is refused (invalid_grant, saying so) after the right password: the
+ * grant cannot ask for the factor (issue 24).
  *
  * The tokens are the login form's: `amr: ["pwd"]` (RFC 8176 §2), the acr a password login gets,
  * `auth_time` now, the user as subject, refresh tokens as configured for the client. No SSO
@@ -61,6 +70,10 @@ async function passwordCredentials(deps: OAuthDeps, client: Client, body: RawPar
   const check = await checkPasswordLogin(deps, { username, password, clientId: client.clientId, ip, via: 'password_grant' });
   if (check.type === 'throttled') throw new SlowDown(`Too many failed sign-in attempts; retry in ${check.retryAfter} s.`, check.retryAfter);
   if (check.type === 'failed') throw new InvalidGrant(GENERIC_FAILURE);
+  if (check.type === 'second_factor') {
+    deps.audit.emit({ event: 'login.second_factor_required', userId: check.user.id, username: check.user.username, clientId: client.clientId, via: 'password_grant', ip });
+    throw new InvalidGrant(SECOND_FACTOR_REQUIRED);
+  }
 
   const now = deps.clock.now();
   const sessionIndex = `_${deps.random.hex(20)}`;
@@ -70,7 +83,7 @@ async function passwordCredentials(deps: OAuthDeps, client: Client, body: RawPar
     scope,
     sessionIndex,
     authTime: now,
-    amr: ['pwd'],
+    amr: [...PASSWORD_AMR],
     // The acr a password login gets from the login form when the request names none (choose-acr.ts).
     acr: chooseAcr(undefined, deps.acrValues),
     codeHash: undefined,

@@ -20,6 +20,7 @@ import * as clientResourceScopes from './019-client-resource-scopes.ts';
 import * as codeRefusals from './020-code-refusals.ts';
 import * as administratorGroups from './021-administrator-groups.ts';
 import * as userFactors from './022-user-factors.ts';
+import * as pendingSignIns from './023-pending-sign-ins.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '020-code-refusals': codeRefusals,
   '021-administrator-groups': administratorGroups,
   '022-user-factors': userFactors,
+  '023-pending-sign-ins': pendingSignIns,
 };

@@ -205,6 +205,7 @@ export interface Database {
   registration_access_tokens: RegistrationAccessTokensTable;
   user_factors: UserFactorsTable;
   recovery_codes: RecoveryCodesTable;
+  pending_sign_ins: PendingSignInsTable;
 }
 
 /** Users' second factors (migration 022): the TOTP columns are null for recovery codes. */
@@ -228,6 +229,17 @@ export interface RecoveryCodesTable {
   factor_id: string;
   code_hash: string;
   used_at: number | null;
+}
+
+/** Sign-ins waiting for the second factor (migration 023): `amr` is a JSON array. */
+export interface PendingSignInsTable {
+  id_hash: string;
+  user_id: string;
+  client_id: string;
+  binding: string;
+  amr: string;
+  created_at: number;
+  expires_at: number;
 }
 
 /** Authorization policies (migration 012): the document as JSON text; `version` rises with each update. */

@@ -13,6 +13,7 @@ import { SqlPolicyStore } from './policy-store.ts';
 import { SqlRateLimitStore } from './rate-limit-store.ts';
 import { SqlRegistrationStore } from './registration-store.ts';
 import { SqlAssertionStore } from './assertion-store.ts';
+import { SqlPendingSignInStore } from './pending-sign-in-store.ts';
 import { SqlAuditStore } from './audit-store.ts';
 import { SqlSessionStore } from './session-store.ts';
 import { SqlThrottleStore } from './throttle-store.ts';
@@ -100,5 +101,6 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     consents: new SqlConsentStore(db),
     registrations: new SqlRegistrationStore(db),
     factors: new SqlFactorStore(db, dialect),
+    pendingSignIns: new SqlPendingSignInStore(db),
   };
 }

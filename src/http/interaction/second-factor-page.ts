@@ -1,0 +1,75 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FactorKind } from '../../domain/factor.ts';
+import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
+import type { HttpDeps } from '../deps.ts';
+import { csrfToken } from './csrf.ts';
+import { formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
+import { renderView, sendPage } from './views.ts';
+
+/** Where the login page's second step posts, beside the login form (login-route.ts). */
+export function secondFactorPath(config: Pick<HttpDeps['config'], 'issuerPath'>): string {
+  return `${config.issuerPath}${ENDPOINT_PATHS.authorization}/second-factor`;
+}
+
+/**
+ * Which field the page shows: the authenticator's code (numeric, `one-time-code` autofill) or a
+ * recovery code (letters and digits). The user switches with a submit button, so the page works
+ * without JavaScript; the server tells which code it is by its shape either way.
+ */
+export type CodeMethod = 'totp' | 'recovery';
+
+/** The field the page shows first: the authenticator's code, unless the user has only recovery codes. */
+export function firstCodeMethod(kinds: readonly FactorKind[]): CodeMethod {
+  return kinds.includes('totp') ? 'totp' : 'recovery';
+}
+
+/** The method the form asks for: the `switch` button's when it was pressed, else the form's own. */
+export function codeMethodOf(fields: { method: string; switch: string }): { method: CodeMethod; switched: boolean } {
+  if (fields.switch === 'recovery' || fields.switch === 'totp') return { method: fields.switch, switched: true };
+  return { method: fields.method === 'recovery' ? 'recovery' : 'totp', switched: false };
+}
+
+export interface SecondFactorPage {
+  locale: Locale;
+  /** The display value's layout (OIDC Core §3.1.2.1): the login page's; `page` on the device page. */
+  display: string;
+  clientName: string;
+  /** The words before the client's name: the login page's or the device page's. */
+  clientIntro: MessageKey;
+  action: string;
+  /** What the form carries back: the authorization request's fields, or the device's user code. */
+  hidden: [string, string][];
+  method: CodeMethod;
+  status?: number;
+  message?: MessageKey;
+  retryAfter?: number;
+  /** The code was refused: the field is marked invalid and described by the message (WCAG 3.3.1). */
+  invalid?: boolean;
+  formActionSources?: readonly string[];
+}
+
+/**
+ * The second factor's page (issue 24), shared by the login page and the device page: one field,
+ * labelled and described (its hint, and the error when there is one, through aria-describedby),
+ * and a button that switches between the authenticator's code and a recovery code.
+ */
+export function sendSecondFactorPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, page: SecondFactorPage): FastifyReply {
+  const t = messages(page.locale, deps.config.theme);
+  const html = renderView('second-factor', {
+    lang: page.locale,
+    t,
+    title: t.secondFactorTitle,
+    display: page.display,
+    clientName: page.clientName,
+    clientIntro: t[page.clientIntro],
+    base: deps.config.issuerPath,
+    theme: deps.config.theme,
+    action: page.action,
+    hidden: page.hidden,
+    csrfToken: csrfToken(request, reply, deps),
+    method: page.method,
+    invalid: page.invalid === true,
+    message: page.message === undefined ? undefined : t[page.message].replace('{wait}', () => formatWait(page.locale, page.retryAfter ?? 0)),
+  });
+  return sendPage(reply, page.status ?? 200, html, { formActionSources: page.formActionSources ?? [] });
+}

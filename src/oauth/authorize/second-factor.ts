@@ -1,0 +1,100 @@
+/**
+ * The second step of a browser sign-in (issue 24): the password was right, the user has a second
+ * factor, and nothing is issued until it is given. The login page and the device flow's user-code
+ * page share these steps as they share checkPasswordLogin and startBrowserSession
+ * (verify-credentials.ts; test/http/sign-in-parity.test.ts).
+ *
+ * The half-finished sign-in is a store row (PendingSignInStore; docs/decisions.md SA20): the
+ * browser holds only a random value (256 bits) in a cookie, the row its SHA-256, the user, the
+ * amr proved so far and what it answers (`binding`: the authorization request, or the device's
+ * user code), for PENDING_SIGN_IN_SECONDS. It serves only the request it was made for, starts at
+ * most one session (taken by one conditional DELETE once the factor is right), and expires.
+ */
+import type { UserProfile } from '../../domain/user.ts';
+import { hashSecret } from '../../lib/hash.ts';
+import type { OAuthDeps } from '../deps.ts';
+import { verifySecondFactor } from '../factors/verify.ts';
+
+/**
+ * How long the second factor may take after the password (seconds): long enough to unlock a phone
+ * and open the authenticator app, short enough that a password typed on a shared computer and
+ * abandoned is soon worth nothing. At most 5 minutes (issue 24).
+ */
+export const PENDING_SIGN_IN_SECONDS = 300;
+
+/** Cookie values we issue are 43 base64url characters; anything else is not worth a lookup. */
+const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
+
+/** What a pending sign-in answers: a purpose and the request's own words, hashed (never stored in the clear). */
+export function signInBinding(purpose: 'authorize' | 'device', request: string): string {
+  return hashSecret(`${purpose}\n${request}`);
+}
+
+export interface HeldSignIn {
+  user: UserProfile;
+  clientId: string;
+  /** signInBinding of the request the sign-in answers. */
+  binding: string;
+  /** The methods proved so far: PASSWORD_AMR. */
+  amr: readonly string[];
+  ip: string | undefined;
+}
+
+/** Holds a sign-in whose password was right until its second factor is given; the value for the browser's cookie. */
+export async function holdSignIn(deps: Pick<OAuthDeps, 'store' | 'clock' | 'random' | 'audit'>, held: HeldSignIn): Promise<string> {
+  const now = deps.clock.now();
+  deps.audit.emit({ event: 'login.second_factor_required', userId: held.user.id, username: held.user.username, clientId: held.clientId, ip: held.ip });
+  const cookieValue = deps.random.token(32);
+  await deps.store.pendingSignIns.insert({
+    idHash: hashSecret(cookieValue),
+    userId: held.user.id,
+    clientId: held.clientId,
+    binding: held.binding,
+    amr: [...held.amr],
+    createdAt: now,
+    expiresAt: now + PENDING_SIGN_IN_SECONDS * 1000,
+  });
+  return cookieValue;
+}
+
+export interface SecondFactorAnswer {
+  /** The pending sign-in's cookie value, if the browser sent one. */
+  cookieValue: string | undefined;
+  clientId: string;
+  binding: string;
+  /** The code as typed: an authenticator's code or a recovery code (the factors' registry tells which). */
+  code: string;
+  ip: string | undefined;
+}
+
+/**
+ * `ok`: the factor was right and the pending sign-in is used up; sign `user` in with `amr`.
+ * `refused`: a wrong or used code (the sign-in still waits). `throttled`: not checked (the same
+ * throttle rules as passwords, src/oauth/factors/verify.ts). `expired`: no pending sign-in for this
+ * request (none, expired, another request's, or already used): the password must be typed again.
+ */
+export type SecondFactorStep = { type: 'ok'; user: UserProfile; amr: string[] } | { type: 'refused' } | { type: 'throttled'; retryAfter: number } | { type: 'expired' };
+
+/**
+ * Checks the second factor of a held sign-in. The row is read first only to learn whose factor to
+ * check; the sign-in goes on only if the one conditional `take` that follows a right code wins
+ * (two right codes sent at once with one cookie start one session, not two).
+ */
+export async function answerSecondFactor(deps: OAuthDeps, answer: SecondFactorAnswer): Promise<SecondFactorStep> {
+  const { cookieValue, clientId, ip } = answer;
+  if (cookieValue === undefined || !COOKIE_VALUE.test(cookieValue)) return { type: 'expired' };
+  const idHash = hashSecret(cookieValue);
+  const pending = await deps.store.pendingSignIns.find(idHash, deps.clock.now());
+  // Held for another request (another tab's, another client's): it serves only its own.
+  if (pending?.clientId !== clientId || pending.binding !== answer.binding) return { type: 'expired' };
+  const user = await deps.store.users.getProfile(pending.userId);
+  // A user disabled, locked or deleted since the password was checked signs in no further.
+  if (user?.status !== 'enabled') return { type: 'expired' };
+
+  const verified = await verifySecondFactor(deps, { userId: user.id, username: user.username, code: answer.code, ip: ip ?? 'unknown', clientId });
+  if (verified.type !== 'ok') return verified;
+  if (!(await deps.store.pendingSignIns.take(idHash, deps.clock.now()))) return { type: 'expired' };
+  // RFC 8176 §2: what the password proved, then what the factor adds (its method's values and `mfa`).
+  const amr = [...pending.amr, ...verified.amr.filter((value) => !pending.amr.includes(value))];
+  return { type: 'ok', user, amr };
+}
