@@ -4,9 +4,9 @@
  * list, shell history), never printed back.
  */
 import type { Command } from 'commander';
-import type { FactorSummary } from '../manage/user-factors.ts';
+import { factorRecord } from '../manage/user-factors.ts';
 import { readStdinSecret, UsageError, withStore } from './context.ts';
-import { isoTime, printJson, printLine, printTable } from './output.ts';
+import { printJson, printLine, printTable } from './output.ts';
 
 interface JsonFlag {
   json?: boolean;
@@ -18,18 +18,6 @@ interface ImportFlags extends JsonFlag {
   digits?: string;
   period?: string;
   algorithm?: string;
-}
-
-/** A factor on the wire: snake_case, no secret. */
-function factorView(factor: FactorSummary): Record<string, unknown> {
-  return {
-    id: factor.id,
-    kind: factor.kind,
-    name: factor.name,
-    created_at: isoTime(factor.createdAt),
-    last_used_at: factor.lastUsedAt === undefined ? null : isoTime(factor.lastUsedAt),
-    ...(factor.codesLeft === undefined ? {} : { codes_left: factor.codesLeft }),
-  };
 }
 
 /** A whole number given as an option, or undefined; anything else is left to the use case to refuse by name. */
@@ -45,7 +33,7 @@ export function registerUserFactorCommands(user: Command): void {
     .option('--json', 'print JSON only')
     .action((key: string, flags: JsonFlag) =>
       withStore(async ({ admin }) => {
-        const factors = (await admin.users.factors(key)).map(factorView);
+        const factors = (await admin.users.factors(key)).map(factorRecord);
         if (flags.json) return printJson(factors);
         printTable(
           ['NAME', 'KIND', 'ID', 'CREATED', 'LAST USED', 'CODES LEFT'],
@@ -97,7 +85,7 @@ export function registerUserFactorCommands(user: Command): void {
         if (!flags.secretStdin) throw new UsageError('the secret is read from stdin: give --secret-stdin and pipe it in');
         const secret = await readStdinSecret();
         const factor = await admin.users.importTotp(acting, key, { secret, name: flags.name, digits: wholeNumber(flags.digits), period: wholeNumber(flags.period), algorithm: flags.algorithm });
-        if (flags.json) return printJson(factorView(factor));
+        if (flags.json) return printJson(factorRecord(factor));
         printLine(`Imported TOTP factor ${JSON.stringify(factor.name)} (${factor.id}).`);
       }),
     );

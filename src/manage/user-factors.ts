@@ -18,6 +18,21 @@ export interface FactorSummary extends Factor {
   codesLeft?: number;
 }
 
+/**
+ * A factor as the JSON front ends show it, the same record in the CLI's `--json` and the
+ * management API's answers: snake_case, times in ISO 8601, no secret (a `Factor` has none).
+ */
+export function factorRecord(factor: FactorSummary): Record<string, unknown> {
+  return {
+    id: factor.id,
+    kind: factor.kind,
+    name: factor.name,
+    created_at: new Date(factor.createdAt).toISOString(),
+    last_used_at: factor.lastUsedAt === undefined ? null : new Date(factor.lastUsedAt).toISOString(),
+    ...(factor.codesLeft === undefined ? {} : { codes_left: factor.codesLeft }),
+  };
+}
+
 export interface UserFactorAdministration {
   /** The user's factors (by id or username), oldest first. */
   factors(idOrUsername: string): Promise<FactorSummary[]>;

@@ -89,6 +89,10 @@ const WIRE_FIELDS: Record<string, string> = {
   parentId: 'parent_id',
   type: 'type',
   virtual: 'virtual',
+  secret: 'secret',
+  digits: 'digits',
+  period: 'period',
+  algorithm: 'algorithm',
 };
 
 function wireField(field: string | undefined): string | undefined {

@@ -29,6 +29,8 @@ import { unique } from '../../helpers/store.ts';
 
 const START = Date.UTC(2026, 10, 24, 9, 0, 0);
 const HOUR = 3_600_000;
+/** A base32 TOTP secret as another server exports one. */
+const TOTP_SECRET = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
 
 type EventName = AuditEvent['event'];
 
@@ -96,6 +98,23 @@ const WRITES: Record<string, Entry> = {
       return { params: { id: user.id, client_id: clientId } };
     },
   },
+
+  removeUserFactor: {
+    events: ['factor.removed'],
+    async setup(ctx) {
+      const user = await addUser(ctx.server.gatehouse.store);
+      return { params: { id: user.id, factor_id: String((await ctx.api('POST', `/users/${user.id}/factors/totp`, { secret: TOTP_SECRET })).id) } };
+    },
+  },
+  resetUserFactors: {
+    events: ['factor.reset'],
+    async setup(ctx) {
+      const user = await addUser(ctx.server.gatehouse.store);
+      await ctx.api('POST', `/users/${user.id}/factors/totp`, { secret: TOTP_SECRET });
+      return { params: { id: user.id } };
+    },
+  },
+  importUserTotp: { events: ['factor.enrolled'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store)).id }, body: { secret: TOTP_SECRET, name: 'Migrated' } }) },
 
   createGroup: { events: ['group.created'], setup: async () => ({ body: { name: unique('group-') } }) },
   deleteGroup: { events: ['group.deleted'], setup: async (ctx) => ({ params: { name: await aGroup(ctx) } }) },

@@ -5,6 +5,7 @@
 import type { ManageRoute } from '../route.ts';
 import { clientRoutes } from './clients.ts';
 import { consentRoutes } from './consents.ts';
+import { factorRoutes } from './factors.ts';
 import { groupRoutes } from './groups.ts';
 import { initialAccessTokenRoutes } from './initial-access-tokens.ts';
 import { keyRoutes } from './keys.ts';
@@ -22,6 +23,7 @@ export const MANAGE_ROUTES: ManageRoute[] = [
   ...keyRoutes,
   ...userRoutes,
   ...sessionRoutes,
+  ...factorRoutes,
   ...consentRoutes,
   ...groupRoutes,
   ...organizationRoutes,
