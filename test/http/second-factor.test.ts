@@ -90,6 +90,20 @@ for (const db of DATABASES) {
       assert.equal(jar.cookies.has('gatehouse_pending'), false, 'the browser forgets it');
     });
 
+    test('the wrong code that makes the user wait is answered 429 with Retry-After, as the password\'s is (SA26); after the wait the right code signs in', async () => {
+      const { user, secret } = await aUserWithTotp();
+      const { jar, html, fields } = await atSecondFactor(user);
+      for (let i = 1; i <= 4; i += 1) assert.equal((await post(html, { ...fields, code: `00000${i}` }, jar)).status, 401);
+      audit.clear();
+      const fifth = await post(html, { ...fields, code: '000005' }, jar);
+      assert.deepEqual([fifth.status, fifth.headers.get('retry-after')], [429, '1']);
+      assert.deepEqual(audit.all().map((e) => e.event).filter((e) => e.startsWith('factor.')), ['factor.failed'], 'the code was checked');
+      assert.equal(jar.cookies.has('gatehouse_session'), false);
+      clock.advance(1000);
+      const ok = await post(html, { ...fields, code: totpAt(secret, clock.now()) }, jar);
+      assert.equal(ok.status, 303, 'the sign-in still waited for its code');
+    });
+
     test('a wrong CSRF token: 403 and the login form, nothing checked', async () => {
       const { user, secret } = await aUserWithTotp();
       const { jar, html, fields } = await atSecondFactor(user);

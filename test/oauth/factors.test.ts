@@ -190,7 +190,9 @@ for (const kind of DATABASES) {
       clock.advance(30_000);
       const right = totpCode(DEFAULT_TOTP, secret, clock.now());
       const wrongs = ['000000', '111111', '222222', '333333', '444444', '555555'].filter((c) => c !== right);
-      for (const wrong of wrongs.slice(0, config.throttleUserFailures)) assert.deepEqual(await attempt(wrong), { type: 'refused' });
+      for (const wrong of wrongs.slice(0, config.throttleUserFailures - 1)) assert.deepEqual(await attempt(wrong), { type: 'refused' });
+      // The failure that starts the wait says so, as a password's does (SA26).
+      assert.deepEqual(await attempt(wrongs[config.throttleUserFailures - 1]!), { type: 'throttled', retryAfter: 1 });
       const throttled = await attempt(right);
       assert.equal(throttled.type, 'throttled');
       assert.deepEqual(audit.of('factor.failed').length, config.throttleUserFailures);

@@ -36,7 +36,8 @@ export interface SecondFactorAttempt {
  * `ok`: the code was valid and is now used up; `amr` is what the session's amr gets after 'pwd'
  * (RFC 8176 §2: the method's values, then 'mfa'), so a session signed in with a password and a
  * TOTP code says ['pwd', 'otp', 'mfa'] (SA4). `refused`: wrong, used, or of no factor of the user's.
- * `throttled`: not checked; try again in `retryAfter` seconds.
+ * `throttled`: not checked, or checked and wrong and this failure made the user or the address
+ * wait (as a password's does); either way, try again in `retryAfter` seconds.
  */
 export type SecondFactorResult = { type: 'ok'; kind: FactorKind; amr: string[] } | { type: 'refused' } | { type: 'throttled'; retryAfter: number };
 
@@ -60,9 +61,11 @@ export async function verifySecondFactor(deps: SecondFactorDeps, attempt: Second
     throw error;
   }
   if (method === undefined || factorId === undefined) {
-    await passwordFailed(deps, gate.reservation, context);
+    const retryAfter = await passwordFailed(deps, gate.reservation, context);
     deps.audit.emit({ event: 'factor.failed', ...context, ip });
-    return { type: 'refused' };
+    // As for a password (verify-credentials.ts): the failure that starts the wait already says so,
+    // with its Retry-After, rather than the next try (decisions SA26).
+    return retryAfter > 0 ? { type: 'throttled', retryAfter } : { type: 'refused' };
   }
   await passwordSucceeded(deps, gate.reservation);
   deps.audit.emit({ event: 'factor.verified', ...context, kind: method.kind, factorId, ip });
