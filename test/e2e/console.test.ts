@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { bootstrap as bootstrapAs, launchChromium, noChromium, recordCspViolations, ROOT, seriousViolations } from '../helpers/console-browser.ts';
 import { DATABASES } from '../helpers/databases.ts';
+import { enrolTotp, giveRecoveryCodes } from '../helpers/factors.ts';
 import { createTestClient, createTestUser } from '../helpers/fixtures.ts';
 import { freePort, startServer, type RunningServer } from '../helpers/server.ts';
 
@@ -250,6 +251,25 @@ describe('the web console in Chromium', { skip }, () => {
       await page.getByRole('button', { name: 'Search' }).click();
       await page.getByRole('button', { name: 'Add to Administrators (read-only)' }).waitFor();
       await check('user with group search');
+
+      // A user's second factors (issue 24): listed, one removed after the confirmation page, then all reset.
+      const holder = await createTestUser(server.gatehouse.store, { password: PASSWORD });
+      await enrolTotp(server.gatehouse.store, holder.id, Date.now() - 1000);
+      await giveRecoveryCodes(server.gatehouse.store, holder.id);
+      await page.goto(`${server.url}/manage/users/${holder.id}`);
+      await page.getByRole('heading', { name: 'Second factors' }).waitFor();
+      await check('user with second factors');
+      await page.getByRole('link', { name: 'Remove phone' }).click();
+      await page.getByRole('heading', { name: 'Are you sure?' }).waitFor();
+      await check('remove factor confirmation');
+      await page.getByRole('button', { name: 'Remove' }).click();
+      await page.getByText('Removed.').waitFor();
+      await page.getByRole('link', { name: 'Reset all second factors' }).click();
+      await page.getByRole('heading', { name: 'Are you sure?' }).waitFor();
+      await check('reset factors confirmation');
+      await page.getByRole('button', { name: 'Reset all second factors' }).click();
+      await page.getByText('The second factors were removed').waitFor();
+      await check('user after reset');
     } finally {
       await context.close();
     }

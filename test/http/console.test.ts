@@ -14,6 +14,7 @@ import type { User } from '../../src/domain/user.ts';
 import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../../src/manage/management-clients.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { browse, CookieJar, createTestClient, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
+import { enrolTotp, giveRecoveryCodes } from '../helpers/factors.ts';
 import { ensureManagementSetup } from '../helpers/manage.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
@@ -296,7 +297,7 @@ for (const db of DATABASES) {
         const forms = [...html.matchAll(/<form\b[^>]*action="([^"]*)"/g)].map((m) => m[1]);
         const posts = [...html.matchAll(/<form method="post" action="([^"]*)"/g)].map((m) => m[1]);
         assert.deepEqual(posts, ['/manage/sign-out'], `${path}: no form but sign-out posts (${forms.join(', ')})`);
-        assert.equal(/href="[^"]*\/(new|rotate|edit|delete|password|disable|end|withdraw|import|metadata)"/.test(html), false, `${path}: no write links`);
+        assert.equal(/href="[^"]*\/(new|rotate|edit|delete|password|disable|end|withdraw|import|metadata|remove|reset)"/.test(html), false, `${path}: no write links`);
       }
       assert.match((await page(jar, '/manage/')).html, /reader/);
     });
@@ -634,6 +635,55 @@ for (const db of DATABASES) {
       const bad = await page(jar, '/manage/audit?since=yesterday');
       assert.equal(bad.response.status, 400);
       assert.match(bad.html, /id="f-since-error"/, 'the API names the since field; shown next to it');
+    });
+
+    test('second factors: the user page lists them; remove one and reset all after a confirmation page; a reader sees them without buttons; in fi and sv', async () => {
+      const store = server.gatehouse.store;
+      const user = await createTestUser(store, { password: PASSWORD });
+      const now = Date.now();
+      const secret = await enrolTotp(store, user.id, now - 2000);
+      const codes = await giveRecoveryCodes(store, user.id, now - 1000);
+      const [totp] = await store.factors.list(user.id);
+      const userPath = `/manage/users/${user.id}`;
+
+      const readerView = await page(await signIn(reader), userPath);
+      assert.match(readerView.html, /<h2 id="factors">Second factors<\/h2>/);
+      assert.ok(readerView.html.includes('<td>phone</td><td>Authenticator app (TOTP)</td>'), 'the reader sees the factors');
+      assert.equal(/\/factors\/[^"]*(remove|reset)"/.test(readerView.html), false, 'no Remove or Reset for a reader');
+
+      const jar = await signIn(admin);
+      const shown = await page(jar, userPath);
+      assert.ok(shown.html.includes('<td>Recovery codes</td><td>Recovery codes</td>') && shown.html.includes('<td>10</td>'), 'the recovery codes and how many are left');
+      assert.equal(shown.html.includes(secret) || codes.some((c) => shown.html.includes(c)), false, 'no secret, no code');
+      const remove = `${userPath}/factors/${totp!.id}/remove`;
+      assert.ok(shown.html.includes(`href="${remove}" aria-label="Remove phone"`), 'a Remove link naming the factor');
+      const confirm = await page(jar, remove);
+      assert.equal(confirm.response.status, 200);
+      assert.match(unescapeHtml(confirm.html), new RegExp(`Remove the second factor “phone” of “${user.username}”\\?`));
+      assert.equal((await store.factors.list(user.id)).length, 2, 'the confirmation page changes nothing');
+      const removed = await post(jar, remove, {}, remove);
+      assert.equal(removed.response.status, 303);
+      assert.deepEqual((await store.factors.list(user.id)).map((f) => f.kind), ['recovery_codes']);
+      assert.match((await page(jar, removed.response.headers.get('location')!)).html, /Removed\./);
+      // Removed meanwhile (another tab): the API's 404 as the console's not-found page; nothing else changes.
+      const again = await post(jar, remove, {}, userPath);
+      assert.equal(again.response.status, 404);
+      assert.deepEqual((await store.factors.list(user.id)).map((f) => f.kind), ['recovery_codes']);
+
+      const reset = `${userPath}/factors/reset`;
+      assert.ok((await page(jar, userPath)).html.includes(`href="${reset}"`), 'a Reset all link');
+      assert.match(unescapeHtml((await page(jar, reset)).html), /Remove every second factor of “[^”]+”\? They sign in with the password alone/);
+      const done = await post(jar, reset, {}, reset);
+      assert.equal(done.response.status, 303);
+      assert.deepEqual(await store.factors.list(user.id), []);
+      const after = await page(jar, done.response.headers.get('location')!);
+      assert.match(after.html, /The second factors were removed/);
+      assert.equal(after.html.includes(`href="${reset}"`), false, 'nothing left to reset');
+
+      await enrolTotp(store, user.id);
+      assert.match((await page(jar, `${userPath}?lang=fi`)).html, /<h2 id="factors">Toiset tunnistustekijät<\/h2>[\s\S]*Todennussovellus \(TOTP\)[\s\S]*Poista kaikki toiset tunnistustekijät/);
+      assert.match((await page(jar, `${userPath}?lang=sv`)).html, /<h2 id="factors">Andra faktorer<\/h2>[\s\S]*Autentiseringsapp \(TOTP\)[\s\S]*Återställ alla andra faktorer/);
+      await page(jar, '/manage/?lang=en');
     });
 
     test('organizations: a refused parent shown at its field; create, rename, delete after confirmation', async () => {

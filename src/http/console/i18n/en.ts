@@ -312,6 +312,20 @@ export const en = {
   setting_token_endpoint_auth_signing_alg: "Client assertion signing algorithm",
   setting_access_token_signed_response_alg: "JWT access token signing algorithm",
   logoUriIn: "Logo URL in {language}",
+  factorsHeading: "Second factors",
+  factorKind_totp: "Authenticator app (TOTP)",
+  factorKind_recovery_codes: "Recovery codes",
+  factorName: "Name",
+  factorKind: "Kind",
+  factorLastUsed: "Last used",
+  factorCodesLeft: "Codes left",
+  never: "Never",
+  removeFactor: "Remove",
+  removeNamedFactor: "Remove {factor}",
+  confirmRemoveFactor: "Remove the second factor “{factor}” of “{name}”? Its codes no longer sign them in.",
+  resetFactors: "Reset all second factors",
+  confirmResetFactors: "Remove every second factor of “{name}”? They sign in with the password alone until they enrol again. Verify who is asking first.",
+  done_reset: "The second factors were removed: the password alone signs in until the user enrols again.",
 };
 
 export type ConsoleMessages = typeof en;

@@ -1,7 +1,7 @@
 /**
- * Users (docs/console.md, "Users"): list and search, create, view (groups, SSO sessions, consents),
- * edit, set the password, enable and disable, delete, add to and remove from groups, end a
- * session, withdraw a consent. Every change is a call of the management API; destructive ones go
+ * Users (docs/console.md, "Users"): list and search, create, view (groups, second factors, SSO
+ * sessions, consents), edit, set the password, enable and disable, delete, add to and remove from
+ * groups, remove a second factor or all of them, end a session, withdraw a consent. Every change is a call of the management API; destructive ones go
  * through a confirmation page first.
  */
 import type { FastifyReply } from 'fastify';
@@ -92,7 +92,8 @@ export const userPages: ConsolePage[] = [
       const user = await call.api.get<UserView>(userPath(id));
       // "Add to group" searches the groups (`?group_q=`) rather than listing a first page of them.
       const groupQuery = field(call.query, 'group_q').trim().slice(0, 200);
-      const [sessions, consents, groups] = await Promise.all([
+      const [factors, sessions, consents, groups] = await Promise.all([
+        call.api.call('GET', `${userPath(id)}/factors`),
         call.api.call('GET', `${userPath(id)}/sessions`, { query: { limit: 200 } }),
         call.api.call('GET', `${userPath(id)}/consents`, { query: { limit: 200 } }),
         call.canWrite && groupQuery !== '' ? call.api.call('GET', '/groups', { query: { q: groupQuery, limit: 20 } }) : Promise.resolve(undefined),
@@ -112,6 +113,14 @@ export const userPages: ConsolePage[] = [
         otherGroups: items(groups)
           .map((g) => text(g.name))
           .filter((name) => name !== '' && !(user.groups ?? []).includes(name)),
+        factors: items(factors).map((f) => ({
+          name: text(f.name),
+          kind: f.kind === 'totp' ? call.t.factorKind_totp : f.kind === 'recovery_codes' ? call.t.factorKind_recovery_codes : text(f.kind),
+          created: formatTime(call.locale, f.created_at),
+          lastUsed: typeof f.last_used_at === 'string' ? formatTime(call.locale, f.last_used_at) : call.t.never,
+          codesLeft: typeof f.codes_left === 'number' ? String(f.codes_left) : '',
+          href: `${path}/factors/${segment(text(f.id))}/remove`,
+        })),
         sessions: items(sessions).map((s) => ({ id: text(s.id), started: formatTime(call.locale, s.created_at), expires: formatTime(call.locale, s.expires_at), clients: Array.isArray(s.clients) ? s.clients.join(', ') : '', href: `${path}/sessions/${segment(text(s.id))}/end` })),
         consents: items(consents).map((c) => ({ client: text(c.client_id), scope: Array.isArray(c.scope) ? c.scope.join(' ') : text(c.scope), granted: formatTime(call.locale, c.granted_at), href: `${path}/consents/${segment(text(c.client_id))}/withdraw` })),
       });
@@ -217,6 +226,35 @@ export const userPages: ConsolePage[] = [
       return call.redirect(userPath(id), 'removed');
     },
   },
+  ...confirmedChange({
+    path: '/users/:id/factors/:factor_id/remove',
+    section: SECTION,
+    async question(call) {
+      const id = call.params.id ?? '';
+      const [user, factors] = await Promise.all([call.api.get<UserView>(userPath(id)), call.api.get<{ items: { id: string; name: string }[] }>(`${userPath(id)}/factors`)]);
+      const factorId = call.params.factor_id ?? '';
+      return fill(call.t.confirmRemoveFactor, { name: nameOf(user), factor: factors.items.find((f) => f.id === factorId)?.name ?? factorId });
+    },
+    submit: (t) => t.removeFactor,
+    back: (call) => userPath(call.params.id ?? ''),
+    async run(call) {
+      const id = call.params.id ?? '';
+      await call.api.send('DELETE', `${userPath(id)}/factors/${segment(call.params.factor_id ?? '')}`);
+      return call.redirect(userPath(id), 'removed');
+    },
+  }),
+  ...confirmedChange({
+    path: '/users/:id/factors/reset',
+    section: SECTION,
+    question: aboutUser((t) => t.confirmResetFactors),
+    submit: (t) => t.resetFactors,
+    back: (call) => userPath(call.params.id ?? ''),
+    async run(call) {
+      const id = call.params.id ?? '';
+      await call.api.send('POST', `${userPath(id)}/factors/reset`);
+      return call.redirect(userPath(id), 'reset');
+    },
+  }),
   ...confirmedChange({
     path: '/users/:id/sessions/:sid/end',
     section: SECTION,
