@@ -20,6 +20,7 @@ import { runGatehouse, storeLineOf } from '../helpers/cli.ts';
 import { consoleSignIn } from '../helpers/console-signin.ts';
 import { DATABASES, type TestDatabase } from '../helpers/databases.ts';
 import { browse, CookieJar, createTestUser, formFields, loginThroughForm, submit } from '../helpers/fixtures.ts';
+import { enrolTotp, giveRecoveryCodes } from '../helpers/factors.ts';
 import { ensureManagementSetup, issueManageToken, manageCall } from '../helpers/manage.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { accessToken, API_PASSWORD, API_USERNAME, call as identityCall } from './identity-api/helpers.ts';
@@ -152,6 +153,36 @@ const RULES: Rule[] = [
       const auth = { authorization: basic(client.clientId, secret) };
       assert.equal((await introspect(ctx, ended.refreshToken, auth)).active, false, "the ended session's refresh token");
       assert.equal((await introspect(ctx, other.refreshToken, auth)).active, true, "the other session's refresh token");
+    },
+  },
+  {
+    name: "resetting a user's second factors: every factor goes, and the password alone signs them in again",
+    row: {
+      cli: 'done',
+      'identity API': { na: "CustomerID's REST API, which the identity API reproduces, has no resource for second factors (docs/identity-api.md)" },
+      'management API': 'done',
+      console: 'done',
+    },
+    async attempt(ctx, via, expected) {
+      const admin = await anAdministrator(ctx);
+      const store = ctx.server.gatehouse.store;
+      const user = await createTestUser(store, { password: PASSWORD });
+      const { client } = await addClient(store);
+      await enrolTotp(store, user.id);
+      await giveRecoveryCodes(store, user.id);
+      const { challenge } = pkcePair();
+      const query = { response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, scope: 'openid', state: 'matrix', code_challenge: challenge, code_challenge_method: 'S256' };
+      const signIn = () => loginThroughForm({ baseUrl: ctx.server.url, jar: new CookieJar() }, query, { username: user.username, password: PASSWORD });
+      assert.equal((await signIn()).status, 200, 'before: the password leads to the second factor\'s page');
+      await expectOutcome(ctx, via, expected, {
+        cli: ['user', 'reset-factors', user.username],
+        manage: { method: 'POST', path: `/users/${user.id}/factors/reset`, actor: admin },
+        console: { path: `/manage/users/${user.id}/factors/reset`, actor: admin },
+      });
+      assert.deepEqual(await store.factors.list(user.id), []);
+      const after = await signIn();
+      assert.equal(after.status, 303, 'after: the password alone signs in');
+      assert.ok(new URL(after.headers.get('location')!).searchParams.get('code'), 'an authorization code');
     },
   },
   {
