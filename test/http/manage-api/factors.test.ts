@@ -135,6 +135,16 @@ for (const db of DATABASES) {
       assert.equal((await store().factors.list(other.id)).length, 1, "the other user's factor stays");
     });
 
+    test('the OpenAPI document has the four routes, the secret write-only', async () => {
+      const document = (await call('GET', '/openapi.json')).json as { paths: Record<string, Record<string, { operationId: string; requestBody?: { content: Record<string, { schema: { properties: Record<string, Record<string, unknown>> } }> } }>> };
+      const factors = '/manage/api/v1/users/{id}/factors';
+      assert.deepEqual(
+        [document.paths[factors]?.get?.operationId, document.paths[`${factors}/{factor_id}`]?.delete?.operationId, document.paths[`${factors}/reset`]?.post?.operationId, document.paths[`${factors}/totp`]?.post?.operationId],
+        ['listUserFactors', 'removeUserFactor', 'resetUserFactors', 'importUserTotp'],
+      );
+      assert.equal(document.paths[`${factors}/totp`]!.post!.requestBody!.content['application/json']!.schema.properties.secret!.writeOnly, true);
+    });
+
     test('hostile imports: 400 naming the field, the secret never echoed, nothing stored', async () => {
       const user = await addUser(store());
       const cases: [unknown, string][] = [
