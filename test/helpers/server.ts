@@ -3,6 +3,7 @@
  * speak HTTP to it. The clock can be injected to move time instead of sleeping.
  */
 import { createServer } from 'node:net';
+import type { FastifyServerOptions } from 'fastify';
 import { createGatehouse, type Gatehouse, type Runtime } from '../../src/app.ts';
 import { loadConfig, type Config, type Env } from '../../src/config.ts';
 import type { Clock } from '../../src/lib/clock.ts';
@@ -33,6 +34,8 @@ export async function freePort(): Promise<number> {
 
 export interface StartOptions {
   env?: Env;
+  /** Fastify's logger (test/helpers/log.ts `capturedLogger` to read what is logged); default none. */
+  logger?: FastifyServerOptions['logger'];
   clock?: Clock;
   /** The server's randomness (src/lib/random.ts); default: cryptoRandom. */
   random?: Random;
@@ -81,7 +84,7 @@ async function listening(database: TestDatabase, options: StartOptions, serverEr
     const port = await freePort();
     // No background cleanup unless a test asks: it would delete rows a test moved its clock past.
     const config = loadConfig({ GATEHOUSE_PORT: String(port), GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_LOG_LEVEL: 'silent', GATEHOUSE_CLEANUP_INTERVAL: '0', ...options.env });
-    const gatehouse = await createGatehouse(config, { clock: options.clock, audit: options.audit, ...(options.random ? { random: options.random } : {}), ...(options.jwks ? { jwks: options.jwks } : {}) }, { logger: false });
+    const gatehouse = await createGatehouse(config, { clock: options.clock, audit: options.audit, ...(options.random ? { random: options.random } : {}), ...(options.jwks ? { jwks: options.jwks } : {}) }, { logger: options.logger ?? false });
     gatehouse.app.addHook('onResponse', async (request, reply) => {
       if (reply.statusCode >= 500 && !(options.allow503 && reply.statusCode === 503)) serverErrors.push(`${reply.statusCode} ${request.method} ${request.url.split('?')[0]}`);
     });

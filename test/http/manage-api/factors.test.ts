@@ -11,6 +11,7 @@ import { CONSOLE_CLIENT_ID } from '../../../src/manage/management-clients.ts';
 import { AuditCapture } from '../../helpers/audit.ts';
 import { addUser } from '../../helpers/back-channel.ts';
 import { DATABASES } from '../../helpers/databases.ts';
+import { capturedLogger } from '../../helpers/log.ts';
 import { enrolTotp, giveRecoveryCodes } from '../../helpers/factors.ts';
 import { manageCall, manageTokens, type ManageResponse, type ManageTokens } from '../../helpers/manage.ts';
 import { startServer, type RunningServer } from '../../helpers/server.ts';
@@ -175,3 +176,24 @@ for (const db of DATABASES) {
     });
   });
 }
+
+describe('management API second factors: the log', () => {
+  test('at debug, no log line carries an imported secret, accepted or refused', async () => {
+    const captured = capturedLogger('debug');
+    const server = await startServer(DATABASES[0]!, { logger: captured.logger });
+    try {
+      const tokens = await manageTokens(server);
+      const user = await addUser(server.gatehouse.store);
+      const secrets = [SECRET_BASE32, 'KRUGS4ZANFZSAYJAON2HE33OM4QHGZLDOJSXI', 'not base32 but a secret 1234'];
+      for (const [i, secret] of secrets.entries()) {
+        const answer = await manageCall(server, 'POST', `/users/${user.id}/factors/totp`, { token: tokens.admin, body: { secret, digits: i === 1 ? 9 : 6 } });
+        assert.equal(answer.status, i === 0 ? 201 : 400, answer.text);
+      }
+      const text = captured.text();
+      assert.match(text, /request completed/, 'the requests were logged');
+      for (const secret of secrets) assert.equal(text.includes(secret), false, 'the secret is in no log line');
+    } finally {
+      await server.close();
+    }
+  });
+});
