@@ -222,6 +222,35 @@ for (const db of DATABASES) {
       assert.equal((await post(fresh.action, fresh.fields, jar)).status, 200);
     });
 
+    test('a sign-in held by this page completes no login of a client, and a login\'s held sign-in completes nothing here', async () => {
+      const user = await createTestUser(server.gatehouse.store, { password: PASSWORD });
+      const secret = await enrolTotp(server.gatehouse.store, user.id, clock.now());
+      const here = new CookieJar();
+      const signIn = await (await browse(page(), here)).text();
+      const codePage = await (await post(formAction(signIn), { ...fieldsOf(signIn), username: user.username, password: PASSWORD }, here)).text();
+      assert.match(codePage, /name="code"/);
+
+      const query = { client_id: client.clientId, redirect_uri: client.redirectUris[0]!, response_type: 'code', scope: 'openid', state: 'held' };
+      const there = new CookieJar();
+      const loginCodePage = await (await loginThroughForm({ baseUrl: server.url, jar: there }, query, { username: user.username, password: PASSWORD })).text();
+      // The login page's form, sent with this page's pending cookie (and CSRF cookie): the wrong binding.
+      const swapped = new CookieJar();
+      for (const [name, value] of here.cookies) swapped.cookies.set(name, value);
+      const loginFields = { ...fieldsOf(loginCodePage), csrf_token: here.cookies.get('gatehouse_csrf')!, code: totpAt(secret, clock.now()) };
+      const crossed = await submit(`${server.url}${formAction(loginCodePage)}`, loginFields, swapped);
+      assert.equal(crossed.status, 400, 'the login page refuses a sign-in held by the account page');
+      assert.equal(swapped.cookies.has('gatehouse_session'), false);
+
+      // And the other way round: the login's pending cookie on this page's second factor.
+      const other = new CookieJar();
+      for (const [name, value] of there.cookies) other.cookies.set(name, value);
+      clock.advance(30_000);
+      const back = await post(formAction(codePage), { ...fieldsOf(codePage), csrf_token: there.cookies.get('gatehouse_csrf')!, code: totpAt(secret, clock.now()) }, other);
+      assert.equal(back.status, 400);
+      assert.match(await back.text(), /The sign-in took too long or was already completed/);
+      assert.equal(other.cookies.has('gatehouse_session'), false);
+    });
+
     test('CSRF: no token, a wrong token, a foreign Origin or none: 403 and nothing changes', async () => {
       const user = await createTestUser(server.gatehouse.store, { password: PASSWORD });
       const jar = await signedIn(user);
