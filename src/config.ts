@@ -303,6 +303,13 @@ export const settings = {
     doc: 'The fixed window of the two user-code limits above.',
     parse: integer(1, DAY),
   }),
+  accountReauthWindow: setting({
+    env: 'GATEHOUSE_ACCOUNT_REAUTH_WINDOW',
+    type: 'seconds',
+    default: '300',
+    doc: 'How recent the sign-in of a browser session must be for its user to change their second factors on the account security page (`<issuer>/account/security`); an older one is asked for the password (and the second factor) again first (docs/second-factors.md, "Self-service").',
+    parse: integer(10, DAY),
+  }),
   accessTokenTtl: setting({ env: 'GATEHOUSE_ACCESS_TOKEN_TTL', type: 'seconds', default: '3600', doc: 'Default lifetime of an access token (a client may set a shorter one).', parse: integer(0, 365 * DAY) }),
   accessTokenFormat: setting({
     env: 'GATEHOUSE_ACCESS_TOKEN_FORMAT',

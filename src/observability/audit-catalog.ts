@@ -57,7 +57,7 @@ export const AUDIT_EVENTS = {
   'factor.failed': 'A second-factor code was refused.',
   'factor.throttled': 'A second-factor code was refused by the throttle before it was checked.',
   'factor.enrolled': 'A second factor was enrolled (TOTP confirmed or imported, recovery codes made or replaced).',
-  'factor.removed': "An administrator removed one of a user's second factors.",
+  'factor.removed': "One of a user's second factors was removed: by an administrator (actor), or by the user on the account security page.",
   'factor.reset': "An administrator removed all of a user's second factors.",
   'client.registered': 'A client registered itself with an initial access token (RFC 7591).',
 } as const satisfies Record<AuditEvent['event'], string>;

@@ -135,8 +135,8 @@ export type AuditEvent =
   | ({ event: 'factor.throttled'; userId: string; username: string; by: 'username' | 'ip'; retryAfter: number; clientId?: string } & From)
   /** A factor enrolled (a TOTP confirmed or imported, a set of recovery codes made or replaced); no `actor`: the user, for themselves. */
   | ({ event: 'factor.enrolled'; userId: string; kind: FactorKind; factorId: string; name: string; actor?: Actor } & From)
-  /** One factor removed by an administrator, or all of a user's (`factor.reset`, `removed`: how many). */
-  | { event: 'factor.removed'; userId: string; kind: FactorKind; factorId: string; actor: Actor }
+  /** One factor removed by an administrator (`actor`) or by the user on the account security page (no `actor`), or all of a user's (`factor.reset`, `removed`: how many). */
+  | ({ event: 'factor.removed'; userId: string; kind: FactorKind; factorId: string; actor?: Actor } & From)
   | { event: 'factor.reset'; userId: string; removed: number; actor: Actor }
   /** A signing key rotated in (`kid`: the new key; `alg`: its algorithm, whose previous key retires), by the CLI or the management API. */
   | { event: 'key.rotated'; kid: string; alg: string; actor: Actor };

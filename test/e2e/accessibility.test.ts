@@ -3,7 +3,8 @@
  * real Content-Security-Policy: no serious or critical violation on the login page (each display
  * template), the login page with an error, the error page, the logout confirmation, the
  * signed-out page, the landing page, the form_post page, the consent page of a third-party client
- * and the second factor's page (each display, with an error, for a recovery code, on the device page too). Plus what axe does not measure: the focus ring's contrast
+ * the second factor's page (each display, with an error, for a recovery code, on the device page too) and the account
+ * security page (signed out, its overview, adding an app, recovery codes). Plus what axe does not measure: the focus ring's contrast
  * (WCAG 2.2 1.4.11, 2.4.13: at least 3:1 against what surrounds it), and a client's logo that
  * loads under the login page's policy.
  */
@@ -293,6 +294,47 @@ describe('WCAG 2.2 AA of the pages (axe-core in Chromium)', { skip }, () => {
       'second factor, recovery code': [],
       'second factor, device page': [],
     });
+    assert.deepEqual(problems, []);
+  });
+
+  test('the account security page: no serious or critical violation signed out, signed in, adding an app, with a wrong code, the new recovery codes; every change by its labels in Chromium, whose Origin passes the check (issue 24)', { timeout: 120_000 }, async () => {
+    const { page, problems, close } = await open();
+    const found: Record<string, string[]> = {};
+    const user = await createTestUser(server.gatehouse.store, { username: `a11y-account-${Date.now()}`, password: PASSWORD });
+    try {
+      await page.goto(`${server.url}/uas/account/security`);
+      found['account, signed out'] = await seriousViolations(page);
+      await page.getByLabel('Username').fill(user.username);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('heading', { name: 'Your second factors' }).waitFor();
+      found['account, no factors'] = await seriousViolations(page);
+
+      await page.getByRole('button', { name: 'Add an authenticator app' }).click();
+      await page.getByRole('img', { name: 'Scan this QR code with your authenticator app.' }).waitFor();
+      const secret = (await page.locator('#totp-secret').textContent())!.replace(/\s/g, '');
+      await page.getByLabel('Code the app shows now').fill(totpAt(secret, Date.now()) === '000000' ? '111111' : '000000');
+      await page.getByRole('button', { name: 'Add the app' }).click();
+      await page.locator('#account-message').waitFor();
+      assert.equal(await page.getAttribute('#code', 'aria-invalid'), 'true');
+      found['account, wrong code'] = await seriousViolations(page);
+      await page.getByLabel('Code the app shows now').fill(totpAt(secret, Date.now()));
+      await page.getByRole('button', { name: 'Add the app' }).click();
+      await page.getByRole('status').filter({ hasText: 'The authenticator app was added' }).waitFor();
+      found['account, with a factor'] = await seriousViolations(page);
+
+      await page.getByRole('button', { name: 'Make new recovery codes' }).click();
+      await page.getByRole('heading', { name: 'Your new recovery codes' }).waitFor();
+      assert.equal(await page.locator('.recovery-codes li').count(), 10);
+      found['account, recovery codes'] = await seriousViolations(page);
+      await page.getByRole('link', { name: 'Back to account security' }).click();
+      await page.getByRole('button', { name: 'Remove Authenticator app' }).click();
+      await page.getByRole('status').filter({ hasText: 'The second factor was removed' }).waitFor();
+      assert.deepEqual((await server.gatehouse.store.factors.list(user.id)).map((f) => f.kind), ['recovery_codes']);
+    } finally {
+      await close();
+    }
+    assert.deepEqual(found, { 'account, signed out': [], 'account, no factors': [], 'account, wrong code': [], 'account, with a factor': [], 'account, recovery codes': [] });
     assert.deepEqual(problems, []);
   });
 

@@ -46,6 +46,8 @@ export interface SecondFactorPage {
   /** The code was refused: the field is marked invalid and described by the message (WCAG 3.3.1). */
   invalid?: boolean;
   formActionSources?: readonly string[];
+  /** The page's referrer policy when not the default `no-referrer`: the account page's `same-origin`, so its POSTs carry an Origin to check. */
+  referrer?: 'same-origin';
 }
 
 /**
@@ -68,6 +70,7 @@ export function sendSecondFactorPage(request: FastifyRequest, reply: FastifyRepl
     hidden: page.hidden,
     csrfToken: csrfToken(request, reply, deps),
     method: page.method,
+    referrer: page.referrer,
     invalid: page.invalid === true,
     message: page.message === undefined ? undefined : t[page.message].replace('{wait}', () => formatWait(page.locale, page.retryAfter ?? 0)),
   });

@@ -26,7 +26,7 @@ export const PENDING_SIGN_IN_SECONDS = 300;
 const COOKIE_VALUE = /^[A-Za-z0-9_-]{43}$/;
 
 /** What a pending sign-in answers: a purpose and the request's own words, hashed (never stored in the clear). */
-export function signInBinding(purpose: 'authorize' | 'device', request: string): string {
+export function signInBinding(purpose: 'authorize' | 'device' | 'account', request: string): string {
   return hashSecret(`${purpose}\n${request}`);
 }
 

@@ -1,0 +1,233 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  accountOf,
+  confirmAccountTotp,
+  newAccountRecoveryCodes,
+  removeAccountFactor,
+  resumeAccountTotp,
+  secondFactorForAccount,
+  signInToAccount,
+  startAccountTotp,
+  type Account,
+  type StartedTotp,
+} from '../../oauth/account/security.ts';
+import type { RawParams } from '../../oauth/params.ts';
+import { clientAddress } from '../client-address.ts';
+import { sameOrigin } from '../console/csrf.ts';
+import type { HttpDeps } from '../deps.ts';
+import { clearPendingSignInCookie, readPendingSignInCookie, readSessionCookie, setPendingSignInCookie, setSessionCookie } from './cookies.ts';
+import { csrfToken, csrfValid } from './csrf.ts';
+import { formField, requestParams, useHtmlScope } from './html-scope.ts';
+import { chooseLocale, formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
+import { codeMethodOf, firstCodeMethod, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
+import { renderView, sendPage } from './views.ts';
+
+/** The account security page's path under the issuer (`/uas/account/security`). */
+export function accountSecurityPath(config: Pick<HttpDeps['config'], 'issuerPath'>): string {
+  return `${config.issuerPath}/account/security`;
+}
+
+/**
+ * The account security page (issue 24; docs/second-factors.md, "Self-service"): the signed-in
+ * user's second factors, and forms to add an authenticator app, make new recovery codes and
+ * remove a factor. Without a session it is a sign-in form of its own, by the login page's steps
+ * (src/oauth/account/security.ts, SA50). Every POST needs the double-submit CSRF token (csrf.ts)
+ * and an Origin (or Referer) of the issuer's origin (SA53): the pages send
+ * `Referrer-Policy: same-origin` so browsers send a real Origin. No script: the strict CSP; the
+ * QR code is inline SVG.
+ */
+export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
+  useHtmlScope(app, deps);
+  const page = accountSecurityPath(deps.config);
+  const paths = { page, signIn: `${page}/sign-in`, secondFactor: `${page}/second-factor`, totp: `${page}/totp`, confirm: `${page}/totp/confirm`, recoveryCodes: `${page}/recovery-codes`, remove: `${page}/remove` };
+  const origin = new URL(deps.config.issuer).origin;
+  const view = (request: FastifyRequest, reply: FastifyReply) => new AccountView(request, reply, deps, paths);
+
+  app.get(paths.page, async (request, reply) => {
+    const account = await accountOf(deps, readSessionCookie(request, deps.config));
+    return account === undefined ? view(request, reply).signIn() : view(request, reply).overview(account);
+  });
+
+  /** The checks of every POST; a refused one is answered with the page again (403), nothing done. */
+  const forged = (request: FastifyRequest, raw: RawParams) => !sameOrigin(request, origin) || !csrfValid(request, deps, formField(raw, 'csrf_token'));
+
+  app.post(paths.signIn, async (request, reply) => {
+    const raw = requestParams(request);
+    const username = formField(raw, 'username');
+    if (forged(request, raw)) return view(request, reply).signIn({ status: 403, message: 'formExpired', username });
+    const outcome = await signInToAccount(deps, { username, password: formField(raw, 'password'), previousCookie: readSessionCookie(request, deps.config), ip: clientAddress(request) });
+    if (outcome.type === 'failed' || outcome.type === 'throttled') {
+      if (outcome.type === 'throttled') reply.header('retry-after', String(outcome.retryAfter));
+      const options = outcome.type === 'failed' ? { status: 401, message: 'loginFailed' as const } : { status: 429, message: 'tooManyAttempts' as const, retryAfter: outcome.retryAfter };
+      // Signing in again before a change: the page stays, with the password field marked.
+      const account = await accountOf(deps, readSessionCookie(request, deps.config));
+      return account === undefined ? view(request, reply).signIn({ ...options, username }) : view(request, reply).overview(account, options);
+    }
+    if (outcome.type === 'second_factor') {
+      setPendingSignInCookie(reply, deps.config, outcome.pendingCookie);
+      return view(request, reply).code({ method: firstCodeMethod(outcome.kinds) });
+    }
+    setSessionCookie(reply, deps.config, outcome.cookieValue);
+    // 303: the browser must not repeat the POST with its password; the page is then read afresh.
+    return reply.code(303).header('cache-control', 'no-store').redirect(paths.page, 303);
+  });
+
+  app.post(paths.secondFactor, async (request, reply) => {
+    const raw = requestParams(request);
+    if (forged(request, raw)) return view(request, reply).signIn({ status: 403, message: 'formExpired' });
+    const { method, switched } = codeMethodOf({ method: formField(raw, 'method'), switch: formField(raw, 'switch') });
+    if (switched) return view(request, reply).code({ method });
+    const outcome = await secondFactorForAccount(deps, { code: formField(raw, 'code'), pendingCookie: readPendingSignInCookie(request, deps.config), previousCookie: readSessionCookie(request, deps.config), ip: clientAddress(request) });
+    if (outcome.type === 'second_factor_refused') return view(request, reply).code({ method, status: 401, message: 'secondFactorFailed', invalid: true });
+    if (outcome.type === 'throttled') {
+      reply.header('retry-after', String(outcome.retryAfter));
+      return view(request, reply).code({ method, status: 429, message: 'tooManyAttempts', retryAfter: outcome.retryAfter });
+    }
+    clearPendingSignInCookie(reply, deps.config);
+    if (outcome.type === 'expired') return view(request, reply).signIn({ status: 400, message: 'secondFactorExpired' });
+    setSessionCookie(reply, deps.config, outcome.cookieValue);
+    return reply.code(303).header('cache-control', 'no-store').redirect(paths.page, 303);
+  });
+
+  /**
+   * The change forms: the account of the session (none: the sign-in form, 401), the checks, then
+   * the change; a session signed in too long ago gets the overview with the password field (401).
+   */
+  const change = (path: string, act: (request: FastifyRequest, reply: FastifyReply, account: Account, raw: RawParams) => Promise<FastifyReply>) =>
+    app.post(path, async (request, reply) => {
+      const raw = requestParams(request);
+      const account = await accountOf(deps, readSessionCookie(request, deps.config));
+      if (account === undefined) return view(request, reply).signIn({ status: 401 });
+      if (forged(request, raw)) return view(request, reply).overview(account, { status: 403, message: 'formExpired' });
+      return act(request, reply, account, raw);
+    });
+  const reauthenticate = (request: FastifyRequest, reply: FastifyReply, account: Account) => view(request, reply).overview(account, { status: 401 });
+
+  change(paths.totp, async (request, reply, account) => {
+    const started = await startAccountTotp(deps, account);
+    if ('type' in started) return reauthenticate(request, reply, account);
+    return view(request, reply).totp(started);
+  });
+
+  change(paths.confirm, async (request, reply, account, raw) => {
+    const carried = { secret: formField(raw, 'secret'), expiresAt: formField(raw, 'expires_at'), proof: formField(raw, 'proof') };
+    const confirmed = await confirmAccountTotp(deps, account, { ...carried, code: formField(raw, 'code') });
+    if (confirmed.type === 'expired') return view(request, reply).overview(account, { status: 400, message: 'accountTotpExpired' });
+    if (confirmed.type === 'wrong_code') {
+      const shown = await resumeAccountTotp(deps, account, carried);
+      if (shown === undefined) return view(request, reply).overview(account, { status: 400, message: 'accountTotpExpired' });
+      return view(request, reply).totp(shown, { status: 400, message: 'accountTotpWrongCode' });
+    }
+    const now = await accountOf(deps, readSessionCookie(request, deps.config));
+    return view(request, reply).overview(now ?? account, { notice: 'accountTotpAdded' });
+  });
+
+  change(paths.recoveryCodes, async (request, reply, account) => {
+    const made = await newAccountRecoveryCodes(deps, account);
+    if (made.type === 'reauthenticate') return reauthenticate(request, reply, account);
+    return view(request, reply).codes(made.codes);
+  });
+
+  change(paths.remove, async (request, reply, account, raw) => {
+    const removed = await removeAccountFactor(deps, account, formField(raw, 'factor_id'), clientAddress(request));
+    if (removed.type === 'reauthenticate') return reauthenticate(request, reply, account);
+    const now = (await accountOf(deps, readSessionCookie(request, deps.config))) ?? account;
+    if (removed.type === 'not_found') return view(request, reply).overview(now, { status: 404, message: 'accountFactorNotFound' });
+    return view(request, reply).overview(now, { notice: 'accountFactorRemoved' });
+  });
+}
+
+interface Options {
+  status?: number;
+  message?: MessageKey;
+  notice?: MessageKey;
+  retryAfter?: number;
+}
+
+type Paths = Record<'page' | 'signIn' | 'secondFactor' | 'totp' | 'confirm' | 'recoveryCodes' | 'remove', string>;
+
+/** The page's renderings, in the browser's language; every one sends `Referrer-Policy: same-origin` (the Origin check, SA53). */
+class AccountView {
+  private readonly locale: Locale;
+  private readonly t: ReturnType<typeof messages>;
+  private readonly request: FastifyRequest;
+  private readonly reply: FastifyReply;
+  private readonly deps: HttpDeps;
+  private readonly paths: Paths;
+  constructor(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, paths: Paths) {
+    this.request = request;
+    this.reply = reply;
+    this.deps = deps;
+    this.paths = paths;
+    const raw = requestParams(request);
+    const uiLocales = typeof raw.ui_locales === 'string' && raw.ui_locales.length <= 256 ? raw.ui_locales : undefined;
+    this.locale = chooseLocale(uiLocales, request.headers['accept-language']);
+    this.t = messages(this.locale, deps.config.theme);
+    reply.header('referrer-policy', 'same-origin');
+  }
+
+  signIn(options: Options & { username?: string } = {}): FastifyReply {
+    return this.send('sign-in', options, { heading: this.t.accountTitle, action: this.paths.signIn, hidden: [], username: options.username ?? '', invalidCredentials: options.message === 'loginFailed' });
+  }
+
+  overview(account: Account, options: Options = {}): FastifyReply {
+    const t = this.t;
+    const factors = account.factors.map((factor) => ({
+      id: factor.id,
+      name: factor.name,
+      kindText: factor.kind === 'totp' ? t.accountKindTotp : t.accountKindRecovery,
+      added: this.date(factor.createdAt),
+      lastUsed: factor.lastUsedAt === undefined ? t.accountNever : this.date(factor.lastUsedAt),
+      codesLeft: factor.codesLeft === undefined ? '' : String(factor.codesLeft),
+      removeText: t.accountRemove.replace('{name}', () => factor.name),
+    }));
+    return this.send('overview', options, {
+      heading: t.accountTitle,
+      username: account.user.username,
+      fresh: account.fresh,
+      factors,
+      invalidCredentials: options.message === 'loginFailed',
+    });
+  }
+
+  totp(started: StartedTotp, options: Options = {}): FastifyReply {
+    const totp = { qrSvg: started.qrSvg, secret: started.secret, secretGroups: started.secret.replace(/(.{4})(?=.)/g, '$1 '), expiresAt: String(started.expiresAt), proof: started.proof };
+    return this.send('totp', options, { heading: this.t.accountAddTotp, totp });
+  }
+
+  codes(codes: string[]): FastifyReply {
+    return this.send('codes', {}, { heading: this.t.accountCodesTitle, codes });
+  }
+
+  /** The second factor's page of the login page, for this page's held sign-in. */
+  code(options: Pick<SecondFactorPage, 'method' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
+    return sendSecondFactorPage(this.request, this.reply, this.deps, { ...options, locale: this.locale, display: 'page', clientName: this.t.accountTitle, clientIntro: 'signInTo', action: this.paths.secondFactor, hidden: [], referrer: 'same-origin' });
+  }
+
+  private send(mode: string, options: Options, data: Record<string, unknown>): FastifyReply {
+    const { t, locale } = this;
+    const text = (key: MessageKey | undefined) => (key === undefined ? undefined : t[key].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0)));
+    const html = renderView('account-security', {
+      base: this.deps.config.issuerPath,
+      theme: this.deps.config.theme,
+      lang: locale,
+      t,
+      title: t.accountTitle,
+      display: 'page',
+      referrer: 'same-origin',
+      mode,
+      pagePath: this.paths.page,
+      actions: this.paths,
+      csrfToken: csrfToken(this.request, this.reply, this.deps),
+      message: text(options.message),
+      notice: text(options.notice),
+      ...data,
+    });
+    return sendPage(this.reply, options.status ?? 200, html);
+  }
+
+  /** A moment in the page's language, in UTC (the server does not know the user's time zone). */
+  private date(at: number): string {
+    return new Intl.DateTimeFormat(this.locale, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: 'UTC', timeZoneName: 'short' }).format(at);
+  }
+}
