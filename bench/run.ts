@@ -88,12 +88,14 @@ if (flags.help) {
   --rounds N         rounds per scenario (default 3; quick 1)
   --duration S       seconds per round (default 10; quick 3)
   --warmup S         seconds of warm-up per scenario (default 2; quick 1)
-  --connections N    concurrent connections (default 16; S6 uses 8)
+  --connections N    concurrent connections (default 16; S6 and S6t use 8)
   --only S1,S3       run only these scenarios (S1–S6, S3j = S3 with a JWT access token; S3a and S7a = S3 and S7 on a
-                     second server with GATEHOUSE_AUDIT_STORE=off, S3 and S7 reported ÷ them; S7 client_credentials + client_secret_basic,
+                     second server with GATEHOUSE_AUDIT_STORE=off, S3 and S7 reported ÷ them; S6t = S6's login for users
+                     with a TOTP factor (password, then the code page, then a code made with otpauth), against
+                     R3 like S6; S7 client_credentials + client_secret_basic,
                      S8 client_credentials + private_key_jwt, S9 device-flow polling, S10 introspection
-                     for a client with a five-claim authorization policy; S3j and S10 are also reported
-                     ÷ S3 and ÷ S1 of the same run; S1 and S7–S9
+                     for a client with a five-claim authorization policy; S3j, S6t and S10 are also reported
+                     ÷ S3, ÷ S6 and ÷ S1 of the same run; S1 and S7–S9
                      also run on the peer, node-oidc-provider, in the same run)
   --postgres URL     also on PostgreSQL (default: GATEHOUSE_BENCH_POSTGRES_URL); a fresh schema is made and dropped
   --no-postgres      ignore GATEHOUSE_BENCH_POSTGRES_URL
@@ -661,7 +663,7 @@ async function runSuite(store: BenchStore, peer: boolean): Promise<{ results: Sc
     log(`\n== ${store.kind}: one worker${pinning ? ' pinned to one core' : ''}${peerSide ? `; the peer, node-oidc-provider ${PEER_VERSION}, beside it` : ''} ==`);
     const peerResults: ScenarioResult[] = [];
     const { value, exit } = await withServer(store, { workers: 1, pinned: pinning }, async (server, ctx, variant) => {
-      if (!ctx.frontChannel.available) log(`   S5/S6: ${ctx.frontChannel.reason}`);
+      if (!ctx.frontChannel.available) log(`   S5/S6/S6t: ${ctx.frontChannel.reason}`);
       const results: ScenarioResult[] = [];
       for (const scenario of selected(SCENARIOS)) {
         if (store.kind === 'postgres' && !scenario.hotPath) continue;

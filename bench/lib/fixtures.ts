@@ -99,7 +99,7 @@ async function addClient(store: Store, name: string, overrides: Partial<Client>)
   return { clientId: client.clientId, basic: basic(client.clientId, secret) };
 }
 
-function aUser(username: string): User {
+export function aUser(username: string): User {
   const now = Date.now();
   return {
     id: randomUUID(),

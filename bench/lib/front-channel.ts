@@ -1,10 +1,12 @@
 /**
- * The front channel as a browser sees it, for S5 (authorization with an SSO session) and S6 (a
- * password login). The login page is being written while this is, so nothing here assumes its
+ * The front channel as a browser sees it, for S5 (authorization with an SSO session), S6 (a
+ * password login) and S6t (a password and a TOTP code). The login page is being written while this is, so nothing here assumes its
  * markup beyond HTML: the probe follows same-origin redirects to the first page with a form that
  * has a password field, fills that form (hidden fields kept, the text field gets the username),
  * and expects a redirect to the client with a code and a session cookie. When anything is not as
  * expected the scenarios report "not yet measurable" with the reason instead of failing the run.
+ * S6t's second step is found the same way: the first POST form after the password with one visible
+ * text field, its hidden fields kept.
  */
 import type autocannon from 'autocannon';
 import { REDIRECT_URI } from './fixtures.ts';
@@ -110,60 +112,77 @@ function formBody(form: ParsedForm, login: { username: string; password: string 
   return body.toString();
 }
 
-/** Walks the front channel once with fetch; says whether S5 and S6 can run, and how. */
-export async function probeFrontChannel(base: string, authorizePath: string, login: { username: string; password: string }): Promise<FrontChannel> {
+/** A browser for the probes: fetch with a cookie jar, no redirect followed. */
+function probeBrowser(base: string) {
   const jar: Record<string, string> = {};
-  const get = async (path: string) => {
-    const response = await fetch(base + path, { redirect: 'manual', headers: { cookie: cookieHeader(jar), accept: 'text/html' } });
+  const send = async (path: string, init: { method?: string; body?: string }) => {
+    const headers: Record<string, string> = { cookie: cookieHeader(jar), accept: 'text/html' };
+    if (init.body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const response = await fetch(base + path, { method: init.method ?? 'GET', redirect: 'manual', headers, ...(init.body !== undefined ? { body: init.body } : {}) });
     storeCookies(jar, setCookies(response.headers));
     return { response, body: await response.text() };
   };
-  try {
-    let path = authorizePath;
-    let page = await get(path);
-    if (page.response.status === 404) return { available: false, reason: `the authorization endpoint is not there yet (GET ${authorizePath.split('?')[0]} answers 404)` };
-    let hops = 0;
-    while ([301, 302, 303, 307].includes(page.response.status) && hops < 3) {
-      const next = sameOriginPath(page.response.headers.get('location'));
-      if (next === undefined) return { available: false, reason: `the authorization request without a session redirected to ${page.response.headers.get('location')}, not to a login page` };
-      path = next;
-      page = await get(path);
-      hops++;
-    }
-    if (page.response.status !== 200) return { available: false, reason: `the login page answered ${page.response.status}` };
-    const parsed = parseLoginForm(page.body, path);
-    if (!parsed) return { available: false, reason: 'no login form (a POST form with a text and a password field) on the page the authorization request leads to' };
+  return { jar, get: (path: string) => send(path, {}), post: (path: string, body: string) => send(path, { method: 'POST', body }) };
+}
 
-    const posted = await fetch(base + parsed.action, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieHeader(jar), accept: 'text/html' },
-      body: formBody(parsed, login),
-    });
-    await posted.arrayBuffer();
-    storeCookies(jar, setCookies(posted.headers));
-    const location = posted.headers.get('location') ?? '';
-    if (![302, 303].includes(posted.status) || !location.startsWith(REDIRECT_URI) || !/[?&]code=/.test(location)) {
-      return { available: false, reason: `the login POST answered ${posted.status} ${location ? `to ${location.split('?')[0]}` : 'without a redirect'}, not a redirect to the client with a code` };
-    }
-    const sessionCookie = cookieHeader(jar);
+/** Follows the authorization request without a session to its login form, as S6's passes do; a string says why it cannot. */
+async function reachLoginForm(browser: ReturnType<typeof probeBrowser>, authorizePath: string): Promise<{ form: ParsedForm; hops: number } | string> {
+  let path = authorizePath;
+  let page = await browser.get(path);
+  if (page.response.status === 404) return `the authorization endpoint is not there yet (GET ${authorizePath.split('?')[0]} answers 404)`;
+  let hops = 0;
+  while ([301, 302, 303, 307].includes(page.response.status) && hops < 3) {
+    const next = sameOriginPath(page.response.headers.get('location'));
+    if (next === undefined) return `the authorization request without a session redirected to ${page.response.headers.get('location')}, not to a login page`;
+    path = next;
+    page = await browser.get(path);
+    hops++;
+  }
+  if (page.response.status !== 200) return `the login page answered ${page.response.status}`;
+  const form = parseLoginForm(page.body, path);
+  if (!form) return 'no login form (a POST form with a text and a password field) on the page the authorization request leads to';
+  return { form, hops };
+}
+
+/** Why an answer is not a redirect to the client with a code, or undefined when it is one. */
+function notRedirectWithCode(what: string, response: Response): string | undefined {
+  const location = response.headers.get('location') ?? '';
+  if ([302, 303].includes(response.status) && location.startsWith(REDIRECT_URI) && /[?&]code=/.test(location)) return undefined;
+  return `${what} answered ${response.status} ${location ? `to ${location.split('?')[0]}` : 'without a redirect'}, not a redirect to the client with a code`;
+}
+
+/** Walks the front channel once with fetch; says whether S5 and S6 can run, and how. */
+export async function probeFrontChannel(base: string, authorizePath: string, login: { username: string; password: string }): Promise<FrontChannel> {
+  const browser = probeBrowser(base);
+  try {
+    const reached = await reachLoginForm(browser, authorizePath);
+    if (typeof reached === 'string') return { available: false, reason: reached };
+    const posted = await browser.post(reached.form.action, formBody(reached.form, login));
+    const notCode = notRedirectWithCode('the login POST', posted.response);
+    if (notCode) return { available: false, reason: notCode };
+    const sessionCookie = cookieHeader(browser.jar);
     const sso = await fetch(base + authorizePath, { redirect: 'manual', headers: { cookie: sessionCookie } });
     await sso.arrayBuffer();
     if (sso.status !== 302 || !/[?&]code=/.test(sso.headers.get('location') ?? '')) {
       return { available: false, reason: `an authorization request with the session cookie answered ${sso.status}, not a 302 with a code` };
     }
-    return { available: true, authorizePath, sessionCookie, hops, loginStatus: posted.status };
+    return { available: true, authorizePath, sessionCookie, hops: reached.hops, loginStatus: posted.response.status };
   } catch (error) {
     return { available: false, reason: `probe failed: ${(error as Error).message}` };
   }
 }
 
+type Login = { username: string; password: string };
+type Front = Extract<FrontChannel, { available: true }>;
+const FORM_HEADERS = { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' };
+
+const jarOf = (context: Record<string, unknown>) => cookieHeader((context.jar ?? {}) as Record<string, string>);
+
 /**
- * S6 as autocannon requests, one login per pass: GET the authorization request (no cookie), follow
- * the probe's number of same-origin hops, then POST the form it found. Each connection keeps its
- * own cookie jar in autocannon's per-connection context, reset at the start of every pass.
+ * A pass's requests up to the login page: GET the authorization request (no cookie), then the
+ * probe's number of same-origin hops. The page's form lands in `context.form`.
  */
-export function loginFlow(front: Extract<FrontChannel, { available: true }>, login: { username: string; password: string }): autocannon.Request[] {
+function toLoginPage(front: Front): autocannon.Request[] {
   const onPage = (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string | string[]>) => {
     const jar = (context.jar ??= {}) as Record<string, string>;
     storeCookies(jar, setCookies(headers));
@@ -187,25 +206,139 @@ export function loginFlow(front: Extract<FrontChannel, { available: true }>, log
       setupRequest: (request, context) => {
         const path = (context.next as string | undefined) ?? front.authorizePath;
         context.path = path;
-        return { ...request, method: 'GET', path, headers: { accept: 'text/html', cookie: cookieHeader((context.jar ?? {}) as Record<string, string>) } };
+        return { ...request, method: 'GET', path, headers: { accept: 'text/html', cookie: jarOf(context) } };
       },
       onResponse: onPage,
     });
   }
-  requests.push({
-    method: 'POST',
-    setupRequest: (request, context) => {
-      const parsed = context.form as ParsedForm | undefined;
-      return {
-        ...request,
-        method: 'POST',
-        path: parsed?.action ?? front.authorizePath,
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html', cookie: cookieHeader((context.jar ?? {}) as Record<string, string>) },
-        body: parsed ? formBody(parsed, login) : 'missing=form',
-      };
-    },
-  });
   return requests;
+}
+
+/**
+ * S6 as autocannon requests, one login per pass: GET the authorization request (no cookie), follow
+ * the probe's number of same-origin hops, then POST the form it found. Each connection keeps its
+ * own cookie jar in autocannon's per-connection context, reset at the start of every pass.
+ */
+export function loginFlow(front: Front, login: Login): autocannon.Request[] {
+  return [
+    ...toLoginPage(front),
+    {
+      method: 'POST',
+      setupRequest: (request, context) => {
+        const parsed = context.form as ParsedForm | undefined;
+        return { ...request, method: 'POST', path: parsed?.action ?? front.authorizePath, headers: { ...FORM_HEADERS, cookie: jarOf(context) }, body: parsed ? formBody(parsed, login) : 'missing=form' };
+      },
+    },
+  ];
+}
+
+/** The second factor's form: where it posts, its hidden fields, and its one visible text field (the code). */
+interface CodeForm {
+  action: string;
+  fields: [string, string][];
+  codeField: string;
+}
+
+/**
+ * The first POST form without a password field that has exactly one visible text field: the code
+ * page after the password. As a browser submits it with its first button: that button's name and
+ * value are sent only when it has a name (gatehouse's page also has a named "use a recovery code"
+ * button, which must not be pressed).
+ */
+export function parseCodeForm(html: string, pagePath: string): CodeForm | undefined {
+  for (const formMatch of html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/gi)) {
+    const formAttrs = attributes(formMatch[1]!);
+    if ((formAttrs.method ?? 'get').toLowerCase() !== 'post') continue;
+    const inputs = [...formMatch[2]!.matchAll(/<input\b[^>]*>/gi)].map((m) => attributes(m[0]));
+    if (inputs.some((i) => (i.type ?? '').toLowerCase() === 'password')) continue;
+    const visible = inputs.filter((i) => ['text', 'number', 'tel', ''].includes((i.type ?? '').toLowerCase()) && i.name);
+    if (visible.length !== 1) continue;
+    const fields: [string, string][] = inputs.filter((i) => (i.type ?? '').toLowerCase() === 'hidden' && i.name).map((i) => [i.name!, i.value ?? '']);
+    const first = [...formMatch[2]!.matchAll(/<button\b[^>]*>/gi)].map((m) => attributes(m[0])).find((b) => (b.type ?? 'submit') === 'submit');
+    if (first?.name) fields.push([first.name, first.value ?? '']);
+    const action = new URL(formAttrs.action || pagePath, `http://host${pagePath}`);
+    return { action: action.pathname + action.search, fields, codeField: visible[0]!.name! };
+  }
+  return undefined;
+}
+
+function codeBody(form: CodeForm, code: string): string {
+  const body = new URLSearchParams(form.fields);
+  body.set(form.codeField, code);
+  return body.toString();
+}
+
+/**
+ * Where S6t's logins come from: users with a TOTP factor (bench/lib/totp-logins.ts). `take` gives
+ * a pass its user, or undefined when none may log in in this time step; `code` that user's code
+ * now, called once per pass, just before the code is sent.
+ */
+export interface SecondFactorLogins {
+  take(): (Login & { index: number }) | undefined;
+  code(index: number): string;
+}
+
+/**
+ * S6t as autocannon requests, one login per pass: S6's pass to the login form, the password POST
+ * (answered by the second factor's page, with the pending sign-in's cookie), then the code POST.
+ * A pass that gets no user (none free in this time step) posts `missing=login` to the
+ * authorization endpoint instead of credentials, and its code POST `missing=form`: visible as
+ * unexpected statuses, and no failed credential that the throttle would count.
+ */
+export function secondFactorLoginFlow(front: Front, logins: SecondFactorLogins): autocannon.Request[] {
+  return [
+    ...toLoginPage(front),
+    {
+      method: 'POST',
+      setupRequest: (request, context) => {
+        const parsed = context.form as ParsedForm | undefined;
+        const login = parsed ? logins.take() : undefined;
+        context.login = login?.index;
+        const headers = { ...FORM_HEADERS, cookie: jarOf(context) };
+        if (!parsed || !login) return { ...request, method: 'POST', path: front.authorizePath, headers, body: parsed ? 'missing=login' : 'missing=form' };
+        context.path = parsed.action;
+        return { ...request, method: 'POST', path: parsed.action, headers, body: formBody(parsed, login) };
+      },
+      onResponse: (status, body, context, headers) => {
+        storeCookies((context.jar ??= {}) as Record<string, string>, setCookies(headers));
+        context.codeForm = status === 200 && context.login !== undefined ? parseCodeForm(body, context.path as string) : undefined;
+      },
+    },
+    {
+      method: 'POST',
+      setupRequest: (request, context) => {
+        const form = context.codeForm as CodeForm | undefined;
+        const index = context.login as number | undefined;
+        const headers = { ...FORM_HEADERS, cookie: jarOf(context) };
+        if (!form || index === undefined) return { ...request, method: 'POST', path: front.authorizePath, headers, body: 'missing=form' };
+        return { ...request, method: 'POST', path: form.action, headers, body: codeBody(form, logins.code(index)) };
+      },
+    },
+  ];
+}
+
+/**
+ * Walks S6t's login once with fetch, for a user with a TOTP factor: the password must be answered
+ * by a page with a code form (not by a redirect), and the code by a redirect to the client with a
+ * code. Says whether S6t can run, and the status of that last answer (its operation's).
+ */
+export async function probeSecondFactorLogin(base: string, front: Front, logins: SecondFactorLogins): Promise<{ available: true; status: number } | { available: false; reason: string }> {
+  const browser = probeBrowser(base);
+  try {
+    const reached = await reachLoginForm(browser, front.authorizePath);
+    if (typeof reached === 'string') return { available: false, reason: reached };
+    const login = logins.take();
+    if (!login) return { available: false, reason: 'no user with a TOTP factor is free in this time step' };
+    const posted = await browser.post(reached.form.action, formBody(reached.form, login));
+    if (posted.response.status !== 200) return { available: false, reason: `the login POST of a user with a TOTP factor answered ${posted.response.status}, not the second factor's page` };
+    const form = parseCodeForm(posted.body, reached.form.action);
+    if (!form) return { available: false, reason: 'no second-factor form (a POST form with one text field) on the page after the password' };
+    const answered = await browser.post(form.action, codeBody(form, logins.code(login.index)));
+    const notCode = notRedirectWithCode('the second factor\'s POST', answered.response);
+    return notCode ? { available: false, reason: notCode } : { available: true, status: answered.response.status };
+  } catch (error) {
+    return { available: false, reason: `probe failed: ${(error as Error).message}` };
+  }
 }
 
 /**
