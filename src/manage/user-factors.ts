@@ -10,13 +10,12 @@ import { getUser } from '../identity/users.ts';
 import { requireReachOfUser } from '../identity/administrators.ts';
 import { IdentityError } from '../identity/errors.ts';
 import { FactorInputError, FactorUserMissingError, importTotpFactor, type TotpImport } from '../oauth/factors/enrolment.ts';
+import { factorSummaries, removeUserFactor, type FactorSummary } from '../oauth/factors/verify.ts';
 import type { Acting } from './acting.ts';
+
+export type { FactorSummary };
 import type { AdministrationPorts, AdministrationSettings } from './ports.ts';
 
-/** A factor as administrators see it; `codesLeft`: for recovery codes, how many are unused. */
-export interface FactorSummary extends Factor {
-  codesLeft?: number;
-}
 
 /**
  * A factor as the JSON front ends show it, the same record in the CLI's `--json` and the
@@ -50,9 +49,7 @@ export function userFactorAdministration(ports: UserFactorPorts): UserFactorAdmi
   const { store, clock, random, audit } = ports;
   return {
     async factors(idOrUsername) {
-      const user = await getUser(store, idOrUsername);
-      const factors = await store.factors.list(user.id);
-      return Promise.all(factors.map(async (factor) => (factor.kind === 'recovery_codes' ? { ...factor, codesLeft: await store.factors.recoveryCodesLeft(factor.id) } : factor)));
+      return factorSummaries(store, (await getUser(store, idOrUsername)).id);
     },
     async resetFactors(acting, idOrUsername) {
       const user = await getUser(store, idOrUsername);
@@ -67,9 +64,7 @@ export function userFactorAdministration(ports: UserFactorPorts): UserFactorAdmi
       const user = await getUser(store, idOrUsername);
       const removed = await store.transaction(async (tx) => {
         await requireReachOfUser(tx, acting.authority, user.id, `removing a second factor of ${user.username}`);
-        const factor = (await tx.factors.list(user.id)).find((f) => f.id === factorId);
-        if (factor === undefined || !(await tx.factors.delete(user.id, factorId))) return undefined;
-        return factor;
+        return removeUserFactor(tx, user.id, factorId);
       });
       if (removed === undefined) throw new IdentityError('not_found', `${user.username} has no second factor ${JSON.stringify(factorId)}`);
       audit.emit({ event: 'factor.removed', userId: user.id, kind: removed.kind, factorId: removed.id, actor: acting.actor });

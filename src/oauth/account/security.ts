@@ -19,6 +19,7 @@ import { checkPasswordLogin, PASSWORD_AMR, startBrowserSession } from '../author
 import type { OAuthDeps } from '../deps.ts';
 import { confirmTotpEnrolment, FactorInputError, regenerateRecoveryCodes, startTotpEnrolment, type TotpEnrolment } from '../factors/enrolment.ts';
 import { otpauthUri, qrSvg, totpIssuer } from '../factors/totp.ts';
+import { factorSummaries, removeUserFactor, type FactorSummary } from '../factors/verify.ts';
 import { findUsableSession } from '../sessions.ts';
 
 /**
@@ -34,9 +35,7 @@ const BINDING = signInBinding('account', 'security');
 export const TOTP_ENROLMENT_SECONDS = 600;
 
 /** A factor as the page lists it; `codesLeft`: for recovery codes, how many are unused. */
-export interface AccountFactor extends Factor {
-  codesLeft?: number;
-}
+export type AccountFactor = FactorSummary;
 
 /** The signed-in user of a browser, their factors, and whether their sign-in is recent enough to change them. */
 export interface Account {
@@ -54,8 +53,7 @@ export async function accountOf(deps: Pick<OAuthDeps, 'config' | 'store' | 'cloc
   if (session === undefined || cookieValue === undefined) return undefined;
   const user = await deps.store.users.getProfile(session.userId);
   if (user?.status !== 'enabled') return undefined;
-  const listed = await deps.store.factors.list(user.id);
-  const factors = await Promise.all(listed.map(async (factor) => (factor.kind === 'recovery_codes' ? { ...factor, codesLeft: await deps.store.factors.recoveryCodesLeft(factor.id) } : factor)));
+  const factors = await factorSummaries(deps.store, user.id);
   const fresh = deps.clock.now() - session.authTime <= deps.config.accountReauthWindow * 1000;
   return { session, cookieValue, user, factors, fresh };
 }
@@ -159,8 +157,8 @@ export async function newAccountRecoveryCodes(deps: OAuthDeps, account: Account)
  */
 export async function removeAccountFactor(deps: OAuthDeps, account: Account, factorId: string, ip: string | undefined): Promise<{ type: 'removed'; factor: Factor } | { type: 'not_found' } | { type: 'reauthenticate' }> {
   if (!account.fresh) return { type: 'reauthenticate' };
-  const factor = account.factors.find((f) => f.id === factorId);
-  if (factor === undefined || !(await deps.store.factors.delete(account.user.id, factor.id))) return { type: 'not_found' };
+  const factor = await removeUserFactor(deps.store, account.user.id, factorId);
+  if (factor === undefined) return { type: 'not_found' };
   deps.audit.emit({ event: 'factor.removed', userId: account.user.id, kind: factor.kind, factorId: factor.id, ip });
   return { type: 'removed', factor };
 }

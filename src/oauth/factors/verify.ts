@@ -9,7 +9,7 @@
  * conditional updates, FactorStore).
  */
 import type { Factor, FactorKind } from '../../domain/factor.ts';
-import type { Store } from '../../storage/ports.ts';
+import type { Store, StoreTransaction } from '../../storage/ports.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { passwordAbandoned, passwordFailed, passwordSucceeded, reservePasswordAttempt } from '../throttling/password-attempts.ts';
 import { methodRecognising } from './registry.ts';
@@ -17,6 +17,28 @@ import { methodRecognising } from './registry.ts';
 /** The user's second factors, oldest first: the login step asks for a code when there is any. */
 export async function factorsOf(deps: { store: Pick<Store, 'factors'> }, userId: string): Promise<Factor[]> {
   return deps.store.factors.list(userId);
+}
+
+/** A factor as its owner and administrators see it; `codesLeft`: for recovery codes, how many are unused. */
+export interface FactorSummary extends Factor {
+  codesLeft?: number;
+}
+
+/** The user's factors, oldest first, each set of recovery codes with how many are left: the listing of the account page, the CLI, the management API and the console. */
+export async function factorSummaries(store: Pick<StoreTransaction, 'factors'>, userId: string): Promise<FactorSummary[]> {
+  const factors = await store.factors.list(userId);
+  return Promise.all(factors.map(async (factor) => (factor.kind === 'recovery_codes' ? { ...factor, codesLeft: await store.factors.recoveryCodesLeft(factor.id) } : factor)));
+}
+
+/**
+ * Removes one of the user's factors, found among theirs (an id of another user's factor removes
+ * nothing: the store deletes by user and id together); the factor removed, or undefined. Run it in
+ * the unit of work of the change, so the factor read is the one deleted.
+ */
+export async function removeUserFactor(store: Pick<StoreTransaction, 'factors'>, userId: string, factorId: string): Promise<Factor | undefined> {
+  const factor = (await store.factors.list(userId)).find((f) => f.id === factorId);
+  if (factor === undefined || !(await store.factors.delete(userId, factor.id))) return undefined;
+  return factor;
 }
 
 export type SecondFactorDeps = Pick<OAuthDeps, 'config' | 'store' | 'clock' | 'audit'>;
