@@ -1,4 +1,4 @@
-import type { FactorKind } from '../../domain/factor.ts';
+import type { Factor, FactorKind } from '../../domain/factor.ts';
 import type { FactorMethod } from './method.ts';
 import { recoveryCodesMethod } from './recovery-codes.ts';
 import { totpMethod } from './totp.ts';
@@ -16,4 +16,15 @@ const _everyKindImplemented: [Exclude<FactorKind, Implemented>] extends [never] 
 /** The method whose codes look like `code`, if any. */
 export function methodRecognising(code: string): FactorMethod | undefined {
   return FACTOR_METHODS.find((method: FactorMethod) => method.recognises(code));
+}
+
+/**
+ * The amr values (RFC 8176 §2) a use of `factor` adds to a sign-in, before `mfa`: what the levels
+ * of authentication (acr) reason with when they ask whether a user could reach one. A method whose
+ * values depend on the factor (a passkey: `hwk` or `swk`) answers for each factor; the others
+ * declare theirs once.
+ */
+export function amrOfFactor(factor: Factor): readonly string[] {
+  const method: FactorMethod | undefined = FACTOR_METHODS.find((m: FactorMethod) => m.kind === factor.kind);
+  return method?.amr ?? [];
 }
