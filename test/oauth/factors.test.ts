@@ -234,6 +234,9 @@ describe('second-factor metrics', () => {
     sink.emit({ event: 'factor.enrolled', userId: 'u', kind: 'totp', factorId: 'f', name: 'phone', actor });
     sink.emit({ event: 'factor.removed', userId: 'u', kind: 'totp', factorId: 'f', actor });
     sink.emit({ event: 'factor.reset', userId: 'u', removed: 2, actor });
+    sink.emit({ event: 'factor.renamed', userId: 'u', kind: 'recovery_codes', factorId: 'r', name: 'printed', actor });
+    sink.emit({ event: 'factor.secrets_sealed', sealed: 3, actor });
+    sink.emit({ event: 'factor.secrets_sealed', sealed: 0, actor });
     const text = await metrics.registry.metrics();
     for (const line of [
       'gatehouse_second_factor_events_total{event="verified",kind="totp"} 1',
@@ -243,6 +246,8 @@ describe('second-factor metrics', () => {
       'gatehouse_second_factor_events_total{event="enrolled",kind="totp"} 1',
       'gatehouse_second_factor_events_total{event="removed",kind="totp"} 1',
       'gatehouse_second_factor_events_total{event="reset"} 1',
+      'gatehouse_second_factor_events_total{event="renamed",kind="recovery_codes"} 1',
+      'gatehouse_second_factor_events_total{event="secrets_sealed"} 3',
       'gatehouse_throttle_events_total{kind="second_factor",event="refused"} 1',
     ]) assert.ok(text.includes(`${line}\n`), line);
   });
