@@ -103,7 +103,7 @@ describe(`${GUESSES} concurrent second-factor guesses on ${INSTANCES} instances 
     return { jar, action: formAction(page), fields: Object.fromEntries(formFields(page)) };
   }
 
-  test(`none of ${GUESSES} wrong codes from one address succeeds; the threshold's are checked, then one per doubling wait; the right code is refused there while the user, from another address, signs in`, { timeout: 120_000 }, async () => {
+  test(`none of ${GUESSES} wrong codes from one address succeeds; the threshold's are checked, then one per doubling wait; the right code is refused there while the user, from another address, signs in`, { timeout: 300_000 }, async () => {
     const attacker = await passwordStep(instances[0]!, ATTACKER);
     // Codes known to be wrong: none is valid at any step the run can reach (one drift step each
     // side of every step from a minute before to three minutes after now).
