@@ -9,7 +9,7 @@
  *   before the check, in the shared store, on every instance), then one per wait as the waits
  *   double (the processes run on the real clock); every other one is 429 unchecked, and while the
  *   wait lasts even the RIGHT code from that address is refused without a check;
- * - the user, from another address, at the same moment: the password step (its counters are not
+ * - the user, from another address, while that wait lasts: the password step (its counters are not
  *   the codes') and then the right code sign in, and the code is spent only then.
  * The wait's end and what it gives the attacker (one more check per wait) need an injected clock:
  * test/contract/factor-guesses.test.ts proves those on both databases.
