@@ -423,7 +423,7 @@ export const settings = {
     env: 'GATEHOUSE_KEY_ENCRYPTION_KEY',
     type: 'string',
     default: undefined,
-    doc: 'When set, private signing keys are encrypted at rest (AES-256-GCM) with a key derived from this value; keys stored in the clear before are sealed at start. Start-up stops when the stored keys were sealed with another value. At least 32 characters. Also seals the secrets of `client_secret_jwt` clients: without it that method (and HS256) is not offered in discovery and cannot be registered.',
+    doc: 'When set, private signing keys are encrypted at rest (AES-256-GCM) with a key derived from this value; keys stored in the clear before are sealed at start. Start-up stops when the stored keys were sealed with another value. At least 32 characters. Also seals the secrets of `client_secret_jwt` clients: without it that method (and HS256) is not offered in discovery and cannot be registered. And the TOTP secrets of second factors as they are enrolled or imported; those stored before are sealed by `gatehouse factors seal` (docs/second-factors.md).',
     secret: true,
     parse: encryptionKey,
   }),

@@ -18,6 +18,7 @@ import { registerRegistrationTokenCommands } from './registration-tokens.ts';
 import { registerServerCommands } from './server.ts';
 import { registerThemeCommands } from './theme.ts';
 import { registerUserCommands } from './users.ts';
+import { registerFactorCommands } from './user-factors.ts';
 import { VERSION } from '../version.ts';
 
 /**
@@ -40,6 +41,7 @@ export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'wri
     });
   registerClientCommands(program, configuredClientAuth(env));
   registerUserCommands(program);
+  registerFactorCommands(program);
   registerGroupCommands(program);
   registerOrganizationCommands(program);
   registerPolicyCommands(program);

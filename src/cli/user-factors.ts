@@ -1,5 +1,6 @@
 /**
- * `gatehouse user factors|remove-factor|reset-factors|import-totp`: users' second factors
+ * `gatehouse user factors|rename-factor|remove-factor|reset-factors|import-totp` and `gatehouse factors
+ * seal`: users' second factors
  * (docs/second-factors.md). A TOTP secret is read from stdin only: never in argv (the process
  * list, shell history), never printed back.
  */
@@ -58,6 +59,21 @@ export function registerUserFactorCommands(user: Command): void {
     );
 
   user
+    .command('rename-factor')
+    .description('rename one second factor of a user (1 to 64 characters, no control characters)')
+    .argument('<user>', 'id or username')
+    .argument('<factor-id>', 'the id `user factors` lists')
+    .argument('<name>', 'the new name')
+    .option('--json', 'print JSON only')
+    .action((key: string, factorId: string, name: string, flags: JsonFlag) =>
+      withStore(async ({ admin, acting }) => {
+        const renamed = await admin.users.renameFactor(acting, key, factorId, name);
+        if (flags.json) return printJson(factorRecord(renamed));
+        printLine(`Renamed ${renamed.kind} factor ${renamed.id} to ${JSON.stringify(renamed.name)}.`);
+      }),
+    );
+
+  user
     .command('reset-factors')
     .description('remove every second factor of a user (lost authenticator and recovery codes): the password alone signs in until they enrol again')
     .argument('<user>', 'id or username')
@@ -87,6 +103,26 @@ export function registerUserFactorCommands(user: Command): void {
         const factor = await admin.users.importTotp(acting, key, { secret, name: flags.name, digits: wholeNumber(flags.digits), period: wholeNumber(flags.period), algorithm: flags.algorithm });
         if (flags.json) return printJson(factorRecord(factor));
         printLine(`Imported TOTP factor ${JSON.stringify(factor.name)} (${factor.id}).`);
+      }),
+    );
+}
+
+/**
+ * `gatehouse factors seal`: seals the TOTP secrets stored in the clear (enrolled or imported before
+ * GATEHOUSE_KEY_ENCRYPTION_KEY was set) under that key, in one transaction (decisions SA100).
+ * Run again, it seals nothing: safe in a deployment script.
+ */
+export function registerFactorCommands(program: Command): void {
+  const factors = program.command('factors').description("every user's second factors at once");
+  factors
+    .command('seal')
+    .description('seal the TOTP secrets stored in the clear under GATEHOUSE_KEY_ENCRYPTION_KEY (idempotent)')
+    .option('--json', 'print JSON only')
+    .action((flags: JsonFlag) =>
+      withStore(async ({ admin, acting }) => {
+        const sealed = await admin.users.sealTotpSecrets(acting);
+        if (flags.json) return printJson({ sealed });
+        printLine(sealed === 0 ? 'No TOTP secret was stored in the clear.' : `Sealed ${sealed} TOTP secret${sealed === 1 ? '' : 's'}.`);
       }),
     );
 }

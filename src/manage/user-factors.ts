@@ -1,7 +1,7 @@
 /**
  * The use cases of users' second factors for administrators (docs/second-factors.md): list them,
  * remove one, reset them all (a user who lost the authenticator and the recovery codes), import a
- * TOTP secret from another server. Each change checks the administrators' rules in the unit of
+ * TOTP secret from another server, rename one, seal the secrets stored in the clear. Each change checks the administrators' rules in the unit of
  * work that makes it (src/identity/administrators.ts: an administrator's factors are changed by
  * administrators only) and emits its audit event, never a secret.
  */
@@ -10,7 +10,8 @@ import { getUser } from '../identity/users.ts';
 import { requireReachOfUser } from '../identity/administrators.ts';
 import { IdentityError } from '../identity/errors.ts';
 import { FactorInputError, FactorUserMissingError, importTotpFactor, type TotpImport } from '../oauth/factors/enrolment.ts';
-import { factorSummaries, removeUserFactor, type FactorSummary } from '../oauth/factors/verify.ts';
+import { removeUserFactor, renameUserFactor, resetUserFactors, sealClearTotpSecrets } from '../oauth/factors/changes.ts';
+import { factorSummaries, type FactorSummary } from '../oauth/factors/verify.ts';
 import type { Acting } from './acting.ts';
 
 export type { FactorSummary };
@@ -41,6 +42,14 @@ export interface UserFactorAdministration {
   removeFactor(acting: Acting, idOrUsername: string, factorId: string): Promise<Factor>;
   /** Stores a TOTP factor of a secret exported from another server (IdentityError `invalid_argument` naming the bad field). */
   importTotp(acting: Acting, idOrUsername: string, input: TotpImport): Promise<Factor>;
+  /** Renames one factor of the user (IdentityError `invalid_argument` naming `name`, `not_found` when the user has no such factor). */
+  renameFactor(acting: Acting, idOrUsername: string, factorId: string, name: string): Promise<Factor>;
+  /**
+   * Seals every TOTP secret stored in the clear under GATEHOUSE_KEY_ENCRYPTION_KEY, in one unit of
+   * work (decisions SA100); how many were sealed (0 on a second run). IdentityError
+   * `invalid_argument` when no key is set.
+   */
+  sealTotpSecrets(acting: Acting): Promise<number>;
 }
 
 export type UserFactorPorts = Pick<AdministrationPorts, 'store' | 'clock' | 'random' | 'audit'> & { settings: Pick<AdministrationSettings, 'keyEncryptionKey'> };
@@ -55,7 +64,7 @@ export function userFactorAdministration(ports: UserFactorPorts): UserFactorAdmi
       const user = await getUser(store, idOrUsername);
       const removed = await store.transaction(async (tx) => {
         await requireReachOfUser(tx, acting.authority, user.id, `resetting the second factors of ${user.username}`);
-        return tx.factors.deleteAll(user.id);
+        return resetUserFactors(tx, user.id);
       });
       audit.emit({ event: 'factor.reset', userId: user.id, removed, actor: acting.actor });
       return removed;
@@ -79,6 +88,23 @@ export function userFactorAdministration(ports: UserFactorPorts): UserFactorAdmi
       });
       audit.emit({ event: 'factor.enrolled', userId: user.id, kind: 'totp', factorId: factor.id, name: factor.name, actor: acting.actor });
       return factor;
+    },
+    async renameFactor(acting, idOrUsername, factorId, name) {
+      const user = await getUser(store, idOrUsername);
+      const renamed = await store.transaction(async (tx) => {
+        await requireReachOfUser(tx, acting.authority, user.id, `renaming a second factor of ${user.username}`);
+        return identityErrors(() => renameUserFactor(tx, user.id, factorId, name));
+      });
+      if (renamed === undefined) throw new IdentityError('not_found', `${user.username} has no second factor ${JSON.stringify(factorId)}`);
+      audit.emit({ event: 'factor.renamed', userId: user.id, kind: renamed.kind, factorId: renamed.id, name: renamed.name, actor: acting.actor });
+      return renamed;
+    },
+    async sealTotpSecrets(acting) {
+      const key = ports.settings.keyEncryptionKey;
+      if (key === undefined) throw new IdentityError('invalid_argument', 'GATEHOUSE_KEY_ENCRYPTION_KEY is not set: set it to the key to seal the TOTP secrets with');
+      const sealed = await store.transaction((tx) => sealClearTotpSecrets(tx, key));
+      audit.emit({ event: 'factor.secrets_sealed', sealed, actor: acting.actor });
+      return sealed;
     },
   };
 }

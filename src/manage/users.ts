@@ -31,7 +31,7 @@ export interface UserIdQuery extends Omit<UserQuery, 'organizationIds'> {
   subtreeOf?: string | undefined;
 }
 
-/** The user's second factors are administered here too (user-factors.ts): `factors`, `resetFactors`, `removeFactor`, `importTotp`. */
+/** The user's second factors are administered here too (user-factors.ts): `factors`, `resetFactors`, `removeFactor`, `importTotp`, `renameFactor`, `sealTotpSecrets`. */
 export interface UserAdministration extends UserFactorAdministration {
   /** A user by id or, failing that, by username (IdentityError `not_found`). */
   get(idOrUsername: string): Promise<User>;

@@ -59,6 +59,8 @@ export const AUDIT_EVENTS = {
   'factor.enrolled': 'A second factor was enrolled (TOTP confirmed or imported, recovery codes made or replaced).',
   'factor.removed': "One of a user's second factors was removed: by an administrator (actor), or by the user on the account security page.",
   'factor.reset': "An administrator removed all of a user's second factors.",
+  'factor.renamed': "One of a user's second factors was renamed: by an administrator (actor), or by the user on the account security page.",
+  'factor.secrets_sealed': 'TOTP secrets stored in the clear were sealed under GATEHOUSE_KEY_ENCRYPTION_KEY (how many).',
   'client.registered': 'A client registered itself with an initial access token (RFC 7591).',
 } as const satisfies Record<AuditEvent['event'], string>;
 

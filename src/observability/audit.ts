@@ -138,6 +138,10 @@ export type AuditEvent =
   /** One factor removed by an administrator (`actor`) or by the user on the account security page (no `actor`), or all of a user's (`factor.reset`, `removed`: how many). */
   | ({ event: 'factor.removed'; userId: string; kind: FactorKind; factorId: string; actor?: Actor } & From)
   | { event: 'factor.reset'; userId: string; removed: number; actor: Actor }
+  /** A factor renamed, by an administrator (`actor`) or by the user on the account security page (no `actor`). Its new name, never a secret. */
+  | ({ event: 'factor.renamed'; userId: string; kind: FactorKind; factorId: string; name: string; actor?: Actor } & From)
+  /** TOTP secrets stored in the clear sealed under GATEHOUSE_KEY_ENCRYPTION_KEY (`gatehouse factors seal`, decisions SA100); `sealed`: how many. */
+  | { event: 'factor.secrets_sealed'; sealed: number; actor: Actor }
   /** A signing key rotated in (`kid`: the new key; `alg`: its algorithm, whose previous key retires), by the CLI or the management API. */
   | { event: 'key.rotated'; kid: string; alg: string; actor: Actor };
 

@@ -74,7 +74,7 @@ export class Metrics {
     this.#logouts = new Counter({ name: 'gatehouse_logouts_total', help: 'SSO sessions ended by logout.', registers });
     this.#factors = new Counter({
       name: 'gatehouse_second_factor_events_total',
-      help: 'Second factors: codes verified, failed and throttled; factors enrolled, removed and reset; by event and, where one is known, the kind (totp, recovery_codes).',
+      help: 'Second factors: codes verified, failed and throttled; factors enrolled, renamed, removed and reset, TOTP secrets sealed; by event and, where one is known, the kind (totp, recovery_codes).',
       labelNames: ['event', 'kind'],
       registers,
     });
@@ -185,6 +185,7 @@ export class Metrics {
       case 'factor.verified':
       case 'factor.enrolled':
       case 'factor.removed':
+      case 'factor.renamed':
         return this.#factors.inc({ event: event.event.slice('factor.'.length), kind: event.kind });
       case 'factor.throttled':
         this.#throttle.inc({ kind: 'second_factor', event: 'refused' });
@@ -192,6 +193,9 @@ export class Metrics {
       case 'factor.failed':
       case 'factor.reset':
         return this.#factors.inc({ event: event.event.slice('factor.'.length) });
+      // Counted by the secrets sealed, not the runs: a second run that seals none adds nothing.
+      case 'factor.secrets_sealed':
+        return this.#factors.inc({ event: 'secrets_sealed' }, event.sealed);
       default:
         return;
     }

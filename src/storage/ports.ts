@@ -661,6 +661,16 @@ export interface FactorStore {
   delete(userId: string, factorId: string): Promise<boolean>;
   /** Deletes every factor of the user; how many. */
   deleteAll(userId: string): Promise<number>;
+  /** Renames the user's factor (by user and id together); whether there was one. */
+  rename(userId: string, factorId: string, name: string): Promise<boolean>;
+  /** Every TOTP factor whose secret is stored in the clear (no key was set at enrolment: SA3), with that secret; for sealing them (SA100). */
+  clearTotpSecrets(): Promise<{ factorId: string; secret: string }[]>;
+  /**
+   * Replaces the clear secret `clear` of the factor by its sealed form. One conditional UPDATE
+   * (`… WHERE sealed = 0 AND secret = clear`): a factor sealed meanwhile, or re-imported, is left
+   * alone. Whether it was sealed here.
+   */
+  sealTotpSecret(factorId: string, clear: string, sealed: string): Promise<boolean>;
 }
 
 /**

@@ -61,6 +61,30 @@ for (const kind of DATABASES) {
       assert.deepEqual(events.map((e) => [e.event, e.actor?.via]), [['factor.enrolled', 'cli'], ['factor.enrolled', 'cli'], ['factor.removed', 'cli'], ['factor.reset', 'cli']]);
     });
 
+    test('rename-factor renames (one clear line for a bad name, exit 2); factors seal seals the clear secrets once, refused without a key; both audited naming the CLI', async () => {
+      const imported = await gatehouse(['user', 'import-totp', 'alice', '--secret-stdin', '--json'], env, SECRET);
+      assert.equal(imported.code, 0, imported.stderr);
+      const { id } = JSON.parse(imported.stdout) as { id: string };
+      const renamed = await gatehouse(['user', 'rename-factor', 'alice', id, 'work phone'], env);
+      assert.equal(renamed.stdout, `Renamed totp factor ${id} to "work phone".\n`);
+      const bad = await gatehouse(['user', 'rename-factor', 'alice', id, 'x'.repeat(65)], env);
+      assert.equal(bad.code, 2);
+      assert.match(bad.stderr, /the name must be 1 to 64 characters, without control characters/);
+      assert.deepEqual((JSON.parse((await gatehouse(['user', 'factors', 'alice', '--json'], env)).stdout) as { name: string }[]).map((f) => f.name), ['work phone']);
+
+      const unkeyed = await gatehouse(['factors', 'seal'], env);
+      assert.equal(unkeyed.code, 2);
+      assert.match(unkeyed.stderr, /GATEHOUSE_KEY_ENCRYPTION_KEY is not set/);
+      const keyed = { ...env, GATEHOUSE_KEY_ENCRYPTION_KEY: 'k'.repeat(32) };
+      const sealed = await gatehouse(['factors', 'seal'], keyed);
+      assert.equal(sealed.stdout, 'Sealed 1 TOTP secret.\n', sealed.stderr);
+      assert.equal((await gatehouse(['factors', 'seal', '--json'], keyed)).stdout, '{\n  "sealed": 0\n}\n');
+      assert.equal((await gatehouse(['user', 'reset-factors', 'alice'], env)).code, 0);
+
+      const events = readFileSync(join(dir, 'audit.log'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { event: string; sealed?: number; actor?: { via: string } });
+      assert.deepEqual(events.filter((e) => e.event === 'factor.renamed' || e.event === 'factor.secrets_sealed').map((e) => [e.event, e.sealed, e.actor?.via]), [['factor.renamed', undefined, 'cli'], ['factor.secrets_sealed', 1, 'cli'], ['factor.secrets_sealed', 0, 'cli']]);
+    });
+
     test('without --secret-stdin, with a bad secret or digits, or for an unknown user: one clear line and exit 2, nothing stored', async () => {
       for (const [args, input, message] of [
         [['user', 'import-totp', 'alice'], SECRET, /give --secret-stdin/],

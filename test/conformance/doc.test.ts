@@ -38,6 +38,8 @@ const CHECKLIST: [string, number][] = [
   // Dynamic client registration (issue 14, item 3).
   ['DR', 13],
   ['RS', 6],
+  // amr and acr exactly, for every sign-in that exists (issue 24, item 4).
+  ['AM', 3],
 ];
 /** Modules 0 (common set-up) to 38 of the Basic OP plan (research/conformance.md §1). */
 const MODULES = 39;

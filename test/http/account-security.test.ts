@@ -195,6 +195,42 @@ for (const db of DATABASES) {
       assert.deepEqual([event?.factorId, event?.kind, event?.actor], [totp!.id, 'totp', undefined]);
     });
 
+    test('rename a factor: the own factor renamed and audited; a bad name 400 and an unknown id or another user\'s factor 404, nothing renamed; a stale session signs in again first', async () => {
+      const user = await createTestUser(server.gatehouse.store, { password: PASSWORD });
+      const secret = await enrolTotp(server.gatehouse.store, user.id, clock.now());
+      const someoneElse = await createTestUser(server.gatehouse.store, { password: PASSWORD });
+      await enrolTotp(server.gatehouse.store, someoneElse.id, clock.now());
+      const [theirs] = await server.gatehouse.store.factors.list(someoneElse.id);
+      const [totp] = await server.gatehouse.store.factors.list(user.id);
+      const jar = await signedIn(user, secret);
+      const html = await overview(jar);
+      assert.match(html, new RegExp(`<label for="name-${totp!.id}">New name for phone</label> <input id="name-${totp!.id}" name="name" type="text" maxlength="64" required value="phone"`));
+      const form = formOf(html, '/rename');
+      assert.deepEqual(Object.keys(form.fields).sort(), ['csrf_token', 'factor_id', 'name']);
+
+      for (const [factorId, name, status] of [[theirs!.id, 'mine', 404], ['no-such-factor', 'mine', 404], [totp!.id, '', 400], [totp!.id, 'x'.repeat(65), 400], [totp!.id, 'new\nline', 400], [totp!.id, 'x'.repeat(4_000), 400]] as const) {
+        const answer = await post(form.action, { ...form.fields, factor_id: factorId, name }, jar);
+        assert.equal(answer.status, status, `${factorId.slice(0, 20)} ${name.slice(0, 20)}`);
+        if (status === 400) assert.match(await answer.text(), /A name is 1 to 64 characters, without control characters\. Nothing was changed\./);
+      }
+      assert.deepEqual((await server.gatehouse.store.factors.list(someoneElse.id)).map((f) => f.name), ['phone'], 'never touched');
+      audit.clear();
+      const renamed = await post(form.action, { ...form.fields, factor_id: totp!.id, name: '  work phone ' }, jar);
+      assert.equal(renamed.status, 200);
+      assert.match(await renamed.text(), /The second factor was renamed\.[\s\S]*<th scope="row">work phone<\/th>/);
+      assert.deepEqual((await server.gatehouse.store.factors.list(user.id)).map((f) => f.name), ['work phone']);
+      assert.deepEqual(
+        audit.of('factor.renamed').map((e) => [e.userId, e.factorId, e.kind, e.name, e.actor, e.ip]),
+        [[user.id, totp!.id, 'totp', 'work phone', undefined, '127.0.0.1']],
+      );
+
+      clock.advance(301_000);
+      const stale = await post(form.action, { ...form.fields, factor_id: totp!.id, name: 'late' }, jar);
+      assert.equal(stale.status, 401);
+      assert.match(await stale.text(), /confirm it is you/);
+      assert.deepEqual((await server.gatehouse.store.factors.list(user.id)).map((f) => f.name), ['work phone']);
+    });
+
     test('a stale session must sign in again (password and factor) before a change; that starts a new session', async () => {
       const user = await createTestUser(server.gatehouse.store, { password: PASSWORD });
       const secret = await enrolTotp(server.gatehouse.store, user.id, clock.now());

@@ -686,6 +686,37 @@ for (const db of DATABASES) {
       await page(jar, '/manage/?lang=en');
     });
 
+    test('second factors: rename one on a form of its own; a name the rule refuses is shown at its field, nothing changed; a reader has no Rename; a factor gone meanwhile is the not-found page', async () => {
+      const store = server.gatehouse.store;
+      const user = await createTestUser(store, { password: PASSWORD });
+      await enrolTotp(store, user.id);
+      const [totp] = await store.factors.list(user.id);
+      const userPath = `/manage/users/${user.id}`;
+      const rename = `${userPath}/factors/${totp!.id}/rename`;
+      assert.equal((await page(await signIn(reader), userPath)).html.includes('/rename"'), false, 'no Rename for a reader');
+
+      const jar = await signIn(admin);
+      assert.ok((await page(jar, userPath)).html.includes(`href="${rename}" aria-label="Rename phone"`), 'a Rename link naming the factor');
+      const form = await page(jar, rename);
+      assert.equal(form.response.status, 200);
+      assert.match(unescapeHtml(form.html), new RegExp(`<h1>Rename the second factor “phone” of “${user.username}”</h1>`));
+      assert.match(form.html, /name="name"[^>]*value="phone"/);
+
+      const refused = await post(jar, rename, { name: 'x'.repeat(65) }, rename);
+      assert.equal(refused.response.status, 400);
+      assert.match(refused.html, /id="f-name-error"><li>the name must be 1 to 64 characters, without control characters<\/li>/);
+      assert.deepEqual((await store.factors.list(user.id)).map((f) => f.name), ['phone']);
+
+      const renamed = await post(jar, rename, { name: 'work phone' }, rename);
+      assert.equal(renamed.response.status, 303);
+      assert.deepEqual((await store.factors.list(user.id)).map((f) => f.name), ['work phone']);
+      assert.match((await page(jar, renamed.response.headers.get('location')!)).html, /Renamed\.[\s\S]*<td>work phone<\/td>/);
+
+      await store.factors.delete(user.id, totp!.id);
+      assert.equal((await page(jar, rename)).response.status, 404);
+      assert.equal((await post(jar, rename, { name: 'late' }, userPath)).response.status, 404);
+    });
+
     test('organizations: a refused parent shown at its field; create, rename, delete after confirmation', async () => {
       const jar = await signIn(admin);
       const technical = `console-org-${Date.now()}`;

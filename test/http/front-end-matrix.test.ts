@@ -94,6 +94,37 @@ function protectedClientRule(action: 'deactivate' | 'delete', clientId: string, 
   };
 }
 
+/**
+ * Renaming a user's second factor: one name rule in every front end (decisions SA101), a name it
+ * refuses refused alike, naming the rule, and nothing renamed; a good one done alike.
+ */
+function factorRenameRule(name: string, outcome: 'refused' | 'done'): Rule {
+  return {
+    name: `renaming a second factor ${outcome === 'refused' ? 'to a name of 65 characters' : 'to a good name'}: ${outcome} alike`,
+    row: {
+      cli: outcome,
+      'identity API': { na: "CustomerID's REST API, which the identity API reproduces, has no resource for second factors (docs/identity-api.md)" },
+      'management API': outcome,
+      console: outcome,
+    },
+    async attempt(ctx, via, expected) {
+      const admin = await anAdministrator(ctx);
+      const store = ctx.server.gatehouse.store;
+      const user = await createTestUser(store, { password: PASSWORD });
+      await enrolTotp(store, user.id);
+      const [factor] = await store.factors.list(user.id);
+      await expectOutcome(ctx, via, expected, {
+        cli: ['user', 'rename-factor', user.username, factor!.id, name],
+        manage: { method: 'PATCH', path: `/users/${user.id}/factors/${factor!.id}`, actor: admin, body: { name } },
+        console: { path: `/manage/users/${user.id}/factors/${factor!.id}/rename`, actor: admin, form: { name }, inForm: 'name' },
+        refusal: /^the name must be 1 to 64 characters, without control characters$/,
+        manageStatus: 400,
+      });
+      assert.deepEqual((await store.factors.list(user.id)).map((f) => f.name), [expected === 'refused' ? 'phone' : name]);
+    },
+  };
+}
+
 /** The matrix. Every rule is refused or done alike in every front end that has the operation. */
 const RULES: Rule[] = [
   lastAdministrator(
@@ -185,6 +216,8 @@ const RULES: Rule[] = [
       assert.ok(new URL(after.headers.get('location')!).searchParams.get('code'), 'an authorization code');
     },
   },
+  factorRenameRule('x'.repeat(65), 'refused'),
+  factorRenameRule('Work phone', 'done'),
   {
     name: 'organization cycles: moving an organization under its own sub-organization',
     row: { cli: 'refused', 'identity API': 'refused', 'management API': 'refused', console: 'refused' },

@@ -11,7 +11,11 @@ import { IdentityError } from '../../src/identity/errors.ts';
 import type { Acting } from '../../src/manage/acting.ts';
 import { userAdministration } from '../../src/manage/users.ts';
 import type { AuditEvent } from '../../src/observability/audit.ts';
+import { loadConfig } from '../../src/config.ts';
+import { openTotpSecret } from '../../src/crypto/key-encryption.ts';
 import { regenerateRecoveryCodes } from '../../src/oauth/factors/enrolment.ts';
+import { DEFAULT_TOTP, totpCode } from '../../src/oauth/factors/totp.ts';
+import { verifySecondFactor } from '../../src/oauth/factors/verify.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { aGroup, aStoredUser, openTestStore, T0, type TestStore } from '../helpers/store.ts';
 
@@ -86,7 +90,71 @@ for (const kind of DATABASES) {
       const factor = await users().importTotp(operator, admin.id, { secret: SECRET });
       await assert.rejects(users().removeFactor(apiAccount, admin.id, factor.id), only);
       await assert.rejects(users().resetFactors(apiAccount, admin.id), only);
-      assert.equal((await users().factors(admin.id)).length, 1);
+      await assert.rejects(users().renameFactor(apiAccount, admin.id, factor.id, 'mine now'), only);
+      assert.deepEqual((await users().factors(admin.id)).map((f) => f.name), ['Authenticator app']);
+    });
+
+    test('renameFactor renames by user and id together, with the one name rule, and emits factor.renamed', async () => {
+      const user = await aStoredUser(harness.store);
+      const other = await aStoredUser(harness.store);
+      const factor = await users().importTotp(operator, user.id, { secret: SECRET });
+      const renamed = await users().renameFactor(operator, user.username, factor.id, '  work phone  ');
+      assert.deepEqual(renamed, { ...factor, name: 'work phone' });
+      assert.deepEqual((await users().factors(user.id)).map((f) => f.name), ['work phone']);
+      const name = (e: unknown) => e instanceof IdentityError && e.code === 'invalid_argument' && e.field === 'name';
+      for (const bad of ['', '   ', 'x'.repeat(65), 'tab\there', 'bell\u0007', 'c1\u0085', 'del\u007f']) {
+        await assert.rejects(users().renameFactor(operator, user.id, factor.id, bad), name, JSON.stringify(bad));
+      }
+      assert.equal((await users().renameFactor(operator, user.id, factor.id, 'é'.repeat(64))).name, 'é'.repeat(64));
+      const missing = (e: unknown) => e instanceof IdentityError && e.code === 'not_found';
+      await assert.rejects(users().renameFactor(operator, other.id, factor.id, 'stolen'), missing);
+      await assert.rejects(users().renameFactor(operator, user.id, 'no-such-factor', 'x'), missing);
+      assert.deepEqual(events.slice(1), [
+        { event: 'factor.renamed', userId: user.id, kind: 'totp', factorId: factor.id, name: 'work phone', actor: operator.actor },
+        { event: 'factor.renamed', userId: user.id, kind: 'totp', factorId: factor.id, name: 'é'.repeat(64), actor: operator.actor },
+      ]);
+    });
+
+    test('sealTotpSecrets seals the secrets stored in the clear in one unit of work, once: codes still verify; a second run seals none; without a key it is refused', async () => {
+      const unkeyed = userAdministration({ ...ports(), settings: { manageAdminGroup: groups.admin, keyEncryptionKey: undefined } });
+      await assert.rejects(unkeyed.sealTotpSecrets(operator), (e: unknown) => e instanceof IdentityError && e.code === 'invalid_argument');
+      const user = await aStoredUser(harness.store);
+      const clear = await unkeyed.importTotp(operator, user.id, { secret: SECRET });
+      clock.advance(1000);
+      await unkeyed.importTotp(operator, user.id, { secret: 'JBSWY3DPEHPK3PXPJBSWY3DP', name: 'tablet' });
+      assert.deepEqual((await harness.store.factors.totpFactors(user.id)).map((t) => t.secret), [{ form: 'clear', value: SECRET }, { form: 'clear', value: 'JBSWY3DPEHPK3PXPJBSWY3DP' }]);
+      const before = (await harness.store.factors.clearTotpSecrets()).length;
+      events.length = 0;
+      assert.equal(await users().sealTotpSecrets(operator), before);
+      assert.deepEqual(await harness.store.factors.clearTotpSecrets(), []);
+      const stored = await harness.store.factors.totpFactors(user.id);
+      assert.deepEqual(stored.map((t) => t.secret.form), ['sealed', 'sealed']);
+      assert.deepEqual(stored.map((t) => openTotpSecret(t.secret.value, KEK)), [SECRET, 'JBSWY3DPEHPK3PXPJBSWY3DP']);
+      assert.equal(await users().sealTotpSecrets(operator), 0);
+      const code = totpCode(DEFAULT_TOTP, SECRET, clock.now());
+      const verified = await verifySecondFactor({ config: loadConfig({ GATEHOUSE_ISSUER: 'https://sso.example.com', GATEHOUSE_KEY_ENCRYPTION_KEY: KEK }), store: harness.store, clock, audit: { emit: () => undefined } }, { userId: user.id, username: user.username, code, ip: '192.0.2.1' });
+      assert.deepEqual(verified, { type: 'ok', kind: 'totp', amr: ['otp', 'mfa'] });
+      assert.deepEqual(events.filter((e) => e.event === 'factor.secrets_sealed'), [
+        { event: 'factor.secrets_sealed', sealed: before, actor: operator.actor },
+        { event: 'factor.secrets_sealed', sealed: 0, actor: operator.actor },
+      ]);
+      assert.ok(!JSON.stringify(events).includes(SECRET));
+      assert.equal(clear.kind, 'totp');
+    });
+
+    test('sealing is conditional on the clear secret: racing runs on two stores seal each secret exactly once', async () => {
+      const unkeyed = userAdministration({ ...ports(), settings: { manageAdminGroup: groups.admin, keyEncryptionKey: undefined } });
+      const user = await aStoredUser(harness.store);
+      for (let i = 0; i < 5; i++) await unkeyed.importTotp(operator, user.id, { secret: SECRET, name: `app ${i}` });
+      const other = await harness.open();
+      try {
+        const pending = (await harness.store.factors.clearTotpSecrets()).length;
+        const counts = await Promise.all([users().sealTotpSecrets(operator), userAdministration({ ...ports(), store: other }).sealTotpSecrets(operator)]);
+        assert.equal(counts[0] + counts[1], pending);
+        assert.deepEqual((await harness.store.factors.totpFactors(user.id)).map((t) => openTotpSecret(t.secret.value, KEK)), Array(5).fill(SECRET));
+      } finally {
+        await other.close();
+      }
     });
   });
 }

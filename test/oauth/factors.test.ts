@@ -8,7 +8,8 @@ import { after, before, beforeEach, describe, test } from 'node:test';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';
-import { noAudit } from '../../src/observability/audit.ts';
+import { noAudit, type AuditEvent } from '../../src/observability/audit.ts';
+import { AUDIT_EVENTS } from '../../src/observability/audit-catalog.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { confirmTotpEnrolment, FactorInputError, importTotpFactor, regenerateRecoveryCodes, startTotpEnrolment } from '../../src/oauth/factors/enrolment.ts';
 import { normalizeRecoveryCode, recoveryCodesMethod } from '../../src/oauth/factors/recovery-codes.ts';
@@ -234,6 +235,9 @@ describe('second-factor metrics', () => {
     sink.emit({ event: 'factor.enrolled', userId: 'u', kind: 'totp', factorId: 'f', name: 'phone', actor });
     sink.emit({ event: 'factor.removed', userId: 'u', kind: 'totp', factorId: 'f', actor });
     sink.emit({ event: 'factor.reset', userId: 'u', removed: 2, actor });
+    sink.emit({ event: 'factor.renamed', userId: 'u', kind: 'recovery_codes', factorId: 'r', name: 'printed', actor });
+    sink.emit({ event: 'factor.secrets_sealed', sealed: 3, actor });
+    sink.emit({ event: 'factor.secrets_sealed', sealed: 0, actor });
     const text = await metrics.registry.metrics();
     for (const line of [
       'gatehouse_second_factor_events_total{event="verified",kind="totp"} 1',
@@ -243,7 +247,35 @@ describe('second-factor metrics', () => {
       'gatehouse_second_factor_events_total{event="enrolled",kind="totp"} 1',
       'gatehouse_second_factor_events_total{event="removed",kind="totp"} 1',
       'gatehouse_second_factor_events_total{event="reset"} 1',
+      'gatehouse_second_factor_events_total{event="renamed",kind="recovery_codes"} 1',
+      'gatehouse_second_factor_events_total{event="secrets_sealed"} 3',
       'gatehouse_throttle_events_total{kind="second_factor",event="refused"} 1',
     ]) assert.ok(text.includes(`${line}\n`), line);
+  });
+});
+
+describe('every factor event is counted', () => {
+  test('each `factor.*` event of the audit catalogue adds to gatehouse_second_factor_events_total: a new factor event without a count fails here (issue 24, item 6)', async () => {
+    const actor = { via: 'cli' as const, caller: 'root' };
+    const who = { userId: 'u', username: 'alice' };
+    // One event of each kind the catalogue names; the table must name them all.
+    const samples: Record<string, AuditEvent> = {
+      'factor.verified': { event: 'factor.verified', ...who, kind: 'totp', factorId: 'f' },
+      'factor.failed': { event: 'factor.failed', ...who },
+      'factor.throttled': { event: 'factor.throttled', ...who, by: 'ip', retryAfter: 1 },
+      'factor.enrolled': { event: 'factor.enrolled', userId: 'u', kind: 'totp', factorId: 'f', name: 'phone' },
+      'factor.removed': { event: 'factor.removed', userId: 'u', kind: 'totp', factorId: 'f' },
+      'factor.reset': { event: 'factor.reset', userId: 'u', removed: 1, actor },
+      'factor.renamed': { event: 'factor.renamed', userId: 'u', kind: 'totp', factorId: 'f', name: 'work' },
+      'factor.secrets_sealed': { event: 'factor.secrets_sealed', sealed: 1, actor },
+    };
+    assert.deepEqual(Object.keys(samples).sort(), Object.keys(AUDIT_EVENTS).filter((name) => name.startsWith('factor.')).sort());
+    for (const [name, event] of Object.entries(samples)) {
+      const metrics = new Metrics();
+      metrics.countingSink(noAudit).emit(event);
+      const text = await metrics.registry.metrics();
+      const counted = text.split('\n').filter((line) => line.startsWith('gatehouse_second_factor_events_total{')).map((line) => Number(line.split(' ').at(-1)));
+      assert.deepEqual(counted, [1], `${name} counts once`);
+    }
   });
 });

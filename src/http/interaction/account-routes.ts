@@ -4,6 +4,7 @@ import {
   confirmAccountTotp,
   newAccountRecoveryCodes,
   removeAccountFactor,
+  renameAccountFactor,
   resumeAccountTotp,
   secondFactorForAccount,
   signInToAccount,
@@ -39,7 +40,7 @@ export function accountSecurityPath(config: Pick<HttpDeps['config'], 'issuerPath
 export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
   useHtmlScope(app, deps);
   const page = accountSecurityPath(deps.config);
-  const paths = { page, signIn: `${page}/sign-in`, secondFactor: `${page}/second-factor`, totp: `${page}/totp`, confirm: `${page}/totp/confirm`, recoveryCodes: `${page}/recovery-codes`, remove: `${page}/remove` };
+  const paths = { page, signIn: `${page}/sign-in`, secondFactor: `${page}/second-factor`, totp: `${page}/totp`, confirm: `${page}/totp/confirm`, recoveryCodes: `${page}/recovery-codes`, remove: `${page}/remove`, rename: `${page}/rename` };
   const origin = new URL(deps.config.issuer).origin;
   const view = (request: FastifyRequest, reply: FastifyReply) => new AccountView(request, reply, deps, paths);
 
@@ -135,6 +136,15 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     if (removed.type === 'not_found') return view(request, reply).overview(now, { status: 404, message: 'accountFactorNotFound' });
     return view(request, reply).overview(now, { notice: 'accountFactorRemoved' });
   });
+
+  change(paths.rename, async (request, reply, account, raw) => {
+    const renamed = await renameAccountFactor(deps, account, formField(raw, 'factor_id'), formField(raw, 'name'), clientAddress(request));
+    if (renamed.type === 'reauthenticate') return reauthenticate(request, reply, account);
+    const now = (await accountOf(deps, readSessionCookie(request, deps.config))) ?? account;
+    if (renamed.type === 'not_found') return view(request, reply).overview(now, { status: 404, message: 'accountFactorNotFound' });
+    if (renamed.type === 'invalid_name') return view(request, reply).overview(now, { status: 400, message: 'accountFactorNameInvalid' });
+    return view(request, reply).overview(now, { notice: 'accountFactorRenamed' });
+  });
 }
 
 interface Options {
@@ -144,7 +154,7 @@ interface Options {
   retryAfter?: number;
 }
 
-type Paths = Record<'page' | 'signIn' | 'secondFactor' | 'totp' | 'confirm' | 'recoveryCodes' | 'remove', string>;
+type Paths = Record<'page' | 'signIn' | 'secondFactor' | 'totp' | 'confirm' | 'recoveryCodes' | 'remove' | 'rename', string>;
 
 /** The page's renderings, in the browser's language; every one sends `Referrer-Policy: same-origin` (the Origin check, SA53). */
 class AccountView {
@@ -180,6 +190,7 @@ class AccountView {
       lastUsed: factor.lastUsedAt === undefined ? t.accountNever : this.date(factor.lastUsedAt),
       codesLeft: factor.codesLeft === undefined ? '' : String(factor.codesLeft),
       removeText: t.accountRemove.replace('{name}', () => factor.name),
+      renameLabel: t.accountRenameLabel.replace('{name}', () => factor.name),
     }));
     return this.send('overview', options, {
       heading: t.accountTitle,

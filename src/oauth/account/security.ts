@@ -19,7 +19,8 @@ import { checkPasswordLogin, PASSWORD_AMR, startBrowserSession } from '../author
 import type { OAuthDeps } from '../deps.ts';
 import { confirmTotpEnrolment, FactorInputError, regenerateRecoveryCodes, startTotpEnrolment, type TotpEnrolment } from '../factors/enrolment.ts';
 import { otpauthUri, qrSvg, totpIssuer } from '../factors/totp.ts';
-import { factorSummaries, removeUserFactor, type FactorSummary } from '../factors/verify.ts';
+import { removeUserFactor, renameUserFactor } from '../factors/changes.ts';
+import { factorSummaries, type FactorSummary } from '../factors/verify.ts';
 import { findUsableSession } from '../sessions.ts';
 
 /**
@@ -161,6 +162,25 @@ export async function removeAccountFactor(deps: OAuthDeps, account: Account, fac
   if (factor === undefined) return { type: 'not_found' };
   deps.audit.emit({ event: 'factor.removed', userId: account.user.id, kind: factor.kind, factorId: factor.id, ip });
   return { type: 'removed', factor };
+}
+
+/**
+ * Renames one of the user's own factors (needs a recent sign-in, as every change: SA51), by the
+ * use case every front end calls (src/oauth/factors/changes.ts: the one name rule). `invalid_name`:
+ * the name is refused (nothing changed); `not_found`: no such factor of this user's.
+ */
+export async function renameAccountFactor(deps: OAuthDeps, account: Account, factorId: string, name: string, ip: string | undefined): Promise<{ type: 'renamed'; factor: Factor } | { type: 'invalid_name' } | { type: 'not_found' } | { type: 'reauthenticate' }> {
+  if (!account.fresh) return { type: 'reauthenticate' };
+  let factor: Factor | undefined;
+  try {
+    factor = await renameUserFactor(deps.store, account.user.id, factorId, name);
+  } catch (error) {
+    if (error instanceof FactorInputError) return { type: 'invalid_name' };
+    throw error;
+  }
+  if (factor === undefined) return { type: 'not_found' };
+  deps.audit.emit({ event: 'factor.renamed', userId: account.user.id, kind: factor.kind, factorId: factor.id, name: factor.name, ip });
+  return { type: 'renamed', factor };
 }
 
 const PROOF_LABEL = 'gatehouse account totp enrolment v1';

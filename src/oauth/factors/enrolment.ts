@@ -49,7 +49,6 @@ type StoringDeps = Pick<EnrolmentDeps, 'store' | 'clock' | 'random'> & { config:
 
 export const DEFAULT_TOTP_NAME = 'Authenticator app';
 export const RECOVERY_CODES_NAME = 'Recovery codes';
-const MAX_NAME = 64;
 
 /** A fresh TOTP secret for `account` (the username the app shows), its URI and QR code. Stores nothing. */
 export async function startTotpEnrolment(deps: Pick<OAuthDeps, 'config'>, account: string): Promise<TotpEnrolment> {
@@ -73,7 +72,7 @@ export async function confirmTotpEnrolment(
 ): Promise<ConfirmResult> {
   const secret = parseBase32Secret(input.secret);
   if (secret === undefined) throw new FactorInputError('secret', 'the secret is not a base32 TOTP secret of at least 80 bits');
-  const name = factorName(input.name ?? DEFAULT_TOTP_NAME);
+  const name = validFactorName(input.name ?? DEFAULT_TOTP_NAME);
   const now = deps.clock.now();
   const step = matchingStep(DEFAULT_TOTP, secret, input.code.replace(/[\s-]/g, ''), now);
   if (step === undefined) return { type: 'wrong_code' };
@@ -105,7 +104,7 @@ export async function importTotpFactor(deps: StoringDeps, userId: string, input:
   if (!Number.isInteger(period) || period < 10 || period > 120) throw new FactorInputError('period', 'the period must be a whole number of seconds from 10 to 120');
   const algorithm = (input.algorithm ?? DEFAULT_TOTP.algorithm).toUpperCase().replace('-', '');
   if (!isAlgorithm(algorithm)) throw new FactorInputError('algorithm', 'the algorithm must be SHA1, SHA256 or SHA512');
-  return storeTotp(deps, userId, secret, { algorithm, digits, period }, factorName(input.name ?? DEFAULT_TOTP_NAME), undefined);
+  return storeTotp(deps, userId, secret, { algorithm, digits, period }, validFactorName(input.name ?? DEFAULT_TOTP_NAME), undefined);
 }
 
 /**
@@ -137,10 +136,20 @@ async function missingUser<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-function factorName(name: string): string {
+/** The longest name a factor may have (characters): what a list shows on one line. */
+export const MAX_FACTOR_NAME = 64;
+
+/**
+ * The name of a factor as every front end accepts it (decisions SA101): trimmed, 1 to
+ * MAX_FACTOR_NAME characters, no control characters (C0, DEL, C1: they would break a terminal's
+ * table or a log line). FactorInputError `name` otherwise.
+ */
+export function validFactorName(name: string): string {
   const trimmed = name.trim();
   // eslint-disable-next-line no-control-regex
-  if (trimmed === '' || trimmed.length > MAX_NAME || /[\u0000-\u001f\u007f]/.test(trimmed)) throw new FactorInputError('name', `the name must be 1 to ${MAX_NAME} characters, without control characters`);
+  if (trimmed === '' || [...trimmed].length > MAX_FACTOR_NAME || /[\u0000-\u001f\u007f-\u009f]/.test(trimmed)) {
+    throw new FactorInputError('name', `the name must be 1 to ${MAX_FACTOR_NAME} characters, without control characters`);
+  }
   return trimmed;
 }
 

@@ -30,16 +30,8 @@ export async function factorSummaries(store: Pick<StoreTransaction, 'factors'>, 
   return Promise.all(factors.map(async (factor) => (factor.kind === 'recovery_codes' ? { ...factor, codesLeft: await store.factors.recoveryCodesLeft(factor.id) } : factor)));
 }
 
-/**
- * Removes one of the user's factors, found among theirs (an id of another user's factor removes
- * nothing: the store deletes by user and id together); the factor removed, or undefined. Run it in
- * the unit of work of the change, so the factor read is the one deleted.
- */
-export async function removeUserFactor(store: Pick<StoreTransaction, 'factors'>, userId: string, factorId: string): Promise<Factor | undefined> {
-  const factor = (await store.factors.list(userId)).find((f) => f.id === factorId);
-  if (factor === undefined || !(await store.factors.delete(userId, factor.id))) return undefined;
-  return factor;
-}
+/** Moved to changes.ts with the other changes of factors; kept here for the callers that import it from verify.ts. */
+export { removeUserFactor } from './changes.ts';
 
 export type SecondFactorDeps = Pick<OAuthDeps, 'config' | 'store' | 'clock' | 'audit'>;
 

@@ -106,6 +106,28 @@ export class SqlFactorStore implements FactorStore {
     const result = await this.#db.deleteFrom('user_factors').where('user_id', '=', userId).executeTakeFirst();
     return Number(result.numDeletedRows);
   }
+
+  async rename(userId: string, factorId: string, name: string): Promise<boolean> {
+    const result = await this.#db.updateTable('user_factors').set({ name }).where('user_id', '=', userId).where('id', '=', factorId).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async clearTotpSecrets(): Promise<{ factorId: string; secret: string }[]> {
+    const rows = await this.#db.selectFrom('user_factors').select(['id', 'secret']).where('kind', '=', 'totp').where('sealed', '=', 0).orderBy('id').execute();
+    return rows.filter((row) => row.secret !== null).map((row) => ({ factorId: row.id, secret: row.secret ?? '' }));
+  }
+
+  async sealTotpSecret(factorId: string, clear: string, sealed: string): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('user_factors')
+      .set({ secret: sealed, sealed: 1 })
+      .where('id', '=', factorId)
+      .where('kind', '=', 'totp')
+      .where('sealed', '=', 0)
+      .where('secret', '=', clear)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
 }
 
 function rowOf(factor: Factor) {

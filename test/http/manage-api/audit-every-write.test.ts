@@ -106,6 +106,13 @@ const WRITES: Record<string, Entry> = {
       return { params: { id: user.id, factor_id: String((await ctx.api('POST', `/users/${user.id}/factors/totp`, { secret: TOTP_SECRET })).id) } };
     },
   },
+  renameUserFactor: {
+    events: ['factor.renamed'],
+    async setup(ctx) {
+      const user = await addUser(ctx.server.gatehouse.store);
+      return { params: { id: user.id, factor_id: String((await ctx.api('POST', `/users/${user.id}/factors/totp`, { secret: TOTP_SECRET })).id) }, body: { name: 'Renamed' } };
+    },
+  },
   resetUserFactors: {
     events: ['factor.reset'],
     async setup(ctx) {

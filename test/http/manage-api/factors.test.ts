@@ -76,6 +76,29 @@ for (const db of DATABASES) {
       assertProblem(await call('DELETE', `/users/${user.id}/factors/${totp!.id}`), 404);
     });
 
+    test('PATCH renames one factor: 200 with the record, audited as factor.renamed; bad names 400 naming name; a reader 403; another user\'s factor 404', async () => {
+      const user = await addUser(store());
+      const other = await addUser(store());
+      await enrolTotp(store(), user.id, clock.now() - 2000);
+      const [totp] = await store().factors.list(user.id);
+      audit.clear();
+      const answer = await call('PATCH', `/users/${user.id}/factors/${totp!.id}`, { name: ' work phone ' });
+      assert.equal(answer.status, 200, answer.text);
+      assert.deepEqual(answer.json, { id: totp!.id, kind: 'totp', name: 'work phone', created_at: new Date(clock.now() - 2000).toISOString(), last_used_at: null });
+      assert.deepEqual((await store().factors.list(user.id)).map((f) => f.name), ['work phone']);
+      const actor = { via: 'manage-api', caller: tokens.adminUser.id, clientId: CONSOLE_CLIENT_ID };
+      assert.deepEqual(
+        audit.all().map((e) => { const { event, userId, kind, factorId, name, actor } = e as Record<string, unknown>; return { event, userId, kind, factorId, name, actor }; }),
+        [{ event: 'factor.renamed', userId: user.id, kind: 'totp', factorId: totp!.id, name: 'work phone', actor }],
+      );
+      for (const body of [{ name: '' }, { name: 'x'.repeat(65) }, { name: 'line\nbreak' }, { name: 5 }, {}, { name: 'ok', extra: 1 }]) {
+        assertProblem(await call('PATCH', `/users/${user.id}/factors/${totp!.id}`, body), 400, Object.keys(body).includes('extra') ? 'extra' : 'name');
+      }
+      assert.equal((await call('PATCH', `/users/${user.id}/factors/${totp!.id}`, { name: 'reader' }, tokens.reader)).status, 403);
+      assertProblem(await call('PATCH', `/users/${other.id}/factors/${totp!.id}`, { name: 'stolen' }), 404);
+      assert.deepEqual((await store().factors.list(user.id)).map((f) => f.name), ['work phone']);
+    });
+
     test('reset removes every factor and answers how many; audited as factor.reset; a user without any: 0', async () => {
       const user = await addUser(store());
       await enrolTotp(store(), user.id);
@@ -136,12 +159,12 @@ for (const db of DATABASES) {
       assert.equal((await store().factors.list(other.id)).length, 1, "the other user's factor stays");
     });
 
-    test('the OpenAPI document has the four routes, the secret write-only', async () => {
+    test('the OpenAPI document has the five routes, the secret write-only', async () => {
       const document = (await call('GET', '/openapi.json')).json as { paths: Record<string, Record<string, { operationId: string; requestBody?: { content: Record<string, { schema: { properties: Record<string, Record<string, unknown>> } }> } }>> };
       const factors = '/manage/api/v1/users/{id}/factors';
       assert.deepEqual(
-        [document.paths[factors]?.get?.operationId, document.paths[`${factors}/{factor_id}`]?.delete?.operationId, document.paths[`${factors}/reset`]?.post?.operationId, document.paths[`${factors}/totp`]?.post?.operationId],
-        ['listUserFactors', 'removeUserFactor', 'resetUserFactors', 'importUserTotp'],
+        [document.paths[factors]?.get?.operationId, document.paths[`${factors}/{factor_id}`]?.delete?.operationId, document.paths[`${factors}/{factor_id}`]?.patch?.operationId, document.paths[`${factors}/reset`]?.post?.operationId, document.paths[`${factors}/totp`]?.post?.operationId],
+        ['listUserFactors', 'removeUserFactor', 'renameUserFactor', 'resetUserFactors', 'importUserTotp'],
       );
       assert.equal(document.paths[`${factors}/totp`]!.post!.requestBody!.content['application/json']!.schema.properties.secret!.writeOnly, true);
     });

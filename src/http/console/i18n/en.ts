@@ -326,6 +326,10 @@ export const en = {
   resetFactors: "Reset all second factors",
   confirmResetFactors: "Remove every second factor of “{name}”? They sign in with the password alone until they enrol again. Verify who is asking first.",
   done_reset: "The second factors were removed: the password alone signs in until the user enrols again.",
+  renameFactor: "Rename",
+  renameNamedFactor: "Rename {factor}",
+  renameFactorTitle: "Rename the second factor “{factor}” of “{name}”",
+  done_renamed: "Renamed.",
 };
 
 export type ConsoleMessages = typeof en;

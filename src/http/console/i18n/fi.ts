@@ -328,4 +328,8 @@ export const fi: ConsoleMessages = {
   resetFactors: "Poista kaikki toiset tunnistustekijät",
   confirmResetFactors: "Poistetaanko käyttäjän ”{name}” kaikki toiset tunnistustekijät? Hän kirjautuu pelkällä salasanalla, kunnes ottaa tekijän uudelleen käyttöön. Varmista ensin, kuka pyytää.",
   done_reset: "Toiset tunnistustekijät poistettiin: pelkkä salasana riittää kirjautumiseen, kunnes käyttäjä ottaa tekijän uudelleen käyttöön.",
+  renameFactor: "Nimeä uudelleen",
+  renameNamedFactor: "Nimeä uudelleen {factor}",
+  renameFactorTitle: "Nimeä uudelleen käyttäjän ”{name}” toinen tunnistustekijä ”{factor}”",
+  done_renamed: "Nimettiin uudelleen.",
 };

@@ -328,4 +328,8 @@ export const sv: ConsoleMessages = {
   resetFactors: "Återställ alla andra faktorer",
   confirmResetFactors: "Ta bort alla andra faktorer för ”{name}”? Användaren loggar in med enbart lösenordet tills en faktor registreras igen. Kontrollera först vem som frågar.",
   done_reset: "De andra faktorerna togs bort: enbart lösenordet loggar in tills användaren registrerar en faktor igen.",
+  renameFactor: "Byt namn",
+  renameNamedFactor: "Byt namn på {factor}",
+  renameFactorTitle: "Byt namn på den andra faktorn ”{factor}” för ”{name}”",
+  done_renamed: "Namnet ändrades.",
 };

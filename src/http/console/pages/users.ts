@@ -5,7 +5,7 @@
  * through a confirmation page first.
  */
 import type { FastifyReply } from 'fastify';
-import { ensureOk, segment } from '../api.ts';
+import { ApiError, ensureOk, segment } from '../api.ts';
 import { CONSOLE_PATH } from '../../../manage/management-clients.ts';
 import { fill } from '../i18n.ts';
 import { field, formErrors, type ConsolePage, type PageCall } from '../page.ts';
@@ -120,6 +120,7 @@ export const userPages: ConsolePage[] = [
           lastUsed: typeof f.last_used_at === 'string' ? formatTime(call.locale, f.last_used_at) : call.t.never,
           codesLeft: typeof f.codes_left === 'number' ? String(f.codes_left) : '',
           href: `${path}/factors/${segment(text(f.id))}/remove`,
+          renameHref: `${path}/factors/${segment(text(f.id))}/rename`,
         })),
         sessions: items(sessions).map((s) => ({ id: text(s.id), started: formatTime(call.locale, s.created_at), expires: formatTime(call.locale, s.expires_at), clients: Array.isArray(s.clients) ? s.clients.join(', ') : '', href: `${path}/sessions/${segment(text(s.id))}/end` })),
         consents: items(consents).map((c) => ({ client: text(c.client_id), scope: Array.isArray(c.scope) ? c.scope.join(' ') : text(c.scope), granted: formatTime(call.locale, c.granted_at), href: `${path}/consents/${segment(text(c.client_id))}/withdraw` })),
@@ -243,6 +244,34 @@ export const userPages: ConsolePage[] = [
       return call.redirect(userPath(id), 'removed');
     },
   }),
+  {
+    method: 'GET',
+    path: '/users/:id/factors/:factor_id/rename',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      const factor = await factorOf(call, id, call.params.factor_id ?? '');
+      return renameFactorForm(call, id, factor.id, fill(call.t.renameFactorTitle, { name: factor.userName, factor: factor.name }), factor.name);
+    },
+  },
+  {
+    method: 'POST',
+    path: '/users/:id/factors/:factor_id/rename',
+    section: SECTION,
+    async handle(call) {
+      const id = call.params.id ?? '';
+      const factorId = call.params.factor_id ?? '';
+      const name = field(call.form, 'name');
+      // The rule for names is the use case's (src/oauth/factors/changes.ts), through the API: a refusal names the field.
+      const answer = await call.api.call('PATCH', `${userPath(id)}/factors/${segment(factorId)}`, { body: { name } });
+      if (answer.status === 400) {
+        const factor = await factorOf(call, id, factorId);
+        return renameFactorForm(call, id, factor.id, fill(call.t.renameFactorTitle, { name: factor.userName, factor: factor.name }), name, formErrors(answer.body), 400);
+      }
+      ensureOk(answer);
+      return call.redirect(userPath(id), 'renamed');
+    },
+  },
   ...confirmedChange({
     path: '/users/:id/factors/reset',
     section: SECTION,
@@ -280,6 +309,30 @@ export const userPages: ConsolePage[] = [
     },
   }),
 ];
+
+/** The user's factor of that id, with the user's name for the page's title; the API's 404 (ApiError) when either is gone. */
+async function factorOf(call: PageCall, id: string, factorId: string): Promise<{ id: string; name: string; userName: string }> {
+  const [user, factors] = await Promise.all([call.api.get<UserView>(userPath(id)), call.api.get<{ items: { id: string; name: string }[] }>(`${userPath(id)}/factors`)]);
+  const factor = factors.items.find((f) => f.id === factorId);
+  if (factor === undefined) throw new ApiError({ status: 404, body: { title: 'Not Found', detail: 'the user has no such second factor' }, headers: {} });
+  return { id: factor.id, name: factor.name, userName: nameOf(user) };
+}
+
+function renameFactorForm(call: PageCall, id: string, factorId: string, title: string, name: string, errors: Record<string, string[]> = {}, status = 200): FastifyReply {
+  return call.render(
+    'client-form',
+    {
+      title,
+      action: `${CONSOLE_PATH}${userPath(id)}/factors/${segment(factorId)}/rename`,
+      submitLabel: call.t.renameFactor,
+      cancel: `${CONSOLE_PATH}${userPath(id)}`,
+      hasErrors: Object.keys(errors).length > 0,
+      generalErrors: errors[''] ?? [],
+      fields: [{ name: 'name', label: call.t.factorName, type: 'text', value: name, required: true, errors: errors.name }],
+    },
+    status,
+  );
+}
 
 function passwordForm(call: PageCall, id: string, name: string, errors: Record<string, string[]> = {}, status = 200): FastifyReply {
   return call.render(

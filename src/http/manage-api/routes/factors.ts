@@ -1,5 +1,5 @@
 /**
- * `/users/{id}/factors`: a user's second factors (docs/second-factors.md) — list them, remove one,
+ * `/users/{id}/factors`: a user's second factors (docs/second-factors.md) — list them, rename one, remove one,
  * remove them all (a user who lost the authenticator and the recovery codes), import a TOTP secret
  * exported from another server. Each calls the use case the CLI calls (src/manage/user-factors.ts),
  * which holds the rules (an administrator's factors are changed by administrators only) and emits
@@ -55,6 +55,24 @@ export const factorRoutes: ManageRoute[] = [
       const user = await pathUser(call);
       await call.deps.admin.users.removeFactor(call.acting, user.id, call.params.factor_id ?? '');
       return { status: 204 };
+    },
+  },
+  {
+    method: 'PATCH',
+    path: '/users/:id/factors/:factor_id',
+    operationId: 'renameUserFactor',
+    summary: "Rename one of a user's second factors",
+    description: `\`name\`: 1 to 64 characters once trimmed, no control characters (the same rule as the CLI, the console and the account security page). 404 when the user has no such factor. An administrator's factors are changed by administrators only (403).`,
+    tag: 'Second factors',
+    access: 'write',
+    params: { type: 'object', required: ['id', 'factor_id'], properties: { id: uuidSchema, factor_id: { type: 'string', maxLength: 64 } } },
+    body: { type: 'object', required: ['name'], additionalProperties: false, properties: { name: { type: 'string', maxLength: 255 } } },
+    responses: { 200: { description: 'The factor as renamed.', schema: factorSchema } },
+    async handle(call) {
+      const user = await pathUser(call);
+      const body = call.body as { name: string };
+      const factor = await call.deps.admin.users.renameFactor(call.acting, user.id, call.params.factor_id ?? '', body.name);
+      return { body: factorRecord(factor) };
     },
   },
   {
