@@ -98,8 +98,8 @@ async function sendSignedIn(request: FastifyRequest, reply: FastifyReply, deps: 
   return sendCode(request, reply, deps, outcome.target, outcome.code, 303);
 }
 
-/** The second factor's page of the login page: the request's fields carried, its display and language. */
-function sendCodePage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, options: Pick<SecondFactorPage, 'method' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
+/** The second factor's page of the login page (and of a step-up, authorization.ts): the request's fields carried, its display and language. */
+export function sendCodePage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, options: Pick<SecondFactorPage, 'method' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
   const locale = chooseLocale(authorization.uiLocales, request.headers['accept-language']);
   // The page's POST ends in a 303 to the redirect_uri, which Chromium checks against form-action.
   const formAction = formActionSource(authorization.target.redirectUri);

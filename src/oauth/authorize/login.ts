@@ -2,7 +2,10 @@ import type { FactorKind } from '../../domain/factor.ts';
 import type { SsoSession } from '../../domain/session.ts';
 import type { UserProfile } from '../../domain/user.ts';
 import type { OAuthDeps } from '../deps.ts';
-import { LoginRequired } from '../errors.ts';
+import { LoginRequired, UnmetAuthenticationRequirements } from '../errors.ts';
+import { factorsOf } from '../factors/verify.ts';
+import { acrClaim, meets } from '../levels.ts';
+import { levelStep, selectsLevel, UNMET } from './decide-interaction.ts';
 import { policyRefusal } from './authorize.ts';
 import { needsConsent } from './consent.ts';
 import { issueCode } from './issue-code.ts';
@@ -59,9 +62,12 @@ export async function loginWithPassword(
     // someone else: then the login changes nothing (OIDC Core §3.1.2.1).
     if (request.hintedSubject !== undefined && request.hintedSubject !== user.id) return hintMismatch(deps, request, user, ip);
     if (check.type === 'second_factor') {
+      // The level the request selects narrows the factors asked for (levels.ts); one out of reach ends here.
+      const step = selectsLevel(request.level) ? levelStep(request.level, PASSWORD_AMR, await factorsOf(deps, user.id)) : { type: 'met' as const };
+      if (step.type === 'unreachable') return { type: 'error', target: request.target, error: new UnmetAuthenticationRequirements(UNMET) };
       // Nothing is issued yet: the sign-in waits for the factor, for this request only (issue 24).
       const pendingCookie = await holdSignIn(deps, { user, clientId, binding: requestBinding(request), amr: PASSWORD_AMR, ip });
-      return { type: 'second_factor', pendingCookie, kinds: check.kinds };
+      return { type: 'second_factor', pendingCookie, kinds: step.type === 'step_up' ? step.kinds : check.kinds };
     }
     return await signedIn(deps, request, user, PASSWORD_AMR, previousCookie, ip);
   } catch (error) {
@@ -85,6 +91,19 @@ export async function loginWithSecondFactor(deps: OAuthDeps, request: Authorizat
   }
 }
 
+/**
+ * A step-up (issue 24, item 3): the browser's session belongs to the user but its amr is below the
+ * level the request selects (decideInteraction answered `step_up`). The sign-in is held as after a
+ * password, with the session's amr as what is proved so far, so the second factor's page asks only
+ * for the missing factor; its answer goes on as loginWithSecondFactor does, and the new session
+ * (which replaces this one) holds the union of both amr (RFC 8176) and a new auth_time.
+ */
+export async function holdStepUp(deps: OAuthDeps, request: AuthorizationRequest, session: SsoSession, ip?: string): Promise<string | undefined> {
+  const user = await deps.store.users.getProfile(session.userId);
+  if (user?.status !== 'enabled') return undefined;
+  return holdSignIn(deps, { user, clientId: request.client.clientId, binding: requestBinding(request), amr: session.amr, ip });
+}
+
 /** What a pending sign-in of the login page answers: the authorization request, as its form carries it (order aside). */
 function requestBinding(request: AuthorizationRequest): string {
   const fields = carriedFields(request).sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1));
@@ -96,7 +115,12 @@ function requestBinding(request: AuthorizationRequest): string {
  * in this order (docs/architecture.md, "After authentication"): the policy check, consent, the code.
  */
 async function signedIn(deps: OAuthDeps, request: AuthorizationRequest, user: UserProfile, amr: readonly string[], previousCookie: string | undefined, ip: string | undefined): Promise<SignedIn> {
-  const { cookieValue, session } = await startBrowserSession(deps, { user, amr, clientId: request.client.clientId, acr: request.acr, ip }, previousCookie);
+  // An essential level the sign-in does not meet (a user without a factor that could; a factor
+  // other than the one asked for): nothing is started or issued. Seam for issue 24 item 5: a user
+  // without a second factor will be led through enrolment here instead.
+  if (!essentialMet(request, amr)) return { type: 'error', target: request.target, error: new UnmetAuthenticationRequirements(UNMET) };
+  const acr = acrClaim(deps.config.levels, request.level.requested, amr);
+  const { cookieValue, session } = await startBrowserSession(deps, { user, amr, clientId: request.client.clientId, acr, ip }, previousCookie);
   const refused = await policyRefusal(deps, request, user.id);
   if (refused?.type === 'denied') return { type: 'denied', request, cookieValue };
   if (refused) return { ...refused, cookieValue };
@@ -104,6 +128,11 @@ async function signedIn(deps: OAuthDeps, request: AuthorizationRequest, user: Us
   if (await needsConsent(deps, request, user.id)) return { type: 'consent', session, cookieValue };
   const code = await issueCode(deps, request, session);
   return { type: 'code', target: request.target, code, cookieValue };
+}
+
+/** Whether `amr` meets what the request requires (a voluntary level missed is no reason to stop). */
+function essentialMet(request: AuthorizationRequest, amr: readonly string[]): boolean {
+  return !request.level.unmeetable && (request.level.essential === undefined || meets(request.level.essential, amr));
 }
 
 /**

@@ -15,7 +15,8 @@ import type { SsoSession } from '../../domain/session.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { RateBudget } from '../../storage/ports.ts';
 import type { OAuthDeps } from '../deps.ts';
-import { checkPolicyAccess } from '../policy/evaluate.ts';
+import { acrClaim, meets } from '../levels.ts';
+import { checkPolicyAccess, policyRequirement } from '../policy/evaluate.ts';
 import { addressGroup, counterKey } from '../throttling/keys.ts';
 import { answerSecondFactor, holdSignIn, signInBinding } from '../authorize/second-factor.ts';
 import { checkPasswordLogin, PASSWORD_AMR, startBrowserSession } from '../authorize/verify-credentials.ts';
@@ -129,10 +130,13 @@ export interface DeviceDecision {
  */
 export async function decideDevice(deps: OAuthDeps, device: PendingDevice, session: SsoSession, approve: boolean, ip?: string): Promise<DeviceDecision | undefined> {
   const now = deps.clock.now();
-  const approval = { userId: session.userId, sessionIndex: session.sessionIndex, authTime: session.authTime, amr: session.amr, acr: session.acr };
+  // RFC 8628 §3.1 has no acr_values: the device's tokens carry the strongest level the session meets.
+  const approval = { userId: session.userId, sessionIndex: session.sessionIndex, authTime: session.authTime, amr: session.amr, acr: acrClaim(deps.config.levels, [], session.amr) };
   // A user the client's authorization policy refuses cannot approve: the approval is recorded as a
-  // denial, so the device gets access_denied (RFC 8628 §3.5); the token endpoint checks again.
-  const allowed = approve && (await checkPolicyAccess(deps.store, device.client, session.userId));
+  // denial, so the device gets access_denied (RFC 8628 §3.5); the token endpoint checks again. So
+  // is a session below the policy's minimum_authentication (issue 24; docs/authorization.md).
+  const required = approve ? await policyRequirement(deps.store, device.client) : undefined;
+  const allowed = approve && (required === undefined || meets(required, session.amr)) && (await checkPolicyAccess(deps.store, device.client, session.userId));
   const decided = await deps.store.deviceAuthorizations.decide(device.authorization.userCode, allowed ? { approve: approval } : 'deny', now);
   if (decided) {
     const facts = { clientId: decided.clientId, userId: session.userId, session: fingerprint(session.sessionIndex), userCode: fingerprint(decided.userCode), ip };
