@@ -1,0 +1,187 @@
+/**
+ * Levels of authentication and step-up over HTTP (issue 24, item 3; docs/authorization.md,
+ * "Levels of authentication"), with openid-client as the relying party: acr_values steps a
+ * password session up by asking only for the TOTP code; an essential acr the user cannot reach is
+ * unmet_authentication_requirements at the redirect URI; a voluntary one goes on lower; the
+ * client's default_acr_values and default_max_age; a policy requiring MFA for one client and not
+ * another in one SSO session; prompt=none; amr/acr exact in the ID token, userinfo, introspection
+ * and a refresh; discovery's acr_values_supported exact. The clock is injected (TOTP codes).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import * as oidc from 'openid-client';
+import type { User } from '../../src/domain/user.ts';
+import { ManualClock } from '../../src/lib/clock.ts';
+import { cryptoRandom } from '../../src/lib/random.ts';
+import { registerClient } from '../../src/oauth/client-registration.ts';
+import { parsePolicyDocument } from '../../src/domain/policy.ts';
+import { DATABASES } from '../helpers/databases.ts';
+import { enrolTotp, totpAt } from '../helpers/factors.ts';
+import { browse, CookieJar, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
+import { startServer, type RunningServer } from '../helpers/server.ts';
+
+const PASSWORD = 'levels of assurance';
+const REDIRECT = 'https://levels.example.com/callback';
+const PWD = 'urn:test:pwd';
+const MFA = 'urn:test:mfa';
+const LEVELS = `${PWD}=single,${MFA}=multi,phr`;
+
+for (const db of DATABASES) {
+  describe(`levels of authentication and step-up on ${db.name}`, () => {
+    const clock = new ManualClock(Date.now());
+    let server: RunningServer;
+    const rps = new Map<string, oidc.Configuration>();
+
+    before(async () => {
+      server = await startServer(db, { clock, env: { GATEHOUSE_ACR_LEVELS: LEVELS } });
+      await server.gatehouse.store.policies.insert({ document: parsePolicyDocument({ name: 'needs-mfa', minimum_authentication: 'multi' }), version: 1, createdAt: clock.now(), updatedAt: clock.now() });
+    });
+    after(async () => server.close());
+
+    /** A relying party registered with `metadata` (and the authorization_code and refresh grants). */
+    async function relyingParty(name: string, metadata: Record<string, unknown> = {}): Promise<oidc.Configuration> {
+      const { store } = server.gatehouse;
+      const rp = await registerClient({ clients: store.clients, transaction: store.transaction, clock, random: cryptoRandom }, { client_name: name, redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], refresh_tokens: true, ...metadata });
+      const config = await oidc.discovery(new URL(server.issuer), rp.client.clientId, rp.clientSecret, oidc.ClientSecretBasic(rp.clientSecret!), { execute: [oidc.allowInsecureRequests] });
+      rps.set(name, config);
+      return config;
+    }
+
+    type Page = 'login' | 'code';
+    /**
+     * One authorization request in the browser `jar`: the pages shown on the way (answered with the
+     * password or `code()`), then the redirect's parameters and, for a code, the tokens.
+     */
+    async function authorize(config: oidc.Configuration, jar: CookieJar, user: User, extra: Record<string, string> = {}, code?: () => string) {
+      const verifier = oidc.randomPKCECodeVerifier();
+      const state = oidc.randomState();
+      const nonce = oidc.randomNonce();
+      const url = oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', state, nonce, ...extra });
+      const pages: Page[] = [];
+      let answer = await browse(url.href, jar);
+      while (answer.status === 200 || answer.status === 401) {
+        const html = await answer.text();
+        const page: Page = /name="password"/.test(html) ? 'login' : 'code';
+        assert.ok(page === 'login' || /autocomplete="one-time-code"/.test(html), 'a login or second-factor page');
+        pages.push(page);
+        if (pages.length > 3) break;
+        const fields = Object.fromEntries(formFields(html));
+        const filled = page === 'login' ? { ...fields, username: user.username, password: PASSWORD } : { ...fields, code: code!() };
+        answer = await submit(new URL(formAction(html), server.url).toString(), filled, jar);
+      }
+      const location = new URL(answer.headers.get('location')!);
+      if (location.searchParams.has('error')) return { pages, error: location.searchParams.get('error'), state: location.searchParams.get('state'), sent: state, tokens: undefined };
+      const tokens = await oidc.authorizationCodeGrant(config, location, { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true });
+      return { pages, error: undefined, state: location.searchParams.get('state'), sent: state, tokens };
+    }
+
+    /** amr and acr as the ID token, userinfo, introspection and, after a refresh, introspection and userinfo say them. */
+    async function everywhere(config: oidc.Configuration, tokens: oidc.TokenEndpointResponse & oidc.TokenEndpointResponseHelpers, sub: string) {
+      const id = tokens.claims()!;
+      const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, sub);
+      const introspected = await oidc.tokenIntrospection(config, tokens.access_token);
+      const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+      const refreshedIntrospection = await oidc.tokenIntrospection(config, refreshed.access_token);
+      const refreshedUserinfo = await oidc.fetchUserInfo(config, refreshed.access_token, sub);
+      const facts = [id, userinfo, introspected, refreshedIntrospection, refreshedUserinfo].map((c) => [c.amr, c.acr]);
+      const first = JSON.stringify(facts[0]);
+      assert.ok(facts.every((f) => JSON.stringify(f) === first), `one truth everywhere: ${JSON.stringify(facts)}`);
+      return { amr: facts[0]![0], acr: facts[0]![1], authTime: id.auth_time };
+    }
+
+    const aUser = () => createTestUser(server.gatehouse.store, { password: PASSWORD });
+    const withTotp = async () => {
+      const user = await aUser();
+      const secret = await enrolTotp(server.gatehouse.store, user.id, clock.now());
+      return { user, code: () => totpAt(secret, clock.now()) };
+    };
+
+    test('discovery lists exactly the configured acr values', async () => {
+      const metadata = (await (await fetch(`${server.issuer}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+      assert.deepEqual(metadata.acr_values_supported, [PWD, MFA, 'phr']);
+    });
+
+    test('password only: amr ["pwd"], acr the single level, everywhere; password + TOTP: ["pwd","otp","mfa"] and the multi level', async () => {
+      const rp = await relyingParty('plain');
+      const plain = await aUser();
+      const one = await authorize(rp, new CookieJar(), plain);
+      assert.deepEqual(one.pages, ['login']);
+      assert.deepEqual(await everywhere(rp, one.tokens!, plain.id).then((f) => [f.amr, f.acr]), [['pwd'], PWD]);
+      const { user, code } = await withTotp();
+      const two = await authorize(rp, new CookieJar(), user, {}, code);
+      assert.deepEqual(two.pages, ['login', 'code']);
+      assert.deepEqual(await everywhere(rp, two.tokens!, user.id).then((f) => [f.amr, f.acr]), [['pwd', 'otp', 'mfa'], MFA]);
+    });
+
+    test('acr_values steps a password session up by asking only for the TOTP code: the union amr, a new auth_time, the level asked for', async () => {
+      const rp = await relyingParty('step-up');
+      const user = await aUser();
+      const jar = new CookieJar();
+      // A password session (the user had no factor yet), then a TOTP factor enrolled.
+      const first = await authorize(rp, jar, user);
+      assert.equal((await everywhere(rp, first.tokens!, user.id)).acr, PWD);
+      const secret = await enrolTotp(server.gatehouse.store, user.id, clock.now());
+      clock.advance(60_000);
+      const stepped = await authorize(rp, jar, user, { acr_values: `${MFA} ${PWD}` }, () => totpAt(secret, clock.now()));
+      assert.deepEqual(stepped.pages, ['code'], 'no password again: only the code');
+      const facts = await everywhere(rp, stepped.tokens!, user.id);
+      assert.deepEqual([facts.amr, facts.acr], [['pwd', 'otp', 'mfa'], MFA]);
+      assert.equal(facts.authTime, Math.floor(clock.now() / 1000), 'auth_time is the step-up\'s');
+      // The stepped-up session now answers silently at that level; a single-level request gets the first value it names that is met.
+      const again = await authorize(rp, jar, user, { acr_values: MFA });
+      assert.deepEqual(again.pages, []);
+      const lower = await authorize(rp, jar, user, { acr_values: PWD });
+      assert.deepEqual([lower.pages, (await everywhere(rp, lower.tokens!, user.id)).acr], [[], PWD]);
+    });
+
+    test('an essential acr the user cannot reach: unmet_authentication_requirements at the redirect URI with the state; a voluntary one: a code at the lower level', async () => {
+      const rp = await relyingParty('unmet');
+      const user = await aUser();
+      const jar = new CookieJar();
+      const essential = await authorize(rp, jar, user, { claims: JSON.stringify({ id_token: { acr: { essential: true, value: MFA } } }) });
+      assert.deepEqual([essential.pages, essential.error, essential.state === essential.sent], [['login'], 'unmet_authentication_requirements', true]);
+      const voluntary = await authorize(rp, jar, user, { acr_values: 'phr' });
+      assert.equal((await everywhere(rp, voluntary.tokens!, user.id)).acr, PWD);
+      const { user: totpUser, code } = await withTotp();
+      const passkeyOnly = await authorize(rp, new CookieJar(), totpUser, { claims: JSON.stringify({ id_token: { acr: { essential: true, values: ['phr'] } } }) }, code);
+      assert.deepEqual([passkeyOnly.pages, passkeyOnly.error], [['login'], 'unmet_authentication_requirements'], 'TOTP never reaches phr: refused after the password, before any code');
+    });
+
+    test('a policy requiring MFA for client A but not client B, in one SSO session: B silent, A asks only for the code; prompt=none at A is login_required before', async () => {
+      const a = await relyingParty('A', { authorization_policy: 'needs-mfa' });
+      const b = await relyingParty('B');
+      const user = await aUser();
+      const jar = new CookieJar();
+      const atB = await authorize(b, jar, user);
+      assert.deepEqual(atB.pages, ['login']);
+      const secret = await enrolTotp(server.gatehouse.store, user.id, clock.now());
+      const silentA = await authorize(a, jar, user, { prompt: 'none' });
+      assert.deepEqual([silentA.pages, silentA.error], [[], 'login_required']);
+      const atA = await authorize(a, jar, user, {}, () => totpAt(secret, clock.now()));
+      assert.deepEqual(atA.pages, ['code']);
+      assert.deepEqual(await everywhere(a, atA.tokens!, user.id).then((f) => [f.amr, f.acr]), [['pwd', 'otp', 'mfa'], MFA]);
+      const againB = await authorize(b, jar, user);
+      assert.deepEqual(againB.pages, [], 'B: single sign-on, the session now holds MFA');
+      assert.deepEqual(await everywhere(b, againB.tokens!, user.id).then((f) => [f.amr, f.acr]), [['pwd', 'otp', 'mfa'], MFA]);
+      const noFactor = await aUser();
+      const refused = await authorize(a, new CookieJar(), noFactor);
+      assert.deepEqual([refused.pages, refused.error], [['login'], 'unmet_authentication_requirements']);
+    });
+
+    test('the client\'s default_acr_values step up like acr_values; default_max_age asks for the password again', async () => {
+      const defaults = await relyingParty('defaults', { default_acr_values: [MFA] });
+      const aged = await relyingParty('aged', { default_max_age: 60 });
+      const user = await aUser();
+      const jar = new CookieJar();
+      assert.deepEqual((await authorize(aged, jar, user)).pages, ['login']);
+      const secret = await enrolTotp(server.gatehouse.store, user.id, clock.now());
+      const code = () => totpAt(secret, clock.now());
+      const stepped = await authorize(defaults, jar, user, {}, code);
+      assert.deepEqual(stepped.pages, ['code']);
+      assert.equal((await everywhere(defaults, stepped.tokens!, user.id)).acr, MFA);
+      assert.deepEqual((await authorize(aged, jar, user)).pages, [], 'within default_max_age');
+      clock.advance(61_000);
+      assert.deepEqual((await authorize(aged, jar, user, {}, code)).pages, ['login', 'code'], 'past default_max_age: the password, then the factor');
+    });
+  });
+}
