@@ -326,6 +326,10 @@ export const en = {
   resetFactors: "Reset all second factors",
   confirmResetFactors: "Remove every second factor of “{name}”? They sign in with the password alone until they enrol again. Verify who is asking first.",
   done_reset: "The second factors were removed: the password alone signs in until the user enrols again.",
+  defaultAcrValues: "Default acr values",
+  defaultAcrValuesHint: "acr values asked for when a request names none, one per line, most preferred first (default_acr_values).",
+  defaultMaxAge: "Default max age",
+  defaultMaxAgeHint: "Seconds: a request without max_age asks for a sign-in again when the last one is older (default_max_age). Empty: none.",
 };
 
 export type ConsoleMessages = typeof en;

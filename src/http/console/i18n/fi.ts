@@ -328,4 +328,8 @@ export const fi: ConsoleMessages = {
   resetFactors: "Poista kaikki toiset tunnistustekijät",
   confirmResetFactors: "Poistetaanko käyttäjän ”{name}” kaikki toiset tunnistustekijät? Hän kirjautuu pelkällä salasanalla, kunnes ottaa tekijän uudelleen käyttöön. Varmista ensin, kuka pyytää.",
   done_reset: "Toiset tunnistustekijät poistettiin: pelkkä salasana riittää kirjautumiseen, kunnes käyttäjä ottaa tekijän uudelleen käyttöön.",
+  defaultAcrValues: "Oletusarvoiset acr-arvot",
+  defaultAcrValuesHint: "acr-arvot, joita pyydetään, kun pyyntö ei nimeä yhtään, yksi riviä kohden, halutuin ensin (default_acr_values).",
+  defaultMaxAge: "Oletusarvoinen enimmäisikä",
+  defaultMaxAgeHint: "Sekunteina: pyyntö ilman max_age-arvoa pyytää kirjautumaan uudelleen, kun edellinen kirjautuminen on vanhempi (default_max_age). Tyhjä: ei rajaa.",
 };

@@ -328,4 +328,8 @@ export const sv: ConsoleMessages = {
   resetFactors: "Återställ alla andra faktorer",
   confirmResetFactors: "Ta bort alla andra faktorer för ”{name}”? Användaren loggar in med enbart lösenordet tills en faktor registreras igen. Kontrollera först vem som frågar.",
   done_reset: "De andra faktorerna togs bort: enbart lösenordet loggar in tills användaren registrerar en faktor igen.",
+  defaultAcrValues: "Förvalda acr-värden",
+  defaultAcrValuesHint: "acr-värden som begärs när en begäran inte anger något, ett per rad, det mest önskade först (default_acr_values).",
+  defaultMaxAge: "Förvald högsta ålder",
+  defaultMaxAgeHint: "Sekunder: en begäran utan max_age ber om en ny inloggning när den senaste är äldre (default_max_age). Tomt: ingen gräns.",
 };
