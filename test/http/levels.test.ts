@@ -47,7 +47,7 @@ for (const db of DATABASES) {
       return config;
     }
 
-    type Page = 'login' | 'code';
+    type Page = 'login' | 'code' | 'enrol';
     /**
      * One authorization request in the browser `jar`: the pages shown on the way (answered with the
      * password or `code()`), then the redirect's parameters and, for a code, the tokens.
@@ -61,12 +61,13 @@ for (const db of DATABASES) {
       let answer = await browse(url.href, jar);
       while (answer.status === 200 || answer.status === 401) {
         const html = await answer.text();
-        const page: Page = /name="password"/.test(html) ? 'login' : 'code';
-        assert.ok(page === 'login' || /autocomplete="one-time-code"/.test(html), 'a login or second-factor page');
+        const fields = Object.fromEntries(formFields(html));
+        const page: Page = /name="password"/.test(html) ? 'login' : fields.secret !== undefined ? 'enrol' : 'code';
+        assert.ok(page === 'login' || /autocomplete="one-time-code"/.test(html), 'a login, enrolment or second-factor page');
         pages.push(page);
         if (pages.length > 3) break;
-        const fields = Object.fromEntries(formFields(html));
-        const filled = page === 'login' ? { ...fields, username: user.username, password: PASSWORD } : { ...fields, code: code!() };
+        // The enrolment page: the code the new app would show for the secret on the page.
+        const filled = page === 'login' ? { ...fields, username: user.username, password: PASSWORD } : { ...fields, code: page === 'enrol' ? totpAt(fields.secret!, clock.now()) : code!() };
         answer = await submit(new URL(formAction(html), server.url).toString(), filled, jar);
       }
       const location = new URL(answer.headers.get('location')!);
@@ -138,8 +139,10 @@ for (const db of DATABASES) {
       const rp = await relyingParty('unmet');
       const user = await aUser();
       const jar = new CookieJar();
-      const essential = await authorize(rp, jar, user, { claims: JSON.stringify({ id_token: { acr: { essential: true, value: MFA } } }) });
+      const essential = await authorize(rp, jar, user, { claims: JSON.stringify({ id_token: { acr: { essential: true, value: 'phr' } } }) });
       assert.deepEqual([essential.pages, essential.error, essential.state === essential.sent], [['login'], 'unmet_authentication_requirements', true]);
+      const unknown = await authorize(rp, new CookieJar(), user, { claims: JSON.stringify({ userinfo: { acr: { essential: true, values: ['urn:not:configured'] } } }) });
+      assert.deepEqual([unknown.pages, unknown.error], [[], 'unmet_authentication_requirements'], 'no configured value: no sign-in could meet it, so not even the login page');
       const voluntary = await authorize(rp, jar, user, { acr_values: 'phr' });
       assert.equal((await everywhere(rp, voluntary.tokens!, user.id)).acr, PWD);
       const { user: totpUser, code } = await withTotp();
@@ -163,9 +166,27 @@ for (const db of DATABASES) {
       const againB = await authorize(b, jar, user);
       assert.deepEqual(againB.pages, [], 'B: single sign-on, the session now holds MFA');
       assert.deepEqual(await everywhere(b, againB.tokens!, user.id).then((f) => [f.amr, f.acr]), [['pwd', 'otp', 'mfa'], MFA]);
-      const noFactor = await aUser();
-      const refused = await authorize(a, new CookieJar(), noFactor);
-      assert.deepEqual([refused.pages, refused.error], [['login'], 'unmet_authentication_requirements']);
+    });
+
+    test('enrolment required by the policy: a user without a second factor adds an authenticator app after the password, before any code; the app is then theirs', async () => {
+      const a = await relyingParty('A-enrol', { authorization_policy: 'needs-mfa' });
+      const user = await aUser();
+      const enrolled = await authorize(a, new CookieJar(), user);
+      assert.deepEqual(enrolled.pages, ['login', 'enrol']);
+      assert.deepEqual(await everywhere(a, enrolled.tokens!, user.id).then((f) => [f.amr, f.acr]), [['pwd', 'otp', 'mfa'], MFA]);
+      assert.deepEqual((await server.gatehouse.store.factors.list(user.id)).map((f) => f.kind), ['totp']);
+      // Nothing is issued on a wrong code: the page again, no session, no factor.
+      const other = await aUser();
+      const jar = new CookieJar();
+      const login = await browse(oidc.buildAuthorizationUrl(a, { redirect_uri: REDIRECT, scope: 'openid', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' }).href, jar);
+      const loginHtml = await login.text();
+      const atEnrol = await submit(new URL(formAction(loginHtml), server.url).toString(), { ...Object.fromEntries(formFields(loginHtml)), username: other.username, password: PASSWORD }, jar);
+      const enrolHtml = await atEnrol.text();
+      const wrong = await submit(new URL(formAction(enrolHtml), server.url).toString(), { ...Object.fromEntries(formFields(enrolHtml)), code: '000000' }, jar);
+      assert.deepEqual([wrong.status, jar.cookies.has('gatehouse_session'), (await server.gatehouse.store.factors.list(other.id)).length], [401, false, 0]);
+      // A phishing-resistant level cannot be enrolled on this page: out of reach.
+      const phr = await authorize(a, new CookieJar(), await aUser(), { claims: JSON.stringify({ id_token: { acr: { essential: true, value: 'phr' } } }) });
+      assert.deepEqual([phr.pages, phr.error], [['login'], 'unmet_authentication_requirements']);
     });
 
     test('the client\'s default_acr_values step up like acr_values; default_max_age asks for the password again', async () => {

@@ -8,7 +8,7 @@ import type { OAuthDeps } from '../deps.ts';
 import type { RawParams } from '../params.ts';
 import { checkPkceRequest } from '../pkce.ts';
 import { grantedAudiences, grantedScope, parseScope } from '../scope.ts';
-import { AccessDenied, TemporarilyUnavailable } from '../errors.ts';
+import { AccessDenied, TemporarilyUnavailable, UnmetAuthenticationRequirements } from '../errors.ts';
 import { checkPolicyAccess, POLICY_REFUSAL, policyRequirement } from '../policy/evaluate.ts';
 import { factorsOf } from '../factors/verify.ts';
 import { findUsableSession, touchSession } from '../sessions.ts';
@@ -22,7 +22,7 @@ import { checkRedirectUri } from './check-redirect-uri.ts';
 import { checkResponseMode } from './check-response-mode.ts';
 import { checkResources } from './check-resources.ts';
 import { checkResponseType } from './check-response-type.ts';
-import { decideInteraction, selectsLevel } from './decide-interaction.ts';
+import { decideInteraction, selectsLevel, UNMET } from './decide-interaction.ts';
 import { issueCode } from './issue-code.ts';
 import { maxLength, parseRequest } from './parse-request.ts';
 import { selectLevel } from './select-level.ts';
@@ -83,6 +83,8 @@ export async function authorize(deps: OAuthDeps, raw: RawParams, sessionCookie: 
   if (!validation.ok) return { type: 'error', target: validation.target, error: validation.error };
   const { request } = validation;
   try {
+    // An essential acr naming only values that are not configured: no sign-in can meet it, so no page is shown first.
+    if (request.level.unmeetable) throw new UnmetAuthenticationRequirements(UNMET);
     const session = await findUsableSession(deps, sessionCookie);
     // The session user's factors tell whether a level the session lacks is in reach (levels.ts): read only when one is selected.
     const factors = session && selectsLevel(request.level) ? await factorsOf(deps, session.userId) : [];

@@ -6,6 +6,7 @@ import { LoginRequired, UnmetAuthenticationRequirements } from '../errors.ts';
 import { factorsOf } from '../factors/verify.ts';
 import { acrClaim, meets } from '../levels.ts';
 import { levelStep, selectsLevel, UNMET } from './decide-interaction.ts';
+import { confirmLoginEnrolment, enrolmentChoices, startLoginEnrolment, type CarriedEnrolment, type LoginEnrolment } from './enrol-on-login.ts';
 import { policyRefusal } from './authorize.ts';
 import { needsConsent } from './consent.ts';
 import { issueCode } from './issue-code.ts';
@@ -22,6 +23,10 @@ export type LoginOutcome =
   | { type: 'failed' }
   /** The password was right; the user has a second factor: its page, with `pendingCookie` held for this request (second-factor.ts). */
   | { type: 'second_factor'; pendingCookie: string; kinds: FactorKind[] }
+  /** The password was right; a required level needs a second factor the user does not have: enrol one first (enrol-on-login.ts). */
+  | { type: 'enrol'; pendingCookie: string; enrolment: LoginEnrolment }
+  /** The enrolment's code was wrong: its page again, with the same secret. */
+  | { type: 'enrol_refused'; enrolment: LoginEnrolment }
   /** The second factor's code was wrong or used: its page again, the sign-in still held. */
   | { type: 'second_factor_refused' }
   /** No sign-in is held for this request (expired, used, or never): the login form again. */
@@ -32,8 +37,9 @@ export type LoginOutcome =
 
 /** What a sign-in answers once the user proved who they are: the same after a password alone or with a second factor. */
 export type SignedIn = Extract<LoginOutcome, { type: 'code' | 'consent' | 'denied' | 'error' }>;
-export type PasswordStepOutcome = Exclude<LoginOutcome, { type: 'second_factor_refused' | 'expired' }>;
-export type SecondFactorOutcome = Exclude<LoginOutcome, { type: 'failed' | 'second_factor' }>;
+export type PasswordStepOutcome = Exclude<LoginOutcome, { type: 'second_factor_refused' | 'expired' | 'enrol_refused' }>;
+export type SecondFactorOutcome = Exclude<LoginOutcome, { type: 'failed' | 'second_factor' | 'enrol' | 'enrol_refused' }>;
+export type EnrolmentOutcome = Extract<LoginOutcome, { type: 'enrol_refused' | 'expired' }> | SignedIn;
 
 /**
  * The login form's submission, for a request already validated again from scratch (so a tampered
@@ -69,7 +75,25 @@ export async function loginWithPassword(
       const pendingCookie = await holdSignIn(deps, { user, clientId, binding: requestBinding(request), amr: PASSWORD_AMR, ip });
       return { type: 'second_factor', pendingCookie, kinds: step.type === 'step_up' ? step.kinds : check.kinds };
     }
+    // A required level a second factor would meet, and the user has none: enrol one first (item 2).
+    const essential = request.level.unmeetable ? undefined : request.level.essential;
+    if (essential !== undefined && !meets(essential, PASSWORD_AMR) && enrolmentChoices(essential, PASSWORD_AMR).length > 0) {
+      const pendingCookie = await holdSignIn(deps, { user, clientId, binding: requestBinding(request), amr: PASSWORD_AMR, ip });
+      return { type: 'enrol', pendingCookie, enrolment: await startLoginEnrolment(deps, pendingCookie, user) };
+    }
     return await signedIn(deps, request, user, PASSWORD_AMR, previousCookie, ip);
+  } catch (error) {
+    return { type: 'error', target: request.target, error };
+  }
+}
+
+/** The enrolment page's submission (enrol-on-login.ts): a right code from the new app goes on as a second factor's does. */
+export async function loginWithEnrolment(deps: OAuthDeps, request: AuthorizationRequest, carried: CarriedEnrolment, pendingCookie: string | undefined, previousCookie: string | undefined): Promise<EnrolmentOutcome> {
+  try {
+    const answer = await confirmLoginEnrolment(deps, { cookieValue: pendingCookie, clientId: request.client.clientId, binding: requestBinding(request) }, carried);
+    if (answer.type === 'wrong_code') return { type: 'enrol_refused', enrolment: answer.enrolment };
+    if (answer.type === 'expired') return answer;
+    return await signedIn(deps, request, answer.user, answer.amr, previousCookie, undefined);
   } catch (error) {
     return { type: 'error', target: request.target, error };
   }
