@@ -9,6 +9,7 @@ import type { Factor } from '../../src/domain/factor.ts';
 import { levelStep } from '../../src/oauth/authorize/decide-interaction.ts';
 import { selectLevel } from '../../src/oauth/authorize/select-level.ts';
 import { acrClaim, meets, raisingKinds } from '../../src/oauth/levels.ts';
+import { ConfigError, loadConfig } from '../../src/config.ts';
 import { configuredLevels, parseAcrLevels } from '../../src/protocol/acr-levels.ts';
 
 const LEVELS = parseAcrLevels(['pwd=single', 'mfa=multi', 'phr', 'phrh']);
@@ -48,6 +49,13 @@ test('GATEHOUSE_ACR_LEVELS: value=requirement weakest first; phr/phrh stand alon
   for (const bad of [['mfa'], ['a=strong'], ['=multi'], ['b=multi', 'a=single'], ['a=multi', 'b=multi'], ['a=single', 'a=multi']]) refused(bad);
   assert.throws(() => parseAcrLevels(['b=multi', 'a=single']), /list the levels weakest first/);
   assert.throws(() => parseAcrLevels(['a=strong']), /"strong" is not a requirement; use one of single, multi, phr, phrh/);
+});
+
+test('start-up: a bad GATEHOUSE_ACR_LEVELS or a GATEHOUSE_ACR it contradicts stops loadConfig naming the variable; config.levels otherwise', () => {
+  assert.throws(() => loadConfig({ GATEHOUSE_ACR_LEVELS: 'mfa=multi,pwd=single' }), (error: unknown) => error instanceof ConfigError && error.variable === 'GATEHOUSE_ACR_LEVELS' && /weakest first/.test(error.message));
+  assert.throws(() => loadConfig({ GATEHOUSE_ACR_LEVELS: 'mfa=multi', GATEHOUSE_ACR: 'mfa' }), (error: unknown) => error instanceof ConfigError && error.variable === 'GATEHOUSE_ACR_LEVELS');
+  assert.deepEqual(loadConfig({ GATEHOUSE_ACR_LEVELS: 'mfa=multi, phr', GATEHOUSE_ACR: 'pwd' }).levels.map((l) => `${l.value}=${l.requirement}`), ['pwd=single', 'mfa=multi', 'phr=phr']);
+  assert.deepEqual(loadConfig({}).levels, []);
 });
 
 test('GATEHOUSE_ACR is the single level: put first, or must be single where the list names it', () => {

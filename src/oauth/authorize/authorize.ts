@@ -91,7 +91,11 @@ export async function authorize(deps: OAuthDeps, raw: RawParams, sessionCookie: 
     const interaction = decideInteraction(request, session, deps.clock.now(), factors); // login_required under prompt=none
     if (interaction.type === 'login') return { type: 'login', request };
     // Issue 24: the session is the user's but too weak; only the missing factor is asked for (login.ts holdStepUp).
-    if (interaction.type === 'step_up') return { type: 'step_up', request, session: interaction.session, kinds: interaction.kinds };
+    if (interaction.type === 'step_up') {
+      // Each step-up page holds a sign-in row for a session alone (no password): bounded as silent codes are.
+      if (!(await takeSilentAuthorization(deps, interaction.session, ip, request.clientId))) throw new TemporarilyUnavailable('Too many authorization requests from this session or address; try again later.');
+      return { type: 'step_up', request, session: interaction.session, kinds: interaction.kinds };
+    }
     // After authentication, before consent and the code (docs/authorization.md): a session from
     // another client does not get past the client's authorization policy.
     const refused = await policyRefusal(deps, request, interaction.session.userId);
