@@ -17,7 +17,9 @@ import { registerClient } from '../../src/oauth/client-registration.ts';
 import { parsePolicyDocument } from '../../src/domain/policy.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { enrolTotp, totpAt } from '../helpers/factors.ts';
-import { browse, CookieJar, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
+import { basic, postForm } from '../helpers/back-channel.ts';
+import { browse, CookieJar, createTestClient, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
+import { manageCall, manageTokens } from '../helpers/manage.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
 const PASSWORD = 'levels of assurance';
@@ -25,6 +27,7 @@ const REDIRECT = 'https://levels.example.com/callback';
 const PWD = 'urn:test:pwd';
 const MFA = 'urn:test:mfa';
 const LEVELS = `${PWD}=single,${MFA}=multi,phr`;
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 for (const db of DATABASES) {
   describe(`levels of authentication and step-up on ${db.name}`, () => {
@@ -187,6 +190,29 @@ for (const db of DATABASES) {
       // A phishing-resistant level cannot be enrolled on this page: out of reach.
       const phr = await authorize(a, new CookieJar(), await aUser(), { claims: JSON.stringify({ id_token: { acr: { essential: true, value: 'phr' } } }) });
       assert.deepEqual([phr.pages, phr.error], [['login'], 'unmet_authentication_requirements']);
+    });
+
+    test('other ways in follow the policy: the password grant is invalid_grant; a device approval from a password session is access_denied; the policy round-trips through the management API', async () => {
+      const { store } = server.gatehouse;
+      const user = await aUser();
+      const grantClient = await createTestClient(store, { grantTypes: ['password'], authorizationPolicy: 'needs-mfa' });
+      const grant = await postForm(`${server.issuer}/oauth2/token`, { grant_type: 'password', username: user.username, password: PASSWORD, scope: 'openid' }, { authorization: basic(grantClient.client.clientId, grantClient.clientSecret) });
+      assert.deepEqual([grant.status, grant.body.error], [400, 'invalid_grant']);
+      const { client: device } = await createTestClient(store, { tokenEndpointAuthMethod: 'none', redirectUris: [], grantTypes: [DEVICE_GRANT], authorizationPolicy: 'needs-mfa' });
+      const issued = (await postForm(`${server.issuer}/oauth2/device_authorization`, { client_id: device.clientId, scope: 'openid' })).body as { device_code: string; user_code: string };
+      const jar = new CookieJar();
+      const pageUrl = `${server.issuer}/oauth2/device`;
+      const form = new Map(formFields(await (await browse(pageUrl, jar)).text()));
+      let html = await (await submit(pageUrl, { csrf_token: form.get('csrf_token')!, user_code: issued.user_code }, jar)).text();
+      html = await (await submit(`${server.url}${formAction(html)}`, { ...Object.fromEntries(formFields(html)), username: user.username, password: PASSWORD }, jar)).text();
+      await submit(`${server.url}${formAction(html)}`, { ...Object.fromEntries(formFields(html)), decision: 'approve' }, jar);
+      const poll = await postForm(`${server.issuer}/oauth2/token`, { grant_type: DEVICE_GRANT, device_code: issued.device_code, client_id: device.clientId });
+      assert.deepEqual([poll.status, poll.body.error], [400, 'access_denied']);
+      const tokens = await manageTokens(server);
+      const created = await manageCall(server, 'POST', '/policies', { token: tokens.admin, body: { name: 'api-mfa', minimum_authentication: 'phr' } });
+      assert.deepEqual([created.status, created.json.minimum_authentication], [201, 'phr'], created.text);
+      const bad = await manageCall(server, 'POST', '/policies', { token: tokens.admin, body: { name: 'api-bad', minimum_authentication: 'strong' } });
+      assert.deepEqual([bad.status, bad.json.errors?.[0]?.field], [400, 'minimum_authentication']);
     });
 
     test('the client\'s default_acr_values step up like acr_values; default_max_age asks for the password again', async () => {
