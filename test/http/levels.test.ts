@@ -20,6 +20,8 @@ import { enrolTotp, totpAt } from '../helpers/factors.ts';
 import { basic, postForm } from '../helpers/back-channel.ts';
 import { browse, CookieJar, createTestClient, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
 import { manageCall, manageTokens } from '../helpers/manage.ts';
+import { consentSessionBinding } from '../../src/http/interaction/consent-page.ts';
+import { hashSecret } from '../../src/lib/hash.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
 const PASSWORD = 'levels of assurance';
@@ -190,6 +192,20 @@ for (const db of DATABASES) {
       // A phishing-resistant level cannot be enrolled on this page: out of reach.
       const phr = await authorize(a, new CookieJar(), await aUser(), { claims: JSON.stringify({ id_token: { acr: { essential: true, value: 'phr' } } }) });
       assert.deepEqual([phr.pages, phr.error], [['login'], 'unmet_authentication_requirements']);
+    });
+
+    test('the consent form of a third-party client whose policy requires MFA, posted from a password session without the step-up: login_required, no code', async () => {
+      const c = await relyingParty('C', { authorization_policy: 'needs-mfa', consent_required: true });
+      const user = await aUser();
+      const jar = new CookieJar();
+      await authorize(await relyingParty('D'), jar, user);
+      const session = await server.gatehouse.store.sessions.findLive(hashSecret(jar.cookies.get('gatehouse_session')!), clock.now());
+      // Any page of this browser gives the CSRF cookie and its token.
+      const page = await (await browse(oidc.buildAuthorizationUrl(c, { redirect_uri: REDIRECT, scope: 'openid', prompt: 'login' }).href, jar)).text();
+      const csrf = Object.fromEntries(formFields(page)).csrf_token!;
+      const forged = await submit(`${server.issuer}/oauth2/authorization/consent`, { client_id: c.clientMetadata().client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 'forged', csrf_token: csrf, consent_session: consentSessionBinding(session!), decision: 'allow' }, jar);
+      const location = new URL(forged.headers.get('location')!);
+      assert.deepEqual([location.searchParams.get('error'), location.searchParams.get('code')], ['login_required', null]);
     });
 
     test('other ways in follow the policy: the password grant is invalid_grant; a device approval from a password session is access_denied; the policy round-trips through the management API', async () => {

@@ -60,6 +60,11 @@ export function levelStep(demand: LevelDemand, amr: readonly string[], factors: 
   return { type: 'met' };
 }
 
+/** Whether `amr` meets what the request requires (essential); a voluntary level missed is no reason to stop. */
+export function meetsRequired(demand: LevelDemand, amr: readonly string[]): boolean {
+  return !demand.unmeetable && (demand.essential === undefined || meets(demand.essential, amr));
+}
+
 /** Whether the request selects any level at all: only then are the user's factors worth reading. */
 export function selectsLevel(demand: LevelDemand): boolean {
   return demand.unmeetable || demand.essential !== undefined || demand.preferred.length > 0;

@@ -5,7 +5,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { LoginRequired, UnmetAuthenticationRequirements } from '../errors.ts';
 import { factorsOf } from '../factors/verify.ts';
 import { acrClaim, meets } from '../levels.ts';
-import { levelStep, selectsLevel, UNMET } from './decide-interaction.ts';
+import { levelStep, meetsRequired, selectsLevel, UNMET } from './decide-interaction.ts';
 import { confirmLoginEnrolment, enrolmentChoices, startLoginEnrolment, type CarriedEnrolment, type LoginEnrolment } from './enrol-on-login.ts';
 import { policyRefusal } from './authorize.ts';
 import { needsConsent } from './consent.ts';
@@ -142,7 +142,7 @@ async function signedIn(deps: OAuthDeps, request: AuthorizationRequest, user: Us
   // An essential level the sign-in does not meet (a user without a factor that could; a factor
   // other than the one asked for): nothing is started or issued. Seam for issue 24 item 5: a user
   // without a second factor will be led through enrolment here instead.
-  if (!essentialMet(request, amr)) return { type: 'error', target: request.target, error: new UnmetAuthenticationRequirements(UNMET) };
+  if (!meetsRequired(request.level, amr)) return { type: 'error', target: request.target, error: new UnmetAuthenticationRequirements(UNMET) };
   const acr = acrClaim(deps.config.levels, request.level.requested, amr);
   const { cookieValue, session } = await startBrowserSession(deps, { user, amr, clientId: request.client.clientId, acr, ip }, previousCookie);
   const refused = await policyRefusal(deps, request, user.id);
@@ -152,11 +152,6 @@ async function signedIn(deps: OAuthDeps, request: AuthorizationRequest, user: Us
   if (await needsConsent(deps, request, user.id)) return { type: 'consent', session, cookieValue };
   const code = await issueCode(deps, request, session);
   return { type: 'code', target: request.target, code, cookieValue };
-}
-
-/** Whether `amr` meets what the request requires (a voluntary level missed is no reason to stop). */
-function essentialMet(request: AuthorizationRequest, amr: readonly string[]): boolean {
-  return !request.level.unmeetable && (request.level.essential === undefined || meets(request.level.essential, amr));
 }
 
 /**
