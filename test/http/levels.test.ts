@@ -208,6 +208,18 @@ for (const db of DATABASES) {
       assert.deepEqual([location.searchParams.get('error'), location.searchParams.get('code')], ['login_required', null]);
     });
 
+    test('a refresh keeps the original amr and acr, and gets nothing once the policy requires more than they prove', async () => {
+      const { store } = server.gatehouse;
+      await store.policies.insert({ document: parsePolicyDocument({ name: 'raised-later' }), version: 1, createdAt: clock.now(), updatedAt: clock.now() });
+      const rp = await relyingParty('E', { authorization_policy: 'raised-later' });
+      const user = await aUser();
+      const { tokens } = await authorize(rp, new CookieJar(), user);
+      const before = await oidc.refreshTokenGrant(rp, tokens!.refresh_token!);
+      assert.deepEqual([(await oidc.tokenIntrospection(rp, before.access_token)).acr], [PWD]);
+      await store.policies.update(parsePolicyDocument({ name: 'raised-later', minimum_authentication: 'multi' }), clock.now());
+      await assert.rejects(oidc.refreshTokenGrant(rp, before.refresh_token ?? tokens!.refresh_token!), (error: { error?: string }) => error.error === 'invalid_grant');
+    });
+
     test('other ways in follow the policy: the password grant is invalid_grant; a device approval from a password session is access_denied; the policy round-trips through the management API', async () => {
       const { store } = server.gatehouse;
       const user = await aUser();
