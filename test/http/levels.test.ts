@@ -128,6 +128,9 @@ for (const db of DATABASES) {
       assert.equal((await everywhere(rp, first.tokens!, user.id)).acr, PWD);
       const secret = await enrolTotp(server.gatehouse.store, user.id, clock.now());
       clock.advance(60_000);
+      // prompt=none shows no page: a voluntary level is skipped, the code at the session's level.
+      const silent = await authorize(rp, jar, user, { acr_values: MFA, prompt: 'none' });
+      assert.deepEqual([silent.pages, (await everywhere(rp, silent.tokens!, user.id)).acr], [[], PWD]);
       const stepped = await authorize(rp, jar, user, { acr_values: `${MFA} ${PWD}` }, () => totpAt(secret, clock.now()));
       assert.deepEqual(stepped.pages, ['code'], 'no password again: only the code');
       const facts = await everywhere(rp, stepped.tokens!, user.id);

@@ -6,8 +6,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Factor } from '../../src/domain/factor.ts';
-import { levelStep } from '../../src/oauth/authorize/decide-interaction.ts';
-import { selectLevel } from '../../src/oauth/authorize/select-level.ts';
+import { decideInteraction, levelStep } from '../../src/oauth/authorize/decide-interaction.ts';
+import type { AuthorizationRequest } from '../../src/oauth/authorize/request.ts';
+import type { SsoSession } from '../../src/domain/session.ts';
+import { NO_DEMAND, selectLevel, type LevelDemand } from '../../src/oauth/authorize/select-level.ts';
 import { acrClaim, meets, raisingKinds } from '../../src/oauth/levels.ts';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { configuredLevels, parseAcrLevels } from '../../src/protocol/acr-levels.ts';
@@ -91,4 +93,18 @@ test('levelStep: essential missing and reachable asks for the raising kinds only
   assert.deepEqual(levelStep(demand({ preferred: ['phr', 'multi'] }), ['pwd'], totp), { type: 'step_up', essential: false, kinds: ['totp', 'recovery_codes'] });
   assert.deepEqual(levelStep(demand({ preferred: ['multi'] }), ['pwd'], []), { type: 'met' });
   assert.deepEqual(levelStep(demand({ unmeetable: true }), ['pwd', 'hwk', 'mfa'], totp), { type: 'unreachable' });
+});
+
+test('decideInteraction: a session below an essential level steps up (login_required under prompt=none); a voluntary one is skipped under prompt=none; out of reach is unmet', () => {
+  const now = 1_800_000_000_000;
+  const session = { userId: 'u', authTime: now, amr: ['pwd'] } as unknown as SsoSession;
+  const request = (level: Partial<LevelDemand>, prompt: string[] = []) => ({ client: { metadata: {} }, prompt: new Set(prompt), maxAge: undefined, hintedSubject: undefined, level: { ...NO_DEMAND, ...level } }) as unknown as AuthorizationRequest;
+  const totp = [factor('totp')];
+  assert.deepEqual(decideInteraction(request({ essential: 'multi' }), session, now, totp), { type: 'step_up', session, kinds: ['totp'] });
+  assert.throws(() => decideInteraction(request({ essential: 'multi' }, ['none']), session, now, totp), { error: 'login_required' });
+  assert.throws(() => decideInteraction(request({ essential: 'multi' }), session, now, []), { error: 'unmet_authentication_requirements' });
+  assert.throws(() => decideInteraction(request({ essential: 'multi' }, ['none']), session, now, []), { error: 'unmet_authentication_requirements' });
+  assert.deepEqual(decideInteraction(request({ preferred: ['multi'] }, ['none']), session, now, totp), { type: 'silent', session });
+  assert.deepEqual(decideInteraction(request({ preferred: ['multi'] }), session, now, totp).type, 'step_up');
+  assert.deepEqual(decideInteraction(request({ essential: 'multi' }, ['login']), session, now, totp), { type: 'login' }, 'prompt=login: everything again');
 });
