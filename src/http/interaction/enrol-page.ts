@@ -11,6 +11,7 @@ import { loginWithEnrolment } from '../../oauth/authorize/login.ts';
 import { carriedFields, type AuthorizationRequest } from '../../oauth/authorize/request.ts';
 import { clientNameFor } from '../../oauth/client-display.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
+import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { formActionSource } from '../plugins/security-headers.ts';
 import { sendAuthorizationError } from '../render/authorization.ts';
@@ -58,7 +59,7 @@ export async function enrolRoutes(app: FastifyInstance, deps: HttpDeps): Promise
     const authorization = validation.request;
     if (!csrfValid(request, deps, formField(raw, 'csrf_token'))) return sendLoginPage(request, reply, deps, authorization, { status: 403, message: 'formExpired' });
     const carried = { secret: formField(raw, 'secret'), expiresAt: formField(raw, 'expires_at'), proof: formField(raw, 'proof'), code: formField(raw, 'code') };
-    const outcome = await loginWithEnrolment(deps, authorization, carried, readPendingSignInCookie(request, deps.config), readSessionCookie(request, deps.config));
+    const outcome = await loginWithEnrolment(deps, authorization, carried, readPendingSignInCookie(request, deps.config), readSessionCookie(request, deps.config), clientAddress(request));
     if (outcome.type === 'enrol_refused') return sendEnrolPage(request, reply, deps, authorization, outcome.enrolment, { status: 401, message: 'accountTotpWrongCode' });
     clearPendingSignInCookie(reply, deps.config);
     if (outcome.type === 'expired') return sendLoginPage(request, reply, deps, authorization, { status: 400, message: 'secondFactorExpired' });

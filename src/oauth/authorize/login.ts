@@ -88,12 +88,12 @@ export async function loginWithPassword(
 }
 
 /** The enrolment page's submission (enrol-on-login.ts): a right code from the new app goes on as a second factor's does. */
-export async function loginWithEnrolment(deps: OAuthDeps, request: AuthorizationRequest, carried: CarriedEnrolment, pendingCookie: string | undefined, previousCookie: string | undefined): Promise<EnrolmentOutcome> {
+export async function loginWithEnrolment(deps: OAuthDeps, request: AuthorizationRequest, carried: CarriedEnrolment, pendingCookie: string | undefined, previousCookie: string | undefined, ip?: string): Promise<EnrolmentOutcome> {
   try {
     const answer = await confirmLoginEnrolment(deps, { cookieValue: pendingCookie, clientId: request.client.clientId, binding: requestBinding(request) }, carried);
     if (answer.type === 'wrong_code') return { type: 'enrol_refused', enrolment: answer.enrolment };
     if (answer.type === 'expired') return answer;
-    return await signedIn(deps, request, answer.user, answer.amr, previousCookie, undefined);
+    return await signedIn(deps, request, answer.user, answer.amr, previousCookie, ip);
   } catch (error) {
     return { type: 'error', target: request.target, error };
   }
