@@ -246,6 +246,27 @@ for (const db of DATABASES) {
       assert.deepEqual([bad.status, bad.json.errors?.[0]?.field], [400, 'minimum_authentication']);
     });
 
+    test('the device page steps a password session up for a client whose policy requires MFA: only the code, then the confirmation; the device\'s tokens say both', async () => {
+      const { store } = server.gatehouse;
+      const user = await aUser();
+      const jar = new CookieJar();
+      await authorize(await relyingParty('F'), jar, user);
+      const secret = await enrolTotp(store, user.id, clock.now());
+      const { client: device } = await createTestClient(store, { tokenEndpointAuthMethod: 'none', redirectUris: [], grantTypes: [DEVICE_GRANT], authorizationPolicy: 'needs-mfa' });
+      const issued = (await postForm(`${server.issuer}/oauth2/device_authorization`, { client_id: device.clientId, scope: 'openid' })).body as { device_code: string; user_code: string };
+      const pageUrl = `${server.issuer}/oauth2/device`;
+      const form = new Map(formFields(await (await browse(pageUrl, jar)).text()));
+      let html = await (await submit(pageUrl, { csrf_token: form.get('csrf_token')!, user_code: issued.user_code }, jar)).text();
+      assert.doesNotMatch(html, /name="password"/, 'no password again');
+      assert.match(html, /autocomplete="one-time-code"/);
+      html = await (await submit(`${server.url}${formAction(html)}`, { ...Object.fromEntries(formFields(html)), code: totpAt(secret, clock.now()) }, jar)).text();
+      await submit(`${server.url}${formAction(html)}`, { ...Object.fromEntries(formFields(html)), decision: 'approve' }, jar);
+      const poll = await postForm(`${server.issuer}/oauth2/token`, { grant_type: DEVICE_GRANT, device_code: issued.device_code, client_id: device.clientId });
+      assert.equal(poll.status, 200, JSON.stringify(poll.body));
+      const claims = JSON.parse(Buffer.from((poll.body.id_token as string).split('.')[1]!, 'base64url').toString()) as { amr: string[]; acr: string };
+      assert.deepEqual([claims.amr, claims.acr], [['pwd', 'otp', 'mfa'], MFA]);
+    });
+
     test('the client\'s default_acr_values step up like acr_values; default_max_age asks for the password again', async () => {
       const defaults = await relyingParty('defaults', { default_acr_values: [MFA] });
       const aged = await relyingParty('aged', { default_max_age: 60 });

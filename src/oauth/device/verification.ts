@@ -15,7 +15,8 @@ import type { SsoSession } from '../../domain/session.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { RateBudget } from '../../storage/ports.ts';
 import type { OAuthDeps } from '../deps.ts';
-import { acrClaim, meets } from '../levels.ts';
+import { factorsOf } from '../factors/verify.ts';
+import { acrClaim, meets, raisingKinds } from '../levels.ts';
 import { checkPolicyAccess, policyRequirement } from '../policy/evaluate.ts';
 import { addressGroup, counterKey } from '../throttling/keys.ts';
 import { answerSecondFactor, holdSignIn, signInBinding } from '../authorize/second-factor.ts';
@@ -109,6 +110,23 @@ export async function secondFactorForDevice(deps: OAuthDeps, device: PendingDevi
   if (step.type !== 'ok') return step;
   const { session, cookieValue } = await startBrowserSession(deps, { user: step.user, amr: step.amr, clientId, ip }, previousCookie);
   return { type: 'signed_in', session, cookieValue };
+}
+
+/**
+ * A browser whose session is below the client's policy's minimum_authentication (issue 24): as at
+ * the authorization endpoint, the session's user is asked only for a factor that meets it (the
+ * second factor's page of this page, the sign-in held for this code with the session's amr), and
+ * the new session it starts holds both. undefined when the session meets it, or no factor of the
+ * user's can (the approval is then refused, decideDevice).
+ */
+export async function stepUpForDevice(deps: OAuthDeps, device: PendingDevice, session: SsoSession, ip?: string): Promise<{ pendingCookie: string; kinds: FactorKind[] } | undefined> {
+  const required = await policyRequirement(deps.store, device.client);
+  if (required === undefined || meets(required, session.amr)) return undefined;
+  const kinds = raisingKinds(required, session.amr, await factorsOf(deps, session.userId));
+  const user = kinds.length === 0 ? undefined : await deps.store.users.getProfile(session.userId);
+  if (user?.status !== 'enabled') return undefined;
+  const pendingCookie = await holdSignIn(deps, { user, clientId: device.client.clientId, binding: deviceBinding(device), amr: session.amr, ip });
+  return { pendingCookie, kinds };
 }
 
 /** What a pending sign-in of the user-code page answers: the device authorization, by its user code. */
