@@ -11,7 +11,7 @@ import { consentRoutes } from './interaction/consent-route.ts';
 import { accountRoutes } from './interaction/account-routes.ts';
 import { deviceRoutes } from './interaction/device-routes.ts';
 import { interactionRoutes } from './interaction/login-route.ts';
-import { enrolRoutes } from './interaction/enrol-page.ts';
+import { enrolRoutes } from './interaction/enrol-route.ts';
 import { themeRoutes } from './interaction/theme-routes.ts';
 import { parseParams } from './params.ts';
 import { BODY_LIMIT, clientErrorHandler, frameworkErrorHandler, MAX_HEADER_SIZE, useRequestLimits } from './plugins/limits.ts';

@@ -1,26 +1,18 @@
 /**
  * The login path's enrolment page (issue 24, item 2; src/oauth/authorize/enrol-on-login.ts): a
  * user without a second factor whose sign-in a required level needs one adds an authenticator app
- * after the password, before anything is issued. The form posts to `<authorization>/enrol` with
- * the request's fields (validated again from scratch), the started enrolment and the code.
+ * after the password, before anything is issued. The form posts to `<authorization>/enrol`
+ * (enrol-route.ts) with the request's fields, the started enrolment and the code.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { validateAuthorization } from '../../oauth/authorize/authorize.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { LoginEnrolment } from '../../oauth/authorize/enrol-on-login.ts';
-import { loginWithEnrolment } from '../../oauth/authorize/login.ts';
 import { carriedFields, type AuthorizationRequest } from '../../oauth/authorize/request.ts';
 import { clientNameFor } from '../../oauth/client-display.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
-import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { formActionSource } from '../plugins/security-headers.ts';
-import { sendAuthorizationError } from '../render/authorization.ts';
-import { clearPendingSignInCookie, readPendingSignInCookie, readSessionCookie } from './cookies.ts';
-import { csrfToken, csrfValid } from './csrf.ts';
-import { formField, requestParams, useHtmlScope } from './html-scope.ts';
+import { csrfToken } from './csrf.ts';
 import { chooseLocale, messages, type MessageKey } from './i18n.ts';
-import { sendLoginPage } from './login-page.ts';
-import { sendSignedIn } from './login-route.ts';
 import { renderView, sendPage } from './views.ts';
 
 export function enrolPath(config: Pick<HttpDeps['config'], 'issuerPath'>): string {
@@ -48,21 +40,4 @@ export function sendEnrolPage(request: FastifyRequest, reply: FastifyReply, deps
   // The page's POST ends in a 303 to the redirect_uri, which Chromium checks against form-action.
   const formAction = formActionSource(authorization.target.redirectUri);
   return sendPage(reply, options.status ?? 200, html, { formActionSources: formAction === undefined ? [] : [formAction] });
-}
-
-export async function enrolRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
-  useHtmlScope(app, deps);
-  app.post(enrolPath(deps.config), async (request, reply) => {
-    const raw = requestParams(request);
-    const validation = await validateAuthorization(deps, raw);
-    if (!validation.ok) return sendAuthorizationError(request, reply, deps, validation.target, validation.error);
-    const authorization = validation.request;
-    if (!csrfValid(request, deps, formField(raw, 'csrf_token'))) return sendLoginPage(request, reply, deps, authorization, { status: 403, message: 'formExpired' });
-    const carried = { secret: formField(raw, 'secret'), expiresAt: formField(raw, 'expires_at'), proof: formField(raw, 'proof'), code: formField(raw, 'code') };
-    const outcome = await loginWithEnrolment(deps, authorization, carried, readPendingSignInCookie(request, deps.config), readSessionCookie(request, deps.config), clientAddress(request));
-    if (outcome.type === 'enrol_refused') return sendEnrolPage(request, reply, deps, authorization, outcome.enrolment, { status: 401, message: 'accountTotpWrongCode' });
-    clearPendingSignInCookie(reply, deps.config);
-    if (outcome.type === 'expired') return sendLoginPage(request, reply, deps, authorization, { status: 400, message: 'secondFactorExpired' });
-    return sendSignedIn(request, reply, deps, authorization, outcome);
-  });
 }
