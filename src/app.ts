@@ -150,7 +150,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     const jwks = runtime.jwks !== undefined && 'get' in runtime.jwks ? runtime.jwks : new RemoteJwks(clock, runtime.jwks as Partial<RemoteJwksOptions> | undefined);
     const clientAuth: ClientAuthDeps = { clock, issuer: config.issuer, jwks, assertions: store.assertions, keyEncryptionKey: config.keyEncryptionKey };
     const admin = administration({ store, clock, random, audit, keyRing, settings: config });
-    const deps: HttpDeps = { config: { ...config, theme }, store, keyRing, clock, random, acrValues: config.acr === undefined ? [] : [config.acr], audit, clientAuth, admin };
+    const deps: HttpDeps = { config: { ...config, theme }, store, keyRing, clock, random, audit, clientAuth, admin };
     const app = await buildHttpServer(deps, metrics ? { ...options, observeRequest: metrics.observeRequest.bind(metrics) } : options);
     toServerLog.attach(loggerAuditSink(auditLogger(app.log, config.logLevel)));
     storeLog.to = app.log.child({ component: 'audit-store' });

@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CONFIG_FILE_VARIABLE, readConfigFile, similarSetting } from './config-file.ts';
+import { configuredLevels, parseAcrLevels, type AcrLevel } from './protocol/acr-levels.ts';
 import { ACCESS_TOKEN_FORMATS } from './protocol/constants.ts';
 import { VERSION } from './version.ts';
 
@@ -533,8 +534,15 @@ export const settings = {
     env: 'GATEHOUSE_ACR',
     type: 'string',
     default: undefined,
-    doc: 'Authentication context class reference of the password login, put in the `acr` claim and published as `acr_values_supported`. Unset: no `acr` claim.',
+    doc: 'The acr value (authentication context class reference) of a single-method sign-in, such as a password alone: the weakest level (`single`), put before the levels of GATEHOUSE_ACR_LEVELS unless that list names it. Unset, with GATEHOUSE_ACR_LEVELS unset too: no `acr` claim and no `acr_values_supported`.',
     parse: nonEmpty,
+  }),
+  acrLevels: setting({
+    env: 'GATEHOUSE_ACR_LEVELS',
+    type: 'list',
+    default: undefined,
+    doc: 'Levels of authentication, weakest first: `value=requirement` entries, the requirement one of `single` (any sign-in), `multi` (two factors: amr `mfa`), `phr` (phishing-resistant: a passkey, amr `hwk` or `swk`), `phrh` (a device-bound passkey, amr `hwk`); `phr` and `phrh` alone mean themselves (OpenID EAP ACR Values 1.0). One level per requirement. `acr_values_supported` lists exactly these values (with GATEHOUSE_ACR\'s). Recommended: `urn:gatehouse:loa:password=single,urn:gatehouse:loa:mfa=multi,phr,phrh` (docs/authorization.md, "Levels of authentication"). Unset: only GATEHOUSE_ACR\'s level, if any.',
+    parse: (raw) => parseAcrLevels(list(raw)),
   }),
   totpIssuer: setting({
     env: 'GATEHOUSE_TOTP_ISSUER',
@@ -571,7 +579,7 @@ export const settings = {
 
 type Settings = typeof settings;
 type ParsedSetting<S> = S extends Setting<infer T> ? T : never;
-type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'totpIssuer' | 'auditLog' | 'metricsPort' | 'metricsToken' | 'configFile' | 'themeDir';
+type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'acrLevels' | 'totpIssuer' | 'auditLog' | 'metricsPort' | 'metricsToken' | 'configFile' | 'themeDir';
 // `home` and `databaseUrl` are always set: their defaults are derived (loadConfig).
 
 export type Config = {
@@ -586,6 +594,8 @@ export type Config = {
   readonly issuerPath: string;
   /** GATEHOUSE_ISSUER was unset (in the environment and the file): the issuer is derived from host and port. */
   readonly issuerDerived: boolean;
+  /** The levels of authentication, weakest first: GATEHOUSE_ACR's then GATEHOUSE_ACR_LEVELS' (src/oauth/levels.ts); empty: no acr claim. */
+  readonly levels: readonly AcrLevel[];
 };
 
 export type Env = Record<string, string | undefined>;
@@ -641,6 +651,11 @@ export function loadConfig(env: Env = process.env): Config {
   // Node refuses a headers timeout longer than the request timeout it is part of.
   if ((out.headersTimeout as number) > (out.requestTimeout as number)) {
     throw new ConfigError('GATEHOUSE_HEADERS_TIMEOUT', 'must be at most GATEHOUSE_REQUEST_TIMEOUT: the headers are part of the request');
+  }
+  try {
+    out.levels = configuredLevels(out.acr as string | undefined, out.acrLevels as AcrLevel[] | undefined);
+  } catch (error) {
+    throw new ConfigError('GATEHOUSE_ACR_LEVELS', (error as Error).message);
   }
   out.home = resolve((out.home as string | undefined) ?? DEFAULT_HOME);
   out.databaseUrl ??= `sqlite:${join(out.home as string, 'gatehouse.db')}`;

@@ -41,6 +41,8 @@ interface MetadataFlags {
   accessTokenFormat?: string;
   accessTokenSignedResponseAlg?: string;
   authorizationPolicy?: string;
+  defaultAcrValue?: string[];
+  defaultMaxAge?: string;
 }
 
 interface JsonFlag {
@@ -95,6 +97,9 @@ function withMetadataOptions(command: Command, clientAuth: ClientAuthSetup | und
     .addOption(new Option('--access-token-format <format>', 'the form of the access tokens whose audience is this client: jwt (RFC 9068, validated locally) or opaque (introspected); default GATEHOUSE_ACCESS_TOKEN_FORMAT').choices([...ACCESS_TOKEN_FORMATS]))
     .option('--access-token-signed-response-alg <alg>', `what the JWT access tokens meant for this client are signed with: ${SIGNING_ALGS.join(', ')} (default RS256)`)
     .option('--authorization-policy <name>', 'the authorization policy (gatehouse policy create) that decides who may use the client and which extra claims it gets; "" removes it')
+    // Levels of authentication (docs/authorization.md): OIDC Registration §2 defaults a request can override.
+    .option('--default-acr-value <acr>', 'an acr value asked for when a request names none (repeatable, in order of preference; default_acr_values)', collect)
+    .option('--default-max-age <seconds>', 'the max_age of a request that sends none: an older sign-in is asked for again (default_max_age)')
     .option('--json', 'print JSON only');
 }
 
@@ -127,6 +132,8 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   if (flags.applicationType !== undefined) doc.application_type = flags.applicationType;
   if (flags.accessTokenFormat !== undefined) doc.access_token_format = flags.accessTokenFormat;
   if (flags.accessTokenSignedResponseAlg !== undefined) doc.access_token_signed_response_alg = flags.accessTokenSignedResponseAlg;
+  if (flags.defaultAcrValue) doc.default_acr_values = flags.defaultAcrValue;
+  if (flags.defaultMaxAge !== undefined) doc.default_max_age = wholeNumber(flags.defaultMaxAge, '--default-max-age');
   // "" removes the policy (null: the key's default, none).
   if (flags.authorizationPolicy !== undefined) doc.authorization_policy = flags.authorizationPolicy === '' ? null : flags.authorizationPolicy;
   return doc;

@@ -68,4 +68,15 @@ describe('policy documents', () => {
     assert.equal(refusedAt({ name: 'p', access: { groups: Array.from({ length: 101 }, (_, i) => `g${i}`) } }), 'access.groups');
     assert.equal(refusedAt([]), '(document)');
   });
+  test('minimum_authentication (issue 24): one of the requirements, kept in the wire form; anything else refused naming it', () => {
+    const doc = parsePolicyDocument({ name: 'mfa', minimum_authentication: 'multi' });
+    assert.equal(doc.minimumAuthentication, 'multi');
+    assert.deepEqual(policyDocumentJson(doc), { name: 'mfa', claims: [], minimum_authentication: 'multi' });
+    assert.deepEqual(parsePolicyDocument(policyDocumentJson(doc)), doc);
+    assert.equal(parsePolicyDocument({ name: 'none' }).minimumAuthentication, undefined);
+    assert.equal('minimum_authentication' in policyDocumentJson(parsePolicyDocument({ name: 'none' })), false);
+    for (const bad of ['MFA', 'strong', 2, null, ['multi']]) {
+      assert.throws(() => parsePolicyDocument({ name: 'p', minimum_authentication: bad }), (error: unknown) => error instanceof PolicyDocumentError && error.field === 'minimum_authentication', String(bad));
+    }
+  });
 });

@@ -3,6 +3,7 @@
  * tokens and responses carry. A policy is a document; this module is its shape and the one
  * validation of its wire form (the CLI's file), naming the field at fault in every error.
  */
+import { REQUIREMENTS, type Requirement } from '../protocol/acr-levels.ts';
 
 /** Where a mapped claim goes: OIDC Core §2 (ID token), §5.3 (UserInfo), RFC 7662 (introspection), RFC 9068 (JWT access token). */
 export const CLAIM_TARGETS = ['id_token', 'userinfo', 'introspection', 'access_token'] as const;
@@ -46,7 +47,16 @@ export interface PolicyDocument {
   /** undefined: everyone may use the client. */
   access: PolicyAccess | undefined;
   claims: readonly ClaimMapping[];
+  /**
+   * The least authentication a sign-in to the client needs (issue 24, item 3): one of the
+   * requirements of src/oauth/levels.ts, always essential. undefined: whatever the request asks.
+   */
+  minimumAuthentication: PolicyRequirement | undefined;
 }
+
+/** The requirements a policy may set: those of the levels of authentication (src/protocol/acr-levels.ts). */
+export const POLICY_REQUIREMENTS = REQUIREMENTS;
+export type PolicyRequirement = Requirement;
 
 /** A stored policy: its document and the version every update raises (the cache key with the name). */
 export interface Policy {
@@ -87,7 +97,7 @@ const SCOPE = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
 /** The policy in its wire form, checked; throws PolicyDocumentError naming the first field at fault. */
 export function parsePolicyDocument(input: unknown): PolicyDocument {
-  const doc = object(input, '(document)', ['name', 'access', 'claims']);
+  const doc = object(input, '(document)', ['name', 'access', 'claims', 'minimum_authentication']);
   const name = text(doc.name, 'name', POLICY_LIMITS.name);
   if (!NAME.test(name)) throw new PolicyDocumentError('name', 'must start with a letter or digit and hold only letters, digits, ".", "_" and "-"');
   const access = doc.access === undefined ? undefined : parseAccess(doc.access);
@@ -97,7 +107,15 @@ export function parsePolicyDocument(input: unknown): PolicyDocument {
     if (seen.has(c.claim)) throw new PolicyDocumentError(`claims[${i}].claim`, `${JSON.stringify(c.claim)} is mapped twice`);
     seen.add(c.claim);
   });
-  return { name, access, claims };
+  const minimumAuthentication = doc.minimum_authentication === undefined ? undefined : requirement(doc.minimum_authentication);
+  return { name, access, claims, minimumAuthentication };
+}
+
+function requirement(value: unknown): PolicyRequirement {
+  if (typeof value !== 'string' || !(POLICY_REQUIREMENTS as readonly string[]).includes(value)) {
+    throw new PolicyDocumentError('minimum_authentication', `must be one of ${POLICY_REQUIREMENTS.join(', ')} (docs/authorization.md, "Levels of authentication")`);
+  }
+  return value as PolicyRequirement;
 }
 
 function parseAccess(input: unknown): PolicyAccess {
@@ -201,6 +219,7 @@ export function policyDocumentJson(doc: PolicyDocument): Record<string, unknown>
       ...(c.scope === undefined ? {} : { scope: c.scope }),
       ...(c.single ? { single: true } : {}),
     })),
+    ...(doc.minimumAuthentication === undefined ? {} : { minimum_authentication: doc.minimumAuthentication }),
   };
 }
 

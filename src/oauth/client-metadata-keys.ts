@@ -29,9 +29,7 @@ export const UNSUPPORTED_KEYS: Record<string, string> = {
   tos_uri: 'the login page shows no terms-of-service link',
   subject_type: 'only public subject identifiers are issued',
   sector_identifier_uri: 'only public subject identifiers are issued',
-  default_max_age: 'max_age is taken from the request only',
   require_auth_time: 'auth_time is always in the ID token',
-  default_acr_values: 'acr is chosen from the request and GATEHOUSE_ACR only',
   initiate_login_uri: 'third-party initiated login is not supported',
   frontchannel_logout_uri: 'front-channel logout is not supported',
   backchannel_logout_uri: 'back-channel logout is not supported',
@@ -80,6 +78,9 @@ const METADATA_KEYS = [
   // JWT access tokens (RFC 9068), issued to this client as a resource server: src/oauth/jwt-access-token.ts.
   'access_token_format',
   'access_token_signed_response_alg',
+  // Levels of authentication (issue 24, item 3; OIDC Registration §2): used when the request names none.
+  'default_acr_values',
+  'default_max_age',
 ] as const;
 
 /** Keys gatehouse acts on; everything else is refused (see UNSUPPORTED_KEYS). */

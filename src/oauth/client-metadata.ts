@@ -137,6 +137,8 @@ export function parseClientMetadata(document: unknown): ClientSettings {
     if (doc[key] !== undefined && !resourceServer) throw new InvalidClientMetadata(key, 'is for resource servers only (resource_server: true): it describes the access tokens meant for one');
   }
   if (doc.allowed_cors_origins !== undefined) doc.allowed_cors_origins = corsOriginList(doc.allowed_cors_origins);
+  if (doc.default_acr_values !== undefined) doc.default_acr_values = acrValueList(doc.default_acr_values);
+  if (doc.default_max_age !== undefined) defaultMaxAge(doc.default_max_age);
   for (const key of Object.keys(doc)) {
     if (key.startsWith(`${LOCALIZED_NAME}#`)) {
       languageTag(key, key.slice(LOCALIZED_NAME.length + 1));
@@ -418,6 +420,25 @@ function corsOrigin(value: string): string {
 
 function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+/**
+ * OIDC Registration §2 default_acr_values: acr values in order of preference, used when a request
+ * names none. Values the server does not configure are kept (levels may be configured later) and
+ * ignored when a request is made, as the request's own acr_values are.
+ */
+function acrValueList(value: unknown): string[] {
+  const values = stringList(value, 'default_acr_values');
+  if (values.length > 20) throw new InvalidClientMetadata('default_acr_values', 'must hold at most 20 values');
+  for (const v of values) {
+    if (v === '' || v.length > 255 || /[\s\p{Cc}]/u.test(v)) throw new InvalidClientMetadata('default_acr_values', 'each value must be 1 to 255 characters without spaces or control characters');
+  }
+  return values;
+}
+
+/** OIDC Registration §2 default_max_age: seconds, a whole number, used when a request sends no max_age. */
+function defaultMaxAge(value: unknown): void {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 2_147_483_647) throw new InvalidClientMetadata('default_max_age', 'must be a whole number of seconds, 0 or more');
 }
 
 function scope(value: unknown): string {

@@ -13,8 +13,6 @@ export interface OAuthDeps {
   keyRing: KeyRing;
   clock: Clock;
   random: Random;
-  /** acr values configured for the authentication methods (empty: no acr claim). */
-  acrValues: readonly string[];
   /** Where audit events go (src/observability/audit.ts). */
   audit: AuditSink;
   /** What client-authentication methods verify with (client-auth/method.ts), built once in app.ts. */

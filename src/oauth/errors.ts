@@ -16,6 +16,7 @@ export type OAuthErrorCode =
   | 'login_required'
   | 'interaction_required'
   | 'consent_required'
+  | 'unmet_authentication_requirements'
   | 'request_not_supported'
   | 'request_uri_not_supported'
   | 'invalid_token'
@@ -151,6 +152,15 @@ export class LoginRequired extends OAuthError {
 
 export class InteractionRequired extends OAuthError {
   readonly error = 'interaction_required';
+  readonly status = 400;
+}
+
+/**
+ * OpenID Connect Core Unmet Authentication Requirements 1.0 §2: the server cannot authenticate the
+ * user as the client requires (an essential `acr`, or the client's policy): sent to the redirect URI.
+ */
+export class UnmetAuthenticationRequirements extends OAuthError {
+  readonly error = 'unmet_authentication_requirements';
   readonly status = 400;
 }
 

@@ -306,7 +306,11 @@ for (const db of DATABASES) {
         [{ grant_types: ['implicit'] }, 'grant_types', 'invalid_client_metadata'],
         [{ frontchannel_logout_uri: 'https://app.example.com/logout' }, 'frontchannel_logout_uri', 'invalid_client_metadata'],
         [{ id_token_encrypted_response_alg: 'RSA-OAEP' }, 'id_token_encrypted_response_alg', 'invalid_client_metadata'],
-        [{ default_max_age: 60 }, 'default_max_age', 'invalid_client_metadata'],
+        [{ subject_type: 'pairwise' }, 'subject_type', 'invalid_client_metadata'],
+        [{ default_max_age: -1 }, 'default_max_age', 'invalid_client_metadata'],
+        [{ default_max_age: '60' }, 'default_max_age', 'invalid_client_metadata'],
+        [{ default_acr_values: 'urn:a' }, 'default_acr_values', 'invalid_client_metadata'],
+        [{ default_acr_values: ['has space'] }, 'default_acr_values', 'invalid_client_metadata'],
         // Longer than the server's GATEHOUSE_ACCESS_TOKEN_TTL (default 3600): administrators only (DR11).
         [{ access_token_ttl: 3601 }, 'access_token_ttl', 'invalid_client_metadata'],
       ];
@@ -315,6 +319,8 @@ for (const db of DATABASES) {
         assert.deepEqual([answer.status, answer.body.error], [400, error], field);
         assert.match(answer.body.error_description as string, new RegExp(`^${field}: `), field);
       }
+      const levels = await send(endpoint(), { token: (await mint(1)).value, body: { ...WEB_APP, default_acr_values: ['urn:a', 'urn:b'], default_max_age: 300 } });
+      assert.deepEqual([levels.status, levels.body.default_acr_values, levels.body.default_max_age], [201, ['urn:a', 'urn:b'], 300], 'OIDC Registration §2: registered and echoed (issue 24)');
       const shorter = await send(endpoint(), { token: value, body: { ...WEB_APP, access_token_ttl: 600 } });
       assert.deepEqual([shorter.status, shorter.body.access_token_ttl], [201, 600], 'a shorter lifetime is the client\'s to ask');
       const statement = await send(endpoint(), { token: (await mint(1)).value, body: { ...WEB_APP, software_statement: 'eyJhbGciOiJub25lIn0.e30.' } });

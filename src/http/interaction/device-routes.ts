@@ -3,7 +3,7 @@ import { clientNameFor } from '../../oauth/client-display.ts';
 import { confirmationFacts } from '../../oauth/confirmation-facts.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { formatUserCode } from '../../oauth/device/user-code.ts';
-import { decideDevice, lookUpUserCode, secondFactorForDevice, signInForDevice, type PendingDevice } from '../../oauth/device/verification.ts';
+import { decideDevice, lookUpUserCode, secondFactorForDevice, signInForDevice, stepUpForDevice, type PendingDevice } from '../../oauth/device/verification.ts';
 import { findUsableSession } from '../../oauth/sessions.ts';
 import type { RawParams } from '../../oauth/params.ts';
 import { clientAddress } from '../client-address.ts';
@@ -42,6 +42,12 @@ export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promis
     if (!device) return reply;
     const session = await findUsableSession(deps, readSessionCookie(request, deps.config));
     if (!session) return sendLoginPage(request, reply, deps, paths.login, device);
+    // Issue 24: a session below the client's policy's minimum: only the missing factor, then the confirmation.
+    const stepUp = await stepUpForDevice(deps, device, session, clientAddress(request));
+    if (stepUp) {
+      setPendingSignInCookie(reply, deps.config, stepUp.pendingCookie);
+      return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method: firstCodeMethod(stepUp.kinds) });
+    }
     return sendConfirmPage(request, reply, deps, paths.confirm, device, session.userId);
   });
 

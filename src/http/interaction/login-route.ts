@@ -14,6 +14,7 @@ import { formField, requestParams, useHtmlScope } from './html-scope.ts';
 import { chooseLocale } from './i18n.ts';
 import { loginPath, sendLoginPage } from './login-page.ts';
 import { codeMethodOf, firstCodeMethod, secondFactorPath, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
+import { sendEnrolPage } from './enrol-page.ts';
 import { FORM_POST_JS, LOGIN_CSS } from './views.ts';
 
 /**
@@ -52,6 +53,11 @@ export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): P
       setPendingSignInCookie(reply, deps.config, outcome.pendingCookie);
       return sendCodePage(request, reply, deps, authorization, { method: firstCodeMethod(outcome.kinds) });
     }
+    if (outcome.type === 'enrol') {
+      // A required level needs a second factor the user has none of: enrol one first (enrol-page.ts).
+      setPendingSignInCookie(reply, deps.config, outcome.pendingCookie);
+      return sendEnrolPage(request, reply, deps, authorization, outcome.enrolment);
+    }
     return sendSignedIn(request, reply, deps, authorization, outcome);
   });
 
@@ -79,8 +85,8 @@ export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): P
   });
 }
 
-/** What a sign-in answers once the user proved who they are, by a password alone or with a second factor alike. */
-async function sendSignedIn(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, outcome: SignedIn): Promise<FastifyReply> {
+/** What a sign-in answers once the user proved who they are, by a password alone or with a second factor alike (or an enrolment, enrol-page.ts). */
+export async function sendSignedIn(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, outcome: SignedIn): Promise<FastifyReply> {
   if (outcome.type === 'error') {
     if (outcome.cookieValue !== undefined) setSessionCookie(reply, deps.config, outcome.cookieValue);
     return sendAuthorizationError(request, reply, deps, outcome.target, outcome.error);
@@ -98,8 +104,8 @@ async function sendSignedIn(request: FastifyRequest, reply: FastifyReply, deps: 
   return sendCode(request, reply, deps, outcome.target, outcome.code, 303);
 }
 
-/** The second factor's page of the login page: the request's fields carried, its display and language. */
-function sendCodePage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, options: Pick<SecondFactorPage, 'method' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
+/** The second factor's page of the login page (and of a step-up, authorization.ts): the request's fields carried, its display and language. */
+export function sendCodePage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, options: Pick<SecondFactorPage, 'method' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
   const locale = chooseLocale(authorization.uiLocales, request.headers['accept-language']);
   // The page's POST ends in a 303 to the redirect_uri, which Chromium checks against form-action.
   const formAction = formActionSource(authorization.target.redirectUri);

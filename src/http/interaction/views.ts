@@ -18,7 +18,7 @@ export const LOGIN_CSS = readFileSync(join(import.meta.dirname, 'assets', 'login
 /** The form_post page's one script (it submits the form), read once at start-up: a file, so the page's CSP needs no inline script. */
 export const FORM_POST_JS = readFileSync(join(import.meta.dirname, 'assets', 'form-post.js'), 'utf8');
 
-export type View = 'consent' | 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm' | 'landing' | 'form-post' | 'device-code' | 'device-login' | 'device-confirm' | 'device-done' | 'access-denied' | 'second-factor' | 'account-security';
+export type View = 'consent' | 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm' | 'landing' | 'form-post' | 'device-code' | 'device-login' | 'device-confirm' | 'device-done' | 'access-denied' | 'second-factor' | 'account-security' | 'enrol-totp';
 
 /** What every page needs of the configuration: where it is served and its theme. */
 export type PageConfig = Pick<ServingConfig, 'issuerPath' | 'theme'>;

@@ -4,7 +4,10 @@ import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { sendConsentPage } from '../interaction/consent-page.ts';
-import { readSessionCookie } from '../interaction/cookies.ts';
+import { readSessionCookie, setPendingSignInCookie } from '../interaction/cookies.ts';
+import { sendCodePage } from '../interaction/login-route.ts';
+import { firstCodeMethod } from '../interaction/second-factor-page.ts';
+import { holdStepUp } from '../../oauth/authorize/login.ts';
 import { requestParams, useHtmlScope } from '../interaction/html-scope.ts';
 import { sendLoginPage } from '../interaction/login-page.ts';
 import { clientNameFor } from '../../oauth/client-display.ts';
@@ -20,6 +23,13 @@ export async function authorizationRoutes(app: FastifyInstance, deps: HttpDeps):
         return sendCode(request, reply, deps, outcome.target, outcome.code);
       case 'login':
         return sendLoginPage(request, reply, deps, outcome.request);
+      case 'step_up': {
+        // Issue 24: only the missing factor is asked for, the sign-in held as after a password (login.ts holdStepUp).
+        const pendingCookie = await holdStepUp(deps, outcome.request, outcome.session, clientAddress(request));
+        if (pendingCookie === undefined) return sendLoginPage(request, reply, deps, outcome.request);
+        setPendingSignInCookie(reply, deps.config, pendingCookie);
+        return sendCodePage(request, reply, deps, outcome.request, { method: firstCodeMethod(outcome.kinds) });
+      }
       case 'consent':
         return sendConsentPage(request, reply, deps, outcome.request, outcome.session);
       case 'denied':

@@ -6,7 +6,7 @@ import { usePublicCors } from '../plugins/cors.ts';
 
 /** Discovery (OIDC Discovery §4, RFC 8414 §3) and the JWK Set (RFC 7517 §5). */
 export async function discoveryRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
-  const body = JSON.stringify(discoveryDocument({ issuer: deps.config.issuer, acrValues: deps.acrValues, registration: deps.config.dynamicRegistration !== 'off', clientAuth: clientAuthSetup(deps.config) }));
+  const body = JSON.stringify(discoveryDocument({ issuer: deps.config.issuer, acrValues: deps.config.levels.map((level) => level.value), registration: deps.config.dynamicRegistration !== 'off', clientAuth: clientAuthSetup(deps.config) }));
   const sendDiscovery = async (_request: unknown, reply: FastifyReply) =>
     reply.header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*').type('application/json').send(body);
   // OIDC Discovery §4: issuer + /.well-known/openid-configuration. RFC 8414 §3 would insert the

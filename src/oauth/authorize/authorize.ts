@@ -8,8 +8,9 @@ import type { OAuthDeps } from '../deps.ts';
 import type { RawParams } from '../params.ts';
 import { checkPkceRequest } from '../pkce.ts';
 import { grantedAudiences, grantedScope, parseScope } from '../scope.ts';
-import { AccessDenied, TemporarilyUnavailable } from '../errors.ts';
-import { checkPolicyAccess, POLICY_REFUSAL } from '../policy/evaluate.ts';
+import { AccessDenied, TemporarilyUnavailable, UnmetAuthenticationRequirements } from '../errors.ts';
+import { checkPolicyAccess, POLICY_REFUSAL, policyRequirement } from '../policy/evaluate.ts';
+import { factorsOf } from '../factors/verify.ts';
 import { findUsableSession, touchSession } from '../sessions.ts';
 import { takeSilentAuthorization } from '../throttling/silent-authorizations.ts';
 import { checkClient } from './check-client.ts';
@@ -21,10 +22,10 @@ import { checkRedirectUri } from './check-redirect-uri.ts';
 import { checkResponseMode } from './check-response-mode.ts';
 import { checkResources } from './check-resources.ts';
 import { checkResponseType } from './check-response-type.ts';
-import { chooseAcr } from './choose-acr.ts';
-import { decideInteraction } from './decide-interaction.ts';
+import { decideInteraction, selectsLevel, UNMET } from './decide-interaction.ts';
 import { issueCode } from './issue-code.ts';
 import { maxLength, parseRequest } from './parse-request.ts';
+import { selectLevel } from './select-level.ts';
 import type { AuthorizationRequest, AuthorizeOutcome, RedirectTarget, Validation } from './request.ts';
 import { DEFAULT_RESPONSE_MODE } from './response-modes/registry.ts';
 
@@ -43,7 +44,8 @@ export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Pr
     const { scope, resources } = await checkResources(deps, client, raw, asked); // RFC 8707 §2: resource servers in `aud`, else invalid_target
     const pkce = checkPkceRequest(client, params.code_challenge, params.code_challenge_method); // RFC 7636 §4.4
     const prompt = checkPrompt(params.prompt); // OIDC Core §3.1.2.1
-    const maxAge = checkMaxAge(params.max_age); // OIDC Core §3.1.2.1
+    // OIDC Registration §2: default_max_age applies when the request sends no max_age.
+    const maxAge = checkMaxAge(params.max_age) ?? defaultMaxAge(client); // OIDC Core §3.1.2.1
     const hintedSubject = await checkIdTokenHint(deps, params.id_token_hint);
     const request = {
       client,
@@ -59,7 +61,8 @@ export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Pr
       loginHint: params.login_hint,
       uiLocales: params.ui_locales,
       display: checkDisplay(params.display),
-      acr: chooseAcr(params.acr_values, deps.acrValues),
+      // Issue 24: acr_values, the claims parameter's acr, default_acr_values and the client's policy (select-level.ts).
+      level: selectLevel(deps.config.levels, { claims: params.claims, acrValues: params.acr_values, client, policy: await policyRequirement(deps.store, client) }),
       hintedSubject,
       params: params as Record<string, string>,
     };
@@ -80,9 +83,19 @@ export async function authorize(deps: OAuthDeps, raw: RawParams, sessionCookie: 
   if (!validation.ok) return { type: 'error', target: validation.target, error: validation.error };
   const { request } = validation;
   try {
+    // An essential acr naming only values that are not configured: no sign-in can meet it, so no page is shown first.
+    if (request.level.unmeetable) throw new UnmetAuthenticationRequirements(UNMET);
     const session = await findUsableSession(deps, sessionCookie);
-    const interaction = decideInteraction(request, session, deps.clock.now()); // login_required under prompt=none
+    // The session user's factors tell whether a level the session lacks is in reach (levels.ts): read only when one is selected.
+    const factors = session && selectsLevel(request.level) ? await factorsOf(deps, session.userId) : [];
+    const interaction = decideInteraction(request, session, deps.clock.now(), factors); // login_required under prompt=none
     if (interaction.type === 'login') return { type: 'login', request };
+    // Issue 24: the session is the user's but too weak; only the missing factor is asked for (login.ts holdStepUp).
+    if (interaction.type === 'step_up') {
+      // Each step-up page holds a sign-in row for a session alone (no password): bounded as silent codes are.
+      if (!(await takeSilentAuthorization(deps, interaction.session, ip, request.clientId))) throw new TemporarilyUnavailable('Too many authorization requests from this session or address; try again later.');
+      return { type: 'step_up', request, session: interaction.session, kinds: interaction.kinds };
+    }
     // After authentication, before consent and the code (docs/authorization.md): a session from
     // another client does not get past the client's authorization policy.
     const refused = await policyRefusal(deps, request, interaction.session.userId);
@@ -112,6 +125,12 @@ export async function policyRefusal(deps: OAuthDeps, request: AuthorizationReque
   if (await checkPolicyAccess(deps.store, request.client, userId)) return undefined;
   if (request.prompt.has('none')) return { type: 'error', target: request.target, error: new AccessDenied(POLICY_REFUSAL) };
   return { type: 'denied', request };
+}
+
+/** OIDC Registration §2 default_max_age, as registered (client-metadata.ts checked it is a whole number of seconds). */
+function defaultMaxAge(client: { metadata: Record<string, unknown> }): number | undefined {
+  const registered = client.metadata.default_max_age;
+  return typeof registered === 'number' && Number.isInteger(registered) && registered >= 0 ? registered : undefined;
 }
 
 /**

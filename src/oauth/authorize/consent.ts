@@ -3,11 +3,12 @@ import type { SsoSession } from '../../domain/session.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import { consentCovers, findConsent, grantConsent } from '../consents.ts';
 import type { OAuthDeps } from '../deps.ts';
-import { AccessDenied, ConsentRequired, InvalidRequest, TemporarilyUnavailable } from '../errors.ts';
+import { AccessDenied, ConsentRequired, InvalidRequest, LoginRequired, TemporarilyUnavailable } from '../errors.ts';
 import { checkPolicyAccess, POLICY_REFUSAL } from '../policy/evaluate.ts';
 import { formatScope } from '../scope.ts';
 import { touchSession } from '../sessions.ts';
 import { takeSilentAuthorization } from '../throttling/silent-authorizations.ts';
+import { meetsRequired } from './decide-interaction.ts';
 import { issueCode } from './issue-code.ts';
 import type { AuthorizationRequest, RedirectTarget } from './request.ts';
 
@@ -50,6 +51,8 @@ export async function answerConsent(deps: OAuthDeps, request: AuthorizationReque
     // The page was shown after the policy's access check, but the policy or the user may have
     // changed since: the answer is a third path to a code, so it checks again.
     if (!(await checkPolicyAccess(deps.store, request.client, session.userId))) throw new AccessDenied(POLICY_REFUSAL);
+    // So is the level the request requires (issue 24): the page is shown only after a step-up, but its form can be posted without one.
+    if (!meetsRequired(request.level, session.amr)) throw new LoginRequired('The session\'s authentication does not meet the level the request requires.');
     // A code from a session without a password, like single sign-on: the same budget (authorize.ts).
     if (!(await takeSilentAuthorization(deps, session, ip, request.clientId))) throw new TemporarilyUnavailable('Too many authorization requests from this session or address; try again later.');
     await grantConsent(deps.store, { userId: session.userId, clientId: request.clientId, scope: request.scope }, deps.clock.now());

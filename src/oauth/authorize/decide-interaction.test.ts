@@ -3,13 +3,13 @@ import { test } from 'node:test';
 import type { SsoSession } from '../../domain/session.ts';
 import { LoginRequired } from '../errors.ts';
 import { checkMaxAge, checkPrompt } from './check-prompt.ts';
-import { chooseAcr } from './choose-acr.ts';
 import { decideInteraction } from './decide-interaction.ts';
+import { NO_DEMAND } from './select-level.ts';
 import type { AuthorizationRequest } from './request.ts';
 
 const NOW = 1_800_000_000_000;
 const session = { userId: 'u1', authTime: NOW - 60_000 } as SsoSession;
-const request = (overrides: Partial<AuthorizationRequest> = {}) => ({ client: { metadata: {} }, prompt: new Set(), maxAge: undefined, hintedSubject: undefined, ...overrides }) as AuthorizationRequest;
+const request = (overrides: Partial<AuthorizationRequest> = {}) => ({ client: { metadata: {} }, prompt: new Set(), maxAge: undefined, hintedSubject: undefined, level: NO_DEMAND, ...overrides }) as AuthorizationRequest;
 
 test('a session answers silently unless prompt, max_age or the hint say otherwise (OIDC Core §3.1.2.1)', () => {
   assert.equal(decideInteraction(request(), session, NOW).type, 'silent');
@@ -45,11 +45,4 @@ test('prompt and max_age parsing', () => {
   assert.equal(checkMaxAge('0'), 0);
   assert.equal(checkMaxAge(undefined), undefined);
   for (const bad of ['-1', '1.0', ' 1', '0x10', '12345678901']) assert.throws(() => checkMaxAge(bad), { error: 'invalid_request' }, bad);
-});
-
-test('acr: the first requested value that is configured, else the configured default, else none', () => {
-  assert.equal(chooseAcr('a b', ['b', 'c']), 'b');
-  assert.equal(chooseAcr('x', ['b', 'c']), 'b');
-  assert.equal(chooseAcr(undefined, ['c']), 'c');
-  assert.equal(chooseAcr('a', []), undefined);
 });

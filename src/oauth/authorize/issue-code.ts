@@ -3,6 +3,7 @@ import type { SsoSession } from '../../domain/session.ts';
 import { hashSecret } from '../../lib/hash.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { LoginRequired } from '../errors.ts';
+import { acrClaim } from '../levels.ts';
 import { formatScope } from '../scope.ts';
 import type { CodeGrant } from './request.ts';
 
@@ -30,7 +31,9 @@ export async function issueCode(deps: Pick<OAuthDeps, 'config' | 'store' | 'cloc
     sessionIndex: session.sessionIndex,
     authTime: session.authTime,
     amr: session.amr,
-    acr: session.acr,
+    // The first value the request asked for that the session's authentication meets, else the
+    // strongest configured level it meets (levels.ts): exact, whichever client asks.
+    acr: acrClaim(deps.config.levels, grant.level?.requested ?? [], session.amr),
     createdAt: now,
     expiresAt: now + deps.config.codeTtl * 1000,
     consumedAt: undefined,

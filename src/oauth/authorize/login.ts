@@ -2,7 +2,11 @@ import type { FactorKind } from '../../domain/factor.ts';
 import type { SsoSession } from '../../domain/session.ts';
 import type { UserProfile } from '../../domain/user.ts';
 import type { OAuthDeps } from '../deps.ts';
-import { LoginRequired } from '../errors.ts';
+import { LoginRequired, UnmetAuthenticationRequirements } from '../errors.ts';
+import { factorsOf } from '../factors/verify.ts';
+import { acrClaim, meets } from '../levels.ts';
+import { levelStep, meetsRequired, selectsLevel, UNMET } from './decide-interaction.ts';
+import { confirmLoginEnrolment, enrolmentChoices, startLoginEnrolment, type CarriedEnrolment, type LoginEnrolment } from './enrol-on-login.ts';
 import { policyRefusal } from './authorize.ts';
 import { needsConsent } from './consent.ts';
 import { issueCode } from './issue-code.ts';
@@ -19,6 +23,10 @@ export type LoginOutcome =
   | { type: 'failed' }
   /** The password was right; the user has a second factor: its page, with `pendingCookie` held for this request (second-factor.ts). */
   | { type: 'second_factor'; pendingCookie: string; kinds: FactorKind[] }
+  /** The password was right; a required level needs a second factor the user does not have: enrol one first (enrol-on-login.ts). */
+  | { type: 'enrol'; pendingCookie: string; enrolment: LoginEnrolment }
+  /** The enrolment's code was wrong: its page again, with the same secret. */
+  | { type: 'enrol_refused'; enrolment: LoginEnrolment }
   /** The second factor's code was wrong or used: its page again, the sign-in still held. */
   | { type: 'second_factor_refused' }
   /** No sign-in is held for this request (expired, used, or never): the login form again. */
@@ -29,8 +37,9 @@ export type LoginOutcome =
 
 /** What a sign-in answers once the user proved who they are: the same after a password alone or with a second factor. */
 export type SignedIn = Extract<LoginOutcome, { type: 'code' | 'consent' | 'denied' | 'error' }>;
-export type PasswordStepOutcome = Exclude<LoginOutcome, { type: 'second_factor_refused' | 'expired' }>;
-export type SecondFactorOutcome = Exclude<LoginOutcome, { type: 'failed' | 'second_factor' }>;
+export type PasswordStepOutcome = Exclude<LoginOutcome, { type: 'second_factor_refused' | 'expired' | 'enrol_refused' }>;
+export type SecondFactorOutcome = Exclude<LoginOutcome, { type: 'failed' | 'second_factor' | 'enrol' | 'enrol_refused' }>;
+export type EnrolmentOutcome = Extract<LoginOutcome, { type: 'enrol_refused' | 'expired' }> | SignedIn;
 
 /**
  * The login form's submission, for a request already validated again from scratch (so a tampered
@@ -59,11 +68,32 @@ export async function loginWithPassword(
     // someone else: then the login changes nothing (OIDC Core §3.1.2.1).
     if (request.hintedSubject !== undefined && request.hintedSubject !== user.id) return hintMismatch(deps, request, user, ip);
     if (check.type === 'second_factor') {
+      // The level the request selects narrows the factors asked for (levels.ts); one out of reach ends here.
+      const step = selectsLevel(request.level) ? levelStep(request.level, PASSWORD_AMR, await factorsOf(deps, user.id)) : { type: 'met' as const };
+      if (step.type === 'unreachable') return { type: 'error', target: request.target, error: new UnmetAuthenticationRequirements(UNMET) };
       // Nothing is issued yet: the sign-in waits for the factor, for this request only (issue 24).
       const pendingCookie = await holdSignIn(deps, { user, clientId, binding: requestBinding(request), amr: PASSWORD_AMR, ip });
-      return { type: 'second_factor', pendingCookie, kinds: check.kinds };
+      return { type: 'second_factor', pendingCookie, kinds: step.type === 'step_up' ? step.kinds : check.kinds };
+    }
+    // A required level a second factor would meet, and the user has none: enrol one first (item 2).
+    const essential = request.level.unmeetable ? undefined : request.level.essential;
+    if (essential !== undefined && !meets(essential, PASSWORD_AMR) && enrolmentChoices(essential, PASSWORD_AMR).length > 0) {
+      const pendingCookie = await holdSignIn(deps, { user, clientId, binding: requestBinding(request), amr: PASSWORD_AMR, ip });
+      return { type: 'enrol', pendingCookie, enrolment: await startLoginEnrolment(deps, pendingCookie, user) };
     }
     return await signedIn(deps, request, user, PASSWORD_AMR, previousCookie, ip);
+  } catch (error) {
+    return { type: 'error', target: request.target, error };
+  }
+}
+
+/** The enrolment page's submission (enrol-on-login.ts): a right code from the new app goes on as a second factor's does. */
+export async function loginWithEnrolment(deps: OAuthDeps, request: AuthorizationRequest, carried: CarriedEnrolment, pendingCookie: string | undefined, previousCookie: string | undefined, ip?: string): Promise<EnrolmentOutcome> {
+  try {
+    const answer = await confirmLoginEnrolment(deps, { cookieValue: pendingCookie, clientId: request.client.clientId, binding: requestBinding(request) }, carried);
+    if (answer.type === 'wrong_code') return { type: 'enrol_refused', enrolment: answer.enrolment };
+    if (answer.type === 'expired') return answer;
+    return await signedIn(deps, request, answer.user, answer.amr, previousCookie, ip);
   } catch (error) {
     return { type: 'error', target: request.target, error };
   }
@@ -85,6 +115,19 @@ export async function loginWithSecondFactor(deps: OAuthDeps, request: Authorizat
   }
 }
 
+/**
+ * A step-up (issue 24, item 3): the browser's session belongs to the user but its amr is below the
+ * level the request selects (decideInteraction answered `step_up`). The sign-in is held as after a
+ * password, with the session's amr as what is proved so far, so the second factor's page asks only
+ * for the missing factor; its answer goes on as loginWithSecondFactor does, and the new session
+ * (which replaces this one) holds the union of both amr (RFC 8176) and a new auth_time.
+ */
+export async function holdStepUp(deps: OAuthDeps, request: AuthorizationRequest, session: SsoSession, ip?: string): Promise<string | undefined> {
+  const user = await deps.store.users.getProfile(session.userId);
+  if (user?.status !== 'enabled') return undefined;
+  return holdSignIn(deps, { user, clientId: request.client.clientId, binding: requestBinding(request), amr: session.amr, ip });
+}
+
 /** What a pending sign-in of the login page answers: the authorization request, as its form carries it (order aside). */
 function requestBinding(request: AuthorizationRequest): string {
   const fields = carriedFields(request).sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1));
@@ -96,7 +139,12 @@ function requestBinding(request: AuthorizationRequest): string {
  * in this order (docs/architecture.md, "After authentication"): the policy check, consent, the code.
  */
 async function signedIn(deps: OAuthDeps, request: AuthorizationRequest, user: UserProfile, amr: readonly string[], previousCookie: string | undefined, ip: string | undefined): Promise<SignedIn> {
-  const { cookieValue, session } = await startBrowserSession(deps, { user, amr, clientId: request.client.clientId, acr: request.acr, ip }, previousCookie);
+  // An essential level the sign-in does not meet (a user without a factor that could; a factor
+  // other than the one asked for): nothing is started or issued. Seam for issue 24 item 5: a user
+  // without a second factor will be led through enrolment here instead.
+  if (!meetsRequired(request.level, amr)) return { type: 'error', target: request.target, error: new UnmetAuthenticationRequirements(UNMET) };
+  const acr = acrClaim(deps.config.levels, request.level.requested, amr);
+  const { cookieValue, session } = await startBrowserSession(deps, { user, amr, clientId: request.client.clientId, acr, ip }, previousCookie);
   const refused = await policyRefusal(deps, request, user.id);
   if (refused?.type === 'denied') return { type: 'denied', request, cookieValue };
   if (refused) return { ...refused, cookieValue };

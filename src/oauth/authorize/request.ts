@@ -3,9 +3,11 @@
  * goes, and what the endpoint decides.
  */
 import type { Client } from '../../domain/client.ts';
+import type { FactorKind } from '../../domain/factor.ts';
 import type { SsoSession } from '../../domain/session.ts';
 import type { PkceBinding } from '../pkce.ts';
 import type { ResponseMode } from './response-modes/mode.ts';
+import type { LevelDemand } from './select-level.ts';
 
 export const PROMPT_VALUES = ['none', 'login', 'consent', 'select_account'] as const;
 export type Prompt = (typeof PROMPT_VALUES)[number];
@@ -30,11 +32,14 @@ export interface CodeGrant {
   scope: readonly string[];
   nonce: string | undefined;
   pkce: PkceBinding;
+  /** The level of authentication the request selects (select-level.ts): the code's acr is the first requested value the session meets; none: the strongest level met. */
+  level?: LevelDemand;
 }
 
 /** An authorization request that passed every check of OIDC Core §3.1.2.2. */
 export interface AuthorizationRequest extends CodeGrant {
   client: Client;
+  level: LevelDemand;
   target: RedirectTarget;
   /** The RFC 8707 `resource` values as sent (their audiences are in `scope`), for the login form to carry. */
   resources: readonly string[];
@@ -46,8 +51,6 @@ export interface AuthorizationRequest extends CodeGrant {
   /** The raw ui_locales value; the page picks the first language it supports. */
   uiLocales: string | undefined;
   display: Display;
-  /** The acr the login will record: undefined when none is configured. */
-  acr: string | undefined;
   /** `sub` of a valid id_token_hint: the session must belong to this user (OIDC Core §3.1.2.1). */
   hintedSubject: string | undefined;
   /**
@@ -77,6 +80,8 @@ export type Validation = { ok: true; request: AuthorizationRequest } | { ok: fal
 export type AuthorizeOutcome =
   | { type: 'code'; target: RedirectTarget; code: string }
   | { type: 'login'; request: AuthorizationRequest }
+  /** The session's user, whose authentication is below the level selected: asked only for `kinds` (decide-interaction.ts). */
+  | { type: 'step_up'; request: AuthorizationRequest; session: SsoSession; kinds: FactorKind[] }
   /** The user is signed in, but a third-party client needs their consent first (consent.ts). */
   | { type: 'consent'; request: AuthorizationRequest; session: SsoSession }
   /** The client's authorization policy refused the signed-in user: the explanation page, then access_denied. */

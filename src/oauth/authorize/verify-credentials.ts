@@ -3,6 +3,7 @@ import type { UserProfile } from '../../domain/user.ts';
 import { dummyVerify, hashPassword, needsRehash, verifyPassword } from '../../identity/passwords.ts';
 import { fingerprint, type LoginFailureReason } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
+import { acrClaim } from '../levels.ts';
 import { isLookupKey } from '../lookup-key.ts';
 import { factorsOf } from '../factors/verify.ts';
 import { createSession, findSession, type NewSession } from '../sessions.ts';
@@ -133,7 +134,7 @@ export interface BrowserSignIn {
   amr: readonly string[];
   /** The client the user signs in to (for the audit event). */
   clientId: string;
-  /** The acr the authorization request asked for and got (choose-acr.ts); none on the device page. */
+  /** The acr of the sign-in for the authorization request (levels.ts acrClaim); none on the device and account pages: the strongest level met. */
   acr?: string | undefined;
   ip: string | undefined;
 }
@@ -148,7 +149,9 @@ export async function startBrowserSession(deps: Pick<OAuthDeps, 'config' | 'stor
   const { user, clientId, ip } = signIn;
   const previous = await findSession(deps, previousCookie);
   if (previous) await deps.store.sessions.end(previous.idHash);
-  const started = await createSession(deps, { userId: user.id, amr: [...signIn.amr], acr: signIn.acr });
+  // Without a request's own choice (the device and account pages), the strongest level the amr meets (levels.ts).
+  const acr = signIn.acr ?? acrClaim(deps.config.levels, [], signIn.amr);
+  const started = await createSession(deps, { userId: user.id, amr: [...signIn.amr], acr });
   deps.audit.emit({ event: 'login.succeeded', userId: user.id, username: user.username, clientId, session: fingerprint(started.session.sessionIndex), ip });
   return started;
 }

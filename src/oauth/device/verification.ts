@@ -15,7 +15,9 @@ import type { SsoSession } from '../../domain/session.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { RateBudget } from '../../storage/ports.ts';
 import type { OAuthDeps } from '../deps.ts';
-import { checkPolicyAccess } from '../policy/evaluate.ts';
+import { factorsOf } from '../factors/verify.ts';
+import { acrClaim, meets, raisingKinds } from '../levels.ts';
+import { checkPolicyAccess, policyRequirement } from '../policy/evaluate.ts';
 import { addressGroup, counterKey } from '../throttling/keys.ts';
 import { answerSecondFactor, holdSignIn, signInBinding } from '../authorize/second-factor.ts';
 import { checkPasswordLogin, PASSWORD_AMR, startBrowserSession } from '../authorize/verify-credentials.ts';
@@ -110,6 +112,23 @@ export async function secondFactorForDevice(deps: OAuthDeps, device: PendingDevi
   return { type: 'signed_in', session, cookieValue };
 }
 
+/**
+ * A browser whose session is below the client's policy's minimum_authentication (issue 24): as at
+ * the authorization endpoint, the session's user is asked only for a factor that meets it (the
+ * second factor's page of this page, the sign-in held for this code with the session's amr), and
+ * the new session it starts holds both. undefined when the session meets it, or no factor of the
+ * user's can (the approval is then refused, decideDevice).
+ */
+export async function stepUpForDevice(deps: OAuthDeps, device: PendingDevice, session: SsoSession, ip?: string): Promise<{ pendingCookie: string; kinds: FactorKind[] } | undefined> {
+  const required = await policyRequirement(deps.store, device.client);
+  if (required === undefined || meets(required, session.amr)) return undefined;
+  const kinds = raisingKinds(required, session.amr, await factorsOf(deps, session.userId));
+  const user = kinds.length === 0 ? undefined : await deps.store.users.getProfile(session.userId);
+  if (user?.status !== 'enabled') return undefined;
+  const pendingCookie = await holdSignIn(deps, { user, clientId: device.client.clientId, binding: deviceBinding(device), amr: session.amr, ip });
+  return { pendingCookie, kinds };
+}
+
 /** What a pending sign-in of the user-code page answers: the device authorization, by its user code. */
 function deviceBinding(device: PendingDevice): string {
   return signInBinding('device', device.authorization.userCode);
@@ -129,10 +148,13 @@ export interface DeviceDecision {
  */
 export async function decideDevice(deps: OAuthDeps, device: PendingDevice, session: SsoSession, approve: boolean, ip?: string): Promise<DeviceDecision | undefined> {
   const now = deps.clock.now();
-  const approval = { userId: session.userId, sessionIndex: session.sessionIndex, authTime: session.authTime, amr: session.amr, acr: session.acr };
+  // RFC 8628 §3.1 has no acr_values: the device's tokens carry the strongest level the session meets.
+  const approval = { userId: session.userId, sessionIndex: session.sessionIndex, authTime: session.authTime, amr: session.amr, acr: acrClaim(deps.config.levels, [], session.amr) };
   // A user the client's authorization policy refuses cannot approve: the approval is recorded as a
-  // denial, so the device gets access_denied (RFC 8628 §3.5); the token endpoint checks again.
-  const allowed = approve && (await checkPolicyAccess(deps.store, device.client, session.userId));
+  // denial, so the device gets access_denied (RFC 8628 §3.5); the token endpoint checks again. So
+  // is a session below the policy's minimum_authentication (issue 24; docs/authorization.md).
+  const required = approve ? await policyRequirement(deps.store, device.client) : undefined;
+  const allowed = approve && (required === undefined || meets(required, session.amr)) && (await checkPolicyAccess(deps.store, device.client, session.userId));
   const decided = await deps.store.deviceAuthorizations.decide(device.authorization.userCode, allowed ? { approve: approval } : 'deny', now);
   if (decided) {
     const facts = { clientId: decided.clientId, userId: session.userId, session: fingerprint(session.sessionIndex), userCode: fingerprint(decided.userCode), ip };

@@ -1,12 +1,12 @@
 import type { Client } from '../../domain/client.ts';
 import { fingerprint } from '../../observability/audit.ts';
-import { chooseAcr } from '../authorize/choose-acr.ts';
 import { checkPasswordLogin, PASSWORD_AMR } from '../authorize/verify-credentials.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant, SlowDown } from '../errors.ts';
 import { auditTokensIssued, finishTokens, type GrantFacts, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
+import { acrClaim, meets } from '../levels.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
-import { policyAllows, readPolicy } from '../policy/evaluate.ts';
+import { policyAllows, policyRequirement, readPolicy } from '../policy/evaluate.ts';
 import { allowedResourceAudiences, parseResources, RESOURCE_PARAM, withAudiences } from '../resource.ts';
 import { checkGrantedAudiences, grantedAudiences, grantedScope, parseScope } from '../scope.ts';
 import { issuesRefreshTokens } from './authorization-code.ts';
@@ -74,6 +74,9 @@ async function passwordCredentials(deps: OAuthDeps, client: Client, body: RawPar
     deps.audit.emit({ event: 'login.second_factor_required', userId: check.user.id, username: check.user.username, clientId: client.clientId, via: 'password_grant', ip });
     throw new InvalidGrant(SECOND_FACTOR_REQUIRED);
   }
+  // The client's policy may require more than a password (issue 24): this grant can prove nothing else.
+  const required = await policyRequirement(deps.store, client);
+  if (required !== undefined && !meets(required, PASSWORD_AMR)) throw new InvalidGrant('The client\'s authorization policy requires more than a password; sign in through the browser.');
 
   const now = deps.clock.now();
   const sessionIndex = `_${deps.random.hex(20)}`;
@@ -84,8 +87,8 @@ async function passwordCredentials(deps: OAuthDeps, client: Client, body: RawPar
     sessionIndex,
     authTime: now,
     amr: [...PASSWORD_AMR],
-    // The acr a password login gets from the login form when the request names none (choose-acr.ts).
-    acr: chooseAcr(undefined, deps.acrValues),
+    // The acr a password login gets from the login form when the request names none (levels.ts).
+    acr: acrClaim(deps.config.levels, [], PASSWORD_AMR),
     codeHash: undefined,
     // A family of its own: a reuse of a rotated refresh token revokes this grant's tokens only.
     familyId: deps.random.token(32),

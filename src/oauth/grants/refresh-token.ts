@@ -7,7 +7,8 @@ import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant } from '../errors.ts';
 import { finishTokens, mintTokens, type MintedTokens, type TokenResponse } from '../issue-tokens.ts';
 import { param, requiredParam, type RawParams } from '../params.ts';
-import { checkPolicyAccess } from '../policy/evaluate.ts';
+import { meets } from '../levels.ts';
+import { checkPolicyAccess, policyRequirement } from '../policy/evaluate.ts';
 import { narrowToResources, parseResources, RESOURCE_PARAM, resourceServers } from '../resource.ts';
 import { checkGrantedAudiences, narrowScope } from '../scope.ts';
 import type { Grant } from './grant.ts';
@@ -71,6 +72,9 @@ async function refresh(deps: OAuthDeps, client: Client, body: RawParams, ip?: st
     // The facts read with the token serve when they are of the same policy (no second statement).
     const alreadyRead = found.clientPolicy === client.authorizationPolicy ? found.clientPolicySubject : undefined;
     if (!(await checkPolicyAccess(tx, client, user.id, alreadyRead))) throw new InvalidGrant('The authorization policy of this client no longer allows this user.', { detail: 'authorization policy refused' });
+    // Its minimum_authentication too (issue 24): a policy raised since the sign-in gets no new tokens from a weaker one.
+    const required = await policyRequirement(tx, client);
+    if (required !== undefined && !meets(required, token.amr ?? [])) throw new InvalidGrant('The authorization policy of this client now requires a stronger sign-in; sign in again.', { detail: 'minimum_authentication not met' });
     const rotate = isPublicClient(client) || client.rotateRefreshTokens;
     // The unit runs as if alone, so nothing rotates the token between the read above and this
     // write; the guarded statement keeps the port's promise all the same.

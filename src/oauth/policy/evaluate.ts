@@ -9,7 +9,7 @@
  * (name, version): a new version is a new key. A client without a policy costs no statement.
  */
 import type { Client } from '../../domain/client.ts';
-import { parsePolicyDocument, type ClaimMapping, type ClaimTarget, type PolicyDocument } from '../../domain/policy.ts';
+import { parsePolicyDocument, PolicyDocumentError, type ClaimMapping, type ClaimTarget, type PolicyDocument, type PolicyRequirement } from '../../domain/policy.ts';
 import { normalizeUsername, type UserProfile } from '../../domain/user.ts';
 import type { PolicyStore, PolicySubject, TokenWithUser } from '../../storage/ports.ts';
 
@@ -175,4 +175,19 @@ function parsedDocument(name: string, stored: { version: number; document: strin
   if (PARSED.size >= MAX_PARSED && !PARSED.has(name)) PARSED.delete(PARSED.keys().next().value!);
   PARSED.set(name, { version: stored.version, document });
   return document;
+}
+
+/**
+ * The least authentication the client's policy asks of every sign-in to it (issue 24, item 3;
+ * PolicyDocument.minimumAuthentication), read as stored now. A client whose policy is missing or
+ * no longer parses gets none here: its access check refuses everyone anyway.
+ */
+export async function policyRequirement(reader: { policies: Pick<PolicyStore, 'get'> }, client: Pick<Client, 'authorizationPolicy'>): Promise<PolicyRequirement | undefined> {
+  if (client.authorizationPolicy === undefined) return undefined;
+  const policy = await reader.policies.get(client.authorizationPolicy).catch((error: unknown) => {
+    // A stored document that no longer parses: as readPolicy, it fails closed at the access check.
+    if (error instanceof PolicyDocumentError || error instanceof SyntaxError) return undefined;
+    throw error;
+  });
+  return policy?.document.minimumAuthentication;
 }

@@ -94,6 +94,16 @@ for (const db of DATABASES) {
       ]);
     });
 
+    test('default_acr_values and default_max_age (issue 24): registered, echoed, changed and removed by PATCH; a bad one names its field', async () => {
+      const created = await manageCall(server, 'POST', '/clients', { token: tokens.admin, body: { ...DOCUMENT, default_acr_values: ['urn:a', 'phr'], default_max_age: 600 } });
+      assert.deepEqual([created.status, created.json.default_acr_values, created.json.default_max_age], [201, ['urn:a', 'phr'], 600], created.text);
+      const id = created.json.client_id as string;
+      const patched = await manageCall(server, 'PATCH', `/clients/${id}`, { token: tokens.admin, body: { default_acr_values: null, default_max_age: 0 } });
+      assert.deepEqual([patched.status, patched.json.default_acr_values, patched.json.default_max_age], [200, undefined, 0]);
+      const bad = await manageCall(server, 'PATCH', `/clients/${id}`, { token: tokens.admin, body: { default_max_age: -5 } });
+      assert.deepEqual([bad.status, bad.json.errors?.[0]?.field], [400, 'default_max_age']);
+    });
+
     test('export and import: the document registers the same client, keeping its client_id when free', async () => {
       const id = (await manageCall(server, 'POST', '/clients', { token: tokens.admin, body: { ...DOCUMENT, client_name: 'Exported' } })).json.client_id as string;
       const exported = await manageCall(server, 'GET', `/clients/${id}/metadata`, { token: tokens.reader });

@@ -330,6 +330,10 @@ export const en = {
   renameNamedFactor: "Rename {factor}",
   renameFactorTitle: "Rename the second factor “{factor}” of “{name}”",
   done_renamed: "Renamed.",
+  defaultAcrValues: "Default acr values",
+  defaultAcrValuesHint: "acr values asked for when a request names none, one per line, most preferred first (default_acr_values).",
+  defaultMaxAge: "Default max age",
+  defaultMaxAgeHint: "Seconds: a request without max_age asks for a sign-in again when the last one is older (default_max_age). Empty: none.",
 };
 
 export type ConsoleMessages = typeof en;

@@ -332,4 +332,8 @@ export const fi: ConsoleMessages = {
   renameNamedFactor: "Nimeä uudelleen {factor}",
   renameFactorTitle: "Nimeä uudelleen käyttäjän ”{name}” toinen tunnistustekijä ”{factor}”",
   done_renamed: "Nimettiin uudelleen.",
+  defaultAcrValues: "Oletusarvoiset acr-arvot",
+  defaultAcrValuesHint: "acr-arvot, joita pyydetään, kun pyyntö ei nimeä yhtään, yksi riviä kohden, halutuin ensin (default_acr_values).",
+  defaultMaxAge: "Oletusarvoinen enimmäisikä",
+  defaultMaxAgeHint: "Sekunteina: pyyntö ilman max_age-arvoa pyytää kirjautumaan uudelleen, kun edellinen kirjautuminen on vanhempi (default_max_age). Tyhjä: ei rajaa.",
 };

@@ -332,4 +332,8 @@ export const sv: ConsoleMessages = {
   renameNamedFactor: "Byt namn på {factor}",
   renameFactorTitle: "Byt namn på den andra faktorn ”{factor}” för ”{name}”",
   done_renamed: "Namnet ändrades.",
+  defaultAcrValues: "Förvalda acr-värden",
+  defaultAcrValuesHint: "acr-värden som begärs när en begäran inte anger något, ett per rad, det mest önskade först (default_acr_values).",
+  defaultMaxAge: "Förvald högsta ålder",
+  defaultMaxAgeHint: "Sekunder: en begäran utan max_age ber om en ny inloggning när den senaste är äldre (default_max_age). Tomt: ingen gräns.",
 };

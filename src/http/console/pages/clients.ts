@@ -44,6 +44,9 @@ interface ClientForm {
   resource_uris: string;
   resource_scopes: string;
   access_token_format: string;
+  /** OIDC Registration §2 (docs/authorization.md, "Levels of authentication"): one acr value per line; seconds. */
+  default_acr_values: string;
+  default_max_age: string;
 }
 
 /** The languages of the login page other than the untagged default, whose client_name the form edits. */
@@ -74,6 +77,8 @@ function formFromClient(client: ClientView | undefined): ClientForm {
     resource_uris: list(client?.resource_uris),
     resource_scopes: list(client?.resource_scopes),
     access_token_format: text(client?.access_token_format),
+    default_acr_values: list(client?.default_acr_values),
+    default_max_age: typeof client?.default_max_age === 'number' ? String(client.default_max_age) : '',
   };
 }
 
@@ -96,6 +101,8 @@ function formFromPost(form: Record<string, unknown>): ClientForm {
     resource_uris: field(form, 'resource_uris'),
     resource_scopes: field(form, 'resource_scopes'),
     access_token_format: field(form, 'access_token_format'),
+    default_acr_values: field(form, 'default_acr_values'),
+    default_max_age: field(form, 'default_max_age'),
   };
 }
 
@@ -126,6 +133,9 @@ function documentOf(form: ClientForm, editing: boolean): Record<string, unknown>
     resource_uris: optionalList(form.resource_uris),
     resource_scopes: optionalList(form.resource_scopes),
     access_token_format: optional(form.access_token_format),
+    default_acr_values: optionalList(form.default_acr_values),
+    // Digits become the number the metadata holds; anything else goes as typed, for the API to refuse naming the field.
+    default_max_age: /^\d{1,10}$/.test(form.default_max_age.trim()) ? Number(form.default_max_age.trim()) : optional(form.default_max_age),
   };
   return Object.fromEntries(Object.entries(document).filter(([, value]) => value !== undefined));
 }
@@ -212,6 +222,8 @@ async function renderForm(call: PageCall, options: { title: string; action: stri
           hint: t.accessTokenFormatHint,
           errors: errors.access_token_format,
         },
+        { name: 'default_acr_values', label: t.defaultAcrValues, type: 'textarea', value: options.form.default_acr_values, hint: t.defaultAcrValuesHint, errors: errors.default_acr_values },
+        { name: 'default_max_age', label: t.defaultMaxAge, type: 'text', value: options.form.default_max_age, hint: t.defaultMaxAgeHint, errors: errors.default_max_age },
       ],
     },
     options.status ?? 200,
@@ -292,6 +304,8 @@ const SETTING_LABELS: Record<string, ConsoleMessageKey> = {
   resource_uris: 'resourceUris',
   access_token_format: 'accessTokenFormat',
   access_token_signed_response_alg: 'setting_access_token_signed_response_alg',
+  default_acr_values: 'defaultAcrValues',
+  default_max_age: 'defaultMaxAge',
 };
 
 /** One row of the client page: a label and the value as text, code, a list of codes or a JSON block. */

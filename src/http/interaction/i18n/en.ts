@@ -158,6 +158,9 @@ export const en = {
     temporarily_unavailable: 'The sign-in service is busy or unavailable right now, so you may still be signed in. Try again in a moment, or close the browser.',
     other: 'The sign-out request cannot be processed, so you may still be signed in. To be sure, close the browser.',
   },
+  enrolTitle: 'Set up a second factor',
+  enrolIntro: 'This application requires a second factor. Add an authenticator app now to continue: you will be asked for its code from now on.',
+  enrolSubmit: 'Add the app and continue',
 };
 
 export type Messages = typeof en;

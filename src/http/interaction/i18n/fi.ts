@@ -148,4 +148,7 @@ export const fi: Messages = {
     temporarily_unavailable: 'Kirjautumispalvelu on juuri nyt ruuhkautunut tai poissa käytöstä, joten saatat olla yhä kirjautuneena. Yritä hetken kuluttua uudelleen tai sulje selain.',
     other: 'Uloskirjautumispyyntöä ei voida käsitellä, joten saatat olla yhä kirjautuneena. Varmista sulkemalla selain.',
   },
+  enrolTitle: 'Ota käyttöön toinen tunnistustekijä',
+  enrolIntro: 'Tämä sovellus edellyttää toista tunnistustekijää. Lisää todennussovellus jatkaaksesi: sen koodia kysytään tästä lähtien.',
+  enrolSubmit: 'Lisää sovellus ja jatka',
 };

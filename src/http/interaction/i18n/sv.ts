@@ -148,4 +148,7 @@ export const sv: Messages = {
     temporarily_unavailable: 'Inloggningstjänsten är överbelastad eller inte tillgänglig just nu, så du kan fortfarande vara inloggad. Försök igen om en stund eller stäng webbläsaren.',
     other: 'Utloggningsbegäran kan inte behandlas, så du kan fortfarande vara inloggad. Stäng webbläsaren för att vara säker.',
   },
+  enrolTitle: 'Aktivera en andra faktor',
+  enrolIntro: 'Den här applikationen kräver en andra faktor. Lägg till en autentiseringsapp för att fortsätta: dess kod efterfrågas från och med nu.',
+  enrolSubmit: 'Lägg till appen och fortsätt',
 };

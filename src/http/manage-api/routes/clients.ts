@@ -54,6 +54,9 @@ function metadataSchema(patch: boolean): JsonSchema {
       authorization_policy: { type: t('string'), maxLength: 255 },
       jwks_uri: { type: t('string'), maxLength: 2048 },
       logo_uri: { type: t('string'), maxLength: 2048 },
+      // Levels of authentication (docs/authorization.md): used when a request names no acr and sends no max_age.
+      default_acr_values: stringList(patch),
+      default_max_age: { type: t('integer'), minimum: 0 },
     },
   };
 }

@@ -23,17 +23,19 @@ export function policyJson(policy: Policy, clients?: string[]): Record<string, u
   };
 }
 
+/** The least authentication a sign-in to the policy's clients needs, always essential (docs/authorization.md, "Levels of authentication"). */
+const MINIMUM_AUTHENTICATION: JsonSchema = { type: 'string', description: 'The least authentication a sign-in to the clients needs, always essential: `single`, `multi` (two factors), `phr` (a passkey), `phrh` (a device-bound passkey). Absent: whatever the request asks.' };
 const nameParam: JsonSchema = { type: 'object', required: ['name'], properties: { name: { type: 'string', minLength: 1, maxLength: 100, description: 'The policy name.' } } };
 /** The document's rules are the use case's (parsePolicyDocument), which names the field at fault (`claims[2].from`). */
 const documentSchema: JsonSchema = {
   type: 'object',
-  description: 'A policy document (docs/authorization.md, "Authorization policies"): `name`, `access`, `claims`.',
-  properties: { name: { type: 'string', maxLength: 100 }, access: { type: 'object' }, claims: { type: 'array', maxItems: 50, items: { type: 'object' } } },
+  description: 'A policy document (docs/authorization.md, "Authorization policies"): `name`, `access`, `claims`, `minimum_authentication`.',
+  properties: { name: { type: 'string', maxLength: 100 }, access: { type: 'object' }, claims: { type: 'array', maxItems: 50, items: { type: 'object' } }, minimum_authentication: MINIMUM_AUTHENTICATION },
 };
 const policySchema: JsonSchema = {
   type: 'object',
   required: ['name', 'version', 'created_at', 'updated_at'],
-  properties: { name: { type: 'string' }, access: { type: 'object' }, claims: { type: 'array' }, version: { type: 'integer' }, clients: { type: 'array', items: { type: 'string' } }, created_at: { type: 'string' }, updated_at: { type: 'string' } },
+  properties: { name: { type: 'string' }, access: { type: 'object' }, claims: { type: 'array' }, minimum_authentication: MINIMUM_AUTHENTICATION, version: { type: 'integer' }, clients: { type: 'array', items: { type: 'string' } }, created_at: { type: 'string' }, updated_at: { type: 'string' } },
 };
 
 export const policyRoutes: ManageRoute[] = [
