@@ -107,10 +107,16 @@ export async function submit(url: string, form: Record<string, string> | [string
   return response;
 }
 
-/** The hidden and visible fields of the login form, in document order, as the browser would post them. */
+/**
+ * The hidden and visible fields of the page's first form (the login form, the code form), in
+ * document order, as the browser would post them; a later form (the passkey form) is not part of it.
+ */
 export function formFields(html: string): [string, string][] {
   const fields: [string, string][] = [];
-  for (const match of html.matchAll(/<input\b([^>]*)>/g)) {
+  const start = html.search(/<form\b/);
+  const end = start < 0 ? -1 : html.indexOf('</form>', start);
+  const form = start < 0 || end < 0 ? html : html.slice(start, end);
+  for (const match of form.matchAll(/<input\b([^>]*)>/g)) {
     const attributes = match[1] ?? '';
     const name = /\bname="([^"]*)"/.exec(attributes)?.[1];
     if (name === undefined) continue;
