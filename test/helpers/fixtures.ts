@@ -108,14 +108,12 @@ export async function submit(url: string, form: Record<string, string> | [string
 }
 
 /**
- * The hidden and visible fields of the page's first form (the login form, the code form), in
- * document order, as the browser would post them; a later form (the passkey form) is not part of it.
+ * The hidden and visible fields of the page's forms, in document order, as the browser would post
+ * the login form; a passkey form (class="passkey", driven by script, issue 24) is left out.
  */
 export function formFields(html: string): [string, string][] {
   const fields: [string, string][] = [];
-  const start = html.search(/<form\b/);
-  const end = start < 0 ? -1 : html.indexOf('</form>', start);
-  const form = start < 0 || end < 0 ? html : html.slice(start, end);
+  const form = html.replace(/<form\b[^>]*\bclass="passkey"[\s\S]*?<\/form>/g, '');
   for (const match of form.matchAll(/<input\b([^>]*)>/g)) {
     const attributes = match[1] ?? '';
     const name = /\bname="([^"]*)"/.exec(attributes)?.[1];
