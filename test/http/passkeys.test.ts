@@ -192,10 +192,12 @@ for (const db of DATABASES) {
       };
       const first = await attempt((o) => own.assert(o));
       assert.equal(first.answer.status, 303);
-      // The same response again: its challenge is used.
+      // The same response again: its challenge is used. Audited as a failure of the credential's owner.
+      audit.clear();
       const replayed = await post(first.form.action, { ...first.form.fields, response: JSON.stringify(own.assert(first.options)) }, first.jar);
       assert.equal(replayed.status, 401);
       assert.match(await replayed.text(), /The passkey was not accepted/);
+      assert.deepEqual(audit.all().map((e) => [e.event, 'userId' in e ? e.userId : undefined]), [['factor.failed', user.id]]);
       // The counter the server last accepted (the authenticator's own went on with the replay).
       const counter = (await server.gatehouse.store.factors.passkeys(user.id))[0]!.signCount;
       const otherHandle = authenticatorOf.get(other.id)!.credentials[0]!.userHandle;

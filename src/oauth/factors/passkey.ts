@@ -186,7 +186,7 @@ export async function startPasskeyAssertion(deps: PasskeyDeps, purpose: Exclude<
  * purpose and binding, an unknown credential, another user's, a wrong signature, origin or RP ID,
  * no user verification, a counter that did not advance, a malformed response.
  */
-export type PasskeyAssertion = { type: 'ok'; passkey: PasskeyFactor; amr: readonly string[] } | { type: 'refused'; userId?: string };
+export type PasskeyAssertion = { type: 'ok'; passkey: PasskeyFactor; amr: readonly string[] } | { type: 'refused'; /** The owner of the credential tried, when it is known (for the audit). */ userId?: string };
 
 /**
  * Checks an authentication response. With `userId` (a second factor), the credential must be that
@@ -196,13 +196,14 @@ export type PasskeyAssertion = { type: 'ok'; passkey: PasskeyFactor; amr: readon
 export async function verifyPasskeyAssertion(deps: PasskeyDeps, purpose: Exclude<CeremonyPurpose, 'register'>, binding: string, input: { response: unknown; userId?: string }): Promise<PasskeyAssertion> {
   const response = authenticationResponse(input.response);
   if (response === undefined) return { type: 'refused' };
-  const taken = await takeChallenge(deps, response.response.clientDataJSON, purpose, binding);
-  if (taken === undefined || taken.userId !== input.userId) return { type: 'refused' };
+  // The credential first (a read), so that a refusal can say whose credential was tried (the audit).
   const passkey = await deps.store.factors.passkeyByCredentialId(response.id);
-  if (passkey === undefined) return { type: 'refused' };
-  const owner = passkey.factor.userId;
+  const owner = passkey?.factor.userId;
+  const refused = { type: 'refused' as const, ...(owner === undefined ? {} : { userId: owner }) };
+  const taken = await takeChallenge(deps, response.response.clientDataJSON, purpose, binding);
+  if (taken === undefined || taken.userId !== input.userId || passkey === undefined || owner === undefined) return refused;
   if (input.userId !== undefined && owner !== input.userId) return { type: 'refused' };
-  if (input.userId === undefined && response.response.userHandle !== (await userHandleOf(deps, owner))) return { type: 'refused', userId: owner };
+  if (input.userId === undefined && response.response.userHandle !== (await userHandleOf(deps, owner))) return refused;
   const rp = relyingParty(deps.config);
   let info;
   try {
@@ -214,13 +215,13 @@ export async function verifyPasskeyAssertion(deps: PasskeyDeps, purpose: Exclude
       credential: { id: passkey.credentialId, publicKey: isoBase64URL.toBuffer(passkey.publicKey), counter: passkey.signCount, transports: passkey.transports },
       requireUserVerification: true,
     });
-    if (!verified.verified) return { type: 'refused', userId: owner };
+    if (!verified.verified) return refused;
     info = verified.authenticationInfo;
   } catch {
-    return { type: 'refused', userId: owner };
+    return refused;
   }
   // The counter rule again, now atomically, on every instance (FactorStore.usePasskey, SA60).
-  if (!(await deps.store.factors.usePasskey(passkey.factor.id, info.newCounter, info.credentialBackedUp, deps.clock.now()))) return { type: 'refused', userId: owner };
+  if (!(await deps.store.factors.usePasskey(passkey.factor.id, info.newCounter, info.credentialBackedUp, deps.clock.now()))) return refused;
   return { type: 'ok', passkey, amr: passkeyMethod.amrOf(passkey.factor) };
 }
 
