@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Client } from '../../src/domain/client.ts';
 import type { User } from '../../src/domain/user.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
+import { hashSecret } from '../../src/lib/hash.ts';
 import { AuditCapture } from '../helpers/audit.ts';
 import { basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
@@ -268,6 +269,28 @@ for (const db of DATABASES) {
       assert.deepEqual([fifth.status, fifth.headers.get('retry-after')], [429, '1']);
       assert.equal(audit.all().filter((e) => e.event === 'factor.failed').length, 5);
       assert.equal(jar.cookies.has('gatehouse_session'), false);
+    });
+
+    test('the device page asks for the passkey after the password as the login page does; the confirmation follows, the session\'s amr ["pwd","hwk","mfa"]', async () => {
+      const { user } = await aUserWithPasskey();
+      const own = authenticatorOf.get(user.id)!;
+      const { client: tv } = await createTestClient(server.gatehouse.store, { name: 'TV', tokenEndpointAuthMethod: 'none', redirectUris: [], grantTypes: ['urn:ietf:params:oauth:grant-type:device_code'] });
+      const issued = await postForm(`${server.url}/uas/oauth2/device_authorization`, { client_id: tv.clientId, scope: 'openid' });
+      assert.equal(issued.status, 200);
+      const jar = new CookieJar();
+      const pageUrl = `${server.url}/uas/oauth2/device`;
+      const entry = fieldsOf(await (await browse(pageUrl, jar)).text());
+      const login = await (await submit(pageUrl, { csrf_token: entry.csrf_token!, user_code: String(issued.body.user_code) }, jar)).text();
+      const second = await (await submit(`${server.url}${formAction(login)}`, { ...fieldsOf(login), username: user.username, password: PASSWORD }, jar)).text();
+      assert.doesNotMatch(second, /name="code"/);
+      const form = passkeyForm(second);
+      assert.equal(form.action, '/uas/oauth2/device/second-factor/passkey');
+      const options = await optionsOf(form, jar);
+      const answer = await post(form.action, { ...form.fields, response: JSON.stringify(own.assert(options)) }, jar);
+      assert.equal(answer.status, 200);
+      assert.match(await answer.text(), /name="decision"/);
+      const session = await server.gatehouse.store.sessions.findLive(hashSecret(jar.cookies.get('gatehouse_session')!), clock.now());
+      assert.deepEqual(session?.amr, ['pwd', 'hwk', 'mfa']);
     });
 
     test('malformed bodies: 400 (options without a request, a response that is not JSON or too long), 401 for JSON of the wrong shape; never a 5xx', async () => {
