@@ -1,4 +1,4 @@
-/* global window, document, fetch, FormData, URLSearchParams, PublicKeyCredential */
+/* global window, document, FormData, PublicKeyCredential */
 // Passkey ceremonies of the login page, the second factor's page and the account page (issue 24,
 // docs/second-factors.md). A file served from our origin ('self'), never inline, so the strict
 // CSP stays; it drives @simplewebauthn/browser's bundle (webauthn.js, loaded before it).
