@@ -293,6 +293,23 @@ for (const db of DATABASES) {
       assert.deepEqual(session?.amr, ['pwd', 'hwk', 'mfa']);
     });
 
+    test('signing in to the account page: the password, then the passkey; the new session may change factors', async () => {
+      const { user } = await aUserWithPasskey();
+      const own = authenticatorOf.get(user.id)!;
+      const jar = new CookieJar();
+      const html = await (await browse(`${server.url}/uas/account/security`, jar)).text();
+      const second = await (await post(formAction(html), { ...fieldsOf(html), username: user.username, password: PASSWORD }, jar)).text();
+      const form = passkeyForm(second);
+      assert.equal(form.action, '/uas/account/security/second-factor/passkey');
+      const wrong = await post(form.action, { ...form.fields, response: JSON.stringify(own.assert(await optionsOf(form, jar), { origin: 'https://evil.example' })) }, jar);
+      assert.equal(wrong.status, 401);
+      const answer = await post(form.action, { ...form.fields, response: JSON.stringify(own.assert(await optionsOf(form, jar))) }, jar);
+      assert.equal(answer.status, 303);
+      const session = await server.gatehouse.store.sessions.findLive(hashSecret(jar.cookies.get('gatehouse_session')!), clock.now());
+      assert.deepEqual(session?.amr, ['pwd', 'hwk', 'mfa']);
+      assert.match(await (await browse(`${server.url}/uas/account/security`, jar)).text(), /Add a passkey/);
+    });
+
     test('malformed bodies: 400 (options without a request, a response that is not JSON or too long), 401 for JSON of the wrong shape; never a 5xx', async () => {
       const { jar, form } = await loginPage();
       assert.equal((await post(form.options, {}, jar)).status, 400);
