@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import type { Client } from '../../src/domain/client.ts';
 import type { User } from '../../src/domain/user.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
+import { PASSKEY_SIGN_INS_PER_MINUTE } from '../../src/oauth/authorize/passkey-sign-in.ts';
 import { hashSecret } from '../../src/lib/hash.ts';
 import { AuditCapture } from '../helpers/audit.ts';
 import { basic, postForm } from '../helpers/back-channel.ts';
@@ -308,6 +309,24 @@ for (const db of DATABASES) {
       const session = await server.gatehouse.store.sessions.findLive(hashSecret(jar.cookies.get('gatehouse_session')!), clock.now());
       assert.deepEqual(session?.amr, ['pwd', 'hwk', 'mfa']);
       assert.match(await (await browse(`${server.url}/uas/account/security`, jar)).text(), /Add a passkey/);
+    });
+
+    test(`username-less options: at most ${PASSKEY_SIGN_INS_PER_MINUTE} per address and minute (each stores a challenge), then 429 with Retry-After; the next minute again`, async () => {
+      clock.advance(61_000);
+      const { jar, form } = await loginPage();
+      const statuses = new Map<number, number>();
+      for (let i = 0; i <= PASSKEY_SIGN_INS_PER_MINUTE; i += 1) {
+        const answer = await post(form.options, form.fields, jar);
+        await answer.arrayBuffer();
+        statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+        if (answer.status === 429) assert.equal(answer.headers.get('retry-after'), '60');
+      }
+      assert.deepEqual([...statuses], [
+        [200, PASSKEY_SIGN_INS_PER_MINUTE],
+        [429, 1],
+      ]);
+      clock.advance(60_000);
+      assert.equal((await post(form.options, form.fields, jar)).status, 200);
     });
 
     test('malformed bodies: 400 (options without a request, a response that is not JSON or too long), 401 for JSON of the wrong shape; never a 5xx', async () => {

@@ -29,14 +29,14 @@ export async function passkeyRoutes(app: FastifyInstance, deps: HttpDeps): Promi
   const second = passkeySecondFactorPaths(deps.config);
 
   /** An options request: the carried request valid and the CSRF token right, else a JSON error (never a page: the script reads it). */
-  const options = (path: string, make: (request: FastifyRequest, authorization: AuthorizationRequest) => Promise<unknown>) =>
+  const options = (path: string, make: (request: FastifyRequest, authorization: AuthorizationRequest, reply: FastifyReply) => Promise<Answer>) =>
     app.post(path, async (request, reply) => {
       const raw = requestParams(request);
       const validation = await validateAuthorization(deps, raw);
       if (!validation.ok) return json(reply, 400, { error: 'invalid_request' });
       if (!csrfValid(request, deps, formField(raw, 'csrf_token'))) return json(reply, 403, { error: 'form_expired' });
-      const made = await make(request, validation.request);
-      return made === undefined ? json(reply, 400, { error: 'sign_in_expired' }) : json(reply, 200, made);
+      const { status, body } = await make(request, validation.request, reply);
+      return json(reply, status, body);
     });
 
   /** A form request: the carried request (its error page when invalid), the CSRF token, and the response, parsed. */
@@ -53,7 +53,15 @@ export async function passkeyRoutes(app: FastifyInstance, deps: HttpDeps): Promi
       return act(request, reply, authorization, response, raw);
     });
 
-  options(signIn.options, async (_request, authorization) => passkeySignInOptions(deps, authorization));
+  options(signIn.options, async (request, authorization, reply) => {
+    const made = await passkeySignInOptions(deps, authorization, clientAddress(request));
+    if ('type' in made) {
+      // RFC 6585 §4: too many ceremonies from this address; the script shows its error, the password form stays.
+      reply.header('retry-after', String(made.retryAfter));
+      return { status: 429, body: { error: 'too_many_requests' } };
+    }
+    return { status: 200, body: made };
+  });
 
   form(signIn.action, async (request, reply, authorization, response) => {
     const outcome = await loginWithPasskey(deps, authorization, response, readSessionCookie(request, deps.config), clientAddress(request));
@@ -61,7 +69,10 @@ export async function passkeyRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     return sendSignedIn(request, reply, deps, authorization, outcome);
   });
 
-  options(second.options, async (request, authorization) => loginPasskeySecondFactorOptions(deps, authorization, readPendingSignInCookie(request, deps.config)));
+  options(second.options, async (request, authorization) => {
+    const made = await loginPasskeySecondFactorOptions(deps, authorization, readPendingSignInCookie(request, deps.config));
+    return made === undefined ? { status: 400, body: { error: 'sign_in_expired' } } : { status: 200, body: made };
+  });
 
   form(second.action, async (request, reply, authorization, response, raw) => {
     const kinds = kindsOf(formField(raw, 'kinds'));
@@ -69,6 +80,12 @@ export async function passkeyRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     const outcome = await loginWithPasskeySecondFactor(deps, authorization, response, readPendingSignInCookie(request, deps.config), readSessionCookie(request, deps.config), clientAddress(request));
     return sendSecondFactorAnswer(request, reply, deps, authorization, outcome, { method, kinds, message: 'passkeyFailed' });
   });
+}
+
+/** An options route's answer: JSON, never cached. */
+interface Answer {
+  status: number;
+  body: unknown;
 }
 
 function json(reply: FastifyReply, status: number, body: unknown): FastifyReply {

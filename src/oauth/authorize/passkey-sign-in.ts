@@ -21,6 +21,7 @@ import { hashSecret } from '../../lib/hash.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { startPasskeyAssertion, verifyPasskeyAssertion } from '../factors/passkey.ts';
 import { MFA_AMR, throttledFactorUse } from '../factors/verify.ts';
+import { addressGroup, counterKey } from '../throttling/keys.ts';
 import { hintMismatch, requestBinding, signedIn, type SecondFactorOutcome, type SignedIn } from './login.ts';
 import type { AuthorizationRequest } from './request.ts';
 import { answerHeldSignIn, findHeldSignIn, type SecondFactorStep } from './second-factor.ts';
@@ -37,8 +38,23 @@ function heldBinding(idHash: string): string {
   return hashSecret(`passkey second factor\n${idHash}`);
 }
 
-/** The options of a username-less sign-in for this authorization request. */
-export async function passkeySignInOptions(deps: OAuthDeps, request: AuthorizationRequest): Promise<PublicKeyCredentialRequestOptionsJSON> {
+/**
+ * How many username-less ceremonies one client address may start per minute. Each stores a
+ * challenge row until cleanup, and no credential is needed to ask for one: a fixed-window budget
+ * per address (RateLimitStore.take, one atomic statement; IPv6 by /64) bounds the rows one
+ * address can make, as device authorizations are bounded (SA67). A login page asks once per view
+ * (its autofill), and an office behind one NAT address shares the budget: generous, still bounded
+ * (at most 3,000 live rows per address, each living 5 minutes).
+ */
+export const PASSKEY_SIGN_INS_PER_MINUTE = 600;
+
+/** The options of a username-less sign-in for this authorization request; `throttled` when the address used its budget. */
+export async function passkeySignInOptions(deps: OAuthDeps, request: AuthorizationRequest, ip?: string): Promise<PublicKeyCredentialRequestOptionsJSON | { type: 'throttled'; retryAfter: number }> {
+  if (ip !== undefined) {
+    const now = deps.clock.now();
+    const counted = await deps.store.rateLimits.take([{ key: counterKey('passkey-sign-in-ip', addressGroup(ip)), limit: PASSKEY_SIGN_INS_PER_MINUTE }], now, now + 60_000);
+    if (counted.length === 0) return { type: 'throttled', retryAfter: 60 };
+  }
   return startPasskeyAssertion(deps, 'sign_in', requestBinding(request));
 }
 
