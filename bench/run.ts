@@ -304,6 +304,9 @@ async function startGatehouse(url: string, options: { workers: number; pinned: b
       // starting device authorizations (30 per minute per address) would refuse it. The polls it
       // measures are not under that limit.
       GATEHOUSE_DEVICE_AUTHORIZATIONS_PER_ADDRESS: '0',
+      // S6p: every pass starts a username-less passkey sign-in from the one load-generator address;
+      // a limit far above any rate keeps the limiter's cost (one upsert per sign-in) measured.
+      GATEHOUSE_PASSKEY_SIGN_INS_PER_ADDRESS: '1000000',
       ...(flags['server-node-options'] ? { NODE_OPTIONS: flags['server-node-options'] } : {}),
       ...options.env,
     },

@@ -38,22 +38,19 @@ function heldBinding(idHash: string): string {
   return hashSecret(`passkey second factor\n${idHash}`);
 }
 
-/**
- * How many username-less ceremonies one client address may start per minute. Each stores a
- * challenge row until cleanup, and no credential is needed to ask for one: a fixed-window budget
- * per address (RateLimitStore.take, one atomic statement; IPv6 by /64) bounds the rows one
- * address can make, as device authorizations are bounded (SA67). A login page asks once per view
- * (its autofill), and an office behind one NAT address shares the budget: generous, still bounded
- * (at most 3,000 live rows per address, each living 5 minutes).
- */
-export const PASSKEY_SIGN_INS_PER_MINUTE = 600;
+/** The fixed window of GATEHOUSE_PASSKEY_SIGN_INS_PER_ADDRESS (seconds). */
+const PASSKEY_SIGN_IN_WINDOW = 60;
 
 /** The options of a username-less sign-in for this authorization request; `throttled` when the address used its budget. */
 export async function passkeySignInOptions(deps: OAuthDeps, request: AuthorizationRequest, ip?: string): Promise<PublicKeyCredentialRequestOptionsJSON | { type: 'throttled'; retryAfter: number }> {
-  if (ip !== undefined) {
+  // Each ceremony stores a challenge and needs no credential: a fixed-window budget per client
+  // address (RateLimitStore.take, one atomic statement; IPv6 by /64) bounds the rows one address
+  // can make, as device authorizations are bounded (SA67).
+  const limit = deps.config.passkeySignInsPerAddress;
+  if (ip !== undefined && limit > 0) {
     const now = deps.clock.now();
-    const counted = await deps.store.rateLimits.take([{ key: counterKey('passkey-sign-in-ip', addressGroup(ip)), limit: PASSKEY_SIGN_INS_PER_MINUTE }], now, now + 60_000);
-    if (counted.length === 0) return { type: 'throttled', retryAfter: 60 };
+    const counted = await deps.store.rateLimits.take([{ key: counterKey('passkey-sign-in-ip', addressGroup(ip)), limit }], now, now + PASSKEY_SIGN_IN_WINDOW * 1000);
+    if (counted.length === 0) return { type: 'throttled', retryAfter: PASSKEY_SIGN_IN_WINDOW };
   }
   return startPasskeyAssertion(deps, 'sign_in', requestBinding(request));
 }
