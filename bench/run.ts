@@ -92,7 +92,9 @@ if (flags.help) {
   --only S1,S3       run only these scenarios (S1–S6, S3j = S3 with a JWT access token; S3a and S7a = S3 and S7 on a
                      second server with GATEHOUSE_AUDIT_STORE=off, S3 and S7 reported ÷ them; S6t = S6's login for users
                      with a TOTP factor (password, then the code page, then a code made with otpauth), against
-                     R3 like S6; S7 client_credentials + client_secret_basic,
+                     R3 like S6; S6p = a passkey login without a username (the login page, the passkey options,
+                     an ES256 assertion of a software authenticator), against R3 and ÷ S6;
+                     S7 client_credentials + client_secret_basic,
                      S8 client_credentials + private_key_jwt, S9 device-flow polling, S10 introspection
                      for a client with a five-claim authorization policy; S3j, S6t and S10 are also reported
                      ÷ S3, ÷ S6 and ÷ S1 of the same run; S1 and S7–S9
@@ -302,6 +304,9 @@ async function startGatehouse(url: string, options: { workers: number; pinned: b
       // starting device authorizations (30 per minute per address) would refuse it. The polls it
       // measures are not under that limit.
       GATEHOUSE_DEVICE_AUTHORIZATIONS_PER_ADDRESS: '0',
+      // S6p: every pass starts a username-less passkey sign-in from the one load-generator address;
+      // a limit far above any rate keeps the limiter's cost (one upsert per sign-in) measured.
+      GATEHOUSE_PASSKEY_SIGN_INS_PER_ADDRESS: '1000000',
       ...(flags['server-node-options'] ? { NODE_OPTIONS: flags['server-node-options'] } : {}),
       ...options.env,
     },

@@ -311,6 +311,13 @@ export const settings = {
     doc: 'How recent the sign-in of a browser session must be for its user to change their second factors on the account security page (`<issuer>/account/security`); an older one is asked for the password (and the second factor) again first (docs/second-factors.md, "Self-service").',
     parse: integer(10, DAY),
   }),
+  passkeySignInsPerAddress: setting({
+    env: 'GATEHOUSE_PASSKEY_SIGN_INS_PER_ADDRESS',
+    type: 'integer',
+    default: '600',
+    doc: 'Most username-less passkey sign-ins one client address (IPv6: per /64) may start per minute (each login page view with passkey autofill starts one); further ones are answered 429 with Retry-After and the password form stays. Each stores a challenge for 5 minutes, so this bounds what one address can make the store keep; an office behind one address shares it. Behind a proxy, set GATEHOUSE_TRUSTED_PROXIES. 0: no limit.',
+    parse: integer(0, 1_000_000),
+  }),
   accessTokenTtl: setting({ env: 'GATEHOUSE_ACCESS_TOKEN_TTL', type: 'seconds', default: '3600', doc: 'Default lifetime of an access token (a client may set a shorter one).', parse: integer(0, 365 * DAY) }),
   accessTokenFormat: setting({
     env: 'GATEHOUSE_ACCESS_TOKEN_FORMAT',

@@ -182,12 +182,12 @@ const jarOf = (context: Record<string, unknown>) => cookieHeader((context.jar ??
  * A pass's requests up to the login page: GET the authorization request (no cookie), then the
  * probe's number of same-origin hops. The page's form lands in `context.form`.
  */
-function toLoginPage(front: Front): autocannon.Request[] {
+function toLoginPage(front: Front, parse: (html: string, pagePath: string) => unknown = parseLoginForm): autocannon.Request[] {
   const onPage = (status: number, body: string, context: Record<string, unknown>, headers: Record<string, string | string[]>) => {
     const jar = (context.jar ??= {}) as Record<string, string>;
     storeCookies(jar, setCookies(headers));
     context.next = [301, 302, 303, 307].includes(status) ? sameOriginPath(header(headers, 'location')) : undefined;
-    if (status === 200) context.form = parseLoginForm(body, (context.path as string | undefined) ?? front.authorizePath);
+    if (status === 200) context.form = parse(body, (context.path as string | undefined) ?? front.authorizePath);
   };
   const requests: autocannon.Request[] = [
     {
@@ -359,4 +359,88 @@ export async function mintCodesViaAuthorization(base: string, front: Extract<Fro
   };
   await Promise.all(Array.from({ length: concurrency }, lane));
   return codes;
+}
+
+/** The login page's passkey form (issue 24): where its options come from, where it posts, and its hidden fields. */
+interface PasskeyForm {
+  action: string;
+  options: string;
+  fields: [string, string][];
+}
+
+/** The first POST form with `data-options` (gatehouse's "Sign in with a passkey"), as its script posts it. */
+export function parsePasskeyForm(html: string, pagePath: string): PasskeyForm | undefined {
+  for (const formMatch of html.matchAll(/<form\b([^>]*)>([\s\S]*?)<\/form>/gi)) {
+    const formAttrs = attributes(formMatch[1]!);
+    if ((formAttrs.method ?? 'get').toLowerCase() !== 'post' || formAttrs['data-options'] === undefined) continue;
+    const fields = [...formMatch[2]!.matchAll(/<input\b[^>]*>/gi)].map((m) => attributes(m[0])).filter((i) => i.name && i.name !== 'response').map((i): [string, string] => [i.name!, i.value ?? '']);
+    const url = (path: string) => new URL(path, `http://host${pagePath}`);
+    return { action: url(formAttrs.action ?? pagePath).pathname, options: url(formAttrs['data-options']).pathname, fields };
+  }
+  return undefined;
+}
+
+/** Where S6p's logins come from (bench/lib/passkey-logins.ts): the authenticator's answer to the options, at the page's origin. */
+export interface PasskeyAnswers {
+  answer(optionsJson: string, origin: string): string;
+}
+
+/**
+ * S6p as autocannon requests, one username-less login per pass (issue 24): S6's pass to the login
+ * page, the passkey form's options POST (as its script fetches them), then the form with the
+ * authenticator's answer, answered by a redirect to the client with a code.
+ */
+export function passkeyLoginFlow(front: Front, answers: PasskeyAnswers, origin: string): autocannon.Request[] {
+  return [
+    ...toLoginPage(front, parsePasskeyForm),
+    {
+      method: 'POST',
+      setupRequest: (request, context) => {
+        const form = context.form as PasskeyForm | undefined;
+        const headers = { ...FORM_HEADERS, cookie: jarOf(context) };
+        if (!form) return { ...request, method: 'POST', path: front.authorizePath, headers, body: 'missing=form' };
+        return { ...request, method: 'POST', path: form.options, headers, body: new URLSearchParams(form.fields).toString() };
+      },
+      onResponse: (status, body, context) => {
+        context.options = status === 200 ? body : undefined;
+      },
+    },
+    {
+      method: 'POST',
+      setupRequest: (request, context) => {
+        const form = context.form as PasskeyForm | undefined;
+        const options = context.options as string | undefined;
+        const headers = { ...FORM_HEADERS, cookie: jarOf(context) };
+        if (!form || options === undefined) return { ...request, method: 'POST', path: front.authorizePath, headers, body: 'missing=options' };
+        const body = new URLSearchParams(form.fields);
+        body.set('response', answers.answer(options, origin));
+        return { ...request, method: 'POST', path: form.action, headers, body: body.toString() };
+      },
+    },
+  ];
+}
+
+/** Walks S6p's login once with fetch: says whether it can run, and the status of its last answer. */
+export async function probePasskeyLogin(base: string, front: Front, answers: PasskeyAnswers, origin: string): Promise<{ available: true; status: number } | { available: false; reason: string }> {
+  const browser = probeBrowser(base);
+  try {
+    const reached = await browser.get(front.authorizePath);
+    let page = reached;
+    let path = front.authorizePath;
+    for (let hops = 0; [301, 302, 303, 307].includes(page.response.status) && hops < 3; hops++) {
+      path = sameOriginPath(page.response.headers.get('location')) ?? path;
+      page = await browser.get(path);
+    }
+    const form = parsePasskeyForm(page.body, path);
+    if (!form) return { available: false, reason: 'no passkey form (a POST form with data-options) on the login page' };
+    const options = await browser.post(form.options, new URLSearchParams(form.fields).toString());
+    if (options.response.status !== 200) return { available: false, reason: `the passkey options answered ${options.response.status}` };
+    const body = new URLSearchParams(form.fields);
+    body.set('response', answers.answer(options.body, origin));
+    const answered = await browser.post(form.action, body.toString());
+    const notCode = notRedirectWithCode('the passkey sign-in', answered.response);
+    return notCode ? { available: false, reason: notCode } : { available: true, status: answered.response.status };
+  } catch (error) {
+    return { available: false, reason: `probe failed: ${(error as Error).message}` };
+  }
 }

@@ -6,13 +6,14 @@ import type autocannon from 'autocannon';
 import type { Store } from '../../src/storage/ports.ts';
 import { ASSERTION_TYPE, mintAssertions, type ClientKey } from './assertions.ts';
 import { DEVICE_CODE_GRANT, mintCodes, mintRefreshTokens, REDIRECT_URI, SCOPE, type ClientCredentials, type Fixture, type MachineClients } from './fixtures.ts';
-import { loginFlow, mintCodesViaAuthorization, probeSecondFactorLogin, secondFactorLoginFlow, type FrontChannel } from './front-channel.ts';
+import { loginFlow, mintCodesViaAuthorization, passkeyLoginFlow, probePasskeyLogin, probeSecondFactorLogin, secondFactorLoginFlow, type FrontChannel } from './front-channel.ts';
+import { PasskeyLogins } from './passkey-logins.ts';
 import type { PeerFixture } from './peer.ts';
 import { missing, pathOf, requestDeviceCodes, type DeviceCodes, type Discovery } from './protocol.ts';
 import { TotpLogins } from './totp-logins.ts';
 
 export type CeilingId = 'R1' | 'R2' | 'R3' | 'R4';
-export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S3j' | 'S3a' | 'S4a' | 'S4b' | 'S5' | 'S6' | 'S6t' | 'S7' | 'S7a' | 'S8' | 'S9' | 'S10';
+export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S3j' | 'S3a' | 'S4a' | 'S4b' | 'S5' | 'S6' | 'S6t' | 'S6p' | 'S7' | 'S7a' | 'S8' | 'S9' | 'S10';
 
 /** What S7–S9 need of a server, gatehouse or the peer, so that both get the same requests. */
 interface MachineSide {
@@ -51,6 +52,8 @@ export interface ScenarioContext extends MachineSide {
   machine: MachineClients;
   /** S6t's users with a TOTP factor (grown before each run) and its probe's answer, made on first use. */
   secondFactor?: { logins: TotpLogins; probe: Awaited<ReturnType<typeof probeSecondFactorLogin>> };
+  /** S6p's users with a passkey and its probe's answer, made on first use. */
+  passkeys?: { logins: PasskeyLogins; probe: Awaited<ReturnType<typeof probePasskeyLogin>> };
 }
 
 /** The peer (bench/peers/oidc-provider.ts) as the peer half of a scenario sees it. */
@@ -461,6 +464,21 @@ export const SCENARIOS: Scenario[] = [
     prepare: (ctx) => prepareSecondFactorLogin(ctx),
   },
   {
+    // Issue 24: a username-less passkey login — the login page, the passkey options, the signed
+    // answer — held against S6 of the same run: no argon2id, one ES256 verification instead.
+    id: 'S6p',
+    name: 'passkey login without a username (GET authorization, POST options, POST assertion, 303)',
+    ceiling: 'R3',
+    // Provisional (the issue sets none, "a fraction of a password login"): at least S6's rate, per `versus`.
+    target: 0.9,
+    ok: [200, 302, 303],
+    opStatus: 303,
+    hotPath: false,
+    connections: LOGIN_CONNECTIONS,
+    versus: { id: 'S6', target: 1 },
+    prepare: (ctx) => preparePasskeyLogin(ctx),
+  },
+  {
     id: 'S7',
     name: 'client_credentials grant (client_secret_basic)',
     ceiling: 'R1',
@@ -553,6 +571,25 @@ async function prepareSecondFactorLogin(ctx: ScenarioContext): Promise<Prepared 
     note: `${logins.size} users with a TOTP factor, each logging in at most once per 30-s step${seeded}`,
   };
 }
+
+/** S6p: each pass signs in, without a username, the next user of a pool of passkey users (bench/lib/passkey-logins.ts). */
+async function preparePasskeyLogin(ctx: ScenarioContext): Promise<Prepared | string> {
+  const { frontChannel } = ctx;
+  if (!frontChannel.available) return `not yet measurable: ${frontChannel.reason}`;
+  // The page's origin, as the browser would put it in clientDataJSON: the issuer's.
+  const origin = new URL(ctx.discovery?.issuer ?? ctx.base).origin;
+  if (ctx.passkeys === undefined) {
+    const logins = new PasskeyLogins();
+    await logins.growTo(ctx.store, PASSKEY_USERS);
+    ctx.passkeys = { logins, probe: await probePasskeyLogin(ctx.base, frontChannel, logins, origin) };
+  }
+  const { logins, probe } = ctx.passkeys;
+  if (!probe.available) return `not yet measurable: ${probe.reason}`;
+  return { requests: passkeyLoginFlow(frontChannel, logins, origin), opStatus: probe.status, note: `${logins.size} users with a passkey, taken in turn` };
+}
+
+/** S6p's pool: many more users than connections, so concurrent passes touch different rows. */
+const PASSKEY_USERS = 256;
 
 /** An authorization request of the rp for `endpointPath` (the discovery document's authorization_endpoint). */
 /**

@@ -24,6 +24,7 @@ export function registerCleanupCommands(program: Command): void {
           ['audit events', report.auditEvents],
           ['initial access tokens', report.initialAccessTokens],
           ['pending sign-ins', report.pendingSignIns],
+          ['passkey challenges', report.passkeyChallenges],
           ['more left', report.more],
           ['took ms', report.ms],
         ]);

@@ -3,7 +3,7 @@
  * password. The secrets live only in the store's own records (TotpFactor, the recovery codes'
  * hashes); a `Factor` is what may be shown — to the user, an administrator, the login step.
  */
-export type FactorKind = 'totp' | 'recovery_codes';
+export type FactorKind = 'totp' | 'recovery_codes' | 'passkey';
 
 export interface Factor {
   id: string;
@@ -15,6 +15,12 @@ export interface Factor {
   createdAt: number;
   /** When a code of it was last accepted (ms); undefined: never. */
   lastUsedAt: number | undefined;
+  /**
+   * Passkeys only: whether the credential may be backed up, i.e. synced to other devices
+   * (WebAuthn L3 §6.1, the BE flag, fixed at creation). Decides its amr: `swk` when true, `hwk`
+   * when device-bound (docs/decisions.md SA63). Absent for other kinds.
+   */
+  backupEligible?: boolean;
 }
 
 /** The HMAC hash of a TOTP factor (RFC 6238 §1.2: HMAC-SHA-1 by default, SHA-256 and SHA-512 allowed). */
@@ -34,4 +40,24 @@ export interface TotpFactor {
   period: number;
   /** The last time step whose code was accepted (RFC 6238 §5.2: a code is accepted once); undefined: none yet. */
   lastStep: number | undefined;
+}
+
+/**
+ * A passkey: a WebAuthn public key credential (WebAuthn L3 §6.1, §7.1) registered with user
+ * verification; never leaves src/oauth/factors and the store. Binary values are base64url.
+ */
+export interface PasskeyFactor {
+  factor: Factor & { kind: 'passkey'; backupEligible: boolean };
+  /** The credential ID (WebAuthn L3 §4, "Credential ID"), base64url; unique across users. */
+  credentialId: string;
+  /** The credential public key, COSE_Key (RFC 9052 §7) as the authenticator gave it, base64url. */
+  publicKey: string;
+  /** The last signature counter accepted (WebAuthn L3 §6.1.1); 0 for authenticators that keep none. */
+  signCount: number;
+  /** The transports the browser reported (AuthenticatorTransport: usb, nfc, ble, internal, hybrid…): hints for allowCredentials. */
+  transports: string[];
+  /** The BS flag of the last use (WebAuthn L3 §6.1): whether the credential is backed up now. */
+  backedUp: boolean;
+  /** The authenticator's AAGUID as the attestation-less registration reports it (often all zeros). */
+  aaguid: string;
 }

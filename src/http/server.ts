@@ -12,6 +12,7 @@ import { accountRoutes } from './interaction/account-routes.ts';
 import { deviceRoutes } from './interaction/device-routes.ts';
 import { interactionRoutes } from './interaction/login-route.ts';
 import { enrolRoutes } from './interaction/enrol-route.ts';
+import { passkeyRoutes } from './interaction/passkey-routes.ts';
 import { themeRoutes } from './interaction/theme-routes.ts';
 import { parseParams } from './params.ts';
 import { BODY_LIMIT, clientErrorHandler, frameworkErrorHandler, MAX_HEADER_SIZE, useRequestLimits } from './plugins/limits.ts';
@@ -78,6 +79,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   await app.register(async (scope) => authorizationRoutes(scope, deps));
   await app.register(async (scope) => interactionRoutes(scope, deps));
   await app.register(async (scope) => enrolRoutes(scope, deps));
+  await app.register(async (scope) => passkeyRoutes(scope, deps));
   await app.register(async (scope) => consentRoutes(scope, deps));
   await app.register(async (scope) => deviceRoutes(scope, deps));
   await app.register(async (scope) => accountRoutes(scope, deps));

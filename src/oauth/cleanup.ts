@@ -51,7 +51,7 @@ export const DEFAULT_BATCH_SIZE = 1000;
 export const DEFAULT_MAX_BATCHES = 100;
 
 export interface CleanupDeps {
-  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns'>>;
+  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges'>>;
   clock: Clock;
   /** How long stored audit events are kept (ms; GATEHOUSE_AUDIT_RETENTION); 0 or absent: for ever. */
   auditRetentionMs?: number;
@@ -79,6 +79,8 @@ export interface CleanupReport {
   initialAccessTokens: number;
   /** Sign-ins that waited for a second factor until they expired (docs/decisions.md SA20). */
   pendingSignIns: number;
+  /** Challenges of passkey ceremonies never finished (docs/decisions.md SA64). */
+  passkeyChallenges: number;
   /** true when some table hit `maxBatches`: the next pass continues there. */
   more: boolean;
   ms: number;
@@ -146,12 +148,15 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
   // A pending sign-in is worth nothing once expired (take refuses it): deleted at once.
   const pendingSignIns = store.pendingSignIns ? await drain(() => store.pendingSignIns!.deleteExpired(now, batchSize)) : 0;
 
-  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, more, ms: Date.now() - started };
+  // Likewise a passkey ceremony's challenge (take refuses an expired one).
+  const passkeyChallenges = store.passkeyChallenges ? await drain(() => store.passkeyChallenges!.deleteExpired(now, batchSize)) : 0;
+
+  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, more, ms: Date.now() - started };
 }
 
 /** Every row one pass deleted, over all tables. */
 export function deletedRows(report: CleanupReport): number {
-  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns;
+  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns + report.passkeyChallenges;
 }
 
 function yieldToEventLoop(): Promise<void> {

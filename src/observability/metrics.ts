@@ -74,7 +74,7 @@ export class Metrics {
     this.#logouts = new Counter({ name: 'gatehouse_logouts_total', help: 'SSO sessions ended by logout.', registers });
     this.#factors = new Counter({
       name: 'gatehouse_second_factor_events_total',
-      help: 'Second factors: codes verified, failed and throttled; factors enrolled, renamed, removed and reset, TOTP secrets sealed; by event and, where one is known, the kind (totp, recovery_codes).',
+      help: 'Second factors: codes verified, failed and throttled; factors enrolled, renamed, removed and reset, TOTP secrets sealed; by event and, where one is known, the kind (totp, recovery_codes, passkey).',
       labelNames: ['event', 'kind'],
       registers,
     });

@@ -4,7 +4,7 @@
  */
 import type { Client } from '../domain/client.ts';
 import type { Consent } from '../domain/consent.ts';
-import type { Factor, TotpFactor } from '../domain/factor.ts';
+import type { Factor, PasskeyFactor, TotpFactor } from '../domain/factor.ts';
 import type { DeviceApproval, DeviceAuthorization } from '../domain/device-authorization.ts';
 import type { AuthorizationCode, CodeRefusal, Token } from '../domain/grant.ts';
 import type { Group } from '../domain/group.ts';
@@ -634,7 +634,13 @@ export interface ConsentStore {
  *   row locked; SQLite: the write lock): two concurrent replacements leave one set, the later
  *   one's, never both or a mix. Call it on the store, not in a unit of work (there a concurrent
  *   replacement can end in a ConflictError: a user has at most one set, a unique index).
- * - `insertTotp`, `delete` and `deleteAll` are single statements.
+ * - `usePasskey` is the signature-counter check of WebAuthn L3 §6.1.1 and the "last used" in one
+ *   conditional UPDATE (… WHERE sign_count < new, or both 0: docs/decisions.md SA60). Of
+ *   concurrent uses with one counter value exactly one gets true; a counter that goes back (a
+ *   cloned authenticator) is refused. Never read `signCount` to decide.
+ * - `userHandle` makes the user's handle once: an INSERT that does nothing when the user has one,
+ *   then a read; concurrent calls for one user all answer the same handle.
+ * - `insertTotp`, `insertPasskey`, `delete` and `deleteAll` are single statements.
  */
 export interface FactorStore {
   /** The user's factors, oldest first (no secrets). */
@@ -671,6 +677,48 @@ export interface FactorStore {
    * alone. Whether it was sealed here.
    */
   sealTotpSecret(factorId: string, clear: string, sealed: string): Promise<boolean>;
+  /** Stores a passkey. MissingReferenceError when the user does not exist; ConflictError when its credential ID is already registered (to anyone). */
+  insertPasskey(passkey: PasskeyFactor): Promise<void>;
+  /** The user's passkeys, oldest first. */
+  passkeys(userId: string): Promise<PasskeyFactor[]>;
+  /** The passkey of this credential ID, whoever's it is. */
+  passkeyByCredentialId(credentialId: string): Promise<PasskeyFactor | undefined>;
+  /**
+   * Records a use of the passkey whose authenticator reported `signCount` (and the BS flag
+   * `backedUp`) at `now`, only if the counter went forward (or is 0 and always was: SA60).
+   * true: recorded; false: a counter that did not advance (or no such passkey).
+   */
+  usePasskey(factorId: string, signCount: number, backedUp: boolean, now: number): Promise<boolean>;
+  /** The user's WebAuthn user handle, made from `candidate` if the user has none yet. MissingReferenceError when the user does not exist. */
+  userHandle(userId: string, candidate: string): Promise<string>;
+  /** The user whose handle this is. */
+  userOfHandle(handle: string): Promise<string | undefined>;
+}
+
+/** A WebAuthn ceremony's challenge, as the server keeps it while the browser asks the authenticator (docs/decisions.md SA64). */
+export interface PasskeyChallenge {
+  /** SHA-256 of the challenge (base64url as sent to the browser). */
+  challengeHash: string;
+  /** What ceremony it is for: 'register', 'sign_in' (username-less) or 'second_factor'. */
+  purpose: string;
+  /** What it answers: the account session, the authorization request or the held sign-in (hashed). */
+  binding: string;
+  /** The user the ceremony is for, when one is known beforehand. */
+  userId: string | undefined;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/**
+ * Challenges of WebAuthn ceremonies (migration 024). Race rule: `take` is one conditional DELETE
+ * of the live row of this hash, purpose and binding, returning it: a challenge serves at most one
+ * ceremony, on any number of instances.
+ */
+export interface PasskeyChallengeStore {
+  insert(challenge: PasskeyChallenge): Promise<void>;
+  take(challengeHash: string, purpose: string, binding: string, now: number): Promise<PasskeyChallenge | undefined>;
+  /** Deletes up to `limit` rows expired at `now`; how many (for the cleanup job). */
+  deleteExpired(now: number, limit: number): Promise<number>;
 }
 
 /**
@@ -710,6 +758,7 @@ export interface StoreTransaction {
   registrations: RegistrationStore;
   factors: FactorStore;
   pendingSignIns: PendingSignInStore;
+  passkeyChallenges: PasskeyChallengeStore;
 }
 
 export interface Store extends StoreTransaction {

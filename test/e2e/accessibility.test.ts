@@ -119,20 +119,20 @@ describe('WCAG 2.2 AA of the pages (axe-core in Chromium)', { skip }, () => {
       await page.goto(loginUrl({ ui_locales: 'fi' }));
       await page.getByLabel('Käyttäjätunnus').fill(username);
       await page.getByLabel('Salasana').fill('wrong password');
-      await page.getByRole('button').click();
+      await page.getByRole('button').first().click();
       await page.locator('#login-message').waitFor();
       assert.equal(await page.getAttribute('#password', 'aria-invalid'), 'true');
       found['login page with an error'] = await seriousViolations(page);
       // Signed in, so that logout has a session to end and asks first.
       await page.getByLabel('Salasana').fill(PASSWORD);
-      await Promise.all([page.waitForURL(/\/callback\?/), page.getByRole('button').click()]);
+      await Promise.all([page.waitForURL(/\/callback\?/), page.getByRole('button').first().click()]);
 
       await page.goto(`${server.url}/uas/oauth2/authorization?client_id=no-such-client&ui_locales=sv`);
       found['error page'] = await seriousViolations(page);
 
       await page.goto(`${server.url}/uas/oauth2/logout`);
       found['logout confirmation'] = await seriousViolations(page);
-      await page.getByRole('button').click();
+      await page.getByRole('button').first().click();
       await page.locator('[role=status]').waitFor();
       found['signed-out page'] = await seriousViolations(page);
 
@@ -170,7 +170,7 @@ describe('WCAG 2.2 AA of the pages (axe-core in Chromium)', { skip }, () => {
       await page.goto(consentUrl('page'));
       await page.getByLabel('Username').fill(username);
       await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button').click();
+      await page.getByRole('button').first().click();
       await page.getByRole('heading', { name: 'Allow access?' }).waitFor();
       for (const display of ['page', 'popup', 'touch']) {
         await page.goto(consentUrl(display));
@@ -206,7 +206,7 @@ describe('WCAG 2.2 AA of the pages (axe-core in Chromium)', { skip }, () => {
       await page.goto(deniedUrl({ ui_locales: 'sv' }));
       await page.getByLabel('Användarnamn').fill(username);
       await page.getByLabel('Lösenord').fill(PASSWORD);
-      await page.getByRole('button').click();
+      await page.getByRole('button').first().click();
       await page.getByRole('heading', { name: 'Ingen åtkomst till den här applikationen' }).waitFor();
       assert.deepEqual(await seriousViolations(page), []);
       await Promise.all([page.waitForURL(/\/callback\?/), page.getByRole('link', { name: 'Tillbaka till applikationen' }).click()]);
@@ -243,7 +243,7 @@ describe('WCAG 2.2 AA of the pages (axe-core in Chromium)', { skip }, () => {
       await page.goto(loginUrl({ display }));
       await page.getByLabel('Username').fill(user.username);
       await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button').click();
+      await page.getByRole('button').first().click();
       await page.getByRole('heading', { name: 'Verify it is you' }).waitFor();
     };
     try {
@@ -274,10 +274,10 @@ describe('WCAG 2.2 AA of the pages (axe-core in Chromium)', { skip }, () => {
       const issued = (await (await fetch(`${server.url}/uas/oauth2/device_authorization`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: tv.client.clientId }) })).json()) as { user_code: string };
       await page.goto(`${server.url}/uas/oauth2/device`);
       await page.getByLabel('Code', { exact: true }).fill(issued.user_code);
-      await page.getByRole('button').click();
+      await page.getByRole('button').first().click();
       await page.getByLabel('Username').fill(user.username);
       await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button').click();
+      await page.getByRole('button').first().click();
       await page.getByRole('heading', { name: 'Verify it is you' }).waitFor();
       found['second factor, device page'] = await seriousViolations(page);
       await page.getByLabel('Code from your authenticator app').fill(totpAt(secret, Date.now()));
@@ -306,7 +306,7 @@ describe('WCAG 2.2 AA of the pages (axe-core in Chromium)', { skip }, () => {
       found['account, signed out'] = await seriousViolations(page);
       await page.getByLabel('Username').fill(user.username);
       await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByRole('heading', { name: 'Your second factors' }).waitFor();
       found['account, no factors'] = await seriousViolations(page);
 

@@ -75,7 +75,7 @@ for (const db of DATABASES) {
           await page.goto(url.href);
           await page.getByLabel('Username').fill(username);
           await page.getByLabel('Password').fill(PASSWORD);
-          await page.getByRole('button', { name: 'Sign in' }).click();
+          await page.getByRole('button', { name: 'Sign in', exact: true }).click();
           await page.getByRole('heading', { name: 'Allow access?' }).waitFor();
           assert.equal(await page.locator('p.client').innerText(), 'Partner App asks for access to your account.');
           assert.deepEqual(await page.locator('ul[aria-labelledby="consent-scopes"] li').allInnerTexts(), ['Sign you in', 'See your name and username', 'See your email address']);

@@ -78,7 +78,7 @@ for (const db of DATABASES) {
         assert.match(page.url(), /\/uas\/oauth2\/authorization\?/, 'the console sends an unsigned-in browser to gatehouse’s login');
         await page.getByLabel('Username').fill(ADMIN.username);
         await page.getByLabel('Password').fill(ADMIN.password);
-        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('button', { name: 'Sign in', exact: true }).click();
         await page.waitForURL(`${server.url}/manage/`);
         await page.getByRole('heading', { name: 'Overview' }).waitFor();
         assert.ok((await page.textContent('header'))?.includes(ADMIN.username));
@@ -129,7 +129,7 @@ for (const db of DATABASES) {
         await firstSite.getByRole('link', { name: 'Log in' }).click();
         await firstSite.getByLabel('Username').fill(ADMIN.username);
         await firstSite.getByLabel('Password').fill(ADMIN.password);
-        await Promise.all([firstSite.waitForURL(`${origin}/`), firstSite.getByRole('button', { name: 'Sign in' }).click()]);
+        await Promise.all([firstSite.waitForURL(`${origin}/`), firstSite.getByRole('button', { name: 'Sign in', exact: true }).click()]);
         const adminClaims = await claimsOf(firstSite, 'id-token-claims');
         assert.equal(adminClaims.iss, server.issuer);
         assert.equal(adminClaims.aud, clientId);
@@ -211,7 +211,7 @@ for (const db of DATABASES) {
         await site.getByRole('link', { name: 'Log in' }).click();
         await site.getByLabel('Username').fill(USER.username);
         await site.getByLabel('Password').fill(USER.password);
-        await Promise.all([site.waitForURL(`${origin}/`), site.getByRole('button', { name: 'Sign in' }).click()]);
+        await Promise.all([site.waitForURL(`${origin}/`), site.getByRole('button', { name: 'Sign in', exact: true }).click()]);
         const idToken = await claimsOf(site, 'id-token-claims');
         assert.equal(idToken.sub, userId);
         assert.equal(idToken.aud, clientId);

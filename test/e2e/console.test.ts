@@ -74,7 +74,7 @@ describe('the web console in Chromium', { skip }, () => {
       assert.match(page.url(), /\/uas\/oauth2\/authorization\?/);
       await page.getByLabel('Username').fill(username);
       await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.waitForURL(`${server.url}/manage/`);
       await page.getByRole('heading', { name: 'Overview' }).waitFor();
       assert.ok((await page.textContent('header'))?.includes(username));
@@ -202,7 +202,7 @@ describe('the web console in Chromium', { skip }, () => {
       await page.goto(`${server.url}/manage/registration-tokens`);
       await page.getByLabel('Username').fill(username);
       await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByRole('heading', { name: 'Initial access tokens for dynamic client registration' }).waitFor();
       assert.ok((await page.textContent('main'))?.includes('GATEHOUSE_DYNAMIC_REGISTRATION=initial_access_token'), 'off, and how to turn it on');
       await check('registration tokens');
@@ -287,7 +287,7 @@ describe('the web console in Chromium', { skip }, () => {
       await page.goto(`${server.url}/manage/clients/new`);
       await page.getByLabel('Username').fill(username);
       await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByRole('heading', { name: 'Register a client' }).waitFor();
       await page.getByLabel('Name', { exact: true }).fill('Web SSO example');
       await page.getByLabel('Redirect URIs', { exact: true }).fill(`${origin}/callback`);
@@ -322,7 +322,7 @@ describe('the web console in Chromium', { skip }, () => {
       await site.getByRole('link', { name: 'Log in' }).click();
       await site.getByLabel('Username').fill(username);
       await site.getByLabel('Password').fill(PASSWORD);
-      await Promise.all([site.waitForURL(`${origin}/`), site.getByRole('button', { name: 'Sign in' }).click()]);
+      await Promise.all([site.waitForURL(`${origin}/`), site.getByRole('button', { name: 'Sign in', exact: true }).click()]);
       const claims = JSON.parse(await site.locator('#id-token-claims').innerText()) as Record<string, unknown>;
       assert.equal(claims.iss, server.issuer);
       assert.equal(claims.aud, env.CLIENT_ID);
@@ -342,7 +342,7 @@ describe('the web console in Chromium', { skip }, () => {
       await page.goto(`${server.url}/manage/`);
       await page.getByLabel('Username').fill(username);
       await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.waitForURL(`${server.url}/manage/`);
       for (const path of ['clients', 'users', 'groups', 'keys', 'audit']) {
         await page.goto(`${server.url}/manage/${path}`);

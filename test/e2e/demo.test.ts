@@ -117,7 +117,7 @@ describe('npm run demo', { skip }, () => {
           await page.getByRole('link', { name: 'Log in' }).click();
           await page.getByLabel('Username').fill(username!);
           await page.getByLabel('Password').fill(password!);
-          await Promise.all([page.waitForURL(url!), page.getByRole('button', { name: 'Sign in' }).click()]);
+          await Promise.all([page.waitForURL(url!), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
           const userinfo = JSON.parse(await page.locator('#userinfo-claims').innerText()) as Record<string, unknown>;
           assert.equal(userinfo.preferred_username, 'demo', `round ${round}`);
           const idToken = JSON.parse(await page.locator('#id-token-claims').innerText()) as Record<string, unknown>;

@@ -89,7 +89,7 @@ for (const db of DATABASES) {
         await check('sign-in');
         await page.getByLabel('Username').fill(username);
         await page.getByLabel('Password').fill(PASSWORD);
-        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('button', { name: 'Sign in', exact: true }).click();
         await page.getByRole('button', { name: 'Allow' }).waitFor();
         assert.equal(await page.locator('.user-code').innerText(), started.user_code);
         assert.deepEqual(await page.locator('ul.scopes li').allInnerTexts(), ['Confirming who you are', 'Your name and username']);

@@ -170,7 +170,7 @@ describe('the examples against a real gatehouse on sqlite', () => {
       await page.getByRole('link', { name: 'Log in' }).click();
       await page.getByLabel('Username').fill(ALICE.username);
       await page.getByLabel('Password').fill(ALICE.password);
-      await Promise.all([page.waitForURL(`${origin}/`), page.getByRole('button', { name: 'Sign in' }).click()]);
+      await Promise.all([page.waitForURL(`${origin}/`), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
 
       const authorization = new URL(requests.find((url) => url.startsWith(`${server.issuer}/oauth2/authorization?`))!);
       assert.equal(authorization.searchParams.get('redirect_uri'), `${origin}/callback`);

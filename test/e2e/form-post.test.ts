@@ -130,7 +130,7 @@ for (const db of DATABASES) {
     async function logIn(page: Page, username: string): Promise<void> {
       await page.getByLabel('Username').fill(username);
       await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     }
 
     test('log in: the page posts the code to the relying party by itself, openid-client redeems it; single sign-on posts again without the form (RM-09)', async () => {
@@ -170,7 +170,7 @@ for (const db of DATABASES) {
         const seen = rp.arrivals.length;
         await page.getByLabel('Användarnamn').fill(user.username);
         await page.getByLabel('Lösenord').fill(PASSWORD);
-        await page.getByRole('button').click();
+        await page.getByRole('button').first().click();
         await page.waitForLoadState();
         assert.ok(page.url().startsWith(`${server.url}/uas/`), `still on our page: ${page.url()}`);
         assert.equal(rp.arrivals.length, seen, 'nothing posted before the user acts');

@@ -66,7 +66,7 @@ for (const db of DATABASES) {
         assert.equal(stylesheetApplied, 'rgb(31, 95, 158)', 'the stylesheet loads under the Content-Security-Policy');
         await page.getByLabel('Käyttäjätunnus').fill(user.username);
         await page.getByLabel('Salasana').fill(PASSWORD);
-        await Promise.all([page.waitForURL(`${callback.url}?**`), page.getByRole('button').click()]);
+        await Promise.all([page.waitForURL(`${callback.url}?**`), page.getByRole('button').first().click()]);
         const landed = new URL(page.url());
         assert.equal(`${landed.origin}${landed.pathname}`, callback.url);
         assert.match(landed.searchParams.get('code') ?? '', /^[A-Za-z0-9_-]{43}$/);

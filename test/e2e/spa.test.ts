@@ -193,7 +193,7 @@ describe('examples/spa in Chromium against npm start', { skip }, () => {
       await page.getByRole('button', { name: 'Log in' }).click();
       await page.getByLabel('Username').fill(ALICE.username);
       await page.getByLabel('Password').fill(ALICE.password);
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       // The ID token carries the subject; the profile claims come from UserInfo (OIDC Core §5.4).
       await page.getByText(`Signed in as ${aliceId}.`).waitFor();
       assert.equal(page.url(), `${origin}/`);

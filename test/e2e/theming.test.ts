@@ -111,12 +111,12 @@ describe('the example theme in Chromium: accessible, and within the strict CSP',
       await page.goto(loginUrl({ ui_locales: 'fi' }));
       await page.getByLabel('Kirjastokortin numero').fill(username);
       await page.getByLabel('PIN-koodi').fill('wrong password');
-      await page.getByRole('button').click();
+      await page.getByRole('button').first().click();
       await page.locator('#login-message').waitFor();
       found['login with an error'] = await seriousViolations(page);
       csp.push(...(await violations()));
       await page.getByLabel('PIN-koodi').fill(PASSWORD);
-      await Promise.all([page.waitForURL(/\/callback\?/), page.getByRole('button').click()]);
+      await Promise.all([page.waitForURL(/\/callback\?/), page.getByRole('button').first().click()]);
 
       for (const display of ['page', 'popup', 'touch']) {
         await page.goto(consentUrl({ display }));

@@ -107,10 +107,14 @@ export async function submit(url: string, form: Record<string, string> | [string
   return response;
 }
 
-/** The hidden and visible fields of the login form, in document order, as the browser would post them. */
+/**
+ * The hidden and visible fields of the page's forms, in document order, as the browser would post
+ * the login form; a passkey form (class="passkey", driven by script, issue 24) is left out.
+ */
 export function formFields(html: string): [string, string][] {
   const fields: [string, string][] = [];
-  for (const match of html.matchAll(/<input\b([^>]*)>/g)) {
+  const form = html.replace(/<form\b[^>]*\bclass="passkey"[\s\S]*?<\/form>/g, '');
+  for (const match of form.matchAll(/<input\b([^>]*)>/g)) {
     const attributes = match[1] ?? '';
     const name = /\bname="([^"]*)"/.exec(attributes)?.[1];
     if (name === undefined) continue;

@@ -81,7 +81,8 @@ export async function startServer(kind: TestDatabaseKind, options: StartOptions 
  */
 async function listening(database: TestDatabase, options: StartOptions, serverErrors: string[]): Promise<{ gatehouse: Gatehouse; config: Config; port: number }> {
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
+    // A port the test chose (its issuer names it, e.g. http://localhost:PORT for WebAuthn), else a free one.
+    const port = options.env?.GATEHOUSE_PORT !== undefined ? Number(options.env.GATEHOUSE_PORT) : await freePort();
     // No background cleanup unless a test asks: it would delete rows a test moved its clock past.
     const config = loadConfig({ GATEHOUSE_PORT: String(port), GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_LOG_LEVEL: 'silent', GATEHOUSE_CLEANUP_INTERVAL: '0', ...options.env });
     const gatehouse = await createGatehouse(config, { clock: options.clock, audit: options.audit, ...(options.random ? { random: options.random } : {}), ...(options.jwks ? { jwks: options.jwks } : {}) }, { logger: options.logger ?? false });

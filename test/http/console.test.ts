@@ -8,7 +8,7 @@
  * the pages carry a CSP without 'unsafe-inline'.
  */
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { User } from '../../src/domain/user.ts';
 import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID } from '../../src/manage/management-clients.ts';
@@ -715,6 +715,29 @@ for (const db of DATABASES) {
       await store.factors.delete(user.id, totp!.id);
       assert.equal((await page(jar, rename)).response.status, 404);
       assert.equal((await post(jar, rename, { name: 'late' }, userPath)).response.status, 404);
+    });
+
+    test('second factors: a passkey is listed as Passkey (fi Pääsyavain, sv Lösennyckel) with its Remove link (issue 24)', async () => {
+      const store = server.gatehouse.store;
+      const user = await createTestUser(store, { password: PASSWORD });
+      const factorId = randomUUID();
+      await store.factors.insertPasskey({
+        factor: { id: factorId, userId: user.id, kind: 'passkey', name: 'Laptop', createdAt: Date.now(), lastUsedAt: undefined, backupEligible: false },
+        credentialId: randomUUID(),
+        publicKey: 'pQECAyYgASFYIA',
+        signCount: 0,
+        transports: [],
+        backedUp: false,
+        aaguid: '00000000-0000-0000-0000-000000000000',
+      });
+      const jar = await signIn(admin);
+      const userPath = `/manage/users/${user.id}`;
+      const shown = await page(jar, userPath);
+      assert.ok(shown.html.includes('<td>Laptop</td><td>Passkey</td>'), 'the passkey, by its kind');
+      assert.ok(shown.html.includes(`href="${userPath}/factors/${factorId}/remove" aria-label="Remove Laptop"`));
+      assert.ok((await page(jar, `${userPath}?lang=fi`)).html.includes('<td>Laptop</td><td>Pääsyavain</td>'));
+      assert.ok((await page(jar, `${userPath}?lang=sv`)).html.includes('<td>Laptop</td><td>Lösennyckel</td>'));
+      await page(jar, '/manage/?lang=en');
     });
 
     test('organizations: a refused parent shown at its field; create, rename, delete after confirmation', async () => {

@@ -17,6 +17,8 @@ import { assertErrorPage, assertLoginPage } from '../helpers/front-channel.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
 const BASE_CSP = "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/** The login page's: its passkey scripts and their options' fetch, from our origin only (issue 24). */
+const LOGIN_CSP = BASE_CSP.replace("default-src 'none'", "default-src 'none'; script-src 'self'; connect-src 'self'");
 const FAVICON = readFileSync(new URL('../../src/http/interaction/assets/favicon.ico', import.meta.url));
 
 /** As Eta writes a text into the page. */
@@ -131,7 +133,7 @@ for (const db of DATABASES) {
       const names = [];
       for (const locale of ['fi', 'sv', 'en']) {
         const response = await browse(url({ ui_locales: locale }));
-        assert.equal(response.headers.get('content-security-policy'), BASE_CSP.replace("img-src 'self'", "img-src 'self' https://cdn.example.test").replace("form-action 'self'", "form-action 'self' https://rp.example.test"));
+        assert.equal(response.headers.get('content-security-policy'), LOGIN_CSP.replace("img-src 'self'", "img-src 'self' https://cdn.example.test").replace("form-action 'self'", "form-action 'self' https://rp.example.test"));
         const html = await assertLoginPage(response);
         names.push(/<strong>([^<]*)<\/strong>/.exec(html)?.[1]);
         // alt: the client's name in the page's language; no Referer to the logo's server.
@@ -145,7 +147,7 @@ for (const db of DATABASES) {
       for (const metadata of [{}, { logo_uri: 'https://[2001:db8::1]/logo.png' }, { logo_uri: 'javascript:alert(1)' }, { logo_uri: 42 }]) {
         const { client: plain } = await createTestClient(server.gatehouse.store, { metadata });
         const response = await browse(authorizationUrl(server.url, { client_id: plain.clientId, redirect_uri: plain.redirectUris[0]!, response_type: 'code', scope: 'openid' }));
-        assert.equal(response.headers.get('content-security-policy'), BASE_CSP.replace("form-action 'self'", "form-action 'self' https://rp.example.test"), JSON.stringify(metadata));
+        assert.equal(response.headers.get('content-security-policy'), LOGIN_CSP.replace("form-action 'self'", "form-action 'self' https://rp.example.test"), JSON.stringify(metadata));
         assert.doesNotMatch(await assertLoginPage(response), /<img/);
       }
     });

@@ -13,7 +13,7 @@ import { AUDIT_EVENTS } from '../../src/observability/audit-catalog.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { confirmTotpEnrolment, FactorInputError, importTotpFactor, regenerateRecoveryCodes, startTotpEnrolment } from '../../src/oauth/factors/enrolment.ts';
 import { normalizeRecoveryCode, recoveryCodesMethod } from '../../src/oauth/factors/recovery-codes.ts';
-import { FACTOR_METHODS, methodRecognising } from '../../src/oauth/factors/registry.ts';
+import { CODE_METHODS, methodRecognising } from '../../src/oauth/factors/registry.ts';
 import { DEFAULT_TOTP, matchingStep, totpCode, totpMethod } from '../../src/oauth/factors/totp.ts';
 import { factorsOf, verifySecondFactor, type SecondFactorDeps } from '../../src/oauth/factors/verify.ts';
 import { AuditCapture } from '../helpers/audit.ts';
@@ -56,7 +56,7 @@ describe('TOTP arithmetic', () => {
 describe('code shapes', () => {
   test('a TOTP code and a recovery code are told apart by shape; the methods\' shapes never overlap', () => {
     const codes = ['123456', '123 456', '12345678', 'abcd-efgh-jkmn-pqrs', 'ABCD EFGH JKMN PQRS', 'abcdefghjkmnpqrs'];
-    for (const code of codes) assert.equal(FACTOR_METHODS.filter((m) => m.recognises(code)).length, 1, code);
+    for (const code of codes) assert.equal(CODE_METHODS.filter((m) => m.recognises(code)).length, 1, code);
     assert.equal(methodRecognising('123456'), totpMethod);
     assert.equal(methodRecognising('ABCD-EFGH-JKMN-PQRS'), recoveryCodesMethod);
     for (const junk of ['', '12345', '123456789', 'abcd-efgh-jkmn-pqr', 'abcd-efgh-jkmn-pqrsu', 'x'.repeat(1000)]) assert.equal(methodRecognising(junk), undefined, junk);

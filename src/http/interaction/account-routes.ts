@@ -12,6 +12,8 @@ import {
   type Account,
   type StartedTotp,
 } from '../../oauth/account/security.ts';
+import { accountPasskeyOptions, finishAccountPasskey, passkeyForAccount, startAccountPasskey } from '../../oauth/account/passkeys.ts';
+import { parseResponseField } from '../../oauth/factors/passkey.ts';
 import type { RawParams } from '../../oauth/params.ts';
 import { clientAddress } from '../client-address.ts';
 import { sameOrigin } from '../console/csrf.ts';
@@ -20,7 +22,8 @@ import { clearPendingSignInCookie, readPendingSignInCookie, readSessionCookie, s
 import { csrfToken, csrfValid } from './csrf.ts';
 import { formField, requestParams, useHtmlScope } from './html-scope.ts';
 import { chooseLocale, formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
-import { codeMethodOf, firstCodeMethod, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
+import { PASSKEY_CSP, passkeyScripts, type PasskeyForm } from './passkey-page.ts';
+import { codeMethodOf, firstCodeMethod, kindsOf, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
 import { renderView, sendPage } from './views.ts';
 
 /** The account security page's path under the issuer (`/uas/account/security`). */
@@ -40,7 +43,8 @@ export function accountSecurityPath(config: Pick<HttpDeps['config'], 'issuerPath
 export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
   useHtmlScope(app, deps);
   const page = accountSecurityPath(deps.config);
-  const paths = { page, signIn: `${page}/sign-in`, secondFactor: `${page}/second-factor`, totp: `${page}/totp`, confirm: `${page}/totp/confirm`, recoveryCodes: `${page}/recovery-codes`, remove: `${page}/remove`, rename: `${page}/rename` };
+  const paths = { page, signIn: `${page}/sign-in`, secondFactor: `${page}/second-factor`, totp: `${page}/totp`, confirm: `${page}/totp/confirm`, recoveryCodes: `${page}/recovery-codes`, remove: `${page}/remove`, rename: `${page}/rename`,
+    passkey: `${page}/passkey`, passkeyOptions: `${page}/passkey/options`, secondFactorPasskey: `${page}/second-factor/passkey`, secondFactorPasskeyOptions: `${page}/second-factor/passkey/options` };
   const origin = new URL(deps.config.issuer).origin;
   const view = (request: FastifyRequest, reply: FastifyReply) => new AccountView(request, reply, deps, paths);
 
@@ -66,7 +70,7 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     }
     if (outcome.type === 'second_factor') {
       setPendingSignInCookie(reply, deps.config, outcome.pendingCookie);
-      return view(request, reply).code({ method: firstCodeMethod(outcome.kinds) });
+      return view(request, reply).code({ method: firstCodeMethod(outcome.kinds), kinds: outcome.kinds });
     }
     setSessionCookie(reply, deps.config, outcome.cookieValue);
     // 303: the browser must not repeat the POST with its password; the page is then read afresh.
@@ -77,18 +81,43 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     const raw = requestParams(request);
     if (forged(request, raw)) return view(request, reply).signIn({ status: 403, message: 'formExpired' });
     const { method, switched } = codeMethodOf({ method: formField(raw, 'method'), switch: formField(raw, 'switch') });
-    if (switched) return view(request, reply).code({ method });
+    const kinds = kindsOf(formField(raw, 'kinds'));
+    if (switched) return view(request, reply).code({ method, kinds });
     const outcome = await secondFactorForAccount(deps, { code: formField(raw, 'code'), pendingCookie: readPendingSignInCookie(request, deps.config), previousCookie: readSessionCookie(request, deps.config), ip: clientAddress(request) });
-    if (outcome.type === 'second_factor_refused') return view(request, reply).code({ method, status: 401, message: 'secondFactorFailed', invalid: true });
+    return secondStepAnswered(request, reply, outcome, { method, kinds, message: 'secondFactorFailed' });
+  });
+
+  // The same step by a passkey (passkeys.ts): its options for the held user, then the assertion.
+  app.post(paths.secondFactorPasskeyOptions, async (request, reply) => {
+    const raw = requestParams(request);
+    if (forged(request, raw)) return json(reply, 403, { error: 'form_expired' });
+    const made = await accountPasskeyOptions(deps, readPendingSignInCookie(request, deps.config));
+    return made === undefined ? json(reply, 400, { error: 'sign_in_expired' }) : json(reply, 200, made);
+  });
+  app.post(paths.secondFactorPasskey, async (request, reply) => {
+    const raw = requestParams(request);
+    if (forged(request, raw)) return view(request, reply).signIn({ status: 403, message: 'formExpired' });
+    const kinds = kindsOf(formField(raw, 'kinds'));
+    const method = kinds.includes('totp') ? 'totp' : 'recovery';
+    const response = parseResponseField(formField(raw, 'response'));
+    if (response === undefined) return view(request, reply).code({ method, kinds, status: 400, message: 'passkeyFailed' });
+    const outcome = await passkeyForAccount(deps, { response, pendingCookie: readPendingSignInCookie(request, deps.config), previousCookie: readSessionCookie(request, deps.config), ip: clientAddress(request) });
+    return secondStepAnswered(request, reply, outcome, { method, kinds, message: 'passkeyFailed' });
+  });
+
+  /** What the second step answers, by a code or a passkey: the page again when refused or throttled, else the new session and the page. */
+  const secondStepAnswered = (request: FastifyRequest, reply: FastifyReply, outcome: Awaited<ReturnType<typeof secondFactorForAccount>>, shown: Pick<SecondFactorPage, 'method' | 'kinds'> & { message: MessageKey }) => {
+    const { method, kinds } = shown;
+    if (outcome.type === 'second_factor_refused') return view(request, reply).code({ method, kinds, status: 401, message: shown.message, invalid: shown.message === 'secondFactorFailed' });
     if (outcome.type === 'throttled') {
       reply.header('retry-after', String(outcome.retryAfter));
-      return view(request, reply).code({ method, status: 429, message: 'tooManyAttempts', retryAfter: outcome.retryAfter });
+      return view(request, reply).code({ method, kinds, status: 429, message: 'tooManyAttempts', retryAfter: outcome.retryAfter });
     }
     clearPendingSignInCookie(reply, deps.config);
     if (outcome.type === 'expired') return view(request, reply).signIn({ status: 400, message: 'secondFactorExpired' });
     setSessionCookie(reply, deps.config, outcome.cookieValue);
     return reply.code(303).header('cache-control', 'no-store').redirect(paths.page, 303);
-  });
+  };
 
   /**
    * The change forms: the account of the session (none: the sign-in form, 401), the checks, then
@@ -129,6 +158,28 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     return view(request, reply).codes(made.codes);
   });
 
+  // A passkey (passkeys.ts): the options of its registration (JSON, for the page's script), then
+  // the browser's answer with the name the user gave it.
+  app.post(paths.passkeyOptions, async (request, reply) => {
+    const raw = requestParams(request);
+    const account = await accountOf(deps, readSessionCookie(request, deps.config));
+    if (account === undefined) return json(reply, 401, { error: 'login_required' });
+    if (forged(request, raw)) return json(reply, 403, { error: 'form_expired' });
+    const started = await startAccountPasskey(deps, account);
+    return 'type' in started ? json(reply, 401, { error: 'reauthenticate' }) : json(reply, 200, started);
+  });
+
+  change(paths.passkey, async (request, reply, account, raw) => {
+    const response = parseResponseField(formField(raw, 'response'));
+    if (response === undefined) return view(request, reply).overview(account, { status: 400, message: 'accountPasskeyRefused' });
+    const added = await finishAccountPasskey(deps, account, { response, name: formField(raw, 'name') });
+    if (added.type === 'reauthenticate') return reauthenticate(request, reply, account);
+    if (added.type === 'bad_name') return view(request, reply).overview(account, { status: 400, message: 'accountPasskeyBadName' });
+    if (added.type === 'refused') return view(request, reply).overview(account, { status: 400, message: 'accountPasskeyRefused' });
+    const now = await accountOf(deps, readSessionCookie(request, deps.config));
+    return view(request, reply).overview(now ?? account, { notice: 'accountPasskeyAdded' });
+  });
+
   change(paths.remove, async (request, reply, account, raw) => {
     const removed = await removeAccountFactor(deps, account, formField(raw, 'factor_id'), clientAddress(request));
     if (removed.type === 'reauthenticate') return reauthenticate(request, reply, account);
@@ -154,7 +205,11 @@ interface Options {
   retryAfter?: number;
 }
 
-type Paths = Record<'page' | 'signIn' | 'secondFactor' | 'totp' | 'confirm' | 'recoveryCodes' | 'remove' | 'rename', string>;
+type Paths = Record<'page' | 'signIn' | 'secondFactor' | 'totp' | 'confirm' | 'recoveryCodes' | 'remove' | 'rename' | 'passkey' | 'passkeyOptions' | 'secondFactorPasskey' | 'secondFactorPasskeyOptions', string>;
+
+function json(reply: FastifyReply, status: number, body: unknown): FastifyReply {
+  return reply.code(status).header('cache-control', 'no-store').header('referrer-policy', 'same-origin').type('application/json; charset=utf-8').send(JSON.stringify(body));
+}
 
 /** The page's renderings, in the browser's language; every one sends `Referrer-Policy: same-origin` (the Origin check, SA53). */
 class AccountView {
@@ -185,20 +240,23 @@ class AccountView {
     const factors = account.factors.map((factor) => ({
       id: factor.id,
       name: factor.name,
-      kindText: factor.kind === 'totp' ? t.accountKindTotp : t.accountKindRecovery,
+      kindText: factor.kind === 'totp' ? t.accountKindTotp : factor.kind === 'passkey' ? (factor.backupEligible === true ? t.accountKindPasskeySynced : t.accountKindPasskey) : t.accountKindRecovery,
       added: this.date(factor.createdAt),
       lastUsed: factor.lastUsedAt === undefined ? t.accountNever : this.date(factor.lastUsedAt),
       codesLeft: factor.codesLeft === undefined ? '' : String(factor.codesLeft),
       removeText: t.accountRemove.replace('{name}', () => factor.name),
       renameLabel: t.accountRenameLabel.replace('{name}', () => factor.name),
     }));
-    return this.send('overview', options, {
-      heading: t.accountTitle,
-      username: account.user.username,
-      fresh: account.fresh,
-      factors,
-      invalidCredentials: options.message === 'loginFailed',
-    });
+    // Adding a passkey: a ceremony, so a form that passkey.js shows and drives (hidden without it).
+    const passkey: PasskeyForm | undefined = account.fresh
+      ? { action: this.paths.passkey, options: this.paths.passkeyOptions, ceremony: 'register', label: t.accountAddPasskey, errorText: t.accountPasskeyRefused, hidden: [], nameField: true }
+      : undefined;
+    return this.send(
+      'overview',
+      options,
+      { heading: t.accountTitle, username: account.user.username, fresh: account.fresh, factors, invalidCredentials: options.message === 'loginFailed', passkey, scripts: passkey === undefined ? [] : passkeyScripts(this.deps.config) },
+      passkey !== undefined,
+    );
   }
 
   totp(started: StartedTotp, options: Options = {}): FastifyReply {
@@ -211,11 +269,12 @@ class AccountView {
   }
 
   /** The second factor's page of the login page, for this page's held sign-in. */
-  code(options: Pick<SecondFactorPage, 'method' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
-    return sendSecondFactorPage(this.request, this.reply, this.deps, { ...options, locale: this.locale, display: 'page', clientName: this.t.accountTitle, clientIntro: 'signInTo', action: this.paths.secondFactor, hidden: [], referrer: 'same-origin' });
+  code(options: Pick<SecondFactorPage, 'method' | 'kinds' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
+    const passkey = { action: this.paths.secondFactorPasskey, options: this.paths.secondFactorPasskeyOptions };
+    return sendSecondFactorPage(this.request, this.reply, this.deps, { ...options, locale: this.locale, display: 'page', clientName: this.t.accountTitle, clientIntro: 'signInTo', action: this.paths.secondFactor, hidden: [], passkey, referrer: 'same-origin' });
   }
 
-  private send(mode: string, options: Options, data: Record<string, unknown>): FastifyReply {
+  private send(mode: string, options: Options, data: Record<string, unknown>, passkey = false): FastifyReply {
     const { t, locale } = this;
     const text = (key: MessageKey | undefined) => (key === undefined ? undefined : t[key].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0)));
     const html = renderView('account-security', {
@@ -234,7 +293,7 @@ class AccountView {
       notice: text(options.notice),
       ...data,
     });
-    return sendPage(this.reply, options.status ?? 200, html);
+    return sendPage(this.reply, options.status ?? 200, html, passkey ? PASSKEY_CSP : {});
   }
 
   /** A moment in the page's language, in UTC (the server does not know the user's time zone). */

@@ -3,7 +3,8 @@ import { clientNameFor } from '../../oauth/client-display.ts';
 import { confirmationFacts } from '../../oauth/confirmation-facts.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { formatUserCode } from '../../oauth/device/user-code.ts';
-import { decideDevice, lookUpUserCode, secondFactorForDevice, signInForDevice, stepUpForDevice, type PendingDevice } from '../../oauth/device/verification.ts';
+import { decideDevice, lookUpUserCode, passkeyForDevice, passkeyOptionsForDevice, secondFactorForDevice, signInForDevice, stepUpForDevice, type PendingDevice } from '../../oauth/device/verification.ts';
+import { parseResponseField } from '../../oauth/factors/passkey.ts';
 import { findUsableSession } from '../../oauth/sessions.ts';
 import type { RawParams } from '../../oauth/params.ts';
 import { clientAddress } from '../client-address.ts';
@@ -13,7 +14,7 @@ import { describeScope } from './consent-page.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
 import { formField, requestParams, useHtmlScope } from './html-scope.ts';
 import { chooseLocale, formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
-import { codeMethodOf, firstCodeMethod, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
+import { codeMethodOf, firstCodeMethod, kindsOf, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
 import { renderView, sendPage } from './views.ts';
 
 /**
@@ -25,12 +26,14 @@ import { renderView, sendPage } from './views.ts';
  * confirmation with the client's name and the requested scopes, where the user allows or denies.
  * Every form carries the double-submit CSRF token (csrf.ts); every step that looks a code up
  * takes a hit from the entry limits first (src/oauth/device/verification.ts). No script: the
- * pages live under the default strict CSP.
+ * pages live under the default strict CSP — except the second factor's page of a user with a
+ * passkey, which loads the passkey scripts from our origin (passkey-page.ts).
  */
 export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
   useHtmlScope(app, deps);
   const page = `${deps.config.issuerPath}${ENDPOINT_PATHS.deviceVerification}`;
-  const paths = { code: page, login: `${page}/login`, secondFactor: `${page}/second-factor`, confirm: `${page}/confirm` };
+  const paths = { code: page, login: `${page}/login`, secondFactor: `${page}/second-factor`, confirm: `${page}/confirm`, passkey: `${page}/second-factor/passkey`, passkeyOptions: `${page}/second-factor/passkey/options` };
+  const passkey = { action: paths.passkey, options: paths.passkeyOptions };
 
   app.get(paths.code, async (request, reply) => sendCodePage(request, reply, deps, paths.code, { userCode: formField(requestParams(request), 'user_code').slice(0, 64) }));
 
@@ -68,7 +71,7 @@ export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promis
     if (outcome.type === 'second_factor') {
       // As on the login page (issue 24): no session yet; the sign-in held for this device's code.
       setPendingSignInCookie(reply, deps.config, outcome.pendingCookie);
-      return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method: firstCodeMethod(outcome.kinds) });
+      return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method: firstCodeMethod(outcome.kinds), kinds: outcome.kinds, passkey });
     }
     setSessionCookie(reply, deps.config, outcome.cookieValue);
     return sendConfirmPage(request, reply, deps, paths.confirm, device, outcome.session.userId);
@@ -82,18 +85,48 @@ export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promis
     const device = await lookUp(request, reply, deps, paths.code, typed);
     if (!device) return reply;
     const { method, switched } = codeMethodOf({ method: formField(raw, 'method'), switch: formField(raw, 'switch') });
-    if (switched) return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method });
+    const kinds = kindsOf(formField(raw, 'kinds'));
+    if (switched) return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method, kinds, passkey });
     const outcome = await secondFactorForDevice(deps, device, formField(raw, 'code'), readPendingSignInCookie(request, deps.config), readSessionCookie(request, deps.config), clientAddress(request));
-    if (outcome.type === 'second_factor_refused') return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method, status: 401, message: 'secondFactorFailed', invalid: true });
+    return secondStepAnswered(request, reply, device, outcome, { method, kinds, message: 'secondFactorFailed' });
+  });
+
+  // The same step by a passkey (issue 24): its options for the held user (JSON, for the page's script), then the assertion.
+  app.post(paths.passkeyOptions, async (request, reply) => {
+    const raw = requestParams(request);
+    if (!csrfValid(request, deps, formField(raw, 'csrf_token'))) return reply.code(403).header('cache-control', 'no-store').send({ error: 'form_expired' });
+    const device = await lookUp(request, reply, deps, paths.code, formField(raw, 'user_code'));
+    if (!device) return reply;
+    const made = await passkeyOptionsForDevice(deps, device, readPendingSignInCookie(request, deps.config));
+    return reply.code(made === undefined ? 400 : 200).header('cache-control', 'no-store').send(made ?? { error: 'sign_in_expired' });
+  });
+  app.post(paths.passkey, async (request, reply) => {
+    const raw = requestParams(request);
+    const typed = formField(raw, 'user_code');
+    if (!csrfValid(request, deps, formField(raw, 'csrf_token'))) return sendCodePage(request, reply, deps, paths.code, { status: 403, message: 'deviceFormExpired', userCode: typed });
+    const device = await lookUp(request, reply, deps, paths.code, typed);
+    if (!device) return reply;
+    const kinds = kindsOf(formField(raw, 'kinds'));
+    const method = kinds.includes('totp') ? 'totp' : 'recovery';
+    const response = parseResponseField(formField(raw, 'response'));
+    if (response === undefined) return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method, kinds, passkey, status: 400, message: 'passkeyFailed' });
+    const outcome = await passkeyForDevice(deps, device, response, readPendingSignInCookie(request, deps.config), readSessionCookie(request, deps.config), clientAddress(request));
+    return secondStepAnswered(request, reply, device, outcome, { method, kinds, message: 'passkeyFailed' });
+  });
+
+  /** What the second step answers, by a code or a passkey: its page again when refused or throttled, the login form when nothing is held, else the confirmation. */
+  const secondStepAnswered = (request: FastifyRequest, reply: FastifyReply, device: PendingDevice, outcome: Awaited<ReturnType<typeof secondFactorForDevice>>, shown: Pick<SecondFactorPage, 'method' | 'kinds'> & { message: MessageKey }) => {
+    const { method, kinds } = shown;
+    if (outcome.type === 'second_factor_refused') return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method, kinds, passkey, status: 401, message: shown.message, invalid: shown.message === 'secondFactorFailed' });
     if (outcome.type === 'throttled') {
       reply.header('retry-after', String(outcome.retryAfter));
-      return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method, status: 429, message: 'tooManyAttempts', retryAfter: outcome.retryAfter });
+      return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method, kinds, passkey, status: 429, message: 'tooManyAttempts', retryAfter: outcome.retryAfter });
     }
     clearPendingSignInCookie(reply, deps.config);
     if (outcome.type === 'expired') return sendLoginPage(request, reply, deps, paths.login, device, { status: 400, message: 'secondFactorExpired' });
     setSessionCookie(reply, deps.config, outcome.cookieValue);
     return sendConfirmPage(request, reply, deps, paths.confirm, device, outcome.session.userId);
-  });
+  };
 
   app.post(paths.confirm, async (request, reply) => {
     const raw = requestParams(request);
@@ -194,7 +227,7 @@ function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps: HttpD
 }
 
 /** The second factor's page of the user-code page: the login page's, carrying the device's user code. */
-function sendCodeEntryPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, action: string, device: PendingDevice, options: Pick<SecondFactorPage, 'method' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
+function sendCodeEntryPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, action: string, device: PendingDevice, options: Pick<SecondFactorPage, 'method' | 'kinds' | 'passkey' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
   const { locale } = texts(request, deps);
   return sendSecondFactorPage(request, reply, deps, {
     ...options,

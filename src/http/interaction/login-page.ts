@@ -5,6 +5,7 @@ import type { HttpDeps } from '../deps.ts';
 import { clientNameFor, logoUriOf } from '../../oauth/client-display.ts';
 import { formActionSource, imageSource } from '../plugins/security-headers.ts';
 import { csrfToken } from './csrf.ts';
+import { PASSKEY_CSP, passkeyScripts, passkeySignInPaths } from './passkey-page.ts';
 import { chooseLocale, formatWait, messages, type MessageKey } from './i18n.ts';
 import { renderView, sendPage } from './views.ts';
 
@@ -33,6 +34,7 @@ export function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps
   const t = messages(locale, deps.config.theme);
   const logoUri = logoUriOf(authorization.client, locale);
   const logoSource = logoUri === undefined ? undefined : imageSource(logoUri);
+  const hidden = carriedFields(authorization);
   const html = renderView(`login-${authorization.display}`, {
     lang: locale,
     t,
@@ -47,12 +49,16 @@ export function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps
     base: deps.config.issuerPath,
     theme: deps.config.theme,
     action: loginPath(deps.config),
-    hidden: carriedFields(authorization),
+    hidden,
     csrfToken: csrfToken(request, reply, deps),
     username: options.username ?? authorization.loginHint ?? '',
+    // "Sign in with a passkey" and the browser's passkey autofill (issue 24; passkey-routes.ts):
+    // shown by passkey.js, so without JavaScript the page is the password form alone.
+    passkey: { ...passkeySignInPaths(deps.config), ceremony: 'authenticate', label: t.passkeySignIn, errorText: t.passkeyCancelled, hidden, conditional: true, separator: t.passkeyOr, secondary: true },
+    scripts: passkeyScripts(deps.config),
     message: options.message === undefined ? undefined : t[options.message].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0)),
   });
   // The login POST ends in a 303 to the redirect_uri, which Chromium checks against form-action.
   const formAction = formActionSource(authorization.target.redirectUri);
-  return sendPage(reply, options.status ?? 200, html, { formActionSources: formAction === undefined ? [] : [formAction], imgSources: logoSource === undefined ? [] : [logoSource] });
+  return sendPage(reply, options.status ?? 200, html, { formActionSources: formAction === undefined ? [] : [formAction], imgSources: logoSource === undefined ? [] : [logoSource], ...PASSKEY_CSP });
 }

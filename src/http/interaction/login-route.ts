@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { validateAuthorization } from '../../oauth/authorize/authorize.ts';
-import { loginWithPassword, loginWithSecondFactor, type SignedIn } from '../../oauth/authorize/login.ts';
+import { loginWithPassword, loginWithSecondFactor, type SecondFactorOutcome, type SignedIn } from '../../oauth/authorize/login.ts';
 import { carriedFields, type AuthorizationRequest } from '../../oauth/authorize/request.ts';
 import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
@@ -11,11 +11,12 @@ import { clearPendingSignInCookie, readPendingSignInCookie, readSessionCookie, s
 import { sendConsentPage } from './consent-page.ts';
 import { csrfValid } from './csrf.ts';
 import { formField, requestParams, useHtmlScope } from './html-scope.ts';
-import { chooseLocale } from './i18n.ts';
+import { chooseLocale, type MessageKey } from './i18n.ts';
 import { loginPath, sendLoginPage } from './login-page.ts';
-import { codeMethodOf, firstCodeMethod, secondFactorPath, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
+import { passkeySecondFactorPaths } from './passkey-page.ts';
+import { codeMethodOf, firstCodeMethod, kindsOf, secondFactorPath, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
 import { sendEnrolPage } from './enrol-page.ts';
-import { FORM_POST_JS, LOGIN_CSS } from './views.ts';
+import { FORM_POST_JS, LOGIN_CSS, PASSKEY_JS, WEBAUTHN_JS } from './views.ts';
 
 /**
  * The login form's submission, its stylesheet and the form_post page's script. The carried authorization request is validated
@@ -30,6 +31,14 @@ export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): P
   // The form_post page's script (src/http/render/authorization.ts): the same for everyone, so cacheable like the stylesheet.
   app.get(`${deps.config.issuerPath}/assets/form-post.js`, async (_request, reply) =>
     reply.header('cache-control', 'public, max-age=3600').header('x-content-type-options', 'nosniff').type('text/javascript; charset=utf-8').send(FORM_POST_JS),
+  );
+
+  // The passkey ceremonies' scripts (passkey-page.ts): the same for everyone, cacheable like the stylesheet.
+  app.get(`${deps.config.issuerPath}/assets/webauthn.js`, async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=3600').header('x-content-type-options', 'nosniff').type('text/javascript; charset=utf-8').send(WEBAUTHN_JS),
+  );
+  app.get(`${deps.config.issuerPath}/assets/passkey.js`, async (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=3600').header('x-content-type-options', 'nosniff').type('text/javascript; charset=utf-8').send(PASSKEY_JS),
   );
 
   app.post(loginPath(deps.config), async (request, reply) => {
@@ -51,7 +60,7 @@ export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): P
     if (outcome.type === 'second_factor') {
       // A right password, a user with a second factor: nothing issued yet, the sign-in held for this request.
       setPendingSignInCookie(reply, deps.config, outcome.pendingCookie);
-      return sendCodePage(request, reply, deps, authorization, { method: firstCodeMethod(outcome.kinds) });
+      return sendCodePage(request, reply, deps, authorization, { method: firstCodeMethod(outcome.kinds), kinds: outcome.kinds });
     }
     if (outcome.type === 'enrol') {
       // A required level needs a second factor the user has none of: enrol one first (enrol-page.ts).
@@ -70,22 +79,40 @@ export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): P
     const authorization = validation.request;
     if (!csrfValid(request, deps, formField(raw, 'csrf_token'))) return sendLoginPage(request, reply, deps, authorization, { status: 403, message: 'formExpired' });
     const { method, switched } = codeMethodOf({ method: formField(raw, 'method'), switch: formField(raw, 'switch') });
-    if (switched) return sendCodePage(request, reply, deps, authorization, { method });
+    const kinds = kindsOf(formField(raw, 'kinds'));
+    if (switched) return sendCodePage(request, reply, deps, authorization, { method, kinds });
 
     const outcome = await loginWithSecondFactor(deps, authorization, formField(raw, 'code'), readPendingSignInCookie(request, deps.config), readSessionCookie(request, deps.config), clientAddress(request));
-    if (outcome.type === 'second_factor_refused') return sendCodePage(request, reply, deps, authorization, { method, status: 401, message: 'secondFactorFailed', invalid: true });
-    if (outcome.type === 'throttled') {
-      // As the password's: RFC 6585 §4, 429 with how long to wait; the sign-in stays held.
-      reply.header('retry-after', String(outcome.retryAfter));
-      return sendCodePage(request, reply, deps, authorization, { method, status: 429, message: 'tooManyAttempts', retryAfter: outcome.retryAfter });
-    }
-    clearPendingSignInCookie(reply, deps.config);
-    if (outcome.type === 'expired') return sendLoginPage(request, reply, deps, authorization, { status: 400, message: 'secondFactorExpired' });
-    return sendSignedIn(request, reply, deps, authorization, outcome);
+    return sendSecondFactorAnswer(request, reply, deps, authorization, outcome, { method, kinds, message: 'secondFactorFailed' });
   });
 }
 
-/** What a sign-in answers once the user proved who they are, by a password alone or with a second factor alike (or an enrolment, enrol-page.ts). */
+/**
+ * What the second step answers, by a code or a passkey (passkey-routes.ts): its page again when
+ * refused (`shown.message`) or throttled, the login form when nothing is held any more, else what
+ * a sign-in answers.
+ */
+export async function sendSecondFactorAnswer(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  deps: HttpDeps,
+  authorization: AuthorizationRequest,
+  outcome: SecondFactorOutcome,
+  shown: Pick<SecondFactorPage, 'method' | 'kinds'> & { message: MessageKey },
+): Promise<FastifyReply> {
+  const { method, kinds } = shown;
+  if (outcome.type === 'second_factor_refused') return sendCodePage(request, reply, deps, authorization, { method, kinds, status: 401, message: shown.message, invalid: shown.message === 'secondFactorFailed' });
+  if (outcome.type === 'throttled') {
+    // As the password's: RFC 6585 §4, 429 with how long to wait; the sign-in stays held.
+    reply.header('retry-after', String(outcome.retryAfter));
+    return sendCodePage(request, reply, deps, authorization, { method, kinds, status: 429, message: 'tooManyAttempts', retryAfter: outcome.retryAfter });
+  }
+  clearPendingSignInCookie(reply, deps.config);
+  if (outcome.type === 'expired') return sendLoginPage(request, reply, deps, authorization, { status: 400, message: 'secondFactorExpired' });
+  return sendSignedIn(request, reply, deps, authorization, outcome);
+}
+
+/** What a sign-in answers once the user proved who they are, by a password alone or with a second factor (or a passkey, passkey-routes.ts) alike (or an enrolment, enrol-page.ts). */
 export async function sendSignedIn(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, outcome: SignedIn): Promise<FastifyReply> {
   if (outcome.type === 'error') {
     if (outcome.cookieValue !== undefined) setSessionCookie(reply, deps.config, outcome.cookieValue);
@@ -105,7 +132,7 @@ export async function sendSignedIn(request: FastifyRequest, reply: FastifyReply,
 }
 
 /** The second factor's page of the login page (and of a step-up, authorization.ts): the request's fields carried, its display and language. */
-export function sendCodePage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, options: Pick<SecondFactorPage, 'method' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
+export function sendCodePage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, options: Pick<SecondFactorPage, 'method' | 'kinds' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
   const locale = chooseLocale(authorization.uiLocales, request.headers['accept-language']);
   // The page's POST ends in a 303 to the redirect_uri, which Chromium checks against form-action.
   const formAction = formActionSource(authorization.target.redirectUri);
@@ -117,6 +144,7 @@ export function sendCodePage(request: FastifyRequest, reply: FastifyReply, deps:
     clientIntro: 'signInTo',
     action: secondFactorPath(deps.config),
     hidden: carriedFields(authorization),
+    passkey: passkeySecondFactorPaths(deps.config),
     formActionSources: formAction === undefined ? [] : [formAction],
   });
 }

@@ -3,6 +3,7 @@ import type { FactorKind } from '../../domain/factor.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import type { HttpDeps } from '../deps.ts';
 import { csrfToken } from './csrf.ts';
+import { PASSKEY_CSP, passkeyScripts } from './passkey-page.ts';
 import { formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
 import { renderView, sendPage } from './views.ts';
 
@@ -29,6 +30,15 @@ export function codeMethodOf(fields: { method: string; switch: string }): { meth
   return { method: fields.method === 'recovery' ? 'recovery' : 'totp', switched: false };
 }
 
+/** The kinds a page offers, as its forms carry them back (the page is drawn again after a wrong code): only known kinds, in order. */
+export function kindsOf(field: string): FactorKind[] {
+  const known: readonly FactorKind[] = ['totp', 'recovery_codes', 'passkey'];
+  const asked = field.split(',');
+  const kinds = known.filter((kind) => asked.includes(kind));
+  // A form without the field (an older page) asked for a code.
+  return kinds.length === 0 ? ['totp', 'recovery_codes'] : kinds;
+}
+
 export interface SecondFactorPage {
   locale: Locale;
   /** The display value's layout (OIDC Core §3.1.2.1): the login page's; `page` on the device page. */
@@ -46,6 +56,13 @@ export interface SecondFactorPage {
   /** The code was refused: the field is marked invalid and described by the message (WCAG 3.3.1). */
   invalid?: boolean;
   formActionSources?: readonly string[];
+  /**
+   * The user's kinds of factor (the outcome's `kinds`, COMMON contract): the code field when they
+   * hold 'totp' or 'recovery_codes', the "Use a passkey" button when they hold 'passkey' (with
+   * `passkey`, where its ceremony posts). Absent: the code field only.
+   */
+  kinds?: readonly FactorKind[];
+  passkey?: { action: string; options: string };
   /** The page's referrer policy when not the default `no-referrer`: the account page's `same-origin`, so its POSTs carry an Origin to check. */
   referrer?: 'same-origin';
 }
@@ -57,6 +74,9 @@ export interface SecondFactorPage {
  */
 export function sendSecondFactorPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, page: SecondFactorPage): FastifyReply {
   const t = messages(page.locale, deps.config.theme);
+  const kinds = page.kinds ?? ['totp', 'recovery_codes'];
+  const passkey = kinds.includes('passkey') && page.passkey !== undefined ? page.passkey : undefined;
+  const codes = kinds.includes('totp') || kinds.includes('recovery_codes');
   const html = renderView('second-factor', {
     lang: page.locale,
     t,
@@ -70,9 +90,16 @@ export function sendSecondFactorPage(request: FastifyRequest, reply: FastifyRepl
     hidden: page.hidden,
     csrfToken: csrfToken(request, reply, deps),
     method: page.method,
+    kinds: kinds.join(','),
+    codes,
+    passkey:
+      passkey === undefined
+        ? undefined
+        : { ...passkey, ceremony: 'authenticate', label: t.passkeyUse, errorText: t.passkeyCancelled, hidden: [...page.hidden, ['kinds', kinds.join(',')]], separator: codes ? t.passkeyOr : undefined, secondary: codes },
+    scripts: passkey === undefined ? [] : passkeyScripts(deps.config),
     referrer: page.referrer,
     invalid: page.invalid === true,
     message: page.message === undefined ? undefined : t[page.message].replace('{wait}', () => formatWait(page.locale, page.retryAfter ?? 0)),
   });
-  return sendPage(reply, page.status ?? 200, html, { formActionSources: page.formActionSources ?? [] });
+  return sendPage(reply, page.status ?? 200, html, { formActionSources: page.formActionSources ?? [], ...(passkey === undefined ? {} : PASSKEY_CSP) });
 }

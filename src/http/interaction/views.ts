@@ -3,7 +3,8 @@
  * (autoEscape): user input never reaches a page by string concatenation.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { Eta } from 'eta';
 import type { FastifyReply } from 'fastify';
 import type { ServingConfig } from '../deps.ts';
@@ -17,6 +18,15 @@ export const LOGIN_CSS = readFileSync(join(import.meta.dirname, 'assets', 'login
 
 /** The form_post page's one script (it submits the form), read once at start-up: a file, so the page's CSP needs no inline script. */
 export const FORM_POST_JS = readFileSync(join(import.meta.dirname, 'assets', 'form-post.js'), 'utf8');
+
+/** The passkey ceremonies' script (assets/passkey.js), read once at start-up. */
+export const PASSKEY_JS = readFileSync(join(import.meta.dirname, 'assets', 'passkey.js'), 'utf8');
+
+/**
+ * @simplewebauthn/browser's bundled build (a UMD file defining `SimpleWebAuthnBrowser`), served
+ * from our origin so `script-src 'self'` covers it; read once at start-up from node_modules.
+ */
+export const WEBAUTHN_JS = readFileSync(join(dirname(createRequire(import.meta.url).resolve('@simplewebauthn/browser')), '..', 'dist', 'bundle', 'index.umd.min.js'), 'utf8');
 
 export type View = 'consent' | 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm' | 'landing' | 'form-post' | 'device-code' | 'device-login' | 'device-confirm' | 'device-done' | 'access-denied' | 'second-factor' | 'account-security' | 'enrol-totp';
 
@@ -52,10 +62,16 @@ function brandOf(theme: Theme, base: string) {
  * source (only the login page does either, see formActionSource and imageSource); the form_post
  * page passes its redirect_uri's origin and `script-src 'self'` for its script file.
  */
-export function sendPage(reply: FastifyReply, status: number, html: string, options: { formActionSources?: readonly string[]; imgSources?: readonly string[]; scriptSources?: readonly string[] } = {}): FastifyReply {
+export function sendPage(
+  reply: FastifyReply,
+  status: number,
+  html: string,
+  options: { formActionSources?: readonly string[]; imgSources?: readonly string[]; scriptSources?: readonly string[]; connectSources?: readonly string[] } = {},
+): FastifyReply {
   const formAction = options.formActionSources ?? [];
   const img = options.imgSources ?? [];
   const script = options.scriptSources ?? [];
-  if (formAction.length > 0 || img.length > 0 || script.length > 0) reply.header('content-security-policy', contentSecurityPolicy(formAction, img, script));
+  const connect = options.connectSources ?? [];
+  if (formAction.length > 0 || img.length > 0 || script.length > 0 || connect.length > 0) reply.header('content-security-policy', contentSecurityPolicy(formAction, img, script, connect));
   return reply.code(status).header('cache-control', 'no-store').header('pragma', 'no-cache').type('text/html; charset=utf-8').send(html);
 }

@@ -30,7 +30,7 @@ import { findUsableSession } from '../sessions.ts';
 export const ACCOUNT_CLIENT_ID = 'gatehouse:account';
 
 /** What a sign-in held by this page answers: this page only, never an authorization request or a device. */
-const BINDING = signInBinding('account', 'security');
+export const ACCOUNT_BINDING = signInBinding('account', 'security');
 
 /** How long a started TOTP enrolment may be confirmed (seconds): time to install an app and scan. */
 export const TOTP_ENROLMENT_SECONDS = 600;
@@ -83,7 +83,7 @@ export async function signInToAccount(deps: OAuthDeps, input: { username: string
   const check = await checkPasswordLogin(deps, { username, password: input.password, clientId: ACCOUNT_CLIENT_ID, ip, via: 'login_form' });
   if (check.type === 'failed' || check.type === 'throttled') return check;
   if (check.type === 'second_factor') {
-    const pendingCookie = await holdSignIn(deps, { user: check.user, clientId: ACCOUNT_CLIENT_ID, binding: BINDING, amr: PASSWORD_AMR, ip });
+    const pendingCookie = await holdSignIn(deps, { user: check.user, clientId: ACCOUNT_CLIENT_ID, binding: ACCOUNT_BINDING, amr: PASSWORD_AMR, ip });
     return { type: 'second_factor', pendingCookie, kinds: check.kinds };
   }
   const started = await startBrowserSession(deps, { user: check.user, amr: PASSWORD_AMR, clientId: ACCOUNT_CLIENT_ID, ip }, input.previousCookie);
@@ -93,7 +93,7 @@ export async function signInToAccount(deps: OAuthDeps, input: { username: string
 /** The second factor's step of this page's sign-in: the login page's (answerSecondFactor), then a new session. */
 export async function secondFactorForAccount(deps: OAuthDeps, input: { code: string; pendingCookie: string | undefined; previousCookie: string | undefined; ip: string | undefined }): Promise<Exclude<AccountSignIn, { type: 'failed' | 'second_factor' }>> {
   const { ip } = input;
-  const step = await answerSecondFactor(deps, { cookieValue: input.pendingCookie, clientId: ACCOUNT_CLIENT_ID, binding: BINDING, code: input.code, ip });
+  const step = await answerSecondFactor(deps, { cookieValue: input.pendingCookie, clientId: ACCOUNT_CLIENT_ID, binding: ACCOUNT_BINDING, code: input.code, ip });
   if (step.type === 'refused') return { type: 'second_factor_refused' };
   if (step.type !== 'ok') return step;
   const started = await startBrowserSession(deps, { user: step.user, amr: step.amr, clientId: ACCOUNT_CLIENT_ID, ip }, input.previousCookie);

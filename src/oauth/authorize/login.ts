@@ -129,7 +129,7 @@ export async function holdStepUp(deps: OAuthDeps, request: AuthorizationRequest,
 }
 
 /** What a pending sign-in of the login page answers: the authorization request, as its form carries it (order aside). */
-function requestBinding(request: AuthorizationRequest): string {
+export function requestBinding(request: AuthorizationRequest): string {
   const fields = carriedFields(request).sort(([a, x], [b, y]) => (a === b ? (x < y ? -1 : x > y ? 1 : 0) : a < b ? -1 : 1));
   return signInBinding('authorize', JSON.stringify(fields));
 }
@@ -138,7 +138,7 @@ function requestBinding(request: AuthorizationRequest): string {
  * The user proved who they are (`amr`): the new SSO session, then what every path to a code runs
  * in this order (docs/architecture.md, "After authentication"): the policy check, consent, the code.
  */
-async function signedIn(deps: OAuthDeps, request: AuthorizationRequest, user: UserProfile, amr: readonly string[], previousCookie: string | undefined, ip: string | undefined): Promise<SignedIn> {
+export async function signedIn(deps: OAuthDeps, request: AuthorizationRequest, user: UserProfile, amr: readonly string[], previousCookie: string | undefined, ip: string | undefined): Promise<SignedIn> {
   // An essential level the sign-in does not meet (a user without a factor that could; a factor
   // other than the one asked for): nothing is started or issued. Seam for issue 24 item 5: a user
   // without a second factor will be led through enrolment here instead.
@@ -160,7 +160,7 @@ async function signedIn(deps: OAuthDeps, request: AuthorizationRequest, user: Us
  * an error, "such as login_required" — the hinted user did not log in. No session is started and
  * the browser's current one is left as it was: the login belonged to a request that is refused.
  */
-function hintMismatch(deps: OAuthDeps, request: AuthorizationRequest, user: UserProfile, ip: string | undefined): SignedIn {
+export function hintMismatch(deps: OAuthDeps, request: AuthorizationRequest, user: UserProfile, ip: string | undefined): SignedIn {
   deps.audit.emit({ event: 'login.hint_mismatch', userId: user.id, username: user.username, clientId: request.client.clientId, ip });
   return { type: 'error', target: request.target, error: new LoginRequired('The user who signed in is not the one the id_token_hint names.') };
 }

@@ -10,10 +10,11 @@
  * user code), for PENDING_SIGN_IN_SECONDS. It serves only the request it was made for, starts at
  * most one session (taken by one conditional DELETE once the factor is right), and expires.
  */
+import type { PendingSignIn } from '../../domain/pending-sign-in.ts';
 import type { UserProfile } from '../../domain/user.ts';
 import { hashSecret } from '../../lib/hash.ts';
 import type { OAuthDeps } from '../deps.ts';
-import { verifySecondFactor } from '../factors/verify.ts';
+import { verifySecondFactor, type SecondFactorResult } from '../factors/verify.ts';
 
 /**
  * How long the second factor may take after the password (seconds): long enough to unlock a phone
@@ -81,17 +82,44 @@ export type SecondFactorStep = { type: 'ok'; user: UserProfile; amr: string[] } 
  * (two right codes sent at once with one cookie start one session, not two).
  */
 export async function answerSecondFactor(deps: OAuthDeps, answer: SecondFactorAnswer): Promise<SecondFactorStep> {
-  const { cookieValue, clientId, ip } = answer;
-  if (cookieValue === undefined || !COOKIE_VALUE.test(cookieValue)) return { type: 'expired' };
+  return answerHeldSignIn(deps, answer, (user) => verifySecondFactor(deps, { userId: user.id, username: user.username, code: answer.code, ip: answer.ip ?? 'unknown', clientId: answer.clientId }));
+}
+
+/** A held sign-in found by the browser's cookie value, for this client and binding, of a user who may still sign in. */
+export interface FoundSignIn {
+  idHash: string;
+  pending: PendingSignIn;
+  user: UserProfile;
+}
+
+/** The live sign-in held for this request (none: expired, used, another request's, or its user may no longer sign in). Only reads. */
+export async function findHeldSignIn(deps: Pick<OAuthDeps, 'store' | 'clock'>, held: { cookieValue: string | undefined; clientId: string; binding: string }): Promise<FoundSignIn | undefined> {
+  const { cookieValue, clientId } = held;
+  if (cookieValue === undefined || !COOKIE_VALUE.test(cookieValue)) return undefined;
   const idHash = hashSecret(cookieValue);
   const pending = await deps.store.pendingSignIns.find(idHash, deps.clock.now());
   // Held for another request (another tab's, another client's): it serves only its own.
-  if (pending?.clientId !== clientId || pending.binding !== answer.binding) return { type: 'expired' };
+  if (pending?.clientId !== clientId || pending.binding !== held.binding) return undefined;
   const user = await deps.store.users.getProfile(pending.userId);
   // A user disabled, locked or deleted since the password was checked signs in no further.
-  if (user?.status !== 'enabled') return { type: 'expired' };
+  if (user?.status !== 'enabled') return undefined;
+  return { idHash, pending, user };
+}
 
-  const verified = await verifySecondFactor(deps, { userId: user.id, username: user.username, code: answer.code, ip: ip ?? 'unknown', clientId });
+/**
+ * The second step of a held sign-in, whatever proves it: `verify` checks the factor of the held
+ * user (a code, or a passkey's assertion); the sign-in goes on only if the conditional `take`
+ * that follows a right factor wins.
+ */
+export async function answerHeldSignIn(
+  deps: OAuthDeps,
+  held: { cookieValue: string | undefined; clientId: string; binding: string },
+  verify: (user: UserProfile, found: FoundSignIn) => Promise<SecondFactorResult>,
+): Promise<SecondFactorStep> {
+  const found = await findHeldSignIn(deps, held);
+  if (found === undefined) return { type: 'expired' };
+  const { idHash, pending, user } = found;
+  const verified = await verify(user, found);
   if (verified.type !== 'ok') return verified;
   if (!(await deps.store.pendingSignIns.take(idHash, deps.clock.now()))) return { type: 'expired' };
   // RFC 8176 §2: what the password proved, then what the factor adds (its method's values and `mfa`).

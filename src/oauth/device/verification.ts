@@ -19,7 +19,9 @@ import { factorsOf } from '../factors/verify.ts';
 import { acrClaim, meets, raisingKinds } from '../levels.ts';
 import { checkPolicyAccess, policyRequirement } from '../policy/evaluate.ts';
 import { addressGroup, counterKey } from '../throttling/keys.ts';
-import { answerSecondFactor, holdSignIn, signInBinding } from '../authorize/second-factor.ts';
+import type { PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
+import { answerPasskeySecondFactor, passkeySecondFactorOptions } from '../authorize/passkey-sign-in.ts';
+import { answerSecondFactor, holdSignIn, signInBinding, type SecondFactorStep } from '../authorize/second-factor.ts';
 import { checkPasswordLogin, PASSWORD_AMR, startBrowserSession } from '../authorize/verify-credentials.ts';
 import { normaliseUserCode } from './user-code.ts';
 
@@ -104,11 +106,26 @@ export async function signInForDevice(deps: OAuthDeps, device: PendingDevice, cr
  * sign-in does, with the amr the factor adds, and the confirmation follows.
  */
 export async function secondFactorForDevice(deps: OAuthDeps, device: PendingDevice, code: string, pendingCookie: string | undefined, previousCookie: string | undefined, ip?: string): Promise<Exclude<DeviceSignIn, { type: 'failed' | 'second_factor' }>> {
-  const clientId = device.client.clientId;
-  const step = await answerSecondFactor(deps, { cookieValue: pendingCookie, clientId, binding: deviceBinding(device), code, ip });
+  const step = await answerSecondFactor(deps, { cookieValue: pendingCookie, clientId: device.client.clientId, binding: deviceBinding(device), code, ip });
+  return afterSecondStep(deps, device, step, previousCookie, ip);
+}
+
+/** The options of the passkey step of the sign-in held for this device's code (passkey-sign-in.ts); undefined when none is held. */
+export async function passkeyOptionsForDevice(deps: OAuthDeps, device: PendingDevice, pendingCookie: string | undefined): Promise<PublicKeyCredentialRequestOptionsJSON | undefined> {
+  return passkeySecondFactorOptions(deps, { cookieValue: pendingCookie, clientId: device.client.clientId, binding: deviceBinding(device) });
+}
+
+/** The second step by a passkey instead of a code (issue 24): as secondFactorForDevice, with the assertion for the code. */
+export async function passkeyForDevice(deps: OAuthDeps, device: PendingDevice, response: unknown, pendingCookie: string | undefined, previousCookie: string | undefined, ip?: string): Promise<Exclude<DeviceSignIn, { type: 'failed' | 'second_factor' }>> {
+  const step = await answerPasskeySecondFactor(deps, { cookieValue: pendingCookie, clientId: device.client.clientId, binding: deviceBinding(device) }, response, ip);
+  return afterSecondStep(deps, device, step, previousCookie, ip);
+}
+
+/** A right second factor starts the session as a password-only sign-in does, with the amr it adds. */
+async function afterSecondStep(deps: OAuthDeps, device: PendingDevice, step: SecondFactorStep, previousCookie: string | undefined, ip: string | undefined): Promise<Exclude<DeviceSignIn, { type: 'failed' | 'second_factor' }>> {
   if (step.type === 'refused') return { type: 'second_factor_refused' };
   if (step.type !== 'ok') return step;
-  const { session, cookieValue } = await startBrowserSession(deps, { user: step.user, amr: step.amr, clientId, ip }, previousCookie);
+  const { session, cookieValue } = await startBrowserSession(deps, { user: step.user, amr: step.amr, clientId: device.client.clientId, ip }, previousCookie);
   return { type: 'signed_in', session, cookieValue };
 }
 

@@ -6,7 +6,7 @@
  * forgiving: case, spaces, hyphens, and o/i/l for 0/1/1 are all accepted.
  */
 import { hashSecret } from '../../lib/hash.ts';
-import type { FactorMethod } from './method.ts';
+import type { CodeMethod } from './method.ts';
 
 export const RECOVERY_CODE_COUNT = 10;
 
@@ -15,6 +15,7 @@ const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const LENGTH = 16;
 
 export const recoveryCodesMethod = {
+  style: 'code' as const,
   kind: 'recovery_codes' as const,
   // RFC 8176 §2 has no value of its own for them: a recovery code is a one-time password (SA4).
   amr: ['otp'],
@@ -24,7 +25,7 @@ export const recoveryCodesMethod = {
     if (normalized === undefined) return undefined;
     return deps.store.factors.useRecoveryCode(userId, hashSecret(normalized), deps.clock.now());
   },
-} satisfies FactorMethod;
+} satisfies CodeMethod;
 
 /** The code in the one form hashed (16 lowercase alphabet characters), or undefined when it has not a recovery code's shape. */
 export function normalizeRecoveryCode(code: string): string | undefined {

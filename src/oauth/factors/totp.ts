@@ -9,7 +9,7 @@ import { Secret, TOTP, URI } from 'otpauth';
 import QRCode from 'qrcode';
 import type { StoredSecret, TotpAlgorithm } from '../../domain/factor.ts';
 import { openTotpSecret, sealTotpSecret } from '../../crypto/key-encryption.ts';
-import type { FactorMethod, FactorMethodDeps } from './method.ts';
+import type { CodeMethod, FactorMethodDeps } from './method.ts';
 
 /** Steps accepted on either side of the current one (RFC 6238 §5.2). */
 export const DRIFT_STEPS = 1;
@@ -26,6 +26,7 @@ export interface TotpParameters {
 const SECRET_BYTES = 20;
 
 export const totpMethod = {
+  style: 'code' as const,
   kind: 'totp' as const,
   // RFC 8176 §2: "otp", one-time password.
   amr: ['otp'],
@@ -44,7 +45,7 @@ export const totpMethod = {
     }
     return undefined;
   },
-} satisfies FactorMethod;
+} satisfies CodeMethod;
 
 /** Digits as typed, spaces and a middle separator allowed ("123 456"). */
 function compact(code: string): string {

@@ -59,6 +59,26 @@ export type SecondFactorResult = { type: 'ok'; kind: FactorKind; amr: string[] }
 export const MFA_AMR = 'mfa';
 
 export async function verifySecondFactor(deps: SecondFactorDeps, attempt: SecondFactorAttempt): Promise<SecondFactorResult> {
+  return throttledFactorUse(deps, attempt, async () => {
+    const method = methodRecognising(attempt.code);
+    const factorId = method === undefined ? undefined : await method.verify(deps, attempt.userId, attempt.code);
+    return method === undefined || factorId === undefined ? undefined : { kind: method.kind, factorId, amr: method.amr };
+  });
+}
+
+/** A factor's use that `check` found right: which factor, and the amr values it adds (before `mfa`). */
+export interface FactorUse {
+  kind: FactorKind;
+  factorId: string;
+  amr: readonly string[];
+}
+
+/**
+ * One use of a second factor under the throttle, whatever its method: a code (verifySecondFactor)
+ * or a passkey's assertion (src/oauth/authorize/passkey-sign-in.ts). The attempt is reserved
+ * before `check` runs; `check` answers the factor used, or undefined when the proof is wrong.
+ */
+export async function throttledFactorUse(deps: SecondFactorDeps, attempt: Omit<SecondFactorAttempt, 'code'>, check: () => Promise<FactorUse | undefined>): Promise<SecondFactorResult> {
   const { userId, username, ip, clientId } = attempt;
   const context = { userId, username, ...(clientId === undefined ? {} : { clientId }) };
   const gate = await reservePasswordAttempt(deps, { kind: 'second_factor', username, ip });
@@ -66,15 +86,14 @@ export async function verifySecondFactor(deps: SecondFactorDeps, attempt: Second
     deps.audit.emit({ event: 'factor.throttled', ...context, by: gate.by, retryAfter: gate.retryAfter, ip });
     return { type: 'throttled', retryAfter: gate.retryAfter };
   }
-  const method = methodRecognising(attempt.code);
-  let factorId: string | undefined;
+  let use: FactorUse | undefined;
   try {
-    factorId = method === undefined ? undefined : await method.verify(deps, userId, attempt.code);
+    use = await check();
   } catch (error) {
     await passwordAbandoned(deps, gate.reservation);
     throw error;
   }
-  if (method === undefined || factorId === undefined) {
+  if (use === undefined) {
     const retryAfter = await passwordFailed(deps, gate.reservation, context);
     deps.audit.emit({ event: 'factor.failed', ...context, ip });
     // As for a password (verify-credentials.ts): the failure that starts the wait already says so,
@@ -82,6 +101,6 @@ export async function verifySecondFactor(deps: SecondFactorDeps, attempt: Second
     return retryAfter > 0 ? { type: 'throttled', retryAfter } : { type: 'refused' };
   }
   await passwordSucceeded(deps, gate.reservation);
-  deps.audit.emit({ event: 'factor.verified', ...context, kind: method.kind, factorId, ip });
-  return { type: 'ok', kind: method.kind, amr: [...method.amr, MFA_AMR] };
+  deps.audit.emit({ event: 'factor.verified', ...context, kind: use.kind, factorId: use.factorId, ip });
+  return { type: 'ok', kind: use.kind, amr: [...use.amr, MFA_AMR] };
 }

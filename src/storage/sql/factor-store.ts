@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
-import type { Factor, FactorKind, TotpAlgorithm, TotpFactor } from '../../domain/factor.ts';
+import type { Factor, FactorKind, PasskeyFactor, TotpAlgorithm, TotpFactor } from '../../domain/factor.ts';
 import type { FactorStore } from '../ports.ts';
 import { translated } from './errors.ts';
 import type { DialectName } from './database.ts';
@@ -128,6 +128,59 @@ export class SqlFactorStore implements FactorStore {
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
+  async insertPasskey(passkey: PasskeyFactor): Promise<void> {
+    await translated('passkey', () =>
+      this.#db
+        .insertInto('user_factors')
+        .values({
+          ...rowOf(passkey.factor),
+          sealed: 0,
+          credential_id: passkey.credentialId,
+          public_key: passkey.publicKey,
+          sign_count: passkey.signCount,
+          transports: JSON.stringify(passkey.transports),
+          backup_eligible: passkey.factor.backupEligible ? 1 : 0,
+          backed_up: passkey.backedUp ? 1 : 0,
+          aaguid: passkey.aaguid,
+        })
+        .execute(),
+    );
+  }
+
+  async passkeys(userId: string): Promise<PasskeyFactor[]> {
+    const rows = await this.#db.selectFrom('user_factors').selectAll().where('user_id', '=', userId).where('kind', '=', 'passkey').orderBy('created_at').orderBy('id').execute();
+    return rows.map(passkeyOf);
+  }
+
+  async passkeyByCredentialId(credentialId: string): Promise<PasskeyFactor | undefined> {
+    const row = await this.#db.selectFrom('user_factors').selectAll().where('credential_id', '=', credentialId).where('kind', '=', 'passkey').executeTakeFirst();
+    return row && passkeyOf(row);
+  }
+
+  async usePasskey(factorId: string, signCount: number, backedUp: boolean, now: number): Promise<boolean> {
+    // WebAuthn L3 §6.1.1 (SA60): the one statement that decides. A counter must go forward; an
+    // authenticator that keeps none sends 0 every time, accepted only while the stored one is 0.
+    const result = await this.#db
+      .updateTable('user_factors')
+      .set({ sign_count: signCount, backed_up: backedUp ? 1 : 0, last_used_at: now })
+      .where('id', '=', factorId)
+      .where('kind', '=', 'passkey')
+      .where((eb) => (signCount === 0 ? eb('sign_count', '=', 0) : eb('sign_count', '<', signCount)))
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async userHandle(userId: string, candidate: string): Promise<string> {
+    // Made once: a concurrent second call's insert does nothing, and both read the one handle.
+    await translated('user handle', () => this.#db.insertInto('webauthn_user_handles').values({ user_id: userId, handle: candidate }).onConflict((oc) => oc.column('user_id').doNothing()).execute());
+    const row = await this.#db.selectFrom('webauthn_user_handles').select('handle').where('user_id', '=', userId).executeTakeFirstOrThrow();
+    return row.handle;
+  }
+
+  async userOfHandle(handle: string): Promise<string | undefined> {
+    const row = await this.#db.selectFrom('webauthn_user_handles').select('user_id').where('handle', '=', handle).executeTakeFirst();
+    return row?.user_id;
+  }
 }
 
 function rowOf(factor: Factor) {
@@ -135,12 +188,26 @@ function rowOf(factor: Factor) {
 }
 
 function factorOf(row: Selectable<UserFactorsTable>): Factor {
-  return {
+  const factor: Factor = {
     id: row.id,
     userId: row.user_id,
     kind: row.kind as FactorKind,
     name: row.name,
     createdAt: Number(row.created_at),
     lastUsedAt: row.last_used_at === null ? undefined : Number(row.last_used_at),
+  };
+  if (factor.kind === 'passkey') factor.backupEligible = row.backup_eligible === 1;
+  return factor;
+}
+
+function passkeyOf(row: Selectable<UserFactorsTable>): PasskeyFactor {
+  return {
+    factor: { ...factorOf(row), kind: 'passkey', backupEligible: row.backup_eligible === 1 },
+    credentialId: row.credential_id ?? '',
+    publicKey: row.public_key ?? '',
+    signCount: Number(row.sign_count ?? 0),
+    transports: JSON.parse(row.transports ?? '[]') as string[],
+    backedUp: row.backed_up === 1,
+    aaguid: row.aaguid ?? '',
   };
 }

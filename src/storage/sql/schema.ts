@@ -206,6 +206,8 @@ export interface Database {
   user_factors: UserFactorsTable;
   recovery_codes: RecoveryCodesTable;
   pending_sign_ins: PendingSignInsTable;
+  webauthn_user_handles: WebauthnUserHandlesTable;
+  passkey_challenges: PasskeyChallengesTable;
 }
 
 /** Users' second factors (migration 022): the TOTP columns are null for recovery codes. */
@@ -222,6 +224,31 @@ export interface UserFactorsTable {
   last_step: number | null;
   created_at: number;
   last_used_at: number | null;
+  /** Migration 024, passkeys only (null for the other kinds). */
+  credential_id: string | null;
+  public_key: string | null;
+  sign_count: number | null;
+  /** A JSON array of transport names. */
+  transports: string | null;
+  backup_eligible: number | null;
+  backed_up: number | null;
+  aaguid: string | null;
+}
+
+/** Each user's WebAuthn user handle (migration 024): random, base64url, unique. */
+export interface WebauthnUserHandlesTable {
+  user_id: string;
+  handle: string;
+}
+
+/** Challenges of WebAuthn ceremonies under way (migration 024), by SHA-256. */
+export interface PasskeyChallengesTable {
+  challenge_hash: string;
+  purpose: string;
+  binding: string;
+  user_id: string | null;
+  created_at: number;
+  expires_at: number;
 }
 
 /** Recovery codes (migration 022): the SHA-256 of each, and when it was used (null: unused). */

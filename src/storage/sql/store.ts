@@ -13,6 +13,7 @@ import { SqlPolicyStore } from './policy-store.ts';
 import { SqlRateLimitStore } from './rate-limit-store.ts';
 import { SqlRegistrationStore } from './registration-store.ts';
 import { SqlAssertionStore } from './assertion-store.ts';
+import { SqlPasskeyChallengeStore } from './passkey-challenge-store.ts';
 import { SqlPendingSignInStore } from './pending-sign-in-store.ts';
 import { SqlAuditStore } from './audit-store.ts';
 import { SqlSessionStore } from './session-store.ts';
@@ -102,5 +103,6 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     registrations: new SqlRegistrationStore(db),
     factors: new SqlFactorStore(db, dialect),
     pendingSignIns: new SqlPendingSignInStore(db),
+    passkeyChallenges: new SqlPasskeyChallengeStore(db),
   };
 }

@@ -315,6 +315,7 @@ export const en = {
   factorsHeading: "Second factors",
   factorKind_totp: "Authenticator app (TOTP)",
   factorKind_recovery_codes: "Recovery codes",
+  factorKind_passkey: "Passkey",
   factorName: "Name",
   factorKind: "Kind",
   factorLastUsed: "Last used",

@@ -317,6 +317,7 @@ export const fi: ConsoleMessages = {
   factorsHeading: "Toiset tunnistustekijät",
   factorKind_totp: "Todennussovellus (TOTP)",
   factorKind_recovery_codes: "Varakoodit",
+  factorKind_passkey: "Pääsyavain",
   factorName: "Nimi",
   factorKind: "Laji",
   factorLastUsed: "Viimeksi käytetty",

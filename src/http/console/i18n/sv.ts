@@ -317,6 +317,7 @@ export const sv: ConsoleMessages = {
   factorsHeading: "Andra faktorer",
   factorKind_totp: "Autentiseringsapp (TOTP)",
   factorKind_recovery_codes: "Återställningskoder",
+  factorKind_passkey: "Lösennyckel",
   factorName: "Namn",
   factorKind: "Typ",
   factorLastUsed: "Senast använd",

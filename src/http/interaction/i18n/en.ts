@@ -104,6 +104,23 @@ export const en = {
   deviceDeniedTitle: 'Access denied',
   deviceDenied: 'You have denied the device access. You can close this page.',
   deviceNoLongerValid: 'That code is no longer valid: it has already been used or has expired. Start again on your device.',
+  /** Passkeys (issue 24): the login page's username-less sign-in, the second factor's page and the account page. */
+  passkeySignIn: 'Sign in with a passkey',
+  passkeyOr: 'or',
+  passkeyUse: 'Use a passkey',
+  passkeyHint: 'Use the passkey you saved on this device, your phone or a security key.',
+  passkeyFailed: 'The passkey was not accepted. Try again, or sign in another way.',
+  passkeyCancelled: 'The passkey could not be used: it was cancelled, timed out, or this browser cannot use it. Try again, or sign in another way.',
+  accountKindPasskey: 'Passkey',
+  accountKindPasskeySynced: 'Passkey (synced)',
+  accountAddPasskey: 'Add a passkey',
+  accountPasskeyName: 'Name of the new passkey',
+  accountPasskeyNameHint: 'For example the device or password manager that keeps it.',
+  accountPasskeyNoScript: 'Adding a passkey needs JavaScript, which is turned off in this browser.',
+  accountPasskeyAdded: 'The passkey was added. You can now sign in with it, without your username and password.',
+  accountPasskeyRefused: 'The passkey was not added: the browser’s answer was not accepted, or the setup took too long. Try again.',
+  accountPasskeyBadName: 'The name must be at most 64 characters, without control characters.',
+  passkeyNoScript: 'Using a passkey needs JavaScript, which is turned off in this browser.',
   /** The scope values the device page names in plain words; others are shown as they are. */
   scopeNames: {
     openid: 'Confirming who you are',
