@@ -21,6 +21,7 @@ import * as codeRefusals from './020-code-refusals.ts';
 import * as administratorGroups from './021-administrator-groups.ts';
 import * as userFactors from './022-user-factors.ts';
 import * as pendingSignIns from './023-pending-sign-ins.ts';
+import * as outbox from './027-outbox.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '021-administrator-groups': administratorGroups,
   '022-user-factors': userFactors,
   '023-pending-sign-ins': pendingSignIns,
+  '027-outbox': outbox,
 };

@@ -14,6 +14,7 @@ import { SqlRateLimitStore } from './rate-limit-store.ts';
 import { SqlRegistrationStore } from './registration-store.ts';
 import { SqlAssertionStore } from './assertion-store.ts';
 import { SqlPendingSignInStore } from './pending-sign-in-store.ts';
+import { SqlOutboxStore } from './outbox-store.ts';
 import { SqlAuditStore } from './audit-store.ts';
 import { SqlSessionStore } from './session-store.ts';
 import { SqlThrottleStore } from './throttle-store.ts';
@@ -102,5 +103,6 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     registrations: new SqlRegistrationStore(db),
     factors: new SqlFactorStore(db, dialect),
     pendingSignIns: new SqlPendingSignInStore(db),
+    outbox: new SqlOutboxStore(db, dialect),
   };
 }
