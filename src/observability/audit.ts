@@ -139,7 +139,16 @@ export type AuditEvent =
   | ({ event: 'factor.removed'; userId: string; kind: FactorKind; factorId: string; actor?: Actor } & From)
   | { event: 'factor.reset'; userId: string; removed: number; actor: Actor }
   /** A signing key rotated in (`kid`: the new key; `alg`: its algorithm, whose previous key retires), by the CLI or the management API. */
-  | { event: 'key.rotated'; kid: string; alg: string; actor: Actor };
+  | { event: 'key.rotated'; kid: string; alg: string; actor: Actor }
+  /**
+   * The outbox (docs/mail.md): a mail queued by an administrator's act (`kind`: what it is, e.g.
+   * `mail.test`; `messageId`: the outbox id, which the mail's Message-ID carries); a dead message
+   * redelivered by an administrator; a message given up by the sender (no actor: the sender
+   * decided, after `attempts`; `error`: the last failure).
+   */
+  | { event: 'mail.queued'; messageId: string; kind: string; to: string; actor: Actor }
+  | { event: 'outbox.redelivered'; messageId: string; channel: string; kind: string; actor: Actor }
+  | { event: 'outbox.dead'; messageId: string; channel: string; kind: string; attempts: number; error: string };
 
 export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 
