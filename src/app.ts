@@ -210,7 +210,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     outboxLog.to = app.log.child({ component: 'outbox' });
     // Every instance may send: the claims give each message to one (docs/mail.md, "The outbox").
     if (config.outboxInterval > 0 && runtime.outbox !== false) outbox.sender.start(config.outboxInterval * 1000);
-    if (outbox.mail === undefined) app.log.info({ component: 'outbox' }, 'mail is off: GATEHOUSE_SMTP_URL is unset, so the features that send mail are off (docs/mail.md)');
+    if (outbox.mail === undefined) app.log.debug({ component: 'outbox' }, 'mail is off: GATEHOUSE_SMTP_URL is unset, so the features that send mail are off (docs/mail.md)');
     else if (config.smtpStarttls === 'off') app.log.warn({ component: 'outbox' }, 'GATEHOUSE_SMTP_STARTTLS=off: mail goes to the SMTP relay unencrypted; use it only for a relay on this machine or its private network');
     // An existing SQLite file or folder is the operator's: said, not changed (docs/operations.md, "File permissions").
     if (config.sqlitePath !== undefined && config.sqlitePath !== ':memory:') for (const warning of sqliteAccessWarnings(config.sqlitePath)) app.log.warn({ sqlitePath: config.sqlitePath }, warning);

@@ -35,9 +35,9 @@ export function registerMailCommands(program: Command): void {
     .command('test')
     .description('send a test message to ADDRESS through the outbox and wait for the SMTP server to accept it (exit 2 if mail is off, or the message is not delivered)')
     .argument('<address>', 'where to send it')
-    .option('--locale L', 'the language of the message: en, fi or sv', 'en')
+    .option('--locale <locale>', 'the language of the message: en, fi or sv', 'en')
     .option('--no-wait', 'only queue it: a server sends it')
-    .option('--timeout S', `wait at most S seconds for the outcome (default ${DEFAULT_WAIT_S})`)
+    .option('--timeout <seconds>', `wait at most this many seconds for the outcome (default ${DEFAULT_WAIT_S})`)
     .option('--json', 'print JSON only')
     .action((address: string, flags: { locale: string; wait: boolean; timeout?: string; json?: boolean }) =>
       withStore(async ({ admin, acting }) => {
@@ -55,8 +55,8 @@ export function registerMailCommands(program: Command): void {
   mail
     .command('outbox')
     .description('list the outbox, newest first')
-    .option('--status S', `only messages in this status: ${OUTBOX_STATUSES.join(', ')}`)
-    .option('--limit N', 'at most N messages (default 50)')
+    .option('--status <status>', `only messages in this status: ${OUTBOX_STATUSES.join(', ')}`)
+    .option('--limit <n>', 'at most this many messages (default 50)')
     .option('--json', 'print JSON only')
     .action((flags: { status?: string; limit?: string; json?: boolean }) =>
       withStore(async ({ admin }) => {

@@ -13,6 +13,7 @@ export interface ReceivedMail {
   /** The raw message, headers and body. */
   raw: string;
   messageId: string | undefined;
+  /** Decoded (RFC 2047). */
   subject: string | undefined;
 }
 
@@ -36,6 +37,17 @@ function header(raw: string, name: string): string | undefined {
   // Unfold (RFC 5322 §2.2.3), then find the field.
   const unfolded = head.replace(/\r?\n[ \t]+/g, ' ');
   return new RegExp(`^${name}:[ \\t]*(.*)$`, 'im').exec(unfolded)?.[1]?.trim();
+}
+
+/** A header value with its RFC 2047 encoded words (UTF-8, Q or B) decoded. */
+function decodeWords(value: string | undefined): string | undefined {
+  return value
+    ?.replace(/\?=\s+=\?/g, '?==?')
+    .replace(/=\?UTF-8\?([QB])\?([^?]*)\?=/gi, (_whole, encoding: string, text: string) =>
+      encoding.toUpperCase() === 'B'
+        ? Buffer.from(text, 'base64').toString('utf8')
+        : Buffer.from(text.replace(/_/g, ' ').replace(/=([0-9A-F]{2})/gi, (_h, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1').toString('utf8'),
+    );
 }
 
 export async function startSmtpServer(): Promise<TestSmtpServer> {
@@ -86,7 +98,7 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
               to: session.envelope.rcptTo.map((r) => r.address),
               raw,
               messageId: header(raw, 'Message-ID'),
-              subject: header(raw, 'Subject'),
+              subject: decodeWords(header(raw, 'Subject')),
             });
             callback();
           });
