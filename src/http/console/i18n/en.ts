@@ -326,6 +326,23 @@ export const en = {
   resetFactors: "Reset all second factors",
   confirmResetFactors: "Remove every second factor of “{name}”? They sign in with the password alone until they enrol again. Verify who is asking first.",
   done_reset: "The second factors were removed: the password alone signs in until the user enrols again.",
+  navOutbox: "Outbox",
+  outboxTitle: "Outbox",
+  outboxIntro: "Mail that gatehouse sends goes through the outbox: each message waits here until the mail server accepts it, is retried when it does not, and is dead when it gives up. A dead message can be redelivered.",
+  outboxMailOff: "Mail is off: GATEHOUSE_SMTP_URL is not set, so nothing is sent and the features that need mail are off (docs/mail.md).",
+  outboxAll: "All",
+  outbox_pending: "Waiting",
+  outboxRetrying: "Retrying",
+  outbox_delivered: "Delivered",
+  outbox_dead: "Dead",
+  outboxKind: "Kind",
+  outboxTo: "To",
+  outboxAttempts: "Attempts",
+  outboxWhen: "Delivered or next attempt",
+  outboxLastError: "Last error",
+  redeliver: "Redeliver",
+  confirmRedeliver: "Redeliver message {id}? It is sent again at the next attempt, with its attempts counted afresh.",
+  done_redelivered: "The message is queued again.",
 };
 
 export type ConsoleMessages = typeof en;
