@@ -1,7 +1,7 @@
 /**
  * What administrators see and do of the outbox (docs/mail.md, "The outbox"): its messages by
  * status, newest first, and redelivering a dead one. The envelope only: a payload can hold a
- * secret (a reset link), so no use case returns it (docs/decisions.md AM24).
+ * secret (a reset link), so no use case returns it (docs/decisions.md AM22).
  */
 import { OutboxStateError, type OutboxMessage, type OutboxStatus } from '../domain/outbox.ts';
 import type { OutboxPageKey } from '../storage/ports.ts';

@@ -1,5 +1,5 @@
 /**
- * How a channel of the outbox reaches the world (docs/decisions.md AM5): one transport per
+ * How a channel of the outbox reaches the world (docs/decisions.md AM3): one transport per
  * channel, given to the sender by the composition root — SMTP for 'mail' (src/adapters/smtp.ts),
  * an HTTP POST for 'webhook' and 'backchannel_logout' later (issue 26). The core knows only this.
  */

@@ -2,7 +2,7 @@
  * `/outbox`: the durable outbox's messages (docs/mail.md, "The outbox"; docs/management-api.md):
  * newest first, by status, and redelivering a dead one. The envelope only — channel, kind,
  * destination, status, attempts, times, the last error — never the payload, which can hold a
- * secret link (docs/decisions.md AM24). Readers may list; redelivering is a change.
+ * secret link (docs/decisions.md AM22). Readers may list; redelivering is a change.
  */
 import { OUTBOX_CHANNELS, OUTBOX_STATUSES, type OutboxStatus } from '../../../domain/outbox.ts';
 import type { OutboxEnvelope, OutboxPageKey } from '../../../manage/outbox.ts';
