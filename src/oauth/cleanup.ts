@@ -47,11 +47,18 @@ export const UNREDEEMED_CODE_GRACE_MS = 5 * 60_000;
 /** How long a revoked token without an expiry is kept (a trail for whoever investigates). */
 export const REVOKED_RETENTION_MS = 30 * 24 * 60 * 60_000;
 export const DEFAULT_BATCH_SIZE = 1000;
+/**
+ * How long the outbox keeps a delivered message (its payload may hold a link that was secret):
+ * a week, to answer "did it go out?"; a dead one a month, for an administrator to see and
+ * redeliver (docs/decisions.md AM27).
+ */
+export const OUTBOX_DELIVERED_RETENTION_MS = 7 * 24 * 60 * 60_000;
+export const OUTBOX_DEAD_RETENTION_MS = 30 * 24 * 60 * 60_000;
 /** Batches per table in one pass: 100 × 1000 rows; whatever remains waits for the next pass. */
 export const DEFAULT_MAX_BATCHES = 100;
 
 export interface CleanupDeps {
-  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns'>>;
+  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'outbox'>>;
   clock: Clock;
   /** How long stored audit events are kept (ms; GATEHOUSE_AUDIT_RETENTION); 0 or absent: for ever. */
   auditRetentionMs?: number;
@@ -79,6 +86,8 @@ export interface CleanupReport {
   initialAccessTokens: number;
   /** Sign-ins that waited for a second factor until they expired (docs/decisions.md SA20). */
   pendingSignIns: number;
+  /** Outbox messages delivered more than OUTBOX_DELIVERED_RETENTION_MS ago, or dead for OUTBOX_DEAD_RETENTION_MS (docs/decisions.md AM27). */
+  outbox: number;
   /** true when some table hit `maxBatches`: the next pass continues there. */
   more: boolean;
   ms: number;
@@ -146,12 +155,14 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
   // A pending sign-in is worth nothing once expired (take refuses it): deleted at once.
   const pendingSignIns = store.pendingSignIns ? await drain(() => store.pendingSignIns!.deleteExpired(now, batchSize)) : 0;
 
-  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, more, ms: Date.now() - started };
+  const outbox = store.outbox ? await drain(() => store.outbox!.deleteFinished(now - OUTBOX_DELIVERED_RETENTION_MS, now - OUTBOX_DEAD_RETENTION_MS, batchSize)) : 0;
+
+  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, outbox, more, ms: Date.now() - started };
 }
 
 /** Every row one pass deleted, over all tables. */
 export function deletedRows(report: CleanupReport): number {
-  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns;
+  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns + report.outbox;
 }
 
 function yieldToEventLoop(): Promise<void> {

@@ -745,6 +745,12 @@ export interface OutboxStore {
   page(query: { status?: OutboxStatus | undefined; after?: OutboxPageKey | undefined; limit: number }): Promise<OutboxMessage[]>;
   /** How many messages are in each status (the metrics' queue depth). */
   countByStatus(): Promise<Record<OutboxStatus, number>>;
+  /**
+   * The janitor's delete (src/oauth/cleanup.ts): at most `limit` messages delivered before
+   * `deliveredBefore` or dead since before `deadBefore` (epoch ms); how many went. Pending ones are
+   * never deleted.
+   */
+  deleteFinished(deliveredBefore: number, deadBefore: number, limit: number): Promise<number>;
 }
 
 /** The store as one unit of work sees it: every use case, all committed together or not at all. */

@@ -12,6 +12,8 @@ import type { NewOutboxMessage } from '../../src/domain/outbox.ts';
 import { ConflictError, type OutboxStore, type Store } from '../../src/storage/ports.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { openTestStore, T0, unique, warmUp, type TestStore } from '../helpers/store.ts';
+import { cleanUp, OUTBOX_DEAD_RETENTION_MS, OUTBOX_DELIVERED_RETENTION_MS } from '../../src/oauth/cleanup.ts';
+import { ManualClock } from '../../src/lib/clock.ts';
 
 const INSTANCES = 4;
 const RACERS_PER_INSTANCE = 5;
@@ -126,6 +128,24 @@ for (const kind of DATABASES) {
         assert.deepEqual((await o.page({ limit: 10, status: 'dead' })).map((m) => m.id), [leased!.id]);
         assert.deepEqual(await o.countByStatus(), { pending: 5, delivered: 0, dead: 1 });
       }
+    });
+
+    test('the cleanup job deletes delivered messages after a week and dead ones after a month, never a pending one', async () => {
+      const [delivered, dead, pending, young] = [aMessage(), aMessage(), aMessage(), aMessage()];
+      for (const m of [delivered, dead, pending, young]) await outbox.enqueue(m);
+      await outbox.claim({ owner: 'a', now: T0, leaseMs: MINUTE, limit: 4, channels: ['mail'] });
+      await outbox.markDelivered(delivered.id, 'a', T0);
+      await outbox.markDelivered(young.id, 'a', T0 + 1);
+      await outbox.markFailed(dead.id, 'a', { now: T0, error: 'gone', retryAt: undefined });
+      await outbox.markFailed(pending.id, 'a', { now: T0, error: 'later', retryAt: T0 + 10 * 365 * 24 * 60 * MINUTE });
+      const clock = new ManualClock(T0 + OUTBOX_DELIVERED_RETENTION_MS);
+      assert.equal((await cleanUp({ store, clock })).outbox, 0, 'exactly a week: kept');
+      clock.set(T0 + OUTBOX_DELIVERED_RETENTION_MS + 1);
+      assert.equal((await cleanUp({ store, clock })).outbox, 1);
+      assert.equal(await outbox.get(delivered.id), undefined);
+      clock.set(T0 + OUTBOX_DEAD_RETENTION_MS + 2);
+      assert.equal((await cleanUp({ store, clock })).outbox, 2, 'the dead one and the younger delivered one');
+      assert.deepEqual((await outbox.page({ limit: 10 })).map((m) => [m.id, m.status]), [[pending.id, 'pending']]);
     });
 
     test(`${INSTANCES} instances claiming at once, ${RACERS_PER_INSTANCE} claims each: every message is claimed by exactly one`, async () => {

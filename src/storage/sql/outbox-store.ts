@@ -136,12 +136,24 @@ export class SqlOutboxStore implements OutboxStore {
     return rows.map(fromRow);
   }
 
+  async deleteFinished(deliveredBefore: number, deadBefore: number, limit: number): Promise<number> {
+    const batch = this.#db.selectFrom('outbox').select('id').where(finished(deliveredBefore, deadBefore)).limit(limit);
+    // The condition again on the DELETE: a message redelivered meanwhile is pending, and stays.
+    const result = await this.#db.deleteFrom('outbox').where('id', 'in', batch).where(finished(deliveredBefore, deadBefore)).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   async countByStatus(): Promise<Record<OutboxStatus, number>> {
     const rows = await this.#db.selectFrom('outbox').select(['status', sql<string | number>`count(*)`.as('n')]).groupBy('status').execute();
     const counts: Record<OutboxStatus, number> = { pending: 0, delivered: 0, dead: 0 };
     for (const r of rows) counts[r.status as OutboxStatus] = Number(r.n);
     return counts;
   }
+}
+
+function finished(deliveredBefore: number, deadBefore: number) {
+  return (eb: ExpressionBuilder<Database, 'outbox'>) =>
+    eb.or([eb.and([eb('status', '=', 'delivered'), eb('delivered_at', '<', deliveredBefore)]), eb.and([eb('status', '=', 'dead'), eb('updated_at', '<', deadBefore)])]);
 }
 
 function fromRow(r: OutboxTable): OutboxMessage {
