@@ -7,7 +7,7 @@ export function registerCleanupCommands(program: Command): void {
   program
     .command('cleanup')
     .description('delete expired codes, tokens, sessions, throttling counters and used client-assertion jtis, expired initial access tokens, audit events past GATEHOUSE_AUDIT_RETENTION, and outbox messages delivered a week ago or dead for a month now (the server also does it every GATEHOUSE_CLEANUP_INTERVAL)')
-    .option('--max-batches N', 'stop a table after N batches of 1000 rows (default: until it is clean)')
+    .option('--max-batches <n>', 'stop a table after n batches of 1000 rows (default: until it is clean)')
     .option('--json', 'print JSON only')
     .action((flags: { json?: boolean; maxBatches?: string }) =>
       withStore(async ({ admin }) => {

@@ -78,6 +78,13 @@ for (const kind of DATABASES) {
       }
     });
 
+    test('gatehouse cleanup --max-batches N takes its value (and reports the outbox)', async () => {
+      const result = await gatehouse(['cleanup', '--max-batches', '1', '--json'], env);
+      assert.equal(result.code, 0, result.stderr);
+      const report = JSON.parse(result.stdout) as Record<string, unknown>;
+      assert.deepEqual([typeof report.outbox, report.more], ['number', false]);
+    });
+
     test('bad input is one line and exit 2', async () => {
       failed(await gatehouse(['mail', 'test', 'not an address'], mailEnv), '"not an address" is not a mail address (local@domain)');
       failed(await gatehouse(['mail', 'test', 'a@example.com', '--locale', 'de'], mailEnv), 'locale must be one of en, fi, sv');
