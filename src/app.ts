@@ -27,6 +27,13 @@ import type { OpenOptions } from './storage/sql/database.ts';
 import { Metrics, metricsServer, processExposition, SESSION_COUNT_LIMIT } from './observability/metrics.ts';
 import type { Server } from 'node:http';
 import { ConflictError, type Store } from './storage/ports.ts';
+import { hostname } from 'node:os';
+import { smtpTransport } from './adapters/smtp.ts';
+import { mailComposer } from './adapters/mail/render.ts';
+import type { MailService } from './oauth/outbox/mail.ts';
+import { retryPolicy } from './oauth/outbox/retry.ts';
+import { OutboxSender, type OutboxSenderDeps } from './oauth/outbox/sender.ts';
+import type { Theme } from './http/interaction/theme.ts';
 
 export interface Runtime {
   clock?: Clock;
@@ -43,6 +50,11 @@ export interface Runtime {
    * yes). A cluster worker does not: it answers the primary, which serves the sum of the workers.
    */
   metricsListener?: boolean;
+  /**
+   * Whether this process runs the outbox sender on a timer (default: yes, when
+   * GATEHOUSE_OUTBOX_INTERVAL is not 0). Tests say no and call `outbox.sender.tick()`.
+   */
+  outbox?: boolean;
   /** Limits of the jwks_uri fetcher (src/adapters/remote-jwks.ts), for tests; or a whole fetcher. */
   jwks?: Partial<RemoteJwksOptions> | JwksFetcher;
 }
@@ -86,6 +98,35 @@ export function keyRingFor(config: Config, store: Store, clock: Clock = systemCl
   });
 }
 
+/** The outbox of a process: its sender (one transport per configured channel) and mail, when configured. */
+export interface Outbox {
+  sender: OutboxSender;
+  /** undefined: GATEHOUSE_SMTP_URL is unset, mail is off. */
+  mail: MailService | undefined;
+  /** Closes the transports (SMTP connections). */
+  close(): void;
+}
+
+/**
+ * The outbox sender over `store` with the transports the configuration gives (SMTP when
+ * GATEHOUSE_SMTP_URL is set), and the mail service of the use cases: for the server and for the
+ * CLI's `gatehouse mail test`, which sends its own message.
+ */
+export function outboxFor(config: Config, store: Store, deps: Pick<OutboxSenderDeps, 'clock' | 'random' | 'audit' | 'observe' | 'log'> & { theme: Theme | undefined }): Outbox {
+  const smtp = config.smtpUrl !== undefined && config.mailFrom !== undefined ? smtpTransport({ ...config, smtpUrl: config.smtpUrl, mailFrom: config.mailFrom }) : undefined;
+  const sender = new OutboxSender({
+    outbox: store.outbox,
+    ...deps,
+    transports: smtp ? [smtp] : [],
+    policy: retryPolicy(config.outboxMaxAttempts),
+    // Longer than the slowest send: every SMTP timeout in a row, with room to spare.
+    leaseMs: Math.max(300_000, 10 * config.smtpTimeout * 1000),
+    instance: `${hostname()}/${process.pid}/${deps.random.hex(4)}`,
+  });
+  const mail: MailService | undefined = smtp ? { composer: mailComposer({ productName: deps.theme?.productName ?? 'gatehouse' }), deliverNow: (id) => sender.deliverNow(id) } : undefined;
+  return { sender, mail, close: () => smtp?.close() };
+}
+
 export interface Gatehouse {
   app: FastifyInstance;
   store: Store;
@@ -94,6 +135,8 @@ export interface Gatehouse {
   metrics?: { metrics: Metrics; server: Server | undefined };
   /** GATEHOUSE_AUDIT_STORE on: the sink that keeps audit events in the store; `flush()` stores what waits (tests). */
   auditStore?: StoredAuditSink;
+  /** The outbox's sender and mail (tests tick it). */
+  outbox: Outbox;
   close(): Promise<void>;
 }
 
@@ -134,6 +177,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
         // SQLite has no pool: no pool metrics.
         ...(store.database.dialect === 'postgres' ? { pool: () => store.database.poolStats() } : {}),
         liveSessions: () => store.sessions.countLive(clock.now(), SESSION_COUNT_LIMIT),
+        outboxDepth: () => store.outbox.countByStatus(),
         activeKeysCreatedAt: () => Promise.all(SIGNING_ALGS.map(async (alg) => ({ alg, createdAt: (await keyRing.activeKey(alg).catch(() => undefined))?.createdAt }))),
         now: () => clock.now(),
       });
@@ -149,11 +193,25 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     // What client-authentication methods verify with (src/oauth/client-auth/method.ts): built here, once.
     const jwks = runtime.jwks !== undefined && 'get' in runtime.jwks ? runtime.jwks : new RemoteJwks(clock, runtime.jwks as Partial<RemoteJwksOptions> | undefined);
     const clientAuth: ClientAuthDeps = { clock, issuer: config.issuer, jwks, assertions: store.assertions, keyEncryptionKey: config.keyEncryptionKey };
-    const admin = administration({ store, clock, random, audit, keyRing, settings: config });
+    const outboxLog: { to?: OutboxSenderDeps['log'] } = {};
+    const outbox = outboxFor(config, store, {
+      clock,
+      random,
+      audit,
+      theme,
+      ...(metrics ? { observe: metrics.observeOutbox.bind(metrics) } : {}),
+      log: { info: (f, m) => outboxLog.to?.info(f, m), warn: (f, m) => outboxLog.to?.warn(f, m), error: (f, m) => outboxLog.to?.error(f, m) },
+    });
+    const admin = administration({ store, clock, random, audit, keyRing, settings: config, mail: outbox.mail });
     const deps: HttpDeps = { config: { ...config, theme }, store, keyRing, clock, random, audit, clientAuth, admin };
     const app = await buildHttpServer(deps, metrics ? { ...options, observeRequest: metrics.observeRequest.bind(metrics) } : options);
     toServerLog.attach(loggerAuditSink(auditLogger(app.log, config.logLevel)));
     storeLog.to = app.log.child({ component: 'audit-store' });
+    outboxLog.to = app.log.child({ component: 'outbox' });
+    // Every instance may send: the claims give each message to one (docs/mail.md, "The outbox").
+    if (config.outboxInterval > 0 && runtime.outbox !== false) outbox.sender.start(config.outboxInterval * 1000);
+    if (outbox.mail === undefined) app.log.debug({ component: 'outbox' }, 'mail is off: GATEHOUSE_SMTP_URL is unset, so the features that send mail are off (docs/mail.md)');
+    else if (config.smtpStarttls === 'off') app.log.warn({ component: 'outbox' }, 'GATEHOUSE_SMTP_STARTTLS=off: mail goes to the SMTP relay unencrypted; use it only for a relay on this machine or its private network');
     // An existing SQLite file or folder is the operator's: said, not changed (docs/operations.md, "File permissions").
     if (config.sqlitePath !== undefined && config.sqlitePath !== ':memory:') for (const warning of sqliteAccessWarnings(config.sqlitePath)) app.log.warn({ sqlitePath: config.sqlitePath }, warning);
     if (identityApiPolicy?.created) app.log.info({ policy: IDENTITY_API_POLICY, group: config.apiGroup }, 'created the identity API\'s authorization policy: members of GATEHOUSE_API_GROUP may call the API with a bearer token (gatehouse policy update identity-api changes it)');
@@ -179,6 +237,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
       deps,
       ...(metrics ? { metrics: { metrics, server: metricsListener } } : {}),
       ...(auditStore ? { auditStore } : {}),
+      outbox,
       async close() {
         const metricsClosed = metricsListener && new Promise<void>((resolve) => metricsListener.close(() => resolve()));
         metricsListener?.closeAllConnections();
@@ -203,6 +262,9 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
           clearTimeout(drainOver);
         }
         await cleanupStopped;
+        // A tick in progress finishes and marks what it sent before the store closes.
+        await outbox.sender.stop();
+        outbox.close();
         await metricsClosed;
         // The requests are over: what they emitted is stored before the store closes.
         await auditStore?.flush();

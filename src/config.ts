@@ -162,6 +162,32 @@ function databaseUrl(raw: string): string {
   throw new Error('must start with sqlite: or postgres://');
 }
 
+/**
+ * GATEHOUSE_SMTP_URL: `smtp://[user:password@]host[:port]` (STARTTLS, port 587 by default) or
+ * `smtps://…` (implicit TLS, RFC 8314 §3.3, port 465). Never echoed: it may hold a password.
+ */
+function smtpUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new Error('is not a URL: use smtp://user:password@host:587 or smtps://user:password@host:465');
+  }
+  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') throw new Error('must start with smtp:// (STARTTLS) or smtps:// (implicit TLS)');
+  if (url.hostname === '') throw new Error('must name a host');
+  if ((url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) throw new Error('must have no path, query or fragment: the TLS choice is GATEHOUSE_SMTP_STARTTLS');
+  return raw;
+}
+
+/** GATEHOUSE_MAIL_FROM: `address@domain` or `Display Name <address@domain>` (RFC 5322 §3.4), one line. */
+function mailFrom(raw: string): string {
+  const value = raw.trim();
+  if (/[\r\n]/.test(value)) throw new Error('must be one line');
+  const address = /<([^<>]+)>$/.exec(value)?.[1] ?? value;
+  if (!/^[^\s@<>"]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$|^[^\s@<>"]+@localhost$/.test(address)) throw new Error('must be an address such as sso@example.com or "Example SSO <sso@example.com>"');
+  return value;
+}
+
 function prefix(raw: string): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(raw)) throw new Error('must be one path segment of letters, digits, ".", "_" or "-"');
   return raw;
@@ -573,6 +599,49 @@ export const settings = {
     doc: 'Mark cookies Secure (and give them the __Host- prefix).',
     parse: boolean,
   }),
+  smtpUrl: setting({
+    env: 'GATEHOUSE_SMTP_URL',
+    type: 'URL',
+    default: undefined,
+    doc: 'Where mail is sent (docs/mail.md): `smtp://user:password@host:587` (the connection must be upgraded with STARTTLS, or nothing is sent; see GATEHOUSE_SMTP_STARTTLS) or `smtps://user:password@host:465` (TLS from the first byte). Percent-encode `@`, `:` and `/` in the user and password. Unset: mail is off, and every feature that needs it says so (`gatehouse mail test` fails) instead of dropping mail.',
+    secret: true,
+    parse: smtpUrl,
+  }),
+  smtpStarttls: setting({
+    env: 'GATEHOUSE_SMTP_STARTTLS',
+    type: 'required | off',
+    default: 'required',
+    doc: '`required`: an `smtp://` server that does not offer STARTTLS, or whose certificate does not verify, gets no mail (it is retried and then dead). `off`: mail goes to an `smtp://` server unencrypted, for a relay on this machine or its private network only (a local Postfix, a test server). Not allowed with `smtps://`.',
+    parse: oneOf(['required', 'off'] as const),
+  }),
+  mailFrom: setting({
+    env: 'GATEHOUSE_MAIL_FROM',
+    type: 'address',
+    default: undefined,
+    doc: 'The From of every mail: `sso@example.com` or `Example SSO <sso@example.com>`. Required with GATEHOUSE_SMTP_URL. Its domain also names each mail\'s Message-ID (`<message id@domain>`).',
+    parse: mailFrom,
+  }),
+  smtpTimeout: setting({
+    env: 'GATEHOUSE_SMTP_TIMEOUT',
+    type: 'seconds',
+    default: '30',
+    doc: 'The longest the SMTP server may take to accept a connection, to greet, or to answer one command; then the attempt fails and is retried later.',
+    parse: integer(1, 600),
+  }),
+  outboxInterval: setting({
+    env: 'GATEHOUSE_OUTBOX_INTERVAL',
+    type: 'seconds',
+    default: '5',
+    doc: 'How often this process looks for messages due in the outbox (mail) and sends them. Every instance may: each message is sent by one at a time (docs/mail.md, "The outbox"). 0: this process sends nothing (another does).',
+    parse: integer(0, 3600),
+  }),
+  outboxMaxAttempts: setting({
+    env: 'GATEHOUSE_OUTBOX_MAX_ATTEMPTS',
+    type: 'integer',
+    default: '12',
+    doc: 'Attempts at a message whose failures are temporary (4xx replies, the server unreachable, timeouts) before it is dead: retried after 30 s, then twice as long each time up to an hour (with jitter), so 12 attempts span about 5 hours. A permanent refusal (5xx) is dead after 3 attempts. An administrator can redeliver a dead message.',
+    parse: integer(1, 100),
+  }),
   // Only the folder: the theme is loaded where it is used (configuredTheme in
   // src/http/interaction/theme.ts, at start-up and by `gatehouse theme check`).
   themeDir: setting<string>({
@@ -586,7 +655,7 @@ export const settings = {
 
 type Settings = typeof settings;
 type ParsedSetting<S> = S extends Setting<infer T> ? T : never;
-type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'acrLevels' | 'totpIssuer' | 'auditLog' | 'metricsPort' | 'metricsToken' | 'configFile' | 'themeDir';
+type Optional = 'apiUsername' | 'apiPassword' | 'apiClientId' | 'keyEncryptionKey' | 'acr' | 'acrLevels' | 'totpIssuer' | 'auditLog' | 'metricsPort' | 'metricsToken' | 'configFile' | 'themeDir' | 'smtpUrl' | 'mailFrom';
 // `home` and `databaseUrl` are always set: their defaults are derived (loadConfig).
 
 export type Config = {
@@ -663,6 +732,10 @@ export function loadConfig(env: Env = process.env): Config {
     out.levels = configuredLevels(out.acr as string | undefined, out.acrLevels as AcrLevel[] | undefined);
   } catch (error) {
     throw new ConfigError('GATEHOUSE_ACR_LEVELS', (error as Error).message);
+  }
+  if (out.smtpUrl !== undefined && out.mailFrom === undefined) throw new ConfigError('GATEHOUSE_MAIL_FROM', 'is required with GATEHOUSE_SMTP_URL: every mail needs a From');
+  if (out.smtpStarttls === 'off' && (out.smtpUrl as string | undefined)?.startsWith('smtps:')) {
+    throw new ConfigError('GATEHOUSE_SMTP_STARTTLS', 'off cannot go with an smtps:// GATEHOUSE_SMTP_URL, which is TLS from the first byte: use smtp:// for a relay without TLS');
   }
   out.home = resolve((out.home as string | undefined) ?? DEFAULT_HOME);
   out.databaseUrl ??= `sqlite:${join(out.home as string, 'gatehouse.db')}`;

@@ -6,8 +6,8 @@ import { printFields, printJson } from './output.ts';
 export function registerCleanupCommands(program: Command): void {
   program
     .command('cleanup')
-    .description('delete expired codes, tokens, sessions, throttling counters and used client-assertion jtis, expired initial access tokens, and audit events past GATEHOUSE_AUDIT_RETENTION now (the server also does it every GATEHOUSE_CLEANUP_INTERVAL)')
-    .option('--max-batches N', 'stop a table after N batches of 1000 rows (default: until it is clean)')
+    .description('delete expired codes, tokens, sessions, throttling counters and used client-assertion jtis, expired initial access tokens, audit events past GATEHOUSE_AUDIT_RETENTION, and outbox messages delivered a week ago or dead for a month now (the server also does it every GATEHOUSE_CLEANUP_INTERVAL)')
+    .option('--max-batches <n>', 'stop a table after n batches of 1000 rows (default: until it is clean)')
     .option('--json', 'print JSON only')
     .action((flags: { json?: boolean; maxBatches?: string }) =>
       withStore(async ({ admin }) => {
@@ -25,6 +25,7 @@ export function registerCleanupCommands(program: Command): void {
           ['initial access tokens', report.initialAccessTokens],
           ['pending sign-ins', report.pendingSignIns],
           ['passkey challenges', report.passkeyChallenges],
+          ['outbox messages', report.outbox],
           ['more left', report.more],
           ['took ms', report.ms],
         ]);

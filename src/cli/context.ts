@@ -68,7 +68,7 @@ export function configNamingStore(): Config {
  */
 export async function withStore<T>(work: (env: CliEnv) => Promise<T>): Promise<T> {
   const config = configNamingStore();
-  const { openStore, keyRingFor } = await import('../app.ts');
+  const { openStore, keyRingFor, outboxFor } = await import('../app.ts');
   let store: Store;
   try {
     store = await openStore(config, { create: false });
@@ -82,13 +82,23 @@ export async function withStore<T>(work: (env: CliEnv) => Promise<T>): Promise<T
   // command's changes are listed by the management API too (a failed insert is said on stderr).
   const auditStore = config.auditStore ? storeAuditSink(store.audit, systemClock, { error: (_fields, message) => process.stderr.write(`warning: ${message}\n`) }) : undefined;
   const fileSink = auditFile?.sink ?? noAudit;
+  let outbox: { close(): void } | undefined;
   try {
     const { administration } = await import('../manage/administration.ts');
     const audit = auditStore ? teeAuditSink(fileSink, auditStore) : fileSink;
     const authority: Authority = { groups: administratorGroups(config), administrator: true };
-    const admin = administration({ store, clock: systemClock, random: cryptoRandom, audit, keyRing: keyRingFor(config, store), settings: config });
+    // Mail, when configured: `gatehouse mail test` sends its own message through the outbox.
+    let mail;
+    if (config.smtpUrl !== undefined) {
+      const { configuredTheme } = await import('../http/interaction/theme.ts');
+      const built = outboxFor(config, store, { clock: systemClock, random: cryptoRandom, audit, theme: configuredTheme(config) });
+      outbox = built;
+      mail = built.mail;
+    }
+    const admin = administration({ store, clock: systemClock, random: cryptoRandom, audit, keyRing: keyRingFor(config, store), settings: config, mail });
     return await work({ config, admin, acting: { actor: cliActor(), authority } });
   } finally {
+    outbox?.close();
     await auditStore?.flush();
     await store.close();
     await auditFile?.close();

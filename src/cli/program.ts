@@ -12,6 +12,7 @@ import { registerClientCommands } from './clients.ts';
 import { registerConsentCommands } from './consents.ts';
 import { registerGroupCommands } from './groups.ts';
 import { registerKeyCommands } from './keys.ts';
+import { registerMailCommands } from './mail.ts';
 import { registerOrganizationCommands } from './orgs.ts';
 import { registerPolicyCommands } from './policies.ts';
 import { registerRegistrationTokenCommands } from './registration-tokens.ts';
@@ -52,6 +53,7 @@ export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'wri
   registerThemeCommands(program);
   registerRegistrationTokenCommands(program);
   registerAdminCommands(program);
+  registerMailCommands(program);
   return program;
 }
 

@@ -19,6 +19,8 @@ import { consentAdministration, type ConsentAdministration } from './consents.ts
 import { bootstrapAdministration, type BootstrapAdministration } from './bootstrap.ts';
 import { auditEventAdministration, type AuditEventAdministration } from './audit-events.ts';
 import { registrationTokenAdministration, type RegistrationTokenAdministration } from './registration-tokens.ts';
+import { mailAdministration, type MailAdministration } from './mail.ts';
+import { outboxAdministration, type OutboxAdministration } from './outbox.ts';
 
 export type { Acting } from './acting.ts';
 export type { AdministrationPorts } from './ports.ts';
@@ -34,6 +36,10 @@ export interface Administration {
   consents: ConsentAdministration;
   registrationTokens: RegistrationTokenAdministration;
   auditEvents: AuditEventAdministration;
+  /** Mail (docs/mail.md): whether it is on, and the test message. */
+  mail: MailAdministration;
+  /** The durable outbox: its messages, and redelivering a dead one. */
+  outbox: OutboxAdministration;
   /** What the management API and the console need, created where missing (`gatehouse admin bootstrap`). */
   bootstrap: BootstrapAdministration;
   /** One pass of the janitor the server runs every GATEHOUSE_CLEANUP_INTERVAL (`gatehouse cleanup`; src/oauth/cleanup.ts). */
@@ -53,6 +59,8 @@ export function administration(ports: AdministrationPorts): Administration {
     consents: consentAdministration(ports),
     registrationTokens: registrationTokenAdministration(ports),
     auditEvents: auditEventAdministration(ports),
+    mail: mailAdministration(ports),
+    outbox: outboxAdministration(ports),
     bootstrap: bootstrapAdministration(ports),
     cleanup: (options) => cleanUp({ store: ports.store, clock: ports.clock, auditRetentionMs: ports.settings.auditRetention * 86_400_000 }, options),
   };

@@ -9,6 +9,7 @@ import type { Clock } from '../lib/clock.ts';
 import type { Random } from '../lib/random.ts';
 import type { AuditSink } from '../observability/audit.ts';
 import type { Store } from '../storage/ports.ts';
+import type { MailService } from '../oauth/outbox/mail.ts';
 
 /** The settings the management rules read. */
 export type AdministrationSettings = Pick<Config, 'issuer' | 'keyEncryptionKey' | 'apiClientId' | 'manageAdminGroup' | 'manageReadonlyGroup' | 'auditRetention'>;
@@ -21,4 +22,6 @@ export interface AdministrationPorts {
   audit: AuditSink;
   keyRing: KeyRing;
   settings: AdministrationSettings;
+  /** Mail (docs/mail.md): undefined when it is off (GATEHOUSE_SMTP_URL unset), and the use cases that need it say so. */
+  mail?: MailService | undefined;
 }

@@ -47,11 +47,18 @@ export const UNREDEEMED_CODE_GRACE_MS = 5 * 60_000;
 /** How long a revoked token without an expiry is kept (a trail for whoever investigates). */
 export const REVOKED_RETENTION_MS = 30 * 24 * 60 * 60_000;
 export const DEFAULT_BATCH_SIZE = 1000;
+/**
+ * How long the outbox keeps a delivered message (its payload may hold a link that was secret):
+ * a week, to answer "did it go out?"; a dead one a month, for an administrator to see and
+ * redeliver (docs/decisions.md AM27).
+ */
+export const OUTBOX_DELIVERED_RETENTION_MS = 7 * 24 * 60 * 60_000;
+export const OUTBOX_DEAD_RETENTION_MS = 30 * 24 * 60 * 60_000;
 /** Batches per table in one pass: 100 × 1000 rows; whatever remains waits for the next pass. */
 export const DEFAULT_MAX_BATCHES = 100;
 
 export interface CleanupDeps {
-  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges'>>;
+  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges' | 'outbox'>>;
   clock: Clock;
   /** How long stored audit events are kept (ms; GATEHOUSE_AUDIT_RETENTION); 0 or absent: for ever. */
   auditRetentionMs?: number;
@@ -81,6 +88,8 @@ export interface CleanupReport {
   pendingSignIns: number;
   /** Challenges of passkey ceremonies never finished (docs/decisions.md SA64). */
   passkeyChallenges: number;
+  /** Outbox messages delivered more than OUTBOX_DELIVERED_RETENTION_MS ago, or dead for OUTBOX_DEAD_RETENTION_MS (docs/decisions.md AM27). */
+  outbox: number;
   /** true when some table hit `maxBatches`: the next pass continues there. */
   more: boolean;
   ms: number;
@@ -151,12 +160,15 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
   // Likewise a passkey ceremony's challenge (take refuses an expired one).
   const passkeyChallenges = store.passkeyChallenges ? await drain(() => store.passkeyChallenges!.deleteExpired(now, batchSize)) : 0;
 
-  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, more, ms: Date.now() - started };
+  // Outbox messages delivered or dead long enough ago (AM27).
+  const outbox = store.outbox ? await drain(() => store.outbox!.deleteFinished(now - OUTBOX_DELIVERED_RETENTION_MS, now - OUTBOX_DEAD_RETENTION_MS, batchSize)) : 0;
+
+  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, outbox, more, ms: Date.now() - started };
 }
 
 /** Every row one pass deleted, over all tables. */
 export function deletedRows(report: CleanupReport): number {
-  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns + report.passkeyChallenges;
+  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns + report.passkeyChallenges + report.outbox;
 }
 
 function yieldToEventLoop(): Promise<void> {

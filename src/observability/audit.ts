@@ -143,7 +143,16 @@ export type AuditEvent =
   /** TOTP secrets stored in the clear sealed under GATEHOUSE_KEY_ENCRYPTION_KEY (`gatehouse factors seal`, decisions SA100); `sealed`: how many. */
   | { event: 'factor.secrets_sealed'; sealed: number; actor: Actor }
   /** A signing key rotated in (`kid`: the new key; `alg`: its algorithm, whose previous key retires), by the CLI or the management API. */
-  | { event: 'key.rotated'; kid: string; alg: string; actor: Actor };
+  | { event: 'key.rotated'; kid: string; alg: string; actor: Actor }
+  /**
+   * The outbox (docs/mail.md): a mail queued by an administrator's act (`kind`: what it is, e.g.
+   * `mail.test`; `messageId`: the outbox id, which the mail's Message-ID carries); a dead message
+   * redelivered by an administrator; a message given up by the sender (no actor: the sender
+   * decided, after `attempts`; `error`: the last failure).
+   */
+  | { event: 'mail.queued'; messageId: string; kind: string; to: string; actor: Actor }
+  | { event: 'outbox.redelivered'; messageId: string; channel: string; kind: string; actor: Actor }
+  | { event: 'outbox.dead'; messageId: string; channel: string; kind: string; attempts: number; error: string };
 
 export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 

@@ -23,6 +23,8 @@ export interface MetricSources {
   /** When each algorithm's active signing key was generated (ms; undefined: it cannot be loaded), and the clock's now. */
   activeKeysCreatedAt?: () => Promise<{ alg: string; createdAt: number | undefined }[]>;
   now?: () => number;
+  /** The outbox's messages by status (pending, delivered, dead). */
+  outboxDepth?: () => Promise<Record<string, number>>;
 }
 
 /** A scrape counts live sessions no further than this: the gauge then reads this value. */
@@ -44,6 +46,7 @@ export class Metrics {
   readonly #logouts: Counter;
   readonly #factors: Counter<'event' | 'kind'>;
   readonly #queries: Histogram<'outcome'>;
+  readonly #outbox: Counter<'channel' | 'outcome'>;
 
   constructor(sources: MetricSources = {}) {
     const registers = [this.registry];
@@ -97,6 +100,27 @@ export class Metrics {
       new Gauge({ name: 'gatehouse_store_pool_waiting', help: 'Store requests waiting for a free PostgreSQL connection.', registers, collect() { this.set(pool()?.waiting ?? 0); } });
       new Gauge({ name: 'gatehouse_store_pool_max', help: 'Most PostgreSQL connections of a process (GATEHOUSE_DATABASE_POOL_SIZE), summed over workers.', registers, collect() { this.set(pool()?.max ?? 0); } });
     }
+    this.#outbox = new Counter({
+      name: 'gatehouse_outbox_deliveries_total',
+      help: 'Attempts at sending outbox messages (mail), by channel and outcome: delivered; retry (failed, tried again later); dead (failed, given up); lease_lost (another instance took the message over meanwhile).',
+      labelNames: ['channel', 'outcome'],
+      registers,
+    });
+    const outboxDepth = sources.outboxDepth;
+    if (outboxDepth) {
+      new Gauge({
+        name: 'gatehouse_outbox_messages',
+        help: 'Messages in the outbox by status (pending: waiting or retrying; delivered; dead: given up, see the console or GET /manage/api/v1/outbox?status=dead).',
+        labelNames: ['status'],
+        registers,
+        aggregator: 'max',
+        async collect() {
+          this.reset();
+          const counts = await outboxDepth().catch(() => undefined);
+          for (const [status, count] of Object.entries(counts ?? {})) this.set({ status }, count);
+        },
+      });
+    }
     const liveSessions = sources.liveSessions;
     if (liveSessions) {
       new Gauge({
@@ -132,6 +156,11 @@ export class Metrics {
   /** One answered request; `route` is the pattern matched (e.g. `/uas/oauth2/token`), or `unmatched`. */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
     this.#http.observe({ method, route, status: String(status) }, seconds);
+  }
+
+  /** One attempt at an outbox message, by its outcome (src/oauth/outbox/sender.ts). */
+  observeOutbox(channel: string, outcome: string): void {
+    this.#outbox.inc({ channel, outcome });
   }
 
   observeQuery(seconds: number, failed: boolean): void {

@@ -11,6 +11,7 @@ import type { Group } from '../domain/group.ts';
 import type { Organization } from '../domain/organization.ts';
 import type { Policy, PolicyDocument } from '../domain/policy.ts';
 import type { PendingSignIn } from '../domain/pending-sign-in.ts';
+import type { NewOutboxMessage, OutboxChannel, OutboxMessage, OutboxStatus } from '../domain/outbox.ts';
 import type { SsoSession } from '../domain/session.ts';
 import type { SigningKey } from '../domain/signing-key.ts';
 import type { SigningAlg } from '../protocol/constants.ts';
@@ -739,6 +740,77 @@ export interface PendingSignInStore {
   deleteExpired(now: number, limit: number): Promise<number>;
 }
 
+/** One claim of due messages (OutboxStore.claim). */
+export interface OutboxClaim {
+  /** Who claims: unique per claim (instance id + a random part), so a mark made under an old lease can never pass for a new one. */
+  owner: string;
+  now: number;
+  /** The lease lasts this long (ms): longer than a send can take, so a live sender never loses it mid-send. */
+  leaseMs: number;
+  /** At most this many messages. */
+  limit: number;
+  /** Only these channels (those this instance has a transport for). */
+  channels: readonly OutboxChannel[];
+  /** Only this message (`gatehouse mail test` delivering its own message). */
+  id?: string | undefined;
+}
+
+/** What a failed attempt leaves: another try at `retryAt`, or dead (`retryAt` undefined). */
+export interface OutboxFailure {
+  now: number;
+  error: string;
+  retryAt: number | undefined;
+}
+
+/** Where a page of the outbox (newest first) goes on. */
+export interface OutboxPageKey {
+  createdAt: number;
+  id: string;
+}
+
+/**
+ * The durable outbox (src/domain/outbox.ts, migration 027; docs/decisions.md AM1–AM30).
+ *
+ * Race rules:
+ * - `enqueue` is one INSERT that does nothing when the dedupe key exists; run it inside the
+ *   Store.transaction of the change that causes the message, so the message exists exactly when
+ *   the change committed (a unit of work retried on PostgreSQL writes it once: same key).
+ * - `claim` decides and leases in ONE conditional statement (PostgreSQL: an UPDATE of the rows a
+ *   `SELECT … FOR UPDATE SKIP LOCKED` picked; SQLite: one UPDATE, under its single writer): a
+ *   message is claimable when pending, due and not leased (no lease, or one that expired), so of
+ *   any number of concurrent claims on any number of instances exactly one gets it, and a lease
+ *   whose holder crashed lets another take over once it expires. Never call it inside a unit of
+ *   work (on PostgreSQL its lock would be held to the unit's end). Each claim counts an attempt.
+ * - `markDelivered` and `markFailed` are conditional on the lease still being the caller's
+ *   (`owner`, and the message still pending): a sender whose lease was taken over changes nothing,
+ *   and learns so (false).
+ * - `redeliver` turns a dead message back into a pending one in one conditional UPDATE (only
+ *   from dead), so two administrators redelivering at once queue it once.
+ */
+export interface OutboxStore {
+  /** Writes the message unless one with its dedupe key exists; whether it was written. ConflictError when the id is taken. */
+  enqueue(message: NewOutboxMessage): Promise<boolean>;
+  /** Leases up to `limit` due messages to `owner`, oldest due first, counting an attempt each; the messages as leased. */
+  claim(claim: OutboxClaim): Promise<OutboxMessage[]>;
+  /** Marks the leased message delivered at `now`; false (nothing changed) when `owner` no longer holds it. */
+  markDelivered(id: string, owner: string, now: number): Promise<boolean>;
+  /** Records a failed attempt of the leased message: pending again at `retryAt`, or dead; false when `owner` no longer holds it. */
+  markFailed(id: string, owner: string, failure: OutboxFailure): Promise<boolean>;
+  /** Makes a dead message pending again, due at `now`, with its attempts reset; the message as it now is, or undefined when it is not dead (or unknown). */
+  redeliver(id: string, now: number): Promise<OutboxMessage | undefined>;
+  get(id: string): Promise<OutboxMessage | undefined>;
+  /** At most `limit` messages, newest first by (createdAt, id), after `after`; only `status` when given. */
+  page(query: { status?: OutboxStatus | undefined; after?: OutboxPageKey | undefined; limit: number }): Promise<OutboxMessage[]>;
+  /** How many messages are in each status (the metrics' queue depth). */
+  countByStatus(): Promise<Record<OutboxStatus, number>>;
+  /**
+   * The janitor's delete (src/oauth/cleanup.ts): at most `limit` messages delivered before
+   * `deliveredBefore` or dead since before `deadBefore` (epoch ms); how many went. Pending ones are
+   * never deleted.
+   */
+  deleteFinished(deliveredBefore: number, deadBefore: number, limit: number): Promise<number>;
+}
+
 /** The store as one unit of work sees it: every use case, all committed together or not at all. */
 export interface StoreTransaction {
   clients: ClientStore;
@@ -759,6 +831,7 @@ export interface StoreTransaction {
   factors: FactorStore;
   pendingSignIns: PendingSignInStore;
   passkeyChallenges: PasskeyChallengeStore;
+  outbox: OutboxStore;
 }
 
 export interface Store extends StoreTransaction {

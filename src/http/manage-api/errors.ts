@@ -5,6 +5,7 @@
  */
 import type { FastifyError, FastifyRequest } from 'fastify';
 import { ConflictError, MissingReferenceError, OrganizationInUseError, PolicyInUseError, ProtectedClientError, TreeShapeError } from '../../domain/errors.ts';
+import { MailNotConfiguredError, OutboxStateError } from '../../domain/outbox.ts';
 import { PolicyDocumentError } from '../../domain/policy.ts';
 import { IdentityError, type IdentityErrorCode } from '../../identity/errors.ts';
 import { ClientIdIsUserId, ClientNotFound, InvalidClientMetadata } from '../../oauth/client-registration.ts';
@@ -118,6 +119,9 @@ const PROBLEM_MAPPINGS: { matches(error: unknown): boolean; problem(error: never
   { matches: (e) => e instanceof MissingReferenceError, problem: (e: MissingReferenceError) => badRequest(e.message) },
   { matches: (e) => e instanceof OrganizationInUseError, problem: (e: OrganizationInUseError) => conflict(e.message) },
   { matches: (e) => e instanceof TreeShapeError, problem: (e: TreeShapeError) => conflict(e.message) },
+  { matches: (e) => e instanceof OutboxStateError, problem: (e: OutboxStateError) => conflict(e.message) },
+  // Mail off is the deployment's state, not the request's fault: 409 with what to set (docs/mail.md).
+  { matches: (e) => e instanceof MailNotConfiguredError, problem: (e: MailNotConfiguredError) => conflict(e.message) },
 ];
 
 /** Ajv's instancePath (`/redirect_uris/0`) as a field (`redirect_uris[0]`). */

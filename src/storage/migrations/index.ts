@@ -22,6 +22,7 @@ import * as administratorGroups from './021-administrator-groups.ts';
 import * as userFactors from './022-user-factors.ts';
 import * as pendingSignIns from './023-pending-sign-ins.ts';
 import * as passkeys from './024-passkeys.ts';
+import * as outbox from './027-outbox.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '022-user-factors': userFactors,
   '023-pending-sign-ins': pendingSignIns,
   '024-passkeys': passkeys,
+  '027-outbox': outbox,
 };

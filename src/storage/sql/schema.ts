@@ -208,6 +208,7 @@ export interface Database {
   pending_sign_ins: PendingSignInsTable;
   webauthn_user_handles: WebauthnUserHandlesTable;
   passkey_challenges: PasskeyChallengesTable;
+  outbox: OutboxTable;
 }
 
 /** Users' second factors (migration 022): the TOTP columns are null for recovery codes. */
@@ -320,4 +321,23 @@ export interface RegistrationAccessTokensTable {
   client_id: string;
   token_hash: string;
   created_at: number;
+}
+
+/** The durable outbox (migration 027; src/domain/outbox.ts). `payload` is JSON text. */
+export interface OutboxTable {
+  id: string;
+  channel: string;
+  kind: string;
+  destination: string;
+  payload: string;
+  dedupe_key: string;
+  status: string;
+  attempts: number;
+  next_attempt_at: number;
+  lease_owner: string | null;
+  lease_until: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  delivered_at: number | null;
 }

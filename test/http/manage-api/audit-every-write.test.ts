@@ -142,6 +142,21 @@ const WRITES: Record<string, Entry> = {
 
   createInitialAccessToken: { events: ['initial_access_token.created'], setup: async () => ({ body: { expires_in: 3600, description: 'audited' } }) },
   revokeInitialAccessToken: { events: ['initial_access_token.revoked'], setup: async (ctx) => ({ params: { id: String((await ctx.api('POST', '/initial-access-tokens', { expires_in: 3600 })).id) } }) },
+
+  redeliverOutboxMessage: {
+    events: ['outbox.redelivered'],
+    async setup({ server }) {
+      // A dead message, as a sender leaves one after its attempts.
+      const outbox = server.gatehouse.store.outbox;
+      const now = server.gatehouse.deps.clock.now();
+      const id = unique('');
+      const messageId = `${id.padEnd(8, '0').slice(0, 8)}-0000-4000-8000-000000000000`;
+      await outbox.enqueue({ id: messageId, channel: 'mail', kind: 'mail.test', destination: 'a@example.com', payload: {}, dedupeKey: id, createdAt: now, nextAttemptAt: now });
+      await outbox.claim({ owner: 'audit', now, leaseMs: HOUR, limit: 1, channels: ['mail'], id: messageId });
+      await outbox.markFailed(messageId, 'audit', { now, error: 'SMTP 550', retryAt: undefined });
+      return { params: { id: messageId } };
+    },
+  },
 };
 
 async function aClient(server: RunningServer, active = true): Promise<string> {

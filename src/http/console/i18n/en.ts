@@ -335,6 +335,23 @@ export const en = {
   defaultAcrValuesHint: "acr values asked for when a request names none, one per line, most preferred first (default_acr_values).",
   defaultMaxAge: "Default max age",
   defaultMaxAgeHint: "Seconds: a request without max_age asks for a sign-in again when the last one is older (default_max_age). Empty: none.",
+  navOutbox: "Outbox",
+  outboxTitle: "Outbox",
+  outboxIntro: "Mail that gatehouse sends goes through the outbox: each message waits here until the mail server accepts it, is retried when it does not, and is dead when it gives up. A dead message can be redelivered.",
+  outboxMailOff: "Mail is off: GATEHOUSE_SMTP_URL is not set, so nothing is sent and the features that need mail are off (docs/mail.md).",
+  outboxAll: "All",
+  outbox_pending: "Waiting",
+  outboxRetrying: "Retrying",
+  outbox_delivered: "Delivered",
+  outbox_dead: "Dead",
+  outboxKind: "Kind",
+  outboxTo: "To",
+  outboxAttempts: "Attempts",
+  outboxWhen: "Delivered or next attempt",
+  outboxLastError: "Last error",
+  redeliver: "Redeliver",
+  confirmRedeliver: "Redeliver message {id}? It is sent again at the next attempt, with its attempts counted afresh.",
+  done_redelivered: "The message is queued again.",
 };
 
 export type ConsoleMessages = typeof en;

@@ -11,6 +11,7 @@ import { keyPages } from './keys.ts';
 import { organizationPages } from './organizations.ts';
 import { policyPages } from './policies.ts';
 import { registrationTokenPages } from './registration-tokens.ts';
+import { outboxPages } from './outbox.ts';
 import { themePages } from './theme.ts';
 import { userPages } from './users.ts';
 
@@ -24,6 +25,7 @@ export const CONSOLE_SECTIONS: ConsoleSection[] = [
   { key: 'keys', path: '/keys', label: 'navKeys' },
   { key: 'audit', path: '/audit', label: 'navAudit' },
   { key: 'registration', path: '/registration-tokens', label: 'navRegistration' },
+  { key: 'outbox', path: '/outbox', label: 'navOutbox' },
   { key: 'theme', path: '/theme', label: 'navTheme' },
 ];
 
@@ -37,5 +39,6 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   ...organizationPages,
   ...auditPages,
   ...registrationTokenPages,
+  ...outboxPages,
   ...themePages,
 ];

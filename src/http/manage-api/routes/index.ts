@@ -15,6 +15,7 @@ import { policyRoutes } from './policies.ts';
 import { sessionRoutes } from './sessions.ts';
 import { userRoutes } from './users.ts';
 import { auditRoutes } from './audit.ts';
+import { outboxRoutes } from './outbox.ts';
 
 export const MANAGE_ROUTES: ManageRoute[] = [
   ...meRoutes,
@@ -29,4 +30,5 @@ export const MANAGE_ROUTES: ManageRoute[] = [
   ...organizationRoutes,
   ...auditRoutes,
   ...initialAccessTokenRoutes,
+  ...outboxRoutes,
 ];

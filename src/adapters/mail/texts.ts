@@ -1,0 +1,37 @@
+/**
+ * The texts of every mail, by language (docs/mail.md, "Templates"). Placeholders `{name}` are
+ * filled from the mail's data and the brand (`{product}`), escaped for HTML by the templates.
+ */
+import type { MailKind, MailLocale } from '../../oauth/outbox/mail.ts';
+
+export interface MailTexts {
+  subject: string;
+  /** Paragraphs of the body. */
+  paragraphs: string[];
+  /** The closing line. */
+  footer: string;
+}
+
+export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
+  en: {
+    test: {
+      subject: 'Test message from {product}',
+      paragraphs: ['This is a test message from {product} at {issuer}.', 'If you can read it, mail from {product} reaches this address. It was sent by {actor} at {time}.'],
+      footer: 'This message was sent automatically; please do not reply.',
+    },
+  },
+  fi: {
+    test: {
+      subject: 'Testiviesti palvelusta {product}',
+      paragraphs: ['Tämä on testiviesti palvelusta {product} osoitteessa {issuer}.', 'Jos luet tätä, palvelun {product} sähköposti tulee perille tähän osoitteeseen. Viestin lähetti {actor} {time}.'],
+      footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
+    },
+  },
+  sv: {
+    test: {
+      subject: 'Testmeddelande från {product}',
+      paragraphs: ['Det här är ett testmeddelande från {product} på {issuer}.', 'Om du kan läsa det når e-post från {product} den här adressen. Det skickades av {actor} {time}.'],
+      footer: 'Meddelandet skickades automatiskt; svara inte på det.',
+    },
+  },
+};
