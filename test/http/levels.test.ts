@@ -197,6 +197,20 @@ for (const db of DATABASES) {
       assert.deepEqual([phr.pages, phr.error], [['login'], 'unmet_authentication_requirements']);
     });
 
+    test('enrolment at sign-in: the right code posted eight times at once stores one factor and issues one code; the other posts find nothing held', async () => {
+      const a = await relyingParty('A-enrol-race', { authorization_policy: 'needs-mfa' });
+      const user = await aUser();
+      const jar = new CookieJar();
+      const login = await browse(oidc.buildAuthorizationUrl(a, { redirect_uri: REDIRECT, scope: 'openid', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' }).href, jar);
+      const loginHtml = await login.text();
+      const atEnrol = await submit(new URL(formAction(loginHtml), server.url).toString(), { ...Object.fromEntries(formFields(loginHtml)), username: user.username, password: PASSWORD }, jar);
+      const enrolHtml = await atEnrol.text();
+      const fields = Object.fromEntries(formFields(enrolHtml));
+      const answers = await Promise.all(Array.from({ length: 8 }, () => submit(new URL(formAction(enrolHtml), server.url).toString(), { ...fields, code: totpAt(fields.secret!, clock.now()) }, jar)));
+      const codes = answers.filter((r) => r.status === 303 && new URL(r.headers.get('location')!).searchParams.has('code'));
+      assert.deepEqual([codes.length, (await server.gatehouse.store.factors.list(user.id)).map((f) => f.kind)], [1, ['totp']]);
+    });
+
     test('the consent form of a third-party client whose policy requires MFA, posted from a password session without the step-up: login_required, no code', async () => {
       const c = await relyingParty('C', { authorization_policy: 'needs-mfa', consent_required: true });
       const user = await aUser();

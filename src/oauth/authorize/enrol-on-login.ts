@@ -12,7 +12,7 @@
  * the level; a passkey choice is one more entry there and one more answer on the page.
  */
 import { createHmac } from 'node:crypto';
-import type { FactorKind } from '../../domain/factor.ts';
+import type { Factor, FactorKind } from '../../domain/factor.ts';
 import type { UserProfile } from '../../domain/user.ts';
 import { constantTimeEqual, hashSecret } from '../../lib/hash.ts';
 import type { OAuthDeps } from '../deps.ts';
@@ -75,18 +75,30 @@ export async function confirmLoginEnrolment(deps: OAuthDeps, held: { cookieValue
     return { type: 'wrong_code', enrolment: { secret: carried.secret, uri, qrSvg: await qrSvg(uri), expiresAt, proof: carried.proof } };
   };
   if (carried.code.length > 64) return again();
-  let confirmed;
+  // One unit of work: the held sign-in is taken (one conditional DELETE) and the factor stored
+  // together, so two confirmations posted at once store one factor and go on once; a wrong code
+  // rolls the take back and the sign-in stays held for another try.
+  let outcome: { type: 'enrolled'; factor: Factor } | { type: 'wrong_code' } | { type: 'expired' };
   try {
-    confirmed = await confirmTotpEnrolment(deps, user.id, { secret: carried.secret, code: carried.code });
+    outcome = await deps.store.transaction(async (tx) => {
+      if (!(await tx.pendingSignIns.take(idHash, deps.clock.now()))) return { type: 'expired' as const };
+      const confirmed = await confirmTotpEnrolment({ ...deps, store: tx }, user.id, { secret: carried.secret, code: carried.code });
+      if (confirmed.type === 'wrong_code') throw new WrongCode();
+      return confirmed;
+    });
   } catch (error) {
-    if (error instanceof FactorInputError) return { type: 'expired' };
-    throw error;
+    if (error instanceof WrongCode) outcome = { type: 'wrong_code' };
+    else if (error instanceof FactorInputError) return { type: 'expired' };
+    else throw error;
   }
-  if (confirmed.type === 'wrong_code') return again();
-  if (!(await deps.store.pendingSignIns.take(idHash, deps.clock.now()))) return { type: 'expired' };
+  if (outcome.type === 'wrong_code') return again();
+  if (outcome.type === 'expired') return outcome;
   // RFC 8176 §2: what the password proved, then what a use of the new factor adds, and `mfa`.
-  return { type: 'enrolled', user, amr: [...new Set([...pending.amr, ...amrOfFactor(confirmed.factor), 'mfa'])] };
+  return { type: 'enrolled', user, amr: [...new Set([...pending.amr, ...amrOfFactor(outcome.factor), 'mfa'])] };
 }
+
+/** Thrown inside the confirmation's unit of work to roll back the held sign-in's take. */
+class WrongCode extends Error {}
 
 const PROOF_LABEL = 'gatehouse login totp enrolment v1';
 
