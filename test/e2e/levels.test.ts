@@ -40,7 +40,7 @@ describe('a policy requiring MFA for one client but not another, in one SSO sess
   let server: RunningServer;
   let browser: Browser;
   let callback: Server;
-  let urlOf: (client: 'A' | 'B') => string;
+  let urlOf: (client: 'A' | 'B', extra?: Record<string, string>) => string;
 
   before(async () => {
     server = await startServer(sqlite, { clock, env: { GATEHOUSE_ACR_LEVELS: `urn:e2e:pwd=single,${MFA}=multi` } });
@@ -51,9 +51,9 @@ describe('a policy requiring MFA for one client but not another, in one SSO sess
     await store.policies.insert({ document: parsePolicyDocument({ name: 'e2e-mfa', minimum_authentication: 'multi' }), version: 1, createdAt: 0, updatedAt: 0 });
     const { client: a } = await createTestClient(store, { name: 'Payroll', redirectUris: [redirect], authorizationPolicy: 'e2e-mfa' });
     const { client: b } = await createTestClient(store, { name: 'Library', redirectUris: [redirect] });
-    urlOf = (which) => {
+    urlOf = (which, extra = {}) => {
       const client = which === 'A' ? a : b;
-      return authorizationUrl(server.url, { client_id: client.clientId, redirect_uri: client.redirectUris[0]!, response_type: 'code', scope: 'openid', state: which });
+      return authorizationUrl(server.url, { client_id: client.clientId, redirect_uri: client.redirectUris[0]!, response_type: 'code', scope: 'openid', state: which, ...extra });
     };
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'] });
   });
@@ -135,6 +135,29 @@ describe('a policy requiring MFA for one client but not another, in one SSO sess
       await page.getByLabel('Code the app shows now').fill(totpAt(secret!, clock.now()));
       await page.getByRole('button', { name: 'Add the app and continue' }).click();
       assert.deepEqual(await landed(page), [['pwd', 'otp', 'mfa'], MFA]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('an essential acr no sign-in can meet: the browser is sent back with unmet_authentication_requirements and the state, no page; the same value asked voluntarily gives a code at the level met', { timeout: 120_000 }, async () => {
+    const user = await createTestUser(server.gatehouse.store, { username: `e2e-unmet-${Date.now()}`, password: PASSWORD });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await page.goto(urlOf('B'));
+      await page.getByLabel('Username').fill(user.username);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+      assert.deepEqual(await landed(page), [['pwd'], 'urn:e2e:pwd']);
+      // OpenID Connect Core Unmet Authentication Requirements 1.0: an essential acr (OIDC Core
+      // §5.5.1.1) that is not configured cannot be met by any sign-in.
+      await page.goto(urlOf('B', { claims: JSON.stringify({ id_token: { acr: { essential: true, values: ['urn:e2e:unknown'] } } }) }));
+      await page.waitForURL(/\/callback\?/);
+      const back = new URL(page.url()).searchParams;
+      assert.deepEqual([back.get('error'), back.get('state'), back.has('code')], ['unmet_authentication_requirements', 'B', false]);
+      await page.goto(urlOf('B', { acr_values: 'urn:e2e:unknown' }));
+      assert.deepEqual(await landed(page), [['pwd'], 'urn:e2e:pwd']);
     } finally {
       await context.close();
     }
