@@ -49,7 +49,7 @@ describe('the Outbox page in Chromium', { skip: noChromium }, () => {
         await page.goto(`${server.url}/manage/outbox`);
         await page.getByLabel('Username').fill('outbox-admin');
         await page.getByLabel('Password').fill(PASSWORD);
-        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByRole('button', { name: 'Sign in', exact: true }).click();
         await page.waitForURL(`${server.url}/manage/outbox`);
         assert.deepEqual(await page.locator('tbody tr td:nth-child(4)').allTextContents().then((s) => s.sort()), ['Dead', 'Delivered', 'Retrying', 'Waiting']);
         for (const path of ['/manage/outbox', '/manage/outbox?status=dead', `/manage/outbox/${dead}/redeliver`]) {
