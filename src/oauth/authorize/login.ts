@@ -11,7 +11,7 @@ import { policyRefusal } from './authorize.ts';
 import { needsConsent } from './consent.ts';
 import { issueCode } from './issue-code.ts';
 import { carriedFields, type AuthorizationRequest, type RedirectTarget } from './request.ts';
-import { answerSecondFactor, holdSignIn, signInBinding } from './second-factor.ts';
+import { answerSecondFactor, holdSignIn, signInBinding, type FoundSignIn } from './second-factor.ts';
 import { checkPasswordLogin, PASSWORD_AMR, startBrowserSession } from './verify-credentials.ts';
 
 export type LoginOutcome =
@@ -106,13 +106,26 @@ export async function loginWithEnrolment(deps: OAuthDeps, request: Authorization
  */
 export async function loginWithSecondFactor(deps: OAuthDeps, request: AuthorizationRequest, code: string, pendingCookie: string | undefined, previousCookie: string | undefined, ip?: string): Promise<SecondFactorOutcome> {
   try {
-    const step = await answerSecondFactor(deps, { cookieValue: pendingCookie, clientId: request.client.clientId, binding: requestBinding(request), code, ip });
+    const kinds = (found: FoundSignIn) => levelKinds(deps, request, found);
+    const step = await answerSecondFactor(deps, { cookieValue: pendingCookie, clientId: request.client.clientId, binding: requestBinding(request), code, ip, kinds });
     if (step.type === 'refused') return { type: 'second_factor_refused' };
     if (step.type !== 'ok') return step;
     return await signedIn(deps, request, step.user, step.amr, previousCookie, ip);
   } catch (error) {
     return { type: 'error', target: request.target, error };
   }
+}
+
+/**
+ * The kinds of factor a held sign-in may still use for this request: those that raise what it
+ * proved so far to the level the request selects (levels.ts raisingKinds), so a step-up to `phr`
+ * takes a passkey only, whatever the page's form claims (the page hides the code field; this
+ * enforces it). Undefined: no level to reach, any of the user's factors.
+ */
+async function levelKinds(deps: OAuthDeps, request: AuthorizationRequest, found: FoundSignIn): Promise<readonly FactorKind[] | undefined> {
+  if (!selectsLevel(request.level)) return undefined;
+  const step = levelStep(request.level, found.pending.amr, await factorsOf(deps, found.user.id));
+  return step.type === 'step_up' ? step.kinds : undefined;
 }
 
 /**
