@@ -1,0 +1,151 @@
+/**
+ * Step-up from a password session to `phr` in a real browser (issue 24, "Done when": Chromium
+ * end-to-end tests with the CDP virtual authenticator, "step up from a password session to
+ * `phr`"). A user with a password, a passkey (added on the account page with the virtual
+ * authenticator) and an authenticator app signs in at the multi level with the password and the
+ * app's code (computed at the server's injected clock). A request for `phr` (acr_values, then the
+ * claims parameter's essential acr) then shows only "Use a passkey": no password, no code field.
+ * The virtual authenticator answers; the ID token's amr is exactly ["pwd","otp","mfa","hwk"]
+ * (what the session proved, then what the passkey added: a virtual internal authenticator's
+ * credential is device-bound), acr `phr`, and auth_time the step-up's. A silent request at `phr`
+ * then answers with a code, no page. The step-up page is axe-clean and nothing breaks the CSP.
+ *
+ * WebAuthn needs a secure context and an RP ID that is a domain: the issuer is http://localhost:PORT/uas.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Client } from '../../src/domain/client.ts';
+import { ManualClock } from '../../src/lib/clock.ts';
+import { basic, postForm } from '../helpers/back-channel.ts';
+import { DATABASES } from '../helpers/databases.ts';
+import { enrolTotp, totpAt } from '../helpers/factors.ts';
+import { authorizationUrl, createTestClient, createTestUser } from '../helpers/fixtures.ts';
+import { freePort, startServer, type RunningServer } from '../helpers/server.ts';
+
+const CHROMIUM = '/usr/bin/chromium';
+const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: install it with \`apt-get install -y chromium\``;
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const PASSWORD = 'step up in a browser';
+const MFA = 'urn:e2e:mfa';
+const sqlite = DATABASES.find((db) => db.name === 'sqlite')!;
+
+async function seriousViolations(page: Page): Promise<string[]> {
+  await page.evaluate(AXE_SOURCE);
+  const result = await page.evaluate<{ violations: { id: string; impact: string | null }[] }>(`axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } })`);
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
+}
+
+describe('step-up from a password session to phr with the virtual authenticator (Chromium)', { skip }, () => {
+  const clock = new ManualClock(Date.now());
+  let server: RunningServer;
+  let base: string;
+  let browser: Browser;
+  let callbackServer: Server;
+  let callback: string;
+  let client: Client;
+  let clientSecret: string;
+
+  before(async () => {
+    const port = await freePort();
+    base = `http://localhost:${port}`;
+    server = await startServer(sqlite, { clock, env: { GATEHOUSE_PORT: String(port), GATEHOUSE_ISSUER: `${base}/uas`, GATEHOUSE_ACR_LEVELS: `urn:e2e:pwd=single,${MFA}=multi,phr` } });
+    callbackServer = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('callback reached'));
+    await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
+    callback = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/callback`;
+    ({ client, clientSecret } = await createTestClient(server.gatehouse.store, { redirectUris: [callback] }));
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--host-resolver-rules=MAP localhost 127.0.0.1'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    callbackServer?.close();
+    await server?.close();
+  });
+
+  const urlOf = (extra: Record<string, string>) => authorizationUrl(base, { client_id: client.clientId, redirect_uri: callback, response_type: 'code', scope: 'openid', state: 'phr', ...extra });
+
+  /** The ID token's amr, acr and auth_time for the code the browser landed with. */
+  async function landed(page: Page): Promise<[unknown, unknown, number]> {
+    await page.waitForURL(`${callback}?**`);
+    const code = new URL(page.url()).searchParams.get('code');
+    assert.ok(code, `a code at ${page.url()}`);
+    const tokens = await postForm(`${base}/uas/oauth2/token`, { grant_type: 'authorization_code', code, redirect_uri: callback }, { authorization: basic(client.clientId, clientSecret) });
+    assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+    const claims = JSON.parse(Buffer.from(String(tokens.body.id_token).split('.')[1]!, 'base64url').toString()) as { amr: unknown; acr: unknown; auth_time: number };
+    return [claims.amr, claims.acr, claims.auth_time];
+  }
+
+  test('password + TOTP at multi, then phr by acr_values and by an essential acr claim: only the passkey; amr ["pwd","otp","mfa","hwk"], acr phr, a new auth_time; then silent', { timeout: 180_000 }, async () => {
+    const { store } = server.gatehouse;
+    const user = await createTestUser(store, { username: `e2e-phr-${Date.now()}`, password: PASSWORD });
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(message.text());
+    });
+    page.on('response', (response) => {
+      if (response.status() >= 400 && !response.url().endsWith('/favicon.ico')) problems.push(`${response.status()} ${response.url()}`);
+    });
+    // No passkey autofill: the login page must not sign in with the passkey by itself.
+    await page.addInitScript('PublicKeyCredential.isConditionalMediationAvailable = async () => false;');
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('WebAuthn.enable');
+    await cdp.send('WebAuthn.addVirtualAuthenticator', { options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true } });
+    const axe: Record<string, string[]> = {};
+    try {
+      // The passkey, added on the account page; then an authenticator app.
+      await page.goto(`${base}/uas/account/security`);
+      await page.getByLabel('Username').fill(user.username);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await Promise.all([page.waitForURL(`${base}/uas/account/security`), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
+      await page.getByLabel('Name of the new passkey').fill('Laptop');
+      await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Add a passkey' }).click()]);
+      await page.getByText('The passkey was added.').waitFor();
+      const secret = await enrolTotp(store, user.id, clock.now());
+
+      for (const [how, extra] of [
+        ['acr_values', { acr_values: 'phr' }],
+        ['claims', { claims: JSON.stringify({ id_token: { acr: { essential: true, value: 'phr' } } }) }],
+      ] as const) {
+        // A session at the multi level: the password, then the app's code.
+        await context.clearCookies();
+        clock.advance(60_000);
+        await page.goto(urlOf({ acr_values: MFA }));
+        await page.getByLabel('Username').fill(user.username);
+        await page.getByLabel('Password').fill(PASSWORD);
+        await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
+        await page.getByLabel('Code from your authenticator app').fill(totpAt(secret, clock.now()));
+        await page.getByRole('button', { name: 'Verify' }).click();
+        const [amr, acr, authTime] = await landed(page);
+        assert.deepEqual([amr, acr], [['pwd', 'otp', 'mfa'], MFA]);
+
+        // phr: the passkey step only.
+        clock.advance(60_000);
+        await page.goto(urlOf(extra));
+        await page.getByRole('button', { name: 'Use a passkey' }).waitFor();
+        assert.equal(await page.locator('input[name="password"]').count(), 0, `${how}: no password field`);
+        assert.equal(await page.locator('input[name="code"]').count(), 0, `${how}: no code field`);
+        axe[how] = await seriousViolations(page);
+        await page.getByRole('button', { name: 'Use a passkey' }).click();
+        assert.deepEqual(await landed(page), [['pwd', 'otp', 'mfa', 'hwk'], 'phr', authTime + 60], how);
+
+        // Silent at phr: the authorization endpoint answers with the redirect, no page.
+        const silent = await page.goto(urlOf({ ...extra, prompt: 'none' }));
+        assert.equal(silent?.request().redirectedFrom()?.url().startsWith(`${base}/uas/oauth2/authorization?`), true, `${how}: straight to the client`);
+        assert.deepEqual(await landed(page), [['pwd', 'otp', 'mfa', 'hwk'], 'phr', authTime + 60], how);
+      }
+    } finally {
+      await context.close();
+    }
+    assert.deepEqual(axe, { acr_values: [], claims: [] });
+    assert.deepEqual(problems, []);
+  });
+});
