@@ -13,39 +13,29 @@
  * WebAuthn needs a secure context and an RP ID that is a domain: the issuer is http://localhost:PORT/uas.
  */
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { Client } from '../../src/domain/client.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { basic, postForm } from '../helpers/back-channel.ts';
+import { noChromium as skip, seriousViolations } from '../helpers/console-browser.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { enrolTotp, totpAt } from '../helpers/factors.ts';
 import { authorizationUrl, createTestClient, createTestUser } from '../helpers/fixtures.ts';
 import { freePort, startServer, type RunningServer } from '../helpers/server.ts';
+import { callbackServer, launchForLocalhost, recordProblems } from '../helpers/webauthn-browser.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: install it with \`apt-get install -y chromium\``;
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const PASSWORD = 'step up in a browser';
 const MFA = 'urn:e2e:mfa';
 const sqlite = DATABASES.find((db) => db.name === 'sqlite')!;
-
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  const result = await page.evaluate<{ violations: { id: string; impact: string | null }[] }>(`axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } })`);
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id);
-}
 
 describe('step-up from a password session to phr with the virtual authenticator (Chromium)', { skip }, () => {
   const clock = new ManualClock(Date.now());
   let server: RunningServer;
   let base: string;
   let browser: Browser;
-  let callbackServer: Server;
+  let callbackHost: Server;
   let callback: string;
   let client: Client;
   let clientSecret: string;
@@ -54,18 +44,13 @@ describe('step-up from a password session to phr with the virtual authenticator 
     const port = await freePort();
     base = `http://localhost:${port}`;
     server = await startServer(sqlite, { clock, env: { GATEHOUSE_PORT: String(port), GATEHOUSE_ISSUER: `${base}/uas`, GATEHOUSE_ACR_LEVELS: `urn:e2e:pwd=single,${MFA}=multi,phr` } });
-    callbackServer = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('callback reached'));
-    await new Promise<void>((resolve) => callbackServer.listen(0, '127.0.0.1', resolve));
-    callback = `http://127.0.0.1:${(callbackServer.address() as AddressInfo).port}/callback`;
+    ({ server: callbackHost, url: callback } = await callbackServer());
     ({ client, clientSecret } = await createTestClient(server.gatehouse.store, { redirectUris: [callback] }));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--host-resolver-rules=MAP localhost 127.0.0.1'],
-    });
+    browser = await launchForLocalhost();
   });
   after(async () => {
     await browser?.close();
-    callbackServer?.close();
+    callbackHost?.close();
     await server?.close();
   });
 
@@ -87,13 +72,7 @@ describe('step-up from a password session to phr with the virtual authenticator 
     const user = await createTestUser(store, { username: `e2e-phr-${Date.now()}`, password: PASSWORD });
     const context = await browser.newContext();
     const page = await context.newPage();
-    const problems: string[] = [];
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(message.text());
-    });
-    page.on('response', (response) => {
-      if (response.status() >= 400 && !response.url().endsWith('/favicon.ico')) problems.push(`${response.status()} ${response.url()}`);
-    });
+    const problems = recordProblems(page);
     // No passkey autofill: the login page must not sign in with the passkey by itself.
     await page.addInitScript('PublicKeyCredential.isConditionalMediationAvailable = async () => false;');
     const cdp = await context.newCDPSession(page);
