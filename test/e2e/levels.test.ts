@@ -84,7 +84,7 @@ describe('a policy requiring MFA for one client but not another, in one SSO sess
       await page.goto(urlOf('B'));
       await page.getByLabel('Username').fill(user.username);
       await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button').click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByLabel('Code from your authenticator app').fill(totpAt(secret, clock.now()));
       await page.getByRole('button', { name: 'Verify' }).click();
       assert.deepEqual(await landed(page), [['pwd', 'otp', 'mfa'], MFA]);
@@ -94,7 +94,7 @@ describe('a policy requiring MFA for one client but not another, in one SSO sess
       await page.goto(urlOf('B'));
       await page.getByLabel('Username').fill(plain.username);
       await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button').click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       assert.deepEqual(await landed(page), [['pwd'], 'urn:e2e:pwd']);
       const plainSecret = await enrolTotp(store, plain.id, clock.now());
       clock.advance(30_000);
@@ -123,7 +123,7 @@ describe('a policy requiring MFA for one client but not another, in one SSO sess
       await page.goto(urlOf('A'));
       await page.getByLabel('Username').fill(user.username);
       await page.getByLabel('Password').fill(PASSWORD);
-      await page.getByRole('button').click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByRole('heading', { name: 'Set up a second factor' }).waitFor();
       assert.deepEqual(await seriousViolations(page), []);
       const secret = await page.locator('input[name="secret"]').getAttribute('value');

@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import { CHROMIUM } from './console-browser.ts';
 
 /** Chromium, with localhost resolved to 127.0.0.1 (where the test server listens). */
@@ -33,4 +33,23 @@ export function recordProblems(page: Page): string[] {
     if (response.status() >= 400 && !response.url().endsWith('/favicon.ico')) problems.push(`${response.status()} ${response.url()}`);
   });
   return problems;
+}
+
+/** A virtual platform authenticator as a laptop's (CTAP2, internal, resident keys, user verification done). */
+export const PLATFORM_AUTHENTICATOR = { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true } as const;
+
+/**
+ * A new browser context's page with a virtual authenticator (WebAuthn.addVirtualAuthenticator,
+ * `extra` over PLATFORM_AUTHENTICATOR), without passkey autofill (so a login page never signs in
+ * by itself), and the record of its problems (recordProblems).
+ */
+export async function openWithAuthenticator(browser: Browser, extra: Record<string, unknown> = {}): Promise<{ context: BrowserContext; page: Page; cdp: CDPSession; authenticatorId: string; problems: string[] }> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = recordProblems(page);
+  await page.addInitScript('PublicKeyCredential.isConditionalMediationAvailable = async () => false;');
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', { options: { ...PLATFORM_AUTHENTICATOR, ...extra } });
+  return { context, page, cdp, authenticatorId, problems };
 }

@@ -6,7 +6,9 @@ import { LoginRequired, UnmetAuthenticationRequirements } from '../errors.ts';
 import { factorsOf } from '../factors/verify.ts';
 import { acrClaim, meets } from '../levels.ts';
 import { levelStep, meetsRequired, selectsLevel, UNMET } from './decide-interaction.ts';
-import { confirmLoginEnrolment, enrolmentChoices, startLoginEnrolment, type CarriedEnrolment, type LoginEnrolment } from './enrol-on-login.ts';
+import type { PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/server';
+import { confirmLoginEnrolment, enrolmentBinding, enrolmentChoices, startLoginEnrolment, type CarriedEnrolment, type LoginEnrolment } from './enrol-on-login.ts';
+import { confirmLoginPasskey, loginPasskeyEnrolmentOptions, type HeldEnrolment } from './enrol-passkey-on-login.ts';
 import { policyRefusal } from './authorize.ts';
 import { needsConsent } from './consent.ts';
 import { issueCode } from './issue-code.ts';
@@ -24,9 +26,13 @@ export type LoginOutcome =
   /** The password was right; the user has a second factor: its page, with `pendingCookie` held for this request (second-factor.ts). */
   | { type: 'second_factor'; pendingCookie: string; kinds: FactorKind[] }
   /** The password was right; a required level needs a second factor the user does not have: enrol one first (enrol-on-login.ts). */
-  | { type: 'enrol'; pendingCookie: string; enrolment: LoginEnrolment }
-  /** The enrolment's code was wrong: its page again, with the same secret. */
-  | { type: 'enrol_refused'; enrolment: LoginEnrolment }
+  | { type: 'enrol'; pendingCookie: string; choice: EnrolmentChoice }
+  /**
+   * The enrolment page again, the sign-in still held: the app's code was wrong (`code`, the same
+   * secret), the passkey's registration was refused (`passkey`), or the passkey is synced where the
+   * level needs a device-bound one (`not_device_bound`: it was stored, nothing is issued).
+   */
+  | { type: 'enrol_refused'; choice: EnrolmentChoice; reason: 'code' | 'passkey' | 'not_device_bound' }
   /** The second factor's code was wrong or used: its page again, the sign-in still held. */
   | { type: 'second_factor_refused' }
   /** No sign-in is held for this request (expired, used, or never): the login form again. */
@@ -40,6 +46,12 @@ export type SignedIn = Extract<LoginOutcome, { type: 'code' | 'consent' | 'denie
 export type PasswordStepOutcome = Exclude<LoginOutcome, { type: 'second_factor_refused' | 'expired' | 'enrol_refused' }>;
 export type SecondFactorOutcome = Exclude<LoginOutcome, { type: 'failed' | 'second_factor' | 'enrol' | 'enrol_refused' }>;
 export type EnrolmentOutcome = Extract<LoginOutcome, { type: 'enrol_refused' | 'expired' }> | SignedIn;
+
+/** What the enrolment page offers (enrolmentChoices): the started app's enrolment when `kinds` has 'totp', a passkey's creation when it has 'passkey'. */
+export interface EnrolmentChoice {
+  kinds: FactorKind[];
+  totp: LoginEnrolment | undefined;
+}
 
 /**
  * The login form's submission, for a request already validated again from scratch (so a tampered
@@ -77,9 +89,10 @@ export async function loginWithPassword(
     }
     // A required level a second factor would meet, and the user has none: enrol one first (item 2).
     const essential = request.level.unmeetable ? undefined : request.level.essential;
-    if (essential !== undefined && !meets(essential, PASSWORD_AMR) && enrolmentChoices(essential, PASSWORD_AMR).length > 0) {
-      const pendingCookie = await holdSignIn(deps, { user, clientId, binding: requestBinding(request), amr: PASSWORD_AMR, ip });
-      return { type: 'enrol', pendingCookie, enrolment: await startLoginEnrolment(deps, pendingCookie, user) };
+    const kinds = essential === undefined || meets(essential, PASSWORD_AMR) ? [] : enrolmentChoices(essential, PASSWORD_AMR);
+    if (kinds.length > 0) {
+      const pendingCookie = await holdSignIn(deps, { user, clientId, binding: enrolmentBinding(requestBinding(request)), amr: PASSWORD_AMR, ip });
+      return { type: 'enrol', pendingCookie, choice: await enrolmentChoice(deps, kinds, pendingCookie, user) };
     }
     return await signedIn(deps, request, user, PASSWORD_AMR, previousCookie, ip);
   } catch (error) {
@@ -90,13 +103,48 @@ export async function loginWithPassword(
 /** The enrolment page's submission (enrol-on-login.ts): a right code from the new app goes on as a second factor's does. */
 export async function loginWithEnrolment(deps: OAuthDeps, request: AuthorizationRequest, carried: CarriedEnrolment, pendingCookie: string | undefined, previousCookie: string | undefined, ip?: string): Promise<EnrolmentOutcome> {
   try {
-    const answer = await confirmLoginEnrolment(deps, { cookieValue: pendingCookie, clientId: request.client.clientId, binding: requestBinding(request) }, carried);
-    if (answer.type === 'wrong_code') return { type: 'enrol_refused', enrolment: answer.enrolment };
+    const answer = await confirmLoginEnrolment(deps, { cookieValue: pendingCookie, clientId: request.client.clientId, binding: enrolmentBinding(requestBinding(request)) }, carried);
+    if (answer.type === 'wrong_code') return { type: 'enrol_refused', choice: { kinds: requestEnrolmentKinds(request), totp: answer.enrolment }, reason: 'code' };
     if (answer.type === 'expired') return answer;
     return await signedIn(deps, request, answer.user, answer.amr, previousCookie, ip);
   } catch (error) {
     return { type: 'error', target: request.target, error };
   }
+}
+
+/** The enrolment page's passkey answer (enrol-passkey-on-login.ts): a registered passkey that meets the level goes on as a second factor's use does. */
+export async function loginWithPasskeyEnrolment(deps: OAuthDeps, request: AuthorizationRequest, response: unknown, pendingCookie: string | undefined, previousCookie: string | undefined, ip?: string): Promise<EnrolmentOutcome> {
+  try {
+    const essential = request.level.unmeetable ? undefined : request.level.essential;
+    const answer = await confirmLoginPasskey(deps, loginEnrolmentHeld(request, pendingCookie), essential, response);
+    if (answer.type === 'expired') return answer;
+    if (answer.type === 'enrolled') return await signedIn(deps, request, answer.user, answer.amr, previousCookie, ip);
+    // The page again: a new app's enrolment when the app is offered too (the refused form carried none).
+    const choice = await enrolmentChoice(deps, requestEnrolmentKinds(request), pendingCookie ?? '', answer.user);
+    return { type: 'enrol_refused', choice, reason: answer.type === 'refused' ? 'passkey' : 'not_device_bound' };
+  } catch (error) {
+    return { type: 'error', target: request.target, error };
+  }
+}
+
+/** The options of the enrolment page's passkey creation, for the sign-in held for this request; undefined when none is. */
+export async function loginPasskeyEnrolmentOptionsFor(deps: OAuthDeps, request: AuthorizationRequest, pendingCookie: string | undefined): Promise<PublicKeyCredentialCreationOptionsJSON | undefined> {
+  return loginPasskeyEnrolmentOptions(deps, loginEnrolmentHeld(request, pendingCookie));
+}
+
+function loginEnrolmentHeld(request: AuthorizationRequest, pendingCookie: string | undefined): HeldEnrolment {
+  return { cookieValue: pendingCookie, clientId: request.client.clientId, binding: enrolmentBinding(requestBinding(request)) };
+}
+
+/** The kinds the enrolment page offers for this request's required level (after the password). */
+function requestEnrolmentKinds(request: AuthorizationRequest): FactorKind[] {
+  const essential = request.level.unmeetable ? undefined : request.level.essential;
+  return essential === undefined ? [] : enrolmentChoices(essential, PASSWORD_AMR);
+}
+
+/** The page's offer: an app's enrolment started for the held sign-in when the app is one of `kinds`. */
+async function enrolmentChoice(deps: OAuthDeps, kinds: FactorKind[], pendingCookie: string, user: UserProfile): Promise<EnrolmentChoice> {
+  return { kinds, totp: kinds.includes('totp') ? await startLoginEnrolment(deps, pendingCookie, user) : undefined };
 }
 
 /**
