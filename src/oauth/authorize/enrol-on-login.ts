@@ -1,7 +1,7 @@
 /**
  * Enrolment required by a level (issue 24, item 2): a user without a second factor, whose sign-in
  * a required level (the client's policy, an essential acr) needs to be `multi`, is led through
- * adding an authenticator app after the password, before anything is issued. The sign-in is held
+ * adding an authenticator app (or a passkey, enrol-passkey-on-login.ts) after the password, before anything is issued. The sign-in is held
  * as for a second factor (second-factor.ts, the pending cookie); the started enrolment's secret
  * waits in the page with a proof, an HMAC-SHA256 keyed by the pending cookie's value over the
  * user, the secret and the deadline (as the account page's, SA52, keyed by its own cookie): only

@@ -201,8 +201,8 @@ export function requestBinding(request: AuthorizationRequest): string {
  */
 export async function signedIn(deps: OAuthDeps, request: AuthorizationRequest, user: UserProfile, amr: readonly string[], previousCookie: string | undefined, ip: string | undefined): Promise<SignedIn> {
   // An essential level the sign-in does not meet (a user without a factor that could; a factor
-  // other than the one asked for): nothing is started or issued. Seam for issue 24 item 5: a user
-  // without a second factor will be led through enrolment here instead.
+  // other than the one asked for): nothing is started or issued. (A user without a second factor
+  // was led through enrolment before this, loginWithPassword.)
   if (!meetsRequired(request.level, amr)) return { type: 'error', target: request.target, error: new UnmetAuthenticationRequirements(UNMET) };
   const acr = acrClaim(deps.config.levels, request.level.requested, amr);
   const { cookieValue, session } = await startBrowserSession(deps, { user, amr, clientId: request.client.clientId, acr, ip }, previousCookie);
