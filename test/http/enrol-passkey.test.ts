@@ -16,7 +16,7 @@ import type { User } from '../../src/domain/user.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { enrolTotp } from '../helpers/factors.ts';
+import { enrolTotp, totpAt } from '../helpers/factors.ts';
 import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, formAction, formFields, redirectParams, submit } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { passkeyForm, SoftAuthenticator } from '../helpers/webauthn.ts';
@@ -135,6 +135,36 @@ for (const db of DATABASES) {
       const forged = await post('/uas/oauth2/authorization/enrol/passkey', { ...fields, response: '{}' }, appJar);
       assert.deepEqual([forged.status, appJar.cookies.has('gatehouse_session')], [400, false], 'the login form again: nothing held for an enrolment');
       assert.deepEqual((await kindsOf(withApp)).map(([kind]) => kind), ['totp']);
+    });
+    test('a user with an app at phr: the password, the app\'s code, then a passkey to create; amr ["pwd","otp","mfa","hwk"]; from a multi session the same after a fresh sign-in; prompt=none is login_required', async () => {
+      const user = await createTestUser(server.gatehouse.store, { password: PASSWORD });
+      const secret = await enrolTotp(server.gatehouse.store, user.id, clock.now());
+      const signIn = async (jar: CookieJar) => {
+        const codePage = await afterPassword('phr', user, jar);
+        assert.match(codePage, /autocomplete="one-time-code"/, 'the app first');
+        assert.doesNotMatch(codePage, /data-passkey/, 'no passkey of theirs to use');
+        const page = await post(formAction(codePage), { ...Object.fromEntries(formFields(codePage)), code: totpAt(secret, clock.now()) }, jar);
+        assert.equal(page.status, 200);
+        const html = await page.text();
+        assert.deepEqual([/data-passkey="register"/.test(html), /name="secret"/.test(html), /name="code"/.test(html), jar.cookies.has('gatehouse_session')], [true, false, false, false]);
+        return html;
+      };
+      const jar = new CookieJar();
+      assert.deepEqual(await claimsOf('phr', await create(await signIn(jar), new SoftAuthenticator({ origin }), jar)), [['pwd', 'otp', 'mfa', 'hwk'], 'phrh']);
+
+      // Another user with an app, signed in at multi: phr is out of reach of their factors, so a
+      // silent request is login_required, and a page asks for everything again before the passkey.
+      const other = await createTestUser(server.gatehouse.store, { password: PASSWORD });
+      const otherSecret = await enrolTotp(server.gatehouse.store, other.id, clock.now());
+      const session = new CookieJar();
+      const codePage = await afterPassword('multi', other, session);
+      assert.equal((await post(formAction(codePage), { ...Object.fromEntries(formFields(codePage)), code: totpAt(otherSecret, clock.now()) }, session)).status, 303);
+      const { client } = clients.get('phr')!;
+      const query = { client_id: client.clientId, redirect_uri: client.redirectUris[0]!, response_type: 'code', scope: 'openid', state: 'silent' };
+      const silent = await browse(authorizationUrl(server.url, { ...query, prompt: 'none' }), session);
+      assert.equal(redirectParams(silent).get('error'), 'login_required');
+      const page = await (await browse(authorizationUrl(server.url, query), session)).text();
+      assert.match(page, /name="password"/, 'a fresh sign-in first');
     });
   });
 }

@@ -128,6 +128,11 @@ export async function sendSecondFactorAnswer(
     reply.header('retry-after', String(outcome.retryAfter));
     return sendCodePage(request, reply, deps, authorization, { method, kinds, status: 429, message: 'tooManyAttempts', retryAfter: outcome.retryAfter });
   }
+  if (outcome.type === 'enrol') {
+    // The factor was right, but the level needs a passkey the user has none of: create one (enrol-page.ts).
+    setPendingSignInCookie(reply, deps.config, outcome.pendingCookie);
+    return sendEnrolPage(request, reply, deps, authorization, outcome.choice);
+  }
   clearPendingSignInCookie(reply, deps.config);
   if (outcome.type === 'expired') return sendLoginPage(request, reply, deps, authorization, { status: 400, message: 'secondFactorExpired' });
   return sendSignedIn(request, reply, deps, authorization, outcome);

@@ -5,7 +5,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { LoginRequired, UnmetAuthenticationRequirements } from '../errors.ts';
 import { factorsOf } from '../factors/verify.ts';
 import { acrClaim, meets } from '../levels.ts';
-import { levelStep, meetsRequired, selectsLevel, UNMET } from './decide-interaction.ts';
+import { enrolmentCouldMeet, levelStep, meetsRequired, selectsLevel, UNMET } from './decide-interaction.ts';
 import type { PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/server';
 import { confirmLoginEnrolment, enrolmentBinding, enrolmentChoices, startLoginEnrolment, type CarriedEnrolment, type LoginEnrolment } from './enrol-on-login.ts';
 import { confirmLoginPasskey, loginPasskeyEnrolmentOptions, type HeldEnrolment } from './enrol-passkey-on-login.ts';
@@ -44,7 +44,7 @@ export type LoginOutcome =
 /** What a sign-in answers once the user proved who they are: the same after a password alone or with a second factor. */
 export type SignedIn = Extract<LoginOutcome, { type: 'code' | 'consent' | 'denied' | 'error' }>;
 export type PasswordStepOutcome = Exclude<LoginOutcome, { type: 'second_factor_refused' | 'expired' | 'enrol_refused' }>;
-export type SecondFactorOutcome = Exclude<LoginOutcome, { type: 'failed' | 'second_factor' | 'enrol' | 'enrol_refused' }>;
+export type SecondFactorOutcome = Exclude<LoginOutcome, { type: 'failed' | 'second_factor' | 'enrol_refused' }>;
 export type EnrolmentOutcome = Extract<LoginOutcome, { type: 'enrol_refused' | 'expired' }> | SignedIn;
 
 /** What the enrolment page offers (enrolmentChoices): the started app's enrolment when `kinds` has 'totp', a passkey's creation when it has 'passkey'. */
@@ -82,7 +82,8 @@ export async function loginWithPassword(
     if (check.type === 'second_factor') {
       // The level the request selects narrows the factors asked for (levels.ts); one out of reach ends here.
       const step = selectsLevel(request.level) ? levelStep(request.level, PASSWORD_AMR, await factorsOf(deps, user.id)) : { type: 'met' as const };
-      if (step.type === 'unreachable') return { type: 'error', target: request.target, error: new UnmetAuthenticationRequirements(UNMET) };
+      // Out of reach of the user's factors: their factor first, then a passkey's enrolment (SA124), unless no sign-in could meet it.
+      if (step.type === 'unreachable' && !enrolmentCouldMeet(request.level)) return { type: 'error', target: request.target, error: new UnmetAuthenticationRequirements(UNMET) };
       // Nothing is issued yet: the sign-in waits for the factor, for this request only (issue 24).
       const pendingCookie = await holdSignIn(deps, { user, clientId, binding: requestBinding(request), amr: PASSWORD_AMR, ip });
       return { type: 'second_factor', pendingCookie, kinds: step.type === 'step_up' ? step.kinds : check.kinds };
@@ -136,6 +137,20 @@ function loginEnrolmentHeld(request: AuthorizationRequest, pendingCookie: string
   return { cookieValue: pendingCookie, clientId: request.client.clientId, binding: enrolmentBinding(requestBinding(request)) };
 }
 
+/**
+ * The second step was right (`step`): the sign-in goes on, unless the required level is still
+ * unmet and a passkey could meet it — a user with a TOTP factor facing `phr` — then the enrolment
+ * page, the sign-in held again (enrolment binding) with what it proved so far (SA124). Only after
+ * the user's own factor, so a password alone never adds a factor to an account that has one (SA122).
+ */
+export async function afterSecondFactor(deps: OAuthDeps, request: AuthorizationRequest, step: { user: UserProfile; amr: string[] }, previousCookie: string | undefined, ip: string | undefined): Promise<SecondFactorOutcome> {
+  const essential = request.level.unmeetable ? undefined : request.level.essential;
+  const kinds = essential === undefined || meets(essential, step.amr) ? [] : enrolmentChoices(essential, step.amr);
+  if (kinds.length === 0) return signedIn(deps, request, step.user, step.amr, previousCookie, ip);
+  const pendingCookie = await holdSignIn(deps, { user: step.user, clientId: request.client.clientId, binding: enrolmentBinding(requestBinding(request)), amr: step.amr, ip });
+  return { type: 'enrol', pendingCookie, choice: await enrolmentChoice(deps, kinds, pendingCookie, step.user) };
+}
+
 /** The kinds the enrolment page offers for this request's required level (after the password). */
 function requestEnrolmentKinds(request: AuthorizationRequest): FactorKind[] {
   const essential = request.level.unmeetable ? undefined : request.level.essential;
@@ -158,7 +173,7 @@ export async function loginWithSecondFactor(deps: OAuthDeps, request: Authorizat
     const step = await answerSecondFactor(deps, { cookieValue: pendingCookie, clientId: request.client.clientId, binding: requestBinding(request), code, ip, kinds });
     if (step.type === 'refused') return { type: 'second_factor_refused' };
     if (step.type !== 'ok') return step;
-    return await signedIn(deps, request, step.user, step.amr, previousCookie, ip);
+    return await afterSecondFactor(deps, request, step, previousCookie, ip);
   } catch (error) {
     return { type: 'error', target: request.target, error };
   }
