@@ -169,4 +169,25 @@ describe('step-up from a password session to phr with the virtual authenticator 
     }
     assert.deepEqual(axe, { phr: [], phrh: [], 'phrh synced': [] });
   });
+
+  test('a user with an app at a client requiring phr: the password, the app\'s code, then "Create a passkey and continue"; amr ["pwd","otp","mfa","hwk"]', { timeout: 120_000 }, async () => {
+    const { store } = server.gatehouse;
+    const user = await createTestUser(store, { username: `e2e-app-phr-${Date.now()}`, password: PASSWORD });
+    const secret = await enrolTotp(store, user.id, clock.now());
+    const { context, page, problems } = await openWithAuthenticator(browser);
+    try {
+      const to = strict.get('phr')!;
+      await page.goto(authorizationUrl(base, { client_id: to.client.clientId, redirect_uri: callback, response_type: 'code', scope: 'openid', state: 'app-phr' }));
+      await page.getByLabel('Username').fill(user.username);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
+      await page.getByLabel('Code from your authenticator app').fill(totpAt(secret, clock.now()));
+      await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Verify' }).click()]);
+      await page.getByRole('button', { name: 'Create a passkey and continue' }).click();
+      assert.deepEqual((await landed(page, to)).slice(0, 2), [['pwd', 'otp', 'mfa', 'hwk'], 'phrh']);
+      assert.deepEqual(problems, []);
+    } finally {
+      await context.close();
+    }
+  });
 });
