@@ -5,6 +5,7 @@
  * together would, and lets a test break any part (origin, RP ID, counter, user handle, flags).
  */
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
+import { formFields } from './fixtures.ts';
 
 /** The flags of authenticator data (WebAuthn L3 §6.1). */
 export const FLAGS = { UP: 0x01, UV: 0x04, BE: 0x08, BS: 0x10, AT: 0x40 } as const;
@@ -129,4 +130,11 @@ function authenticatorData(rpId: string, flags: number, counter: number, atteste
 
 function clientData(type: string, challenge: string, origin: string): Buffer {
   return Buffer.from(JSON.stringify({ type, challenge, origin, crossOrigin: false }));
+}
+
+/** The passkey form of a page (templates/passkey-form.eta): its action, where its options come from, and its fields. */
+export function passkeyForm(html: string): { action: string; options: string; fields: Record<string, string> } {
+  const match = /<form method="post" action="([^"]*)" class="passkey"[^>]*data-options="([^"]*)"[^>]*>([\s\S]*?)<\/form>/.exec(html);
+  if (match === null) throw new Error('no passkey form on the page');
+  return { action: match[1]!, options: match[2]!, fields: Object.fromEntries(formFields(match[3]!)) };
 }

@@ -52,7 +52,7 @@ for (const db of DATABASES) {
       return config;
     }
 
-    type Page = 'login' | 'code' | 'enrol';
+    type Page = 'login' | 'code' | 'enrol' | 'create-passkey';
     /**
      * One authorization request in the browser `jar`: the pages shown on the way (answered with the
      * password or `code()`), then the redirect's parameters and, for a code, the tokens.
@@ -67,6 +67,8 @@ for (const db of DATABASES) {
       while (answer.status === 200 || answer.status === 401) {
         const html = await answer.text();
         const fields = Object.fromEntries(formFields(html));
+        // A passkey to create (enrol-passkey.test.ts goes on from there): the pages so far.
+        if (/data-passkey="register"/.test(html) && fields.secret === undefined) return { pages: [...pages, 'create-passkey' as const], error: undefined, state: null, sent: state, tokens: undefined };
         const page: Page = /name="password"/.test(html) ? 'login' : fields.secret !== undefined ? 'enrol' : 'code';
         assert.ok(page === 'login' || /autocomplete="one-time-code"/.test(html), 'a login, enrolment or second-factor page');
         pages.push(page);
@@ -143,19 +145,17 @@ for (const db of DATABASES) {
       assert.deepEqual([lower.pages, (await everywhere(rp, lower.tokens!, user.id)).acr], [[], PWD]);
     });
 
-    test('an essential acr the user cannot reach: unmet_authentication_requirements at the redirect URI with the state; a voluntary one: a code at the lower level', async () => {
+    test('an essential acr no sign-in can meet: unmet_authentication_requirements at the redirect URI with the state; a voluntary one: a code at the lower level; phr for a TOTP user: a passkey to create after the code', async () => {
       const rp = await relyingParty('unmet');
       const user = await aUser();
       const jar = new CookieJar();
-      const essential = await authorize(rp, jar, user, { claims: JSON.stringify({ id_token: { acr: { essential: true, value: 'phr' } } }) });
-      assert.deepEqual([essential.pages, essential.error, essential.state === essential.sent], [['login'], 'unmet_authentication_requirements', true]);
       const unknown = await authorize(rp, new CookieJar(), user, { claims: JSON.stringify({ userinfo: { acr: { essential: true, values: ['urn:not:configured'] } } }) });
-      assert.deepEqual([unknown.pages, unknown.error], [[], 'unmet_authentication_requirements'], 'no configured value: no sign-in could meet it, so not even the login page');
+      assert.deepEqual([unknown.pages, unknown.error, unknown.state === unknown.sent], [[], 'unmet_authentication_requirements', true], 'no configured value: no sign-in could meet it, so not even the login page');
       const voluntary = await authorize(rp, jar, user, { acr_values: 'phr' });
       assert.equal((await everywhere(rp, voluntary.tokens!, user.id)).acr, PWD);
       const { user: totpUser, code } = await withTotp();
       const passkeyOnly = await authorize(rp, new CookieJar(), totpUser, { claims: JSON.stringify({ id_token: { acr: { essential: true, values: ['phr'] } } }) }, code);
-      assert.deepEqual([passkeyOnly.pages, passkeyOnly.error], [['login'], 'unmet_authentication_requirements'], 'TOTP never reaches phr: refused after the password, before any code');
+      assert.deepEqual([passkeyOnly.pages, passkeyOnly.tokens], [['login', 'code', 'create-passkey'], undefined], 'TOTP never reaches phr: after it, a passkey to create, nothing issued (SA124)');
     });
 
     test('a policy requiring MFA for client A but not client B, in one SSO session: B silent, A asks only for the code; prompt=none at A is login_required before', async () => {
@@ -192,9 +192,11 @@ for (const db of DATABASES) {
       const enrolHtml = await atEnrol.text();
       const wrong = await submit(new URL(formAction(enrolHtml), server.url).toString(), { ...Object.fromEntries(formFields(enrolHtml)), code: '000000' }, jar);
       assert.deepEqual([wrong.status, jar.cookies.has('gatehouse_session'), (await server.gatehouse.store.factors.list(other.id)).length], [401, false, 0]);
-      // A phishing-resistant level cannot be enrolled on this page: out of reach.
-      const phr = await authorize(a, new CookieJar(), await aUser(), { claims: JSON.stringify({ id_token: { acr: { essential: true, value: 'phr' } } }) });
-      assert.deepEqual([phr.pages, phr.error], [['login'], 'unmet_authentication_requirements']);
+      // A phishing-resistant level: the page offers a passkey only (test/http/enrol-passkey.test.ts).
+      const phrJar = new CookieJar();
+      const phrLogin = await (await browse(oidc.buildAuthorizationUrl(a, { redirect_uri: REDIRECT, scope: 'openid', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', claims: JSON.stringify({ id_token: { acr: { essential: true, value: 'phr' } } }) }).href, phrJar)).text();
+      const phrPage = await (await submit(new URL(formAction(phrLogin), server.url).toString(), { ...Object.fromEntries(formFields(phrLogin)), username: (await aUser()).username, password: PASSWORD }, phrJar)).text();
+      assert.deepEqual([/data-passkey="register"/.test(phrPage), /name="secret"/.test(phrPage), /name="code"/.test(phrPage)], [true, false, false]);
     });
 
     test('enrolment at sign-in: the right code posted eight times at once stores one factor and issues one code; the other posts find nothing held', async () => {

@@ -19,7 +19,7 @@ import { DATABASES } from '../helpers/databases.ts';
 import { enrolTotp } from '../helpers/factors.ts';
 import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, formAction, formFields, loginThroughForm, redirectParams, submit } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
-import { FLAGS, SoftAuthenticator } from '../helpers/webauthn.ts';
+import { FLAGS, passkeyForm, SoftAuthenticator } from '../helpers/webauthn.ts';
 
 const PASSWORD = 'a password and a passkey';
 
@@ -44,13 +44,6 @@ for (const db of DATABASES) {
     const query = (extra: Record<string, string> = {}) => ({ client_id: client.clientId, redirect_uri: client.redirectUris[0]!, response_type: 'code', scope: 'openid', state: 'st', ...extra });
     const post = (path: string, form: Record<string, string> | [string, string][], jar: CookieJar) => submit(`${server.url}${path}`, form, jar, { origin: server.url });
     const fieldsOf = (html: string) => Object.fromEntries(formFields(html));
-
-    /** The passkey form of a page: its action, where its options come from, and its fields. */
-    function passkeyForm(html: string): { action: string; options: string; fields: Record<string, string> } {
-      const match = /<form method="post" action="([^"]*)" class="passkey"[^>]*data-options="([^"]*)"[^>]*>([\s\S]*?)<\/form>/.exec(html);
-      assert.ok(match, 'a passkey form on the page');
-      return { action: match[1]!, options: match[2]!, fields: fieldsOf(match[3]!) };
-    }
 
     async function optionsOf(form: { options: string; fields: Record<string, string> }, jar: CookieJar): Promise<Json> {
       const response = await post(form.options, form.fields, jar);

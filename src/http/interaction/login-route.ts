@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { validateAuthorization } from '../../oauth/authorize/authorize.ts';
 import { loginWithPassword, loginWithSecondFactor, type SecondFactorOutcome, type SignedIn } from '../../oauth/authorize/login.ts';
 import { carriedFields, type AuthorizationRequest } from '../../oauth/authorize/request.ts';
+import type { RawParams } from '../../oauth/params.ts';
 import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { clientNameFor } from '../../oauth/client-display.ts';
@@ -65,7 +66,7 @@ export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): P
     if (outcome.type === 'enrol') {
       // A required level needs a second factor the user has none of: enrol one first (enrol-page.ts).
       setPendingSignInCookie(reply, deps.config, outcome.pendingCookie);
-      return sendEnrolPage(request, reply, deps, authorization, outcome.enrolment);
+      return sendEnrolPage(request, reply, deps, authorization, outcome.choice);
     }
     return sendSignedIn(request, reply, deps, authorization, outcome);
   });
@@ -88,6 +89,26 @@ export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): P
 }
 
 /**
+ * A form that carries an authorization request (the second step's passkey, the enrolment page):
+ * the request validated again from scratch (its error page when invalid), then the CSRF token
+ * (the login form again, 403), then `act`.
+ */
+export function authorizationForm(
+  app: FastifyInstance,
+  deps: HttpDeps,
+  path: string,
+  act: (request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, raw: RawParams) => Promise<FastifyReply>,
+): void {
+  app.post(path, async (request, reply) => {
+    const raw = requestParams(request);
+    const validation = await validateAuthorization(deps, raw);
+    if (!validation.ok) return sendAuthorizationError(request, reply, deps, validation.target, validation.error);
+    if (!csrfValid(request, deps, formField(raw, 'csrf_token'))) return sendLoginPage(request, reply, deps, validation.request, { status: 403, message: 'formExpired' });
+    return act(request, reply, validation.request, raw);
+  });
+}
+
+/**
  * What the second step answers, by a code or a passkey (passkey-routes.ts): its page again when
  * refused (`shown.message`) or throttled, the login form when nothing is held any more, else what
  * a sign-in answers.
@@ -106,6 +127,11 @@ export async function sendSecondFactorAnswer(
     // As the password's: RFC 6585 §4, 429 with how long to wait; the sign-in stays held.
     reply.header('retry-after', String(outcome.retryAfter));
     return sendCodePage(request, reply, deps, authorization, { method, kinds, status: 429, message: 'tooManyAttempts', retryAfter: outcome.retryAfter });
+  }
+  if (outcome.type === 'enrol') {
+    // The factor was right, but the level needs a passkey the user has none of: create one (enrol-page.ts).
+    setPendingSignInCookie(reply, deps.config, outcome.pendingCookie);
+    return sendEnrolPage(request, reply, deps, authorization, outcome.choice);
   }
   clearPendingSignInCookie(reply, deps.config);
   if (outcome.type === 'expired') return sendLoginPage(request, reply, deps, authorization, { status: 400, message: 'secondFactorExpired' });

@@ -14,12 +14,11 @@ import { parseResponseField } from '../../oauth/factors/passkey.ts';
 import type { RawParams } from '../../oauth/params.ts';
 import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
-import { sendAuthorizationError } from '../render/authorization.ts';
 import { readPendingSignInCookie, readSessionCookie } from './cookies.ts';
 import { csrfValid } from './csrf.ts';
 import { formField, requestParams, useHtmlScope } from './html-scope.ts';
 import { sendLoginPage } from './login-page.ts';
-import { sendSecondFactorAnswer, sendSignedIn } from './login-route.ts';
+import { authorizationForm, sendSecondFactorAnswer, sendSignedIn } from './login-route.ts';
 import { passkeySecondFactorPaths, passkeySignInPaths } from './passkey-page.ts';
 import { kindsOf } from './second-factor-page.ts';
 
@@ -41,12 +40,7 @@ export async function passkeyRoutes(app: FastifyInstance, deps: HttpDeps): Promi
 
   /** A form request: the carried request (its error page when invalid), the CSRF token, and the response, parsed. */
   const form = (path: string, act: (request: FastifyRequest, reply: FastifyReply, authorization: AuthorizationRequest, response: unknown, raw: RawParams) => Promise<FastifyReply>) =>
-    app.post(path, async (request, reply) => {
-      const raw = requestParams(request);
-      const validation = await validateAuthorization(deps, raw);
-      if (!validation.ok) return sendAuthorizationError(request, reply, deps, validation.target, validation.error);
-      const authorization = validation.request;
-      if (!csrfValid(request, deps, formField(raw, 'csrf_token'))) return sendLoginPage(request, reply, deps, authorization, { status: 403, message: 'formExpired' });
+    authorizationForm(app, deps, path, async (request, reply, authorization, raw) => {
       const response = parseResponseField(formField(raw, 'response'));
       // Not JSON at all: a malformed request (400), not a refused passkey.
       if (response === undefined) return sendLoginPage(request, reply, deps, authorization, { status: 400, message: 'passkeyFailed' });

@@ -28,7 +28,7 @@ export async function authorizationRoutes(app: FastifyInstance, deps: HttpDeps):
         const pendingCookie = await holdStepUp(deps, outcome.request, outcome.session, clientAddress(request));
         if (pendingCookie === undefined) return sendLoginPage(request, reply, deps, outcome.request);
         setPendingSignInCookie(reply, deps.config, pendingCookie);
-        return sendCodePage(request, reply, deps, outcome.request, { method: firstCodeMethod(outcome.kinds) });
+        return sendCodePage(request, reply, deps, outcome.request, { method: firstCodeMethod(outcome.kinds), kinds: outcome.kinds });
       }
       case 'consent':
         return sendConsentPage(request, reply, deps, outcome.request, outcome.session);

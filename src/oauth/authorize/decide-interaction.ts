@@ -4,6 +4,7 @@ import type { SsoSession } from '../../domain/session.ts';
 import { LoginRequired, UnmetAuthenticationRequirements } from '../errors.ts';
 import { meets, raisingKinds } from '../levels.ts';
 import type { AuthorizationRequest } from './request.ts';
+import { enrolmentChoices } from './enrol-on-login.ts';
 import type { LevelDemand } from './select-level.ts';
 
 /**
@@ -27,7 +28,13 @@ export function decideInteraction(request: AuthorizationRequest, session: SsoSes
   if (session && sessionSatisfies(request, session, now)) {
     const step = levelStep(request.level, session.amr, factors);
     if (step.type === 'met' || (step.type === 'step_up' && !step.essential && request.prompt.has('none'))) return { type: 'silent', session };
-    if (step.type === 'unreachable') throw new UnmetAuthenticationRequirements(UNMET);
+    if (step.type === 'unreachable') {
+      // Out of reach of the user's factors, but a passkey enrolled at sign-in could meet it: a
+      // full, fresh sign-in (the password, the user's factor), then the enrolment (SA124).
+      if (!enrolmentCouldMeet(request.level)) throw new UnmetAuthenticationRequirements(UNMET);
+      if (request.prompt.has('none')) throw new LoginRequired('The session\'s authentication does not meet the level the request requires; the user must authenticate further.');
+      return { type: 'login' };
+    }
     if (request.prompt.has('none')) throw new LoginRequired('The session\'s authentication does not meet the level the request requires; the user must authenticate further.');
     return { type: 'step_up', session, kinds: step.kinds };
   }
@@ -58,6 +65,15 @@ export function levelStep(demand: LevelDemand, amr: readonly string[], factors: 
     if (kinds.length > 0) return { type: 'step_up', essential: false, kinds };
   }
   return { type: 'met' };
+}
+
+/**
+ * Whether a passkey enrolled at sign-in could meet the demand's required level: any configured
+ * level (a device-bound passkey meets every requirement, levels.ts); not an essential acr naming
+ * only values that are not configured.
+ */
+export function enrolmentCouldMeet(demand: LevelDemand): boolean {
+  return !demand.unmeetable && demand.essential !== undefined && enrolmentChoices(demand.essential, []).length > 0;
 }
 
 /** Whether `amr` meets what the request requires (essential); a voluntary level missed is no reason to stop. */

@@ -1,15 +1,15 @@
 /**
  * Enrolment required by a level (issue 24, item 2): a user without a second factor, whose sign-in
  * a required level (the client's policy, an essential acr) needs to be `multi`, is led through
- * adding an authenticator app after the password, before anything is issued. The sign-in is held
+ * adding an authenticator app (or a passkey, enrol-passkey-on-login.ts) after the password, before anything is issued. The sign-in is held
  * as for a second factor (second-factor.ts, the pending cookie); the started enrolment's secret
  * waits in the page with a proof, an HMAC-SHA256 keyed by the pending cookie's value over the
  * user, the secret and the deadline (as the account page's, SA52, keyed by its own cookie): only
  * this browser's held sign-in can confirm it, and nothing is stored until a code from the app
  * verifies (confirmTotpEnrolment). Decision SA87.
  *
- * Seam for the passkeys helper: `enrolmentChoices` says which factors a user may enrol to reach
- * the level; a passkey choice is one more entry there and one more answer on the page.
+ * `enrolmentChoices` says which factors a user may enrol to reach the level: an authenticator app
+ * (here) or a passkey (enrol-passkey-on-login.ts), each its own answer on the page.
  */
 import { createHmac } from 'node:crypto';
 import type { Factor, FactorKind } from '../../domain/factor.ts';
@@ -20,7 +20,7 @@ import { confirmTotpEnrolment, FactorInputError, startTotpEnrolment, type TotpEn
 import { amrOfFactor } from '../factors/registry.ts';
 import { otpauthUri, qrSvg, totpIssuer } from '../factors/totp.ts';
 import { meets, type Requirement } from '../levels.ts';
-import { PENDING_SIGN_IN_SECONDS } from './second-factor.ts';
+import { PENDING_SIGN_IN_SECONDS, signInBinding } from './second-factor.ts';
 
 /** A started enrolment as the page carries it (`expiresAt` ms, as text in the form). */
 export interface LoginEnrolment extends TotpEnrolment {
@@ -29,12 +29,27 @@ export interface LoginEnrolment extends TotpEnrolment {
 }
 
 /**
- * The kinds of factor a user without one may enrol on the login path to meet `requirement`: an
- * authenticator app's use adds `otp` and `mfa`, which meets `multi` only. None: the level stays
- * out of reach (unmet_authentication_requirements).
+ * The kinds of factor a user without one may enrol on the login path to meet `requirement`, in
+ * the order the page offers them: an authenticator app's use adds `otp` and `mfa`, which meets
+ * `multi` only; a passkey's adds `hwk` or `swk` and `mfa` (RFC 8176 §2), which meets every level
+ * when device-bound: which one it is shows only once it is registered, so for `phrh` a synced one
+ * still leaves the level unmet (enrol-passkey-on-login.ts; decision SA121). None: the level
+ * stays out of reach (unmet_authentication_requirements).
  */
 export function enrolmentChoices(requirement: Requirement, amr: readonly string[]): FactorKind[] {
-  return meets(requirement, [...amr, 'otp', 'mfa']) ? ['totp'] : [];
+  const choices: FactorKind[] = [];
+  if (meets(requirement, [...amr, 'otp', 'mfa'])) choices.push('totp');
+  if (meets(requirement, [...amr, 'hwk', 'mfa'])) choices.push('passkey');
+  return choices;
+}
+
+/**
+ * What a sign-in held for enrolment answers: the request, as requestBinding (login.ts) has it,
+ * marked as an enrolment's, so a sign-in held for a second factor (the user has one, and proved
+ * only the password) can never be used to enrol another factor, nor an enrolment's to skip one.
+ */
+export function enrolmentBinding(requestBinding: string): string {
+  return signInBinding('authorize', `enrolment\n${requestBinding}`);
 }
 
 /** A fresh secret for the held sign-in of `pendingCookie`; it lives as long as the held sign-in may. */

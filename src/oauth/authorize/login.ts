@@ -5,13 +5,15 @@ import type { OAuthDeps } from '../deps.ts';
 import { LoginRequired, UnmetAuthenticationRequirements } from '../errors.ts';
 import { factorsOf } from '../factors/verify.ts';
 import { acrClaim, meets } from '../levels.ts';
-import { levelStep, meetsRequired, selectsLevel, UNMET } from './decide-interaction.ts';
-import { confirmLoginEnrolment, enrolmentChoices, startLoginEnrolment, type CarriedEnrolment, type LoginEnrolment } from './enrol-on-login.ts';
+import { enrolmentCouldMeet, levelStep, meetsRequired, selectsLevel, UNMET } from './decide-interaction.ts';
+import type { PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/server';
+import { confirmLoginEnrolment, enrolmentBinding, enrolmentChoices, startLoginEnrolment, type CarriedEnrolment, type LoginEnrolment } from './enrol-on-login.ts';
+import { confirmLoginPasskey, loginPasskeyEnrolmentOptions, type HeldEnrolment } from './enrol-passkey-on-login.ts';
 import { policyRefusal } from './authorize.ts';
 import { needsConsent } from './consent.ts';
 import { issueCode } from './issue-code.ts';
 import { carriedFields, type AuthorizationRequest, type RedirectTarget } from './request.ts';
-import { answerSecondFactor, holdSignIn, signInBinding } from './second-factor.ts';
+import { answerSecondFactor, holdSignIn, signInBinding, type FoundSignIn } from './second-factor.ts';
 import { checkPasswordLogin, PASSWORD_AMR, startBrowserSession } from './verify-credentials.ts';
 
 export type LoginOutcome =
@@ -24,9 +26,13 @@ export type LoginOutcome =
   /** The password was right; the user has a second factor: its page, with `pendingCookie` held for this request (second-factor.ts). */
   | { type: 'second_factor'; pendingCookie: string; kinds: FactorKind[] }
   /** The password was right; a required level needs a second factor the user does not have: enrol one first (enrol-on-login.ts). */
-  | { type: 'enrol'; pendingCookie: string; enrolment: LoginEnrolment }
-  /** The enrolment's code was wrong: its page again, with the same secret. */
-  | { type: 'enrol_refused'; enrolment: LoginEnrolment }
+  | { type: 'enrol'; pendingCookie: string; choice: EnrolmentChoice }
+  /**
+   * The enrolment page again, the sign-in still held: the app's code was wrong (`code`, the same
+   * secret), the passkey's registration was refused (`passkey`), or the passkey is synced where the
+   * level needs a device-bound one (`not_device_bound`: it was stored, nothing is issued).
+   */
+  | { type: 'enrol_refused'; choice: EnrolmentChoice; reason: 'code' | 'passkey' | 'not_device_bound' }
   /** The second factor's code was wrong or used: its page again, the sign-in still held. */
   | { type: 'second_factor_refused' }
   /** No sign-in is held for this request (expired, used, or never): the login form again. */
@@ -38,8 +44,14 @@ export type LoginOutcome =
 /** What a sign-in answers once the user proved who they are: the same after a password alone or with a second factor. */
 export type SignedIn = Extract<LoginOutcome, { type: 'code' | 'consent' | 'denied' | 'error' }>;
 export type PasswordStepOutcome = Exclude<LoginOutcome, { type: 'second_factor_refused' | 'expired' | 'enrol_refused' }>;
-export type SecondFactorOutcome = Exclude<LoginOutcome, { type: 'failed' | 'second_factor' | 'enrol' | 'enrol_refused' }>;
+export type SecondFactorOutcome = Exclude<LoginOutcome, { type: 'failed' | 'second_factor' | 'enrol_refused' }>;
 export type EnrolmentOutcome = Extract<LoginOutcome, { type: 'enrol_refused' | 'expired' }> | SignedIn;
+
+/** What the enrolment page offers (enrolmentChoices): the started app's enrolment when `kinds` has 'totp', a passkey's creation when it has 'passkey'. */
+export interface EnrolmentChoice {
+  kinds: FactorKind[];
+  totp: LoginEnrolment | undefined;
+}
 
 /**
  * The login form's submission, for a request already validated again from scratch (so a tampered
@@ -70,16 +82,18 @@ export async function loginWithPassword(
     if (check.type === 'second_factor') {
       // The level the request selects narrows the factors asked for (levels.ts); one out of reach ends here.
       const step = selectsLevel(request.level) ? levelStep(request.level, PASSWORD_AMR, await factorsOf(deps, user.id)) : { type: 'met' as const };
-      if (step.type === 'unreachable') return { type: 'error', target: request.target, error: new UnmetAuthenticationRequirements(UNMET) };
+      // Out of reach of the user's factors: their factor first, then a passkey's enrolment (SA124), unless no sign-in could meet it.
+      if (step.type === 'unreachable' && !enrolmentCouldMeet(request.level)) return { type: 'error', target: request.target, error: new UnmetAuthenticationRequirements(UNMET) };
       // Nothing is issued yet: the sign-in waits for the factor, for this request only (issue 24).
       const pendingCookie = await holdSignIn(deps, { user, clientId, binding: requestBinding(request), amr: PASSWORD_AMR, ip });
       return { type: 'second_factor', pendingCookie, kinds: step.type === 'step_up' ? step.kinds : check.kinds };
     }
     // A required level a second factor would meet, and the user has none: enrol one first (item 2).
     const essential = request.level.unmeetable ? undefined : request.level.essential;
-    if (essential !== undefined && !meets(essential, PASSWORD_AMR) && enrolmentChoices(essential, PASSWORD_AMR).length > 0) {
-      const pendingCookie = await holdSignIn(deps, { user, clientId, binding: requestBinding(request), amr: PASSWORD_AMR, ip });
-      return { type: 'enrol', pendingCookie, enrolment: await startLoginEnrolment(deps, pendingCookie, user) };
+    const kinds = essential === undefined || meets(essential, PASSWORD_AMR) ? [] : enrolmentChoices(essential, PASSWORD_AMR);
+    if (kinds.length > 0) {
+      const pendingCookie = await holdSignIn(deps, { user, clientId, binding: enrolmentBinding(requestBinding(request)), amr: PASSWORD_AMR, ip });
+      return { type: 'enrol', pendingCookie, choice: await enrolmentChoice(deps, kinds, pendingCookie, user) };
     }
     return await signedIn(deps, request, user, PASSWORD_AMR, previousCookie, ip);
   } catch (error) {
@@ -90,13 +104,62 @@ export async function loginWithPassword(
 /** The enrolment page's submission (enrol-on-login.ts): a right code from the new app goes on as a second factor's does. */
 export async function loginWithEnrolment(deps: OAuthDeps, request: AuthorizationRequest, carried: CarriedEnrolment, pendingCookie: string | undefined, previousCookie: string | undefined, ip?: string): Promise<EnrolmentOutcome> {
   try {
-    const answer = await confirmLoginEnrolment(deps, { cookieValue: pendingCookie, clientId: request.client.clientId, binding: requestBinding(request) }, carried);
-    if (answer.type === 'wrong_code') return { type: 'enrol_refused', enrolment: answer.enrolment };
+    const answer = await confirmLoginEnrolment(deps, { cookieValue: pendingCookie, clientId: request.client.clientId, binding: enrolmentBinding(requestBinding(request)) }, carried);
+    if (answer.type === 'wrong_code') return { type: 'enrol_refused', choice: { kinds: requestEnrolmentKinds(request), totp: answer.enrolment }, reason: 'code' };
     if (answer.type === 'expired') return answer;
     return await signedIn(deps, request, answer.user, answer.amr, previousCookie, ip);
   } catch (error) {
     return { type: 'error', target: request.target, error };
   }
+}
+
+/** The enrolment page's passkey answer (enrol-passkey-on-login.ts): a registered passkey that meets the level goes on as a second factor's use does. */
+export async function loginWithPasskeyEnrolment(deps: OAuthDeps, request: AuthorizationRequest, response: unknown, pendingCookie: string | undefined, previousCookie: string | undefined, ip?: string): Promise<EnrolmentOutcome> {
+  try {
+    const essential = request.level.unmeetable ? undefined : request.level.essential;
+    const answer = await confirmLoginPasskey(deps, loginEnrolmentHeld(request, pendingCookie), essential, response);
+    if (answer.type === 'expired') return answer;
+    if (answer.type === 'enrolled') return await signedIn(deps, request, answer.user, answer.amr, previousCookie, ip);
+    // The page again: a new app's enrolment when the app is offered too (the refused form carried none).
+    const choice = await enrolmentChoice(deps, requestEnrolmentKinds(request), pendingCookie ?? '', answer.user);
+    return { type: 'enrol_refused', choice, reason: answer.type === 'refused' ? 'passkey' : 'not_device_bound' };
+  } catch (error) {
+    return { type: 'error', target: request.target, error };
+  }
+}
+
+/** The options of the enrolment page's passkey creation, for the sign-in held for this request; undefined when none is. */
+export async function loginPasskeyEnrolmentOptionsFor(deps: OAuthDeps, request: AuthorizationRequest, pendingCookie: string | undefined): Promise<PublicKeyCredentialCreationOptionsJSON | undefined> {
+  return loginPasskeyEnrolmentOptions(deps, loginEnrolmentHeld(request, pendingCookie));
+}
+
+function loginEnrolmentHeld(request: AuthorizationRequest, pendingCookie: string | undefined): HeldEnrolment {
+  return { cookieValue: pendingCookie, clientId: request.client.clientId, binding: enrolmentBinding(requestBinding(request)) };
+}
+
+/**
+ * The second step was right (`step`): the sign-in goes on, unless the required level is still
+ * unmet and a passkey could meet it — a user with a TOTP factor facing `phr` — then the enrolment
+ * page, the sign-in held again (enrolment binding) with what it proved so far (SA124). Only after
+ * the user's own factor, so a password alone never adds a factor to an account that has one (SA122).
+ */
+export async function afterSecondFactor(deps: OAuthDeps, request: AuthorizationRequest, step: { user: UserProfile; amr: string[] }, previousCookie: string | undefined, ip: string | undefined): Promise<SecondFactorOutcome> {
+  const essential = request.level.unmeetable ? undefined : request.level.essential;
+  const kinds = essential === undefined || meets(essential, step.amr) ? [] : enrolmentChoices(essential, step.amr);
+  if (kinds.length === 0) return signedIn(deps, request, step.user, step.amr, previousCookie, ip);
+  const pendingCookie = await holdSignIn(deps, { user: step.user, clientId: request.client.clientId, binding: enrolmentBinding(requestBinding(request)), amr: step.amr, ip });
+  return { type: 'enrol', pendingCookie, choice: await enrolmentChoice(deps, kinds, pendingCookie, step.user) };
+}
+
+/** The kinds the enrolment page offers for this request's required level (after the password). */
+function requestEnrolmentKinds(request: AuthorizationRequest): FactorKind[] {
+  const essential = request.level.unmeetable ? undefined : request.level.essential;
+  return essential === undefined ? [] : enrolmentChoices(essential, PASSWORD_AMR);
+}
+
+/** The page's offer: an app's enrolment started for the held sign-in when the app is one of `kinds`. */
+async function enrolmentChoice(deps: OAuthDeps, kinds: FactorKind[], pendingCookie: string, user: UserProfile): Promise<EnrolmentChoice> {
+  return { kinds, totp: kinds.includes('totp') ? await startLoginEnrolment(deps, pendingCookie, user) : undefined };
 }
 
 /**
@@ -106,13 +169,26 @@ export async function loginWithEnrolment(deps: OAuthDeps, request: Authorization
  */
 export async function loginWithSecondFactor(deps: OAuthDeps, request: AuthorizationRequest, code: string, pendingCookie: string | undefined, previousCookie: string | undefined, ip?: string): Promise<SecondFactorOutcome> {
   try {
-    const step = await answerSecondFactor(deps, { cookieValue: pendingCookie, clientId: request.client.clientId, binding: requestBinding(request), code, ip });
+    const kinds = (found: FoundSignIn) => levelKinds(deps, request, found);
+    const step = await answerSecondFactor(deps, { cookieValue: pendingCookie, clientId: request.client.clientId, binding: requestBinding(request), code, ip, kinds });
     if (step.type === 'refused') return { type: 'second_factor_refused' };
     if (step.type !== 'ok') return step;
-    return await signedIn(deps, request, step.user, step.amr, previousCookie, ip);
+    return await afterSecondFactor(deps, request, step, previousCookie, ip);
   } catch (error) {
     return { type: 'error', target: request.target, error };
   }
+}
+
+/**
+ * The kinds of factor a held sign-in may still use for this request: those that raise what it
+ * proved so far to the level the request selects (levels.ts raisingKinds), so a step-up to `phr`
+ * takes a passkey only, whatever the page's form claims (the page hides the code field; this
+ * enforces it). Undefined: no level to reach, any of the user's factors.
+ */
+async function levelKinds(deps: OAuthDeps, request: AuthorizationRequest, found: FoundSignIn): Promise<readonly FactorKind[] | undefined> {
+  if (!selectsLevel(request.level)) return undefined;
+  const step = levelStep(request.level, found.pending.amr, await factorsOf(deps, found.user.id));
+  return step.type === 'step_up' ? step.kinds : undefined;
 }
 
 /**
@@ -140,8 +216,8 @@ export function requestBinding(request: AuthorizationRequest): string {
  */
 export async function signedIn(deps: OAuthDeps, request: AuthorizationRequest, user: UserProfile, amr: readonly string[], previousCookie: string | undefined, ip: string | undefined): Promise<SignedIn> {
   // An essential level the sign-in does not meet (a user without a factor that could; a factor
-  // other than the one asked for): nothing is started or issued. Seam for issue 24 item 5: a user
-  // without a second factor will be led through enrolment here instead.
+  // other than the one asked for): nothing is started or issued. (A user without a second factor
+  // was led through enrolment before this, loginWithPassword.)
   if (!meetsRequired(request.level, amr)) return { type: 'error', target: request.target, error: new UnmetAuthenticationRequirements(UNMET) };
   const acr = acrClaim(deps.config.levels, request.level.requested, amr);
   const { cookieValue, session } = await startBrowserSession(deps, { user, amr, clientId: request.client.clientId, acr, ip }, previousCookie);

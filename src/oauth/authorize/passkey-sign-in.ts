@@ -22,7 +22,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { startPasskeyAssertion, verifyPasskeyAssertion } from '../factors/passkey.ts';
 import { MFA_AMR, throttledFactorUse } from '../factors/verify.ts';
 import { addressGroup, counterKey } from '../throttling/keys.ts';
-import { hintMismatch, requestBinding, signedIn, type SecondFactorOutcome, type SignedIn } from './login.ts';
+import { afterSecondFactor, hintMismatch, requestBinding, signedIn, type SecondFactorOutcome, type SignedIn } from './login.ts';
 import type { AuthorizationRequest } from './request.ts';
 import { answerHeldSignIn, findHeldSignIn, type SecondFactorStep } from './second-factor.ts';
 
@@ -121,7 +121,7 @@ export async function loginWithPasskeySecondFactor(deps: OAuthDeps, request: Aut
     const step = await answerPasskeySecondFactor(deps, { cookieValue: pendingCookie, clientId: request.client.clientId, binding: requestBinding(request) }, response, ip);
     if (step.type === 'refused') return { type: 'second_factor_refused' };
     if (step.type !== 'ok') return step;
-    return await signedIn(deps, request, step.user, step.amr, previousCookie, ip);
+    return await afterSecondFactor(deps, request, step, previousCookie, ip);
   } catch (error) {
     return { type: 'error', target: request.target, error };
   }

@@ -10,6 +10,7 @@
  * user code), for PENDING_SIGN_IN_SECONDS. It serves only the request it was made for, starts at
  * most one session (taken by one conditional DELETE once the factor is right), and expires.
  */
+import type { FactorKind } from '../../domain/factor.ts';
 import type { PendingSignIn } from '../../domain/pending-sign-in.ts';
 import type { UserProfile } from '../../domain/user.ts';
 import { hashSecret } from '../../lib/hash.ts';
@@ -66,6 +67,8 @@ export interface SecondFactorAnswer {
   /** The code as typed: an authenticator's code or a recovery code (the factors' registry tells which). */
   code: string;
   ip: string | undefined;
+  /** The kinds of factor the held sign-in may use (found: the held sign-in); undefined: any of the user's. */
+  kinds?: (found: FoundSignIn) => Promise<readonly FactorKind[] | undefined>;
 }
 
 /**
@@ -82,7 +85,10 @@ export type SecondFactorStep = { type: 'ok'; user: UserProfile; amr: string[] } 
  * (two right codes sent at once with one cookie start one session, not two).
  */
 export async function answerSecondFactor(deps: OAuthDeps, answer: SecondFactorAnswer): Promise<SecondFactorStep> {
-  return answerHeldSignIn(deps, answer, (user) => verifySecondFactor(deps, { userId: user.id, username: user.username, code: answer.code, ip: answer.ip ?? 'unknown', clientId: answer.clientId }));
+  return answerHeldSignIn(deps, answer, async (user, found) => {
+    const kinds = await answer.kinds?.(found);
+    return verifySecondFactor(deps, { userId: user.id, username: user.username, code: answer.code, ip: answer.ip ?? 'unknown', clientId: answer.clientId, ...(kinds === undefined ? {} : { kinds }) });
+  });
 }
 
 /** A held sign-in found by the browser's cookie value, for this client and binding, of a user who may still sign in. */

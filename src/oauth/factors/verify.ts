@@ -44,6 +44,8 @@ export interface SecondFactorAttempt {
   /** The client address (src/http/client-address.ts). */
   ip: string;
   clientId?: string;
+  /** The kinds of factor this use may be of (a step-up to `phr` asks for a passkey only); absent: any of the user's. */
+  kinds?: readonly FactorKind[];
 }
 
 /**
@@ -60,7 +62,9 @@ export const MFA_AMR = 'mfa';
 
 export async function verifySecondFactor(deps: SecondFactorDeps, attempt: SecondFactorAttempt): Promise<SecondFactorResult> {
   return throttledFactorUse(deps, attempt, async () => {
-    const method = methodRecognising(attempt.code);
+    // A code of a kind the level cannot use is refused as a wrong one, unchecked (and not used up).
+    const recognised = methodRecognising(attempt.code);
+    const method = recognised === undefined || (attempt.kinds !== undefined && !attempt.kinds.includes(recognised.kind)) ? undefined : recognised;
     const factorId = method === undefined ? undefined : await method.verify(deps, attempt.userId, attempt.code);
     return method === undefined || factorId === undefined ? undefined : { kind: method.kind, factorId, amr: method.amr };
   });

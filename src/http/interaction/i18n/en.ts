@@ -178,6 +178,11 @@ export const en = {
   enrolTitle: 'Set up a second factor',
   enrolIntro: 'This application requires a second factor. Add an authenticator app now to continue: you will be asked for its code from now on.',
   enrolSubmit: 'Add the app and continue',
+  enrolChoiceIntro: 'This application requires a second factor. Add an authenticator app or create a passkey now to continue.',
+  enrolPasskeyIntro: 'This application requires signing in with a passkey. Create one now to continue: on this device, your phone or a security key.',
+  enrolPasskeyDeviceBoundIntro: 'This application requires a passkey that stays on one device, such as a security key. Create one now to continue.',
+  enrolPasskeyCreate: 'Create a passkey and continue',
+  enrolPasskeyNotDeviceBound: 'The passkey was added to your account, but it is synced between devices, and this application requires one that stays on a single device. Nothing was sent to the application: create a passkey on a security key, or cancel.',
 };
 
 export type Messages = typeof en;

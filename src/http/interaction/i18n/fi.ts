@@ -167,4 +167,9 @@ export const fi: Messages = {
   enrolTitle: 'Ota käyttöön toinen tunnistustekijä',
   enrolIntro: 'Tämä sovellus edellyttää toista tunnistustekijää. Lisää todennussovellus jatkaaksesi: sen koodia kysytään tästä lähtien.',
   enrolSubmit: 'Lisää sovellus ja jatka',
+  enrolChoiceIntro: 'Tämä sovellus edellyttää toista tunnistustekijää. Lisää todennussovellus tai luo pääsyavain jatkaaksesi.',
+  enrolPasskeyIntro: 'Tämä sovellus edellyttää kirjautumista pääsyavaimella. Luo sellainen jatkaaksesi: tälle laitteelle, puhelimeesi tai suojausavaimeen.',
+  enrolPasskeyDeviceBoundIntro: 'Tämä sovellus edellyttää pääsyavainta, joka pysyy yhdellä laitteella, kuten suojausavaimessa. Luo sellainen jatkaaksesi.',
+  enrolPasskeyCreate: 'Luo pääsyavain ja jatka',
+  enrolPasskeyNotDeviceBound: 'Pääsyavain lisättiin tiliisi, mutta se synkronoidaan laitteiden välillä, ja tämä sovellus edellyttää yhdellä laitteella pysyvää avainta. Sovellukselle ei lähetetty mitään: luo pääsyavain suojausavaimeen tai peruuta.',
 };

@@ -167,4 +167,9 @@ export const sv: Messages = {
   enrolTitle: 'Aktivera en andra faktor',
   enrolIntro: 'Den här applikationen kräver en andra faktor. Lägg till en autentiseringsapp för att fortsätta: dess kod efterfrågas från och med nu.',
   enrolSubmit: 'Lägg till appen och fortsätt',
+  enrolChoiceIntro: 'Den här applikationen kräver en andra faktor. Lägg till en autentiseringsapp eller skapa en lösennyckel för att fortsätta.',
+  enrolPasskeyIntro: 'Den här applikationen kräver inloggning med en lösennyckel. Skapa en för att fortsätta: på den här enheten, din telefon eller en säkerhetsnyckel.',
+  enrolPasskeyDeviceBoundIntro: 'Den här applikationen kräver en lösennyckel som stannar på en enhet, till exempel en säkerhetsnyckel. Skapa en för att fortsätta.',
+  enrolPasskeyCreate: 'Skapa en lösennyckel och fortsätt',
+  enrolPasskeyNotDeviceBound: 'Lösennyckeln lades till på ditt konto, men den synkroniseras mellan enheter, och den här applikationen kräver en som stannar på en enda enhet. Ingenting skickades till applikationen: skapa en lösennyckel på en säkerhetsnyckel, eller avbryt.',
 };
