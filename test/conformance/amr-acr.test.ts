@@ -1,7 +1,8 @@
 /**
  * Conformance: `amr` (RFC 8176) and `acr` (OIDC Core §2) are EXACT, not merely present, in the ID
  * token, UserInfo and introspection (RFC 7662 §2.2), for each way of signing in with a password
- * that exists today — the password alone, then a TOTP code, then a recovery code — and after a
+ * that exists today — the password alone, then a TOTP code, a recovery code or a passkey; a passkey
+ * alone, device-bound or synced — and after a
  * refresh (the new access token keeps the original authentication's values in introspection and
  * UserInfo; gatehouse sends no ID token on refresh, which OIDC Core §12.2 allows), with GATEHOUSE_ACR set and unset (issue 24, item 4; decisions
  * SA25, SA104). The sign-in goes through the real login page over HTTP, as a browser would.
@@ -19,18 +20,24 @@ import { enrolTotp, giveRecoveryCodes, totpAt } from '../helpers/factors.ts';
 import { authorizationUrl, browse, createTestClient, createTestUser, formAction, formFields, submit } from '../helpers/fixtures.ts';
 import { assertCodeRedirect } from '../helpers/front-channel.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+import { passkeyForm, SoftAuthenticator } from '../helpers/webauthn.ts';
 import { assertTokenResponse, clockAtNow, codeRequest, CookieJar, redeem, submitLogin, userInfo, verifyIdToken } from './helpers.ts';
 
 const PASSWORD = 'conformance amr and acr';
 const ACR = 'urn:gatehouse:ac:password';
 
-type Path = 'password' | 'password+totp' | 'password+recovery code';
+type Path = 'password' | 'password+totp' | 'password+recovery code' | 'passkey' | 'synced passkey' | 'password+passkey';
 
 /** What each path's tokens say, whatever the endpoint: RFC 8176 values, `mfa` once a second factor completed the sign-in (SA4, SA25). */
 const EXPECTED: Record<Path, { amr: string[] }> = {
   password: { amr: ['pwd'] },
   'password+totp': { amr: ['pwd', 'otp', 'mfa'] },
   'password+recovery code': { amr: ['pwd', 'otp', 'mfa'] },
+  // A passkey always verifies the user (SA62): `hwk` for a device-bound credential, `swk` for a
+  // synced (backup-eligible) one, then `mfa` (SA63).
+  passkey: { amr: ['hwk', 'mfa'] },
+  'synced passkey': { amr: ['swk', 'mfa'] },
+  'password+passkey': { amr: ['pwd', 'hwk', 'mfa'] },
 };
 
 /** The amr and acr members of a claim set, exactly: `acr` is absent (not null, not "") when none is configured. */
@@ -75,6 +82,39 @@ for (const db of DATABASES) {
         return assertCodeRedirect(answer, { redirectUri: rp.client.redirectUris[0]!, state: request.state, issuer: server.issuer, status: 303 });
       }
 
+      const origin = () => new URL(server.issuer).origin;
+      /** A browser's POST of a page's form, with the Origin a browser sends. */
+      const post = (path: string, form: Record<string, string>, jar: CookieJar) => submit(new URL(path, server.url).toString(), form, jar, { origin: server.url });
+      /** The page's passkey form answered by `authenticator` (options first, then the signed response). */
+      async function answerPasskeyForm(html: string, jar: CookieJar, authenticator: SoftAuthenticator, ceremony: 'register' | 'assert' = 'assert', extra: Record<string, string> = {}) {
+        const form = passkeyForm(html);
+        const options = await post(form.options, form.fields, jar);
+        assert.equal(options.status, 200);
+        const asked = (await options.json()) as never;
+        const response = ceremony === 'register' ? authenticator.register(asked) : authenticator.assert(asked);
+        return post(form.action, { ...form.fields, ...extra, response: JSON.stringify(response) }, jar);
+      }
+
+      /** A user with a passkey of a new software authenticator, added on the account security page after the password. */
+      async function withPasskey(synced = false): Promise<{ user: User; authenticator: SoftAuthenticator }> {
+        const user = await createTestUser(server.gatehouse.store, { password: PASSWORD });
+        const authenticator = new SoftAuthenticator({ origin: origin(), synced });
+        const jar = new CookieJar();
+        const html = await (await browse(`${server.url}/uas/account/security`, jar)).text();
+        assert.equal((await post(formAction(html), { ...Object.fromEntries(formFields(html)), username: user.username, password: PASSWORD }, jar)).status, 303);
+        const page = await (await browse(`${server.url}/uas/account/security`, jar)).text();
+        assert.equal((await answerPasskeyForm(page, jar, authenticator, 'register', { name: 'laptop' })).status, 200);
+        return { user, authenticator };
+      }
+
+      /** A new browser signs in with the passkey alone, from the login page's "Sign in with a passkey"; the code the client gets. */
+      async function signInWithPasskey(authenticator: SoftAuthenticator): Promise<string> {
+        const jar = new CookieJar();
+        const request = codeRequest(rp.client);
+        const html = await (await browse(authorizationUrl(server.url, request), jar)).text();
+        return assertCodeRedirect(await answerPasskeyForm(html, jar, authenticator), { redirectUri: rp.client.redirectUris[0]!, state: request.state, issuer: server.issuer, status: 303 });
+      }
+
       /** Every place the authentication shows, for tokens fresh from a code and again after a refresh. */
       async function assertExact(path: Path, code: string): Promise<void> {
         const want = expected(path);
@@ -112,6 +152,23 @@ for (const db of DATABASES) {
         await enrolTotp(server.gatehouse.store, user.id, clock.now());
         const [recoveryCode] = await giveRecoveryCodes(server.gatehouse.store, user.id, clock.now());
         await assertExact('password+recovery code', await signIn(user, () => recoveryCode!));
+      });
+
+      test('a passkey alone (username-less): amr exactly ["hwk", "mfa"], a synced one ["swk", "mfa"], acr exactly as configured everywhere, also after a refresh (AM-04)', async () => {
+        const { authenticator } = await withPasskey();
+        await assertExact('passkey', await signInWithPasskey(authenticator));
+        const synced = await withPasskey(true);
+        await assertExact('synced passkey', await signInWithPasskey(synced.authenticator));
+      });
+
+      test('password, then a passkey as the second step: amr exactly ["pwd", "hwk", "mfa"] and acr exactly as configured everywhere, also after a refresh (AM-05)', async () => {
+        const { user, authenticator } = await withPasskey();
+        const jar = new CookieJar();
+        const request = codeRequest(rp.client);
+        const afterPassword = await submitLogin(server, jar, await browse(authorizationUrl(server.url, request), jar), { username: user.username, password: PASSWORD });
+        assert.equal(afterPassword.status, 200, 'the second factor is asked for');
+        const code = assertCodeRedirect(await answerPasskeyForm(await afterPassword.text(), jar, authenticator), { redirectUri: rp.client.redirectUris[0]!, state: request.state, issuer: server.issuer, status: 303 });
+        await assertExact('password+passkey', code);
       });
     });
   }

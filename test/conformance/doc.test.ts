@@ -39,7 +39,7 @@ const CHECKLIST: [string, number][] = [
   ['DR', 13],
   ['RS', 6],
   // amr and acr exactly, for every sign-in that exists (issue 24, item 4).
-  ['AM', 3],
+  ['AM', 5],
 ];
 /** Modules 0 (common set-up) to 38 of the Basic OP plan (research/conformance.md §1). */
 const MODULES = 39;
