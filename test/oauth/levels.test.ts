@@ -95,15 +95,20 @@ test('levelStep: essential missing and reachable asks for the raising kinds only
   assert.deepEqual(levelStep(demand({ unmeetable: true }), ['pwd', 'hwk', 'mfa'], totp), { type: 'unreachable' });
 });
 
-test('decideInteraction: a session below an essential level steps up (login_required under prompt=none); a voluntary one is skipped under prompt=none; out of reach is unmet', () => {
+test('decideInteraction: a session below an essential level steps up (login_required under prompt=none); a voluntary one is skipped under prompt=none; out of the factors\' reach is a fresh sign-in; unmeetable is unmet', () => {
   const now = 1_800_000_000_000;
   const session = { userId: 'u', authTime: now, amr: ['pwd'] } as unknown as SsoSession;
   const request = (level: Partial<LevelDemand>, prompt: string[] = []) => ({ client: { metadata: {} }, prompt: new Set(prompt), maxAge: undefined, hintedSubject: undefined, level: { ...NO_DEMAND, ...level } }) as unknown as AuthorizationRequest;
   const totp = [factor('totp')];
   assert.deepEqual(decideInteraction(request({ essential: 'multi' }), session, now, totp), { type: 'step_up', session, kinds: ['totp'] });
   assert.throws(() => decideInteraction(request({ essential: 'multi' }, ['none']), session, now, totp), { error: 'login_required' });
-  assert.throws(() => decideInteraction(request({ essential: 'multi' }), session, now, []), { error: 'unmet_authentication_requirements' });
-  assert.throws(() => decideInteraction(request({ essential: 'multi' }, ['none']), session, now, []), { error: 'unmet_authentication_requirements' });
+  // Out of the user's factors' reach, but a factor enrolled at a fresh sign-in could meet it (SA124):
+  // the login page (the password, then the enrolment); under prompt=none, login_required.
+  assert.deepEqual(decideInteraction(request({ essential: 'multi' }), session, now, []), { type: 'login' });
+  assert.throws(() => decideInteraction(request({ essential: 'multi' }, ['none']), session, now, []), { error: 'login_required' });
+  // Nothing can meet it (only unconfigured values were essential): unmet, with or without a page.
+  assert.throws(() => decideInteraction(request({ unmeetable: true }), session, now, totp), { error: 'unmet_authentication_requirements' });
+  assert.throws(() => decideInteraction(request({ unmeetable: true }, ['none']), session, now, totp), { error: 'unmet_authentication_requirements' });
   assert.deepEqual(decideInteraction(request({ preferred: ['multi'] }, ['none']), session, now, totp), { type: 'silent', session });
   assert.deepEqual(decideInteraction(request({ preferred: ['multi'] }), session, now, totp).type, 'step_up');
   assert.deepEqual(decideInteraction(request({ essential: 'multi' }, ['login']), session, now, totp), { type: 'login' }, 'prompt=login: everything again');

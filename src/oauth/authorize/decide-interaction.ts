@@ -18,8 +18,9 @@ import type { LevelDemand } from './select-level.ts';
  * A session that is enough in those respects but whose amr does not meet the level the request
  * selects (select-level.ts) is stepped up: `step_up` asks only for the factors (`kinds`) that
  * would meet it, never the password again. An essential level none of the user's factors can
- * reach ends with unmet_authentication_requirements; under prompt=none a step-up the user could
- * make is login_required (it needs a page), a voluntary one is skipped.
+ * reach is a fresh sign-in, where a factor enrolled then could meet it (SA124), and otherwise
+ * unmet_authentication_requirements; under prompt=none a step-up or sign-in the user could make is
+ * login_required (it needs a page), a voluntary one is skipped.
  */
 export type Interaction = { type: 'silent'; session: SsoSession } | { type: 'login' } | { type: 'step_up'; session: SsoSession; kinds: FactorKind[] };
 

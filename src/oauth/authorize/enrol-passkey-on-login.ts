@@ -20,8 +20,7 @@ import type { OAuthDeps } from '../deps.ts';
 import { finishPasskeyRegistration, startPasskeyRegistration } from '../factors/passkey.ts';
 import { amrOfFactor } from '../factors/registry.ts';
 import { meets, type Requirement } from '../levels.ts';
-import type { HeldFor } from './passkey-sign-in.ts';
-import { findHeldSignIn } from './second-factor.ts';
+import { findHeldSignIn, type HeldFor } from './second-factor.ts';
 
 /** The held sign-in an enrolment answers: its cookie, the client, and the enrolment binding (enrol-on-login.ts enrolmentBinding). */
 export type HeldEnrolment = HeldFor;

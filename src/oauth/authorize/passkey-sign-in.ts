@@ -24,14 +24,7 @@ import { MFA_AMR, throttledFactorUse } from '../factors/verify.ts';
 import { addressGroup, counterKey } from '../throttling/keys.ts';
 import { afterSecondFactor, hintMismatch, requestBinding, signedIn, type SecondFactorOutcome, type SignedIn } from './login.ts';
 import type { AuthorizationRequest } from './request.ts';
-import { answerHeldSignIn, findHeldSignIn, type SecondFactorStep } from './second-factor.ts';
-
-/** A held sign-in's identity for a passkey's second step: its cookie, and the client and binding it was held for. */
-export interface HeldFor {
-  cookieValue: string | undefined;
-  clientId: string;
-  binding: string;
-}
+import { answerHeldSignIn, findHeldSignIn, type HeldFor, type SecondFactorStep } from './second-factor.ts';
 
 /** What a second-factor ceremony's challenge answers: this very held sign-in (its cookie's hash), never another. */
 function heldBinding(idHash: string): string {

@@ -98,8 +98,15 @@ export interface FoundSignIn {
   user: UserProfile;
 }
 
+/** A held sign-in's identity: the browser's cookie, and the client and binding it was held for. */
+export interface HeldFor {
+  cookieValue: string | undefined;
+  clientId: string;
+  binding: string;
+}
+
 /** The live sign-in held for this request (none: expired, used, another request's, or its user may no longer sign in). Only reads. */
-export async function findHeldSignIn(deps: Pick<OAuthDeps, 'store' | 'clock'>, held: { cookieValue: string | undefined; clientId: string; binding: string }): Promise<FoundSignIn | undefined> {
+export async function findHeldSignIn(deps: Pick<OAuthDeps, 'store' | 'clock'>, held: HeldFor): Promise<FoundSignIn | undefined> {
   const { cookieValue, clientId } = held;
   if (cookieValue === undefined || !COOKIE_VALUE.test(cookieValue)) return undefined;
   const idHash = hashSecret(cookieValue);
