@@ -16,6 +16,8 @@ import type { User } from '../../src/domain/user.ts';
 import { actingAs } from '../helpers/administration.ts';
 import { AuditCapture } from '../helpers/audit.ts';
 import { addClient, basic, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
+import { bootstrap } from '../helpers/console-browser.ts';
+import { consoleSignIn } from '../helpers/console-signin.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { browse, CookieJar, createTestUser, formAction, formFields, loginThroughForm, submit } from '../helpers/fixtures.ts';
 import { manageCall, manageTokens } from '../helpers/manage.ts';
@@ -347,6 +349,35 @@ describe('password reset with mail off', () => {
       assert.match(String(refused.json.detail), /mail is not configured/);
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('password reset from the console', () => {
+  test('"Send a reset link" on a user\'s page while mail is on: a confirmation, then the mail', { timeout: 120_000 }, async () => {
+    const smtp = await startSmtpServer();
+    const audit = new AuditCapture();
+    const server = await startServer(DATABASES[0]!, { env: mailEnv(smtp), audit });
+    try {
+      await bootstrap({ databaseUrl: server.database.url, issuer: server.issuer }, 'console-admin', 'console admin password 1');
+      const { jar } = await consoleSignIn(server.url, 'console-admin', 'console admin password 1');
+      const user = await createTestUser(server.gatehouse.store, { username: 'vera', password: PASSWORD, email: 'vera@example.com' });
+      const userPage = await (await browse(`${server.url}/manage/users/${user.id}`, jar)).text();
+      assert.match(userPage, new RegExp(`<a href="/manage/users/${user.id}/password-reset">Send a reset link</a>`));
+      const confirmPath = `/manage/users/${user.id}/password-reset`;
+      const confirm = await (await browse(`${server.url}${confirmPath}`, jar)).text();
+      assert.match(confirm, /Send “vera” a link to choose a new password/);
+      const token = formFields(confirm).find(([name]) => name === 'csrf_token')![1];
+      const origin = new URL(server.issuer).origin;
+      const sent = await submit(`${server.url}${confirmPath}`, [['csrf_token', token]], jar, { origin, referer: `${origin}${confirmPath}` });
+      assert.equal(sent.status, 303);
+      assert.equal(sent.headers.get('location'), `/manage/users/${user.id}?done=resetSent`);
+      assert.deepEqual(audit.of('password_reset.sent').map((e) => [e.userId, e.by]), [[user.id, 'administrator']]);
+      await server.gatehouse.outbox.sender.tick();
+      assert.deepEqual(smtp.received.map((m) => [m.to, m.subject]), [[['vera@example.com'], 'Reset your gatehouse password']]);
+    } finally {
+      await server.close();
+      await smtp.stop();
     }
   });
 });
