@@ -9,7 +9,8 @@
  * API. The clock is injected and the outbox sender's ticks are called.
  */
 import assert from 'node:assert/strict';
-import { performance } from 'node:perf_hooks';
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../src/lib/clock.ts';
 import type { User } from '../../src/domain/user.ts';
@@ -64,11 +65,15 @@ for (const kind of DATABASES) {
         const fields = formFields(html).map(([name, value]): [string, string] => [name, name === 'identifier' ? identifier : value]);
         return submit(new URL(formAction(html), server.url).toString(), fields, jar);
       }
-      /** Waits until the asks' work after the answer is done (their audit events), then sends the outbox. */
-      async function settle(asks: number): Promise<ReceivedMail[]> {
+      /** Waits until `asks` asks' work after the answer is done (their audit events). */
+      async function handled(asks: number): Promise<void> {
         const done = () => audit.of('password_reset.sent').length + audit.of('password_reset.not_sent').length;
         for (let i = 0; i < 2000 && done() < asks; i++) await new Promise((resolve) => setImmediate(resolve));
         assert.equal(done(), asks, 'every ask was handled after its answer');
+      }
+      /** Waits until the asks are handled, then sends the outbox: the mail that arrived. */
+      async function settle(asks: number): Promise<ReceivedMail[]> {
+        await handled(asks);
         await server.gatehouse.outbox.sender.tick();
         return [...smtp.received];
       }
@@ -85,7 +90,7 @@ for (const kind of DATABASES) {
         assert.equal((await ask(user.username)).status, 200);
         return linkIn((await settle(1))[0]!);
       }
-      return { clock, audit, server, ask, settle, follow, linkFor };
+      return { clock, audit, server, ask, handled, settle, follow, linkFor };
     }
 
     async function addUser(server: RunningServer, overrides: Partial<User> = {}): Promise<User> {
@@ -211,7 +216,7 @@ for (const kind of DATABASES) {
     });
 
     test('an unknown and a known account get the same answer: status, body, headers, and timing within noise', async () => {
-      const { server, ask, settle } = await setUp({ GATEHOUSE_PASSWORD_RESETS_PER_ACCOUNT: '0', GATEHOUSE_PASSWORD_RESETS_PER_ADDRESS: '0' });
+      const { server, ask, handled, settle } = await setUp({ GATEHOUSE_PASSWORD_RESETS_PER_ACCOUNT: '0', GATEHOUSE_PASSWORD_RESETS_PER_ADDRESS: '0' });
       try {
         const user = await addUser(server, { username: 'kim' });
         const jar = new CookieJar();
@@ -222,28 +227,47 @@ for (const kind of DATABASES) {
         const known = await comparable(await ask(user.email!, jar));
         const unknown = await comparable(await ask('no-such-person@example.com', jar));
         assert.deepEqual(unknown, known);
-        await settle(2);
+        let asks = 2;
+        await settle(asks);
+        const TRIES = 50;
 
-        // Timing: alternating asks, the medians compared loosely (the work that depends on the
-        // account happens after the answer, so only noise separates them).
-        const times: Record<'known' | 'unknown', number[]> = { known: [], unknown: [] };
+        // Timing: alternating asks, timed by a client in another process (timed-client.ts), each
+        // ask's own work finished before the next starts; the medians must be within noise. The
+        // work that depends on the account happens after the answer, so only noise separates them.
         const page = await (await browse(`${server.url}/uas/account/forgot-password`, jar)).text();
         const fields = formFields(page);
         const action = new URL(formAction(page), server.url).toString();
-        const TRIES = 30;
-        for (let i = 0; i < TRIES; i++) {
-          for (const which of i % 2 === 0 ? (['known', 'unknown'] as const) : (['unknown', 'known'] as const)) {
-            const identifier = which === 'known' ? user.email! : `nobody-${i}@example.com`;
-            const start = performance.now();
-            const response = await submit(action, fields.map(([name, value]): [string, string] => [name, name === 'identifier' ? identifier : value]), jar);
-            await response.text();
-            times[which].push(performance.now() - start);
-            await server.gatehouse.outbox.sender.tick();
+        const client = fork(join(import.meta.dirname, '..', 'helpers', 'timed-client.ts'), { stdio: 'ignore' });
+        const timed = (identifier: string) =>
+          new Promise<{ status: number; ms: number }>((resolve) => {
+            client.once('message', (answer: { status: number; ms: number }) => resolve(answer));
+            client.send({ url: action, form: fields.map(([name, value]) => [name, name === 'identifier' ? identifier : value]), cookie: jar.header().cookie ?? '' });
+          });
+        const times: Record<'known' | 'unknown', number[]> = { known: [], unknown: [] };
+        try {
+          await timed('warm-up@example.com');
+          await handled((asks += 1));
+          for (let i = 0; i < TRIES; i++) {
+            for (const which of i % 2 === 0 ? (['known', 'unknown'] as const) : (['unknown', 'known'] as const)) {
+              const answer = await timed(which === 'known' ? user.email! : `nobody-${i}@example.com`);
+              assert.equal(answer.status, 200);
+              times[which].push(answer.ms);
+              // No mail is sent meanwhile: the SMTP exchanges would be noise of the known asks only.
+              await handled((asks += 1));
+            }
           }
+        } finally {
+          client.disconnect();
         }
-        const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-        const [k, u] = [median(times.known), median(times.unknown)];
-        assert.ok(Math.abs(k - u) <= Math.max(3, 0.5 * Math.min(k, u)), `median known ${k.toFixed(2)} ms, unknown ${u.toFixed(2)} ms`);
+        // Within noise, judged by the lower quartile (what interference from elsewhere — the
+        // collector, the SMTP server of this process — adds to some answers stays out of it) and,
+        // loosely, the median. Doing the account's work before answering moves the lower quartile
+        // 0.5–2.5 ms here (seen failing this), while equal paths stay within 0.2 ms.
+        const quantile = (values: number[], at: number) => [...values].sort((a, b) => a - b)[Math.floor(values.length * at)]!;
+        const [k25, u25, k50, u50] = [quantile(times.known, 0.25), quantile(times.unknown, 0.25), quantile(times.known, 0.5), quantile(times.unknown, 0.5)];
+        const said = `lower quartiles known ${k25.toFixed(2)} ms, unknown ${u25.toFixed(2)} ms; medians ${k50.toFixed(2)} ms, ${u50.toFixed(2)} ms`;
+        assert.ok(Math.abs(k25 - u25) <= Math.max(0.35, 0.2 * Math.min(k25, u25)), said);
+        assert.ok(Math.abs(k50 - u50) <= Math.max(1, 0.3 * Math.min(k50, u50)), said);
       } finally {
         await server.close();
       }
