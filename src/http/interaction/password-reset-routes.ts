@@ -25,6 +25,11 @@ export async function passwordResetRoutes(app: FastifyInstance, deps: HttpDeps):
   const forgot = forgotPasswordPath(deps.config);
   const reset = `${deps.config.issuerPath}${RESET_PAGE}`;
   const page = (request: FastifyRequest, reply: FastifyReply) => new ResetView(request, reply, deps, { forgot, reset });
+  /** The asks' work still running after their answers: closing the server waits for it, before the store closes. */
+  const working = new Set<Promise<void>>();
+  app.addHook('onClose', async () => {
+    await Promise.allSettled([...working]);
+  });
 
   app.get(forgot, async (request, reply) => (deps.mail === undefined ? page(request, reply).forgot('off', { status: 404 }) : page(request, reply).forgot('form')));
 
@@ -41,9 +46,12 @@ export async function passwordResetRoutes(app: FastifyInstance, deps: HttpDeps):
       return view.forgot('form', { status: 429, message: 'forgotThrottled', retryAfter: asked.retryAfter });
     }
     // The answer is sent before the account is looked up (AM40): nothing the answer holds, nor
-    // when it leaves, depends on whether one exists. The lookup and the mail follow it.
-    reply.raw.once('finish', () => {
-      asked.work().catch((error: unknown) => request.log.error({ err: error }, 'password reset: could not queue the reset link'));
+    // when it leaves, depends on whether one exists. The lookup and the mail follow it, once the
+    // response is done ('close' comes after 'finish', and also when the client went away first).
+    reply.raw.once('close', () => {
+      const work = asked.work().catch((error: unknown) => request.log.error({ err: error }, 'password reset: could not queue the reset link'));
+      working.add(work);
+      void work.finally(() => working.delete(work));
     });
     return view.forgot('sent');
   });
