@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { AuditCapture } from '../helpers/audit.ts';
+import { AwaitedAudit } from '../helpers/audit.ts';
 import { addClient, REDIRECT_URI } from '../helpers/back-channel.ts';
 import { cspViolations, launchChromium, noChromium, recordCspViolations, seriousViolations } from '../helpers/console-browser.ts';
 import { DATABASES } from '../helpers/databases.ts';
@@ -24,7 +24,7 @@ describe('password reset in Chromium', { skip: noChromium }, () => {
   let smtp: TestSmtpServer;
   let server: RunningServer;
   let browser: Browser;
-  const audit = new AuditCapture();
+  const audit = new AwaitedAudit();
   before(async () => {
     smtp = await startSmtpServer();
     server = await startServer(sqlite, { audit, env: { GATEHOUSE_SMTP_URL: smtp.url, GATEHOUSE_SMTP_STARTTLS: 'off', GATEHOUSE_MAIL_FROM: 'sso@mail.example', GATEHOUSE_OUTBOX_INTERVAL: '0' } });
@@ -63,7 +63,7 @@ describe('password reset in Chromium', { skip: noChromium }, () => {
       await clean('the answer');
 
       // The ask's work runs after the answer: wait for its audit event, then send the outbox.
-      for (let i = 0; i < 2000 && audit.of('password_reset.sent').length === 0; i++) await new Promise((resolve) => setImmediate(resolve));
+      await audit.until((events) => events.some((e) => e.event === 'password_reset.sent'));
       assert.equal((await server.gatehouse.outbox.sender.tick()).delivered, 1);
       const raw = smtp.received[0]!.raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_w, hex: string) => String.fromCharCode(parseInt(hex, 16)));
       const link = /(http:\/\/[^\s<>"]+\/account\/reset\?token=[A-Za-z0-9_-]{43})/.exec(raw)?.[1];

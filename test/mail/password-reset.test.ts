@@ -15,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import { ManualClock } from '../../src/lib/clock.ts';
 import type { User } from '../../src/domain/user.ts';
 import { actingAs } from '../helpers/administration.ts';
-import { AuditCapture } from '../helpers/audit.ts';
+import { AuditCapture, AwaitedAudit } from '../helpers/audit.ts';
 import { addClient, basic, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
 import { bootstrap } from '../helpers/console-browser.ts';
 import { consoleSignIn } from '../helpers/console-signin.ts';
@@ -53,7 +53,7 @@ for (const kind of DATABASES) {
     /** A server with mail on, its clock, its audit, and the helpers of one browser. */
     async function setUp(extra: Record<string, string> = {}) {
       const clock = new ManualClock();
-      const audit = new AuditCapture();
+      const audit = new AwaitedAudit();
       const server = await startServer(kind, { env: mailEnv(smtp, extra), clock, audit });
       smtp.received.length = 0;
       const forgotUrl = `${server.url}/uas/account/forgot-password`;
@@ -67,9 +67,8 @@ for (const kind of DATABASES) {
       }
       /** Waits until `asks` asks' work after the answer is done (their audit events). */
       async function handled(asks: number): Promise<void> {
-        const done = () => audit.of('password_reset.sent').length + audit.of('password_reset.not_sent').length;
-        for (let i = 0; i < 2000 && done() < asks; i++) await new Promise((resolve) => setImmediate(resolve));
-        assert.equal(done(), asks, 'every ask was handled after its answer');
+        await audit.until((events) => events.filter((e) => e.event === 'password_reset.sent' || e.event === 'password_reset.not_sent').length >= asks);
+        assert.equal(audit.of('password_reset.sent').length + audit.of('password_reset.not_sent').length, asks, 'every ask was handled after its answer, once');
       }
       /** Waits until the asks are handled, then sends the outbox: the mail that arrived. */
       async function settle(asks: number): Promise<ReceivedMail[]> {
