@@ -821,7 +821,7 @@ export interface OutboxStore {
 export interface PasswordReset {
   tokenHash: string;
   userId: string;
-  /** SHA-256 (base64url) of the user's password hash when the link was made ('' hashed: no password). */
+  /** The fingerprint (a SHA-256, passwordFingerprint in src/oauth/account/password-reset.ts) of the user's password hash when the link was made; no password has one too. */
   passwordFingerprint: string;
   createdAt: number;
   expiresAt: number;

@@ -1,5 +1,5 @@
 /**
- * Password reset (issue 25 item 2; docs/password-reset.md; decisions AM40–AM47).
+ * Password reset (issue 25 item 2; docs/password-reset.md; decisions AM40–AM49).
  *
  * - `askForReset`: the "Forgot your password?" page's POST. It answers from what the asker sent
  *   alone — the input's shape and the client address's hourly budget — and only then, after the
@@ -8,7 +8,7 @@
  *   account exists, because nothing that depends on it happens before the answer (AM40).
  * - `sendResetLink`: a 256-bit random token (only its SHA-256 is stored), bound to the user and
  *   to a fingerprint of the password hash it replaces (AM42), written with its mail's outbox row
- *   in one unit of work (docs/mail.md). Also what administrators send (src/manage/users.ts).
+ *   in one unit of work (docs/mail.md). Also what administrators send (src/manage/password-resets.ts).
  * - `resetLinkStatus`: the page's GET, which never consumes the link (mail scanners prefetch links, AM44).
  * - `resetPassword`: the POST, which takes the link with one conditional DELETE and, in the same
  *   unit of work, sets the password (the rules and hashing of every other way, identity/users.ts)
