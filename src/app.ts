@@ -203,7 +203,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
       log: { info: (f, m) => outboxLog.to?.info(f, m), warn: (f, m) => outboxLog.to?.warn(f, m), error: (f, m) => outboxLog.to?.error(f, m) },
     });
     const admin = administration({ store, clock, random, audit, keyRing, settings: config, mail: outbox.mail });
-    const deps: HttpDeps = { config: { ...config, theme }, store, keyRing, clock, random, audit, clientAuth, admin };
+    const deps: HttpDeps = { config: { ...config, theme }, store, keyRing, clock, random, audit, clientAuth, admin, mail: outbox.mail };
     const app = await buildHttpServer(deps, metrics ? { ...options, observeRequest: metrics.observeRequest.bind(metrics) } : options);
     toServerLog.attach(loggerAuditSink(auditLogger(app.log, config.logLevel)));
     storeLog.to = app.log.child({ component: 'audit-store' });

@@ -337,6 +337,27 @@ export const settings = {
     doc: 'How recent the sign-in of a browser session must be for its user to change their second factors on the account security page (`<issuer>/account/security`); an older one is asked for the password (and the second factor) again first (docs/second-factors.md, "Self-service").',
     parse: integer(10, DAY),
   }),
+  passwordResetLifetime: setting({
+    env: 'GATEHOUSE_PASSWORD_RESET_LIFETIME',
+    type: 'seconds',
+    default: '1800',
+    doc: 'How long a password reset link stays usable (docs/password-reset.md); it is also spent by its use and dies when the password changes any other way.',
+    parse: integer(60, DAY),
+  }),
+  passwordResetsPerAccount: setting({
+    env: 'GATEHOUSE_PASSWORD_RESETS_PER_ACCOUNT',
+    type: 'integer',
+    default: '3',
+    doc: 'Most reset links one account is sent per hour when someone asks on the "Forgot your password?" page; further asks get the same answer and send nothing (docs/password-reset.md). Administrators\' sends are not counted. 0: no limit.',
+    parse: integer(0, 1000),
+  }),
+  passwordResetsPerAddress: setting({
+    env: 'GATEHOUSE_PASSWORD_RESETS_PER_ADDRESS',
+    type: 'integer',
+    default: '20',
+    doc: 'Most asks for a reset link one client address (IPv6: per /64) may make per hour; further ones are answered 429 with Retry-After, whether or not the account exists. Behind a proxy, set GATEHOUSE_TRUSTED_PROXIES. 0: no limit.',
+    parse: integer(0, 1_000_000),
+  }),
   passkeySignInsPerAddress: setting({
     env: 'GATEHOUSE_PASSKEY_SIGN_INS_PER_ADDRESS',
     type: 'integer',

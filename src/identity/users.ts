@@ -148,7 +148,7 @@ export async function listUserIds(deps: { users: UserStore }, query: UserQuery =
  */
 export async function setPassword(deps: UserAccessDeps, idOrUsername: string, password: string, authority: Authority): Promise<User> {
   const user = await getUser(deps, idOrUsername);
-  const passwordHash = await hashPassword(checkedPassword(password));
+  const passwordHash = await hashCheckedPassword(password);
   const now = deps.clock.now();
   await deps.transaction(async (tx) => {
     await requireReachOfUser(tx, authority, user.id, `setting the password of ${user.username}`);
@@ -156,6 +156,24 @@ export async function setPassword(deps: UserAccessDeps, idOrUsername: string, pa
     await endUserSessions(tx, user.id, now);
   });
   return user;
+}
+
+/**
+ * Sets the password a reset link allows (src/oauth/account/password-reset.ts), inside the caller's
+ * unit of work: only while the user's password hash is still `expected` (one conditional UPDATE:
+ * a change made meanwhile wins and this one is refused, AM42), then ends the user's sessions and
+ * revokes their tokens as setPassword does. The new password passes the same rules
+ * (checkedPassword) and the same argon2id hashing (hashCheckedPassword) as every other way of setting one.
+ * Returns how many sessions ended, or undefined when the password had changed.
+ */
+export async function replacePassword(tx: Pick<StoreTransaction, 'users' | 'sessions' | 'codes' | 'tokens'>, userId: string, expected: string | undefined, passwordHash: string, now: number): Promise<number | undefined> {
+  if (!(await tx.users.replacePasswordHash(userId, expected, passwordHash, now))) return undefined;
+  return endUserSessions(tx, userId, now);
+}
+
+/** The argon2id hash of a password that passed the rules (checkedPassword): what setPassword stores. */
+export async function hashCheckedPassword(password: unknown): Promise<string> {
+  return hashPassword(checkedPassword(password));
 }
 
 /**

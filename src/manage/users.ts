@@ -16,6 +16,7 @@ import type { UserPageQuery, UserQuery } from '../storage/ports.ts';
 import type { Acting } from './acting.ts';
 import type { AdministrationPorts, AdministrationSettings } from './ports.ts';
 import { userFactorAdministration, type UserFactorAdministration } from './user-factors.ts';
+import { passwordResetAdministration, type PasswordResetAdministration } from './password-resets.ts';
 
 export type { NewUser, UserChanges };
 
@@ -32,7 +33,7 @@ export interface UserIdQuery extends Omit<UserQuery, 'organizationIds'> {
 }
 
 /** The user's second factors are administered here too (user-factors.ts): `factors`, `resetFactors`, `removeFactor`, `importTotp`, `renameFactor`, `sealTotpSecrets`. */
-export interface UserAdministration extends UserFactorAdministration {
+export interface UserAdministration extends UserFactorAdministration, PasswordResetAdministration {
   /** A user by id or, failing that, by username (IdentityError `not_found`). */
   get(idOrUsername: string): Promise<User>;
   /** A user by id only (never a username, which could look like another user's id); undefined when none. */
@@ -62,13 +63,14 @@ export interface UserAdministration extends UserFactorAdministration {
 }
 
 /** The ports of the user use cases: of the settings, only the administrators group's name. */
-export type UserPorts = Pick<AdministrationPorts, 'store' | 'clock' | 'random' | 'audit'> & { settings: Pick<AdministrationSettings, 'manageAdminGroup' | 'keyEncryptionKey'> };
+export type UserPorts = Pick<AdministrationPorts, 'store' | 'clock' | 'random' | 'audit' | 'mail'> & { settings: Pick<AdministrationSettings, 'manageAdminGroup' | 'keyEncryptionKey'> & Partial<Pick<AdministrationSettings, 'issuer' | 'passwordResetLifetime'>> };
 
 export function userAdministration(ports: UserPorts): UserAdministration {
   const { store, clock, random, audit } = ports;
   const deps = { ...store, transaction: store.transaction, clock, random };
   return {
     ...userFactorAdministration(ports),
+    ...passwordResetAdministration(ports),
     get: (idOrUsername) => getUser(store, idOrUsername),
     byId: (id) => store.users.get(id),
     profile: (id) => store.users.getProfile(id),

@@ -58,7 +58,7 @@ export const OUTBOX_DEAD_RETENTION_MS = 30 * 24 * 60 * 60_000;
 export const DEFAULT_MAX_BATCHES = 100;
 
 export interface CleanupDeps {
-  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges' | 'outbox'>>;
+  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges' | 'outbox' | 'passwordResets'>>;
   clock: Clock;
   /** How long stored audit events are kept (ms; GATEHOUSE_AUDIT_RETENTION); 0 or absent: for ever. */
   auditRetentionMs?: number;
@@ -90,6 +90,8 @@ export interface CleanupReport {
   passkeyChallenges: number;
   /** Outbox messages delivered more than OUTBOX_DELIVERED_RETENTION_MS ago, or dead for OUTBOX_DEAD_RETENTION_MS (docs/decisions.md AM27). */
   outbox: number;
+  /** Password reset links that expired unused (docs/password-reset.md). */
+  passwordResets: number;
   /** true when some table hit `maxBatches`: the next pass continues there. */
   more: boolean;
   ms: number;
@@ -163,12 +165,15 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
   // Outbox messages delivered or dead long enough ago (AM27).
   const outbox = store.outbox ? await drain(() => store.outbox!.deleteFinished(now - OUTBOX_DELIVERED_RETENTION_MS, now - OUTBOX_DEAD_RETENTION_MS, batchSize)) : 0;
 
-  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, outbox, more, ms: Date.now() - started };
+  // Expired reset links (take and find refuse them): deleted at once.
+  const passwordResets = store.passwordResets ? await drain(() => store.passwordResets!.deleteExpired(now, batchSize)) : 0;
+
+  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, outbox, passwordResets, more, ms: Date.now() - started };
 }
 
 /** Every row one pass deleted, over all tables. */
 export function deletedRows(report: CleanupReport): number {
-  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns + report.passkeyChallenges + report.outbox;
+  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns + report.passkeyChallenges + report.outbox + report.passwordResets;
 }
 
 function yieldToEventLoop(): Promise<void> {

@@ -5,6 +5,7 @@ import type { Random } from '../lib/random.ts';
 import type { AuditSink } from '../observability/audit.ts';
 import type { Store } from '../storage/ports.ts';
 import type { ClientAuthDeps } from './client-auth/method.ts';
+import type { MailService } from './outbox/mail.ts';
 
 /** What the protocol core is given by the composition root. */
 export interface OAuthDeps {
@@ -17,4 +18,6 @@ export interface OAuthDeps {
   audit: AuditSink;
   /** What client-authentication methods verify with (client-auth/method.ts), built once in app.ts. */
   clientAuth: ClientAuthDeps;
+  /** Mail (docs/mail.md), undefined while GATEHOUSE_SMTP_URL is unset: the features that send mail are off. */
+  mail?: MailService | undefined;
 }

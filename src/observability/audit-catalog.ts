@@ -65,6 +65,9 @@ export const AUDIT_EVENTS = {
   'factor.renamed': "One of a user's second factors was renamed: by an administrator (actor), or by the user on the account security page.",
   'factor.secrets_sealed': 'TOTP secrets stored in the clear were sealed under GATEHOUSE_KEY_ENCRYPTION_KEY (how many).',
   'client.registered': 'A client registered itself with an initial access token (RFC 7591).',
+  'password_reset.sent': 'A password reset link was queued to a user\'s e-mail address: asked for on the "Forgot your password?" page (by user) or sent by an administrator (actor).',
+  'password_reset.not_sent': 'A reset was asked for and nothing was sent (no such account, no e-mail address, not enabled, or the account\'s hourly budget spent); the asker got the same answer.',
+  'password_reset.completed': 'A user set a new password through a reset link: their sessions ended and their tokens were revoked in the same unit of work.',
 } as const satisfies Record<AuditEvent['event'], string>;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

@@ -152,7 +152,16 @@ export type AuditEvent =
    */
   | { event: 'mail.queued'; messageId: string; kind: string; to: string; actor: Actor }
   | { event: 'outbox.redelivered'; messageId: string; channel: string; kind: string; actor: Actor }
-  | { event: 'outbox.dead'; messageId: string; channel: string; kind: string; attempts: number; error: string };
+  | { event: 'outbox.dead'; messageId: string; channel: string; kind: string; attempts: number; error: string }
+  /**
+   * Password reset (docs/password-reset.md): a link sent (`by`: `user` from the "Forgot your
+   * password?" page, or an administrator's act with its actor); an ask that sent nothing
+   * (`reason`: no such account, no e-mail address, not enabled, or the account's hourly budget
+   * spent — never shown to the asker); the password set through a link (its sessions ended).
+   */
+  | { event: 'password_reset.sent'; userId: string; username: string; messageId: string; by: 'user' | 'administrator'; actor?: Actor; ip?: string | undefined }
+  | { event: 'password_reset.not_sent'; reason: 'unknown' | 'no_email' | 'not_enabled' | 'throttled'; userId?: string; identifier: string; ip?: string | undefined }
+  | { event: 'password_reset.completed'; userId: string; username: string; sessionsEnded: number; ip?: string | undefined };
 
 export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 

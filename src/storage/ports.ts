@@ -91,6 +91,8 @@ export interface UserStore {
   usernames(ids: readonly string[]): Promise<Map<string, string>>;
   update(user: User): Promise<boolean>;
   setPasswordHash(id: string, passwordHash: string, now: number): Promise<boolean>;
+  /** Sets the password hash only while it is still `expected` (undefined: none), in ONE conditional UPDATE; false when it changed meanwhile or the user is gone. */
+  replacePasswordHash(id: string, expected: string | undefined, passwordHash: string, now: number): Promise<boolean>;
   delete(id: string): Promise<boolean>;
   /**
    * One page of users in username order (the case-insensitive key), after the key `after`: at
@@ -812,6 +814,35 @@ export interface OutboxStore {
 }
 
 /** The store as one unit of work sees it: every use case, all committed together or not at all. */
+/**
+ * A password reset link sent (issue 25 item 2, docs/password-reset.md): keyed by the SHA-256 of
+ * its token, bound to its user and to the fingerprint of the password hash it replaces (AM42).
+ */
+export interface PasswordReset {
+  tokenHash: string;
+  userId: string;
+  /** The fingerprint (a SHA-256, passwordFingerprint in src/oauth/account/password-reset.ts) of the user's password hash when the link was made; no password has one too. */
+  passwordFingerprint: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/**
+ * Reset links. Race rule: `take` decides and consumes in ONE conditional DELETE … RETURNING: of
+ * any number of concurrent takes of one token, on any instances, exactly one gets the row.
+ */
+export interface PasswordResetStore {
+  insert(reset: PasswordReset): Promise<void>;
+  /** The live link of `tokenHash` at `now`, without consuming it (the page's GET: mail scanners prefetch links). */
+  find(tokenHash: string, now: number): Promise<PasswordReset | undefined>;
+  /** Deletes and returns the live link of `tokenHash` at `now`, or undefined (used, expired or unknown). */
+  take(tokenHash: string, now: number): Promise<PasswordReset | undefined>;
+  /** Deletes every link of a user (a reset done: the other links of the same password die with it anyway). */
+  deleteOfUser(userId: string): Promise<number>;
+  /** Deletes up to `limit` links expired at `now`; how many (the cleanup job). */
+  deleteExpired(now: number, limit: number): Promise<number>;
+}
+
 export interface StoreTransaction {
   clients: ClientStore;
   users: UserStore;
@@ -832,6 +863,7 @@ export interface StoreTransaction {
   pendingSignIns: PendingSignInStore;
   passkeyChallenges: PasskeyChallengeStore;
   outbox: OutboxStore;
+  passwordResets: PasswordResetStore;
 }
 
 export interface Store extends StoreTransaction {

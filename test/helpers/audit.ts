@@ -35,3 +35,29 @@ export class AuditCapture implements AuditSink {
     this.lines.length = 0;
   }
 }
+
+/**
+ * The audit events, and a wait for them: for work that ends after its answer (a password reset
+ * ask's, docs/decisions.md AM40), whose audit event says it is done. Waiting on the events
+ * themselves, not on a number of turns of the event loop, which a busy database outlasts.
+ */
+export class AwaitedAudit extends AuditCapture {
+  #waiters: (() => void)[] = [];
+
+  override emit(event: AuditEvent): void {
+    super.emit(event);
+    for (const wake of this.#waiters.splice(0)) wake();
+  }
+
+  /** Resolves once `done(all events)` holds; rejects after 10 s of real time without it (a test that hangs says why). */
+  async until(done: (events: AuditEvent[]) => boolean): Promise<void> {
+    const deadline = Date.now() + 10_000;
+    while (!done(this.all())) {
+      if (Date.now() > deadline) throw new Error('the awaited audit events did not come');
+      await new Promise<void>((resolve) => {
+        this.#waiters.push(resolve);
+        setTimeout(resolve, 100).unref();
+      });
+    }
+  }
+}

@@ -19,6 +19,15 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       paragraphs: ['This is a test message from {product} at {issuer}.', 'If you can read it, mail from {product} reaches this address. It was sent by {actor} at {time}.'],
       footer: 'This message was sent automatically; please do not reply.',
     },
+    password_reset: {
+      subject: 'Reset your {product} password',
+      paragraphs: [
+        'Someone asked to reset the password of the account {username} at {issuer}. If it was you, choose a new password here:',
+        '{link}',
+        'The link works once, for {minutes} minutes. If you did not ask, ignore this message: your password stays as it is.',
+      ],
+      footer: 'This message was sent automatically; please do not reply.',
+    },
   },
   fi: {
     test: {
@@ -26,11 +35,29 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       paragraphs: ['Tämä on testiviesti palvelusta {product} osoitteessa {issuer}.', 'Jos luet tätä, palvelun {product} sähköposti tulee perille tähän osoitteeseen. Viestin lähetti {actor} {time}.'],
       footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
     },
+    password_reset: {
+      subject: 'Palvelun {product} salasanan vaihto',
+      paragraphs: [
+        'Tilin {username} salasanan vaihtoa pyydettiin osoitteessa {issuer}. Jos pyysit sitä itse, valitse uusi salasana täällä:',
+        '{link}',
+        'Linkki toimii kerran ja {minutes} minuutin ajan. Jos et pyytänyt vaihtoa, voit jättää viestin huomiotta: salasanasi pysyy ennallaan.',
+      ],
+      footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
+    },
   },
   sv: {
     test: {
       subject: 'Testmeddelande från {product}',
       paragraphs: ['Det här är ett testmeddelande från {product} på {issuer}.', 'Om du kan läsa det når e-post från {product} den här adressen. Det skickades av {actor} {time}.'],
+      footer: 'Meddelandet skickades automatiskt; svara inte på det.',
+    },
+    password_reset: {
+      subject: 'Återställ ditt lösenord till {product}',
+      paragraphs: [
+        'Någon bad om att återställa lösenordet för kontot {username} på {issuer}. Om det var du, välj ett nytt lösenord här:',
+        '{link}',
+        'Länken fungerar en gång, i {minutes} minuter. Om du inte bad om det kan du bortse från meddelandet: ditt lösenord förblir oförändrat.',
+      ],
       footer: 'Meddelandet skickades automatiskt; svara inte på det.',
     },
   },

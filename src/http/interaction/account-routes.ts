@@ -20,8 +20,8 @@ import { sameOrigin } from '../console/csrf.ts';
 import type { HttpDeps } from '../deps.ts';
 import { clearPendingSignInCookie, readPendingSignInCookie, readSessionCookie, setPendingSignInCookie, setSessionCookie } from './cookies.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
-import { formField, requestParams, useHtmlScope } from './html-scope.ts';
-import { chooseLocale, formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
+import { formField, pageLocale, requestParams, useHtmlScope } from './html-scope.ts';
+import { formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
 import { PASSKEY_CSP, passkeyScripts, type PasskeyForm } from './passkey-page.ts';
 import { codeMethodOf, firstCodeMethod, kindsOf, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
 import { renderView, sendPage } from './views.ts';
@@ -224,9 +224,7 @@ class AccountView {
     this.reply = reply;
     this.deps = deps;
     this.paths = paths;
-    const raw = requestParams(request);
-    const uiLocales = typeof raw.ui_locales === 'string' && raw.ui_locales.length <= 256 ? raw.ui_locales : undefined;
-    this.locale = chooseLocale(uiLocales, request.headers['accept-language']);
+    this.locale = pageLocale(request);
     this.t = messages(this.locale, deps.config.theme);
     reply.header('referrer-policy', 'same-origin');
   }

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { RawParams } from '../../oauth/params.ts';
 import type { HttpDeps } from '../deps.ts';
 import { htmlErrorHandler, type PageContext } from '../render/authorization.ts';
+import { chooseLocale, type Locale } from './i18n.ts';
 
 /**
  * Sets up a route group whose answers are pages: errors render as the HTML error page (of signing
@@ -23,4 +24,11 @@ export function requestParams(request: FastifyRequest): RawParams {
 export function formField(raw: RawParams, name: string): string {
   const value = raw[name];
   return typeof value === 'string' ? value : '';
+}
+
+/** A self-service page's language: its `ui_locales` (query or form, at most 256 characters), else the browser's. */
+export function pageLocale(request: FastifyRequest): Locale {
+  const raw = requestParams(request);
+  const uiLocales = typeof raw.ui_locales === 'string' && raw.ui_locales.length <= 256 ? raw.ui_locales : undefined;
+  return chooseLocale(uiLocales, request.headers['accept-language']);
 }

@@ -5,6 +5,7 @@ import type { HttpDeps } from '../deps.ts';
 import { clientNameFor, logoUriOf } from '../../oauth/client-display.ts';
 import { formActionSource, imageSource } from '../plugins/security-headers.ts';
 import { csrfToken } from './csrf.ts';
+import { forgotPasswordPath } from './password-reset-routes.ts';
 import { PASSKEY_CSP, passkeyScripts, passkeySignInPaths } from './passkey-page.ts';
 import { chooseLocale, formatWait, messages, type MessageKey } from './i18n.ts';
 import { renderView, sendPage } from './views.ts';
@@ -56,6 +57,8 @@ export function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps
     // shown by passkey.js, so without JavaScript the page is the password form alone.
     passkey: { ...passkeySignInPaths(deps.config), ceremony: 'authenticate', label: t.passkeySignIn, errorText: t.passkeyCancelled, hidden, conditional: true, separator: t.passkeyOr, secondary: true },
     scripts: passkeyScripts(deps.config),
+    // "Forgot your password?" (issue 25; docs/password-reset.md): only while mail is on, in the page's language.
+    forgotPassword: deps.mail === undefined ? undefined : `${forgotPasswordPath(deps.config)}?ui_locales=${locale}`,
     message: options.message === undefined ? undefined : t[options.message].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0)),
   });
   // The login POST ends in a 303 to the redirect_uri, which Chromium checks against form-action.

@@ -23,6 +23,7 @@ import * as userFactors from './022-user-factors.ts';
 import * as pendingSignIns from './023-pending-sign-ins.ts';
 import * as passkeys from './024-passkeys.ts';
 import * as outbox from './027-outbox.ts';
+import * as passwordResets from './028-password-resets.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '023-pending-sign-ins': pendingSignIns,
   '024-passkeys': passkeys,
   '027-outbox': outbox,
+  '028-password-resets': passwordResets,
 };

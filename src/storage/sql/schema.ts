@@ -209,6 +209,7 @@ export interface Database {
   webauthn_user_handles: WebauthnUserHandlesTable;
   passkey_challenges: PasskeyChallengesTable;
   outbox: OutboxTable;
+  password_resets: PasswordResetsTable;
 }
 
 /** Users' second factors (migration 022): the TOTP columns are null for recovery codes. */
@@ -340,4 +341,13 @@ export interface OutboxTable {
   created_at: number;
   updated_at: number;
   delivered_at: number | null;
+}
+
+/** Password reset links (migration 028): the SHA-256 of the token, never the token. */
+export interface PasswordResetsTable {
+  token_hash: string;
+  user_id: string;
+  password_fingerprint: string;
+  created_at: number;
+  expires_at: number;
 }

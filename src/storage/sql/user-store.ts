@@ -128,6 +128,16 @@ export class SqlUserStore implements UserStore {
     return result.numUpdatedRows > 0n;
   }
 
+  async replacePasswordHash(id: string, expected: string | undefined, passwordHash: string, now: number): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('users')
+      .set({ password_hash: passwordHash, updated_at: now })
+      .where('id', '=', id)
+      .where((eb) => (expected === undefined ? eb('password_hash', 'is', null) : eb('password_hash', '=', expected)))
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
   async delete(id: string): Promise<boolean> {
     const result = await this.#db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
     return result.numDeletedRows > 0n;

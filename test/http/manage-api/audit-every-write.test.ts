@@ -74,6 +74,7 @@ const WRITES: Record<string, Entry> = {
   updateUser: { events: ['user.updated'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store)).id }, body: { given_name: 'Grace' } }) },
   deleteUser: { events: ['user.deleted'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store)).id } }) },
   setUserPassword: { events: ['user.password_changed'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store)).id }, body: { password: 'correct horse battery staple' } }) },
+  sendUserPasswordReset: { events: ['password_reset.sent'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store, { email: 'reset@example.com' })).id } }) },
   enableUser: { events: ['user.status_changed'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store, { status: 'disabled' })).id } }) },
   disableUser: { events: ['user.status_changed'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store)).id } }) },
 
@@ -198,7 +199,8 @@ for (const db of DATABASES) {
     let ctx: Context;
 
     before(async () => {
-      server = await startServer(db, { audit, clock });
+      // Mail on (a relay that is never reached: no sender runs), so that sending a reset link is a write that succeeds.
+      server = await startServer(db, { audit, clock, env: { GATEHOUSE_SMTP_URL: 'smtp://127.0.0.1:9', GATEHOUSE_SMTP_STARTTLS: 'off', GATEHOUSE_MAIL_FROM: 'sso@mail.example', GATEHOUSE_OUTBOX_INTERVAL: '0' } });
       tokens = await manageTokens(server);
       ctx = {
         server,

@@ -352,6 +352,9 @@ export const en = {
   redeliver: "Redeliver",
   confirmRedeliver: "Redeliver message {id}? It is sent again at the next attempt, with its attempts counted afresh.",
   done_redelivered: "The message is queued again.",
+  sendResetLink: 'Send a reset link',
+  confirmSendResetLink: 'Send “{name}” a link to choose a new password, to their e-mail address? Their password stays as it is until they use the link.',
+  done_resetSent: 'A reset link is on its way to the user’s e-mail address.',
 };
 
 export type ConsoleMessages = typeof en;

@@ -354,4 +354,7 @@ export const fi: ConsoleMessages = {
   redeliver: "Lähetä uudelleen",
   confirmRedeliver: "Lähetetäänkö viesti {id} uudelleen? Se lähetetään seuraavalla yrityksellä, ja yritykset lasketaan alusta.",
   done_redelivered: "Viesti on taas jonossa.",
+  sendResetLink: 'Lähetä salasanan vaihtolinkki',
+  confirmSendResetLink: 'Lähetetäänkö käyttäjälle ”{name}” hänen sähköpostiosoitteeseensa linkki uuden salasanan valitsemiseksi? Salasana pysyy ennallaan, kunnes hän käyttää linkkiä.',
+  done_resetSent: 'Salasanan vaihtolinkki on matkalla käyttäjän sähköpostiosoitteeseen.',
 };

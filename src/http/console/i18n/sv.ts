@@ -354,4 +354,7 @@ export const sv: ConsoleMessages = {
   redeliver: "Skicka på nytt",
   confirmRedeliver: "Skicka meddelande {id} på nytt? Det skickas vid nästa försök, och försöken räknas från början.",
   done_redelivered: "Meddelandet står i kö igen.",
+  sendResetLink: 'Skicka en återställningslänk',
+  confirmSendResetLink: 'Skicka en länk till ”{name}” för att välja ett nytt lösenord, till hens e-postadress? Lösenordet förblir oförändrat tills hen använder länken.',
+  done_resetSent: 'En återställningslänk är på väg till användarens e-postadress.',
 };

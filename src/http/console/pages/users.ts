@@ -108,6 +108,8 @@ export const userPages: ConsolePage[] = [
         updated: formatTime(call.locale, user.updated_at),
         groups: (user.groups ?? []).map((name) => ({ name, href: `${CONSOLE_PATH}/groups/${segment(name)}` })),
         groupQuery,
+        // "Send a reset link" (docs/password-reset.md): only while mail is on, for an enabled user with an address.
+        mailOn: call.deps.config.smtpUrl !== undefined,
         groupsSearched: groups !== undefined,
         groupsMore: groups?.status === 200 && typeof (groups.body as Page<unknown>).next_cursor === 'string',
         otherGroups: items(groups)
@@ -194,6 +196,17 @@ export const userPages: ConsolePage[] = [
     async run(call) {
       await call.api.send('POST', `${userPath(call.params.id ?? '')}/disable`);
       return call.redirect(userPath(call.params.id ?? ''), 'disabled');
+    },
+  }),
+  ...confirmedChange({
+    path: '/users/:id/password-reset',
+    section: SECTION,
+    question: aboutUser((t) => t.confirmSendResetLink),
+    submit: (t) => t.sendResetLink,
+    back: (call) => userPath(call.params.id ?? ''),
+    async run(call) {
+      await call.api.send('POST', `${userPath(call.params.id ?? '')}/password-reset`, { locale: call.locale });
+      return call.redirect(userPath(call.params.id ?? ''), 'resetSent');
     },
   }),
   ...confirmedChange({

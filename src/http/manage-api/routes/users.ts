@@ -216,6 +216,31 @@ export const userRoutes: ManageRoute[] = [
       return { status: 204 };
     },
   },
+  {
+    method: 'POST',
+    path: '/users/:id/password-reset',
+    operationId: 'sendUserPasswordReset',
+    summary: 'Send a user a password reset link',
+    description:
+      "Instead of setting a password: queues a mail to the user's e-mail address with a single-use link (GATEHOUSE_PASSWORD_RESET_LIFETIME) where the user chooses one (docs/password-reset.md). Nothing changes until the link is used. 409 while mail is off; 400 when the user has no e-mail address or is not enabled.",
+    tag: 'Users',
+    access: 'write',
+    params: idParams,
+    body: { type: 'object', additionalProperties: false, properties: { locale: { type: 'string', enum: ['en', 'fi', 'sv'], description: 'The mail\'s language (default en).' } } },
+    bodyOptional: true,
+    responses: {
+      202: {
+        description: 'The mail is queued in the outbox.',
+        schema: { type: 'object', required: ['message_id', 'to'], properties: { message_id: { type: 'string', description: 'The outbox message (GET /outbox/{id}).' }, to: { type: 'string' } } },
+      },
+    },
+    async handle(call) {
+      const user = await pathUser(call);
+      const { locale } = call.body as { locale?: string };
+      const sent = await call.deps.admin.users.sendPasswordReset(call.acting, user.id, { locale });
+      return { status: 202, body: { message_id: sent.messageId, to: sent.user.email } };
+    },
+  },
   ...(['enable', 'disable'] as const).map(
     (verb): ManageRoute => ({
       method: 'POST',
