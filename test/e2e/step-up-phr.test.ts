@@ -129,6 +129,44 @@ describe('step-up from a password session to phr with the virtual authenticator 
     assert.deepEqual(problems, []);
   });
 
+  test('a password-only session, then a passkey added on the account page, then phr: only the passkey; amr ["pwd","hwk","mfa"], acr phr', { timeout: 180_000 }, async () => {
+    const user = await createTestUser(server.gatehouse.store, { username: `e2e-pwd-phr-${Date.now()}`, password: PASSWORD });
+    const { context, page, problems } = await openWithAuthenticator(browser);
+    try {
+      // The password alone: the user has no factor yet.
+      await page.goto(urlOf({}));
+      await page.getByLabel('Username').fill(user.username);
+      await page.getByLabel('Password').fill(PASSWORD);
+      await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
+      const [amr, acr, authTime] = await landed(page);
+      assert.deepEqual([amr, acr], [['pwd'], 'urn:e2e:pwd']);
+
+      // A passkey, added on the account page (its own sign-in where the page asks for one).
+      await page.goto(`${base}/uas/account/security`);
+      if ((await page.locator('input[name="password"]').count()) > 0) {
+        await page.getByLabel('Username').fill(user.username);
+        await page.getByLabel('Password').fill(PASSWORD);
+        await Promise.all([page.waitForURL(`${base}/uas/account/security`), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
+      }
+      await page.getByLabel('Name of the new passkey').fill('Laptop');
+      await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Add a passkey' }).click()]);
+      await page.getByText('The passkey was added.').waitFor();
+
+      // phr from the password session: the passkey step only, never the password again.
+      clock.advance(60_000);
+      await page.goto(urlOf({ acr_values: 'phr' }));
+      await page.getByRole('button', { name: 'Use a passkey' }).waitFor();
+      assert.deepEqual([await page.locator('input[name="password"]').count(), await page.locator('input[name="code"]').count()], [0, 0]);
+      await page.getByRole('button', { name: 'Use a passkey' }).click();
+      const [steppedAmr, steppedAcr, steppedAuthTime] = await landed(page);
+      assert.deepEqual([steppedAmr, steppedAcr], [['pwd', 'hwk', 'mfa'], 'phr']);
+      assert.ok(steppedAuthTime > authTime, 'the step-up is a new authentication (auth_time)');
+    } finally {
+      await context.close();
+    }
+    assert.deepEqual(problems, []);
+  });
+
   test('a user without a second factor at a client requiring phr creates a passkey after the password; at phrh a synced one is refused clearly, nothing issued; axe-clean', { timeout: 180_000 }, async () => {
     const { store } = server.gatehouse;
     const axe: Record<string, string[]> = {};
