@@ -73,7 +73,7 @@ async function refresh(deps: OAuthDeps, client: Client, body: RawParams, ip?: st
     const alreadyRead = found.clientPolicy === client.authorizationPolicy ? found.clientPolicySubject : undefined;
     if (!(await checkPolicyAccess(tx, client, user.id, alreadyRead))) throw new InvalidGrant('The authorization policy of this client no longer allows this user.', { detail: 'authorization policy refused' });
     // Its minimum_authentication too (issue 24): a policy raised since the sign-in gets no new tokens from a weaker one.
-    const required = await policyRequirement(tx, client);
+    const required = await policyRequirement(tx, client, alreadyRead);
     if (required !== undefined && !meets(required, token.amr ?? [])) throw new InvalidGrant('The authorization policy of this client now requires a stronger sign-in; sign in again.', { detail: 'minimum_authentication not met' });
     const rotate = isPublicClient(client) || client.rotateRefreshTokens;
     // The unit runs as if alone, so nothing rotates the token between the read above and this

@@ -182,8 +182,14 @@ function parsedDocument(name: string, stored: { version: number; document: strin
  * PolicyDocument.minimumAuthentication), read as stored now. A client whose policy is missing or
  * no longer parses gets none here: its access check refuses everyone anyway.
  */
-export async function policyRequirement(reader: { policies: Pick<PolicyStore, 'get'> }, client: Pick<Client, 'authorizationPolicy'>): Promise<PolicyRequirement | undefined> {
+export async function policyRequirement(
+  reader: { policies: Pick<PolicyStore, 'get'> },
+  client: Pick<Client, 'authorizationPolicy'>,
+  alreadyRead?: PolicySubject,
+): Promise<PolicyRequirement | undefined> {
   if (client.authorizationPolicy === undefined) return undefined;
+  // The document read with the token (the refresh grant's TokenStore.findWithUser): no statement of its own.
+  if (alreadyRead?.policy !== undefined) return parsedDocument(client.authorizationPolicy, alreadyRead.policy)?.minimumAuthentication;
   const policy = await reader.policies.get(client.authorizationPolicy).catch((error: unknown) => {
     // A stored document that no longer parses: as readPolicy, it fails closed at the access check.
     if (error instanceof PolicyDocumentError || error instanceof SyntaxError) return undefined;
