@@ -23,6 +23,7 @@ import { browse, CookieJar, createTestUser, formFields, loginThroughForm, submit
 import { enrolTotp, giveRecoveryCodes } from '../helpers/factors.ts';
 import { ensureManagementSetup, issueManageToken, manageCall } from '../helpers/manage.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
+import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.ts';
 import { accessToken, API_PASSWORD, API_USERNAME, call as identityCall } from './identity-api/helpers.ts';
 
 const PASSWORD = 'matrix password 1';
@@ -48,6 +49,8 @@ interface Rule {
 interface Ctx {
   server: RunningServer & { apiClientId: string };
   cliEnv: Record<string, string>;
+  /** The SMTP server the server and the CLI send to (mail is on: docs/mail.md). */
+  smtp: TestSmtpServer;
 }
 
 /**
@@ -121,6 +124,41 @@ function factorRenameRule(name: string, outcome: 'refused' | 'done'): Rule {
         manageStatus: 400,
       });
       assert.deepEqual((await store.factors.list(user.id)).map((f) => f.name), [expected === 'refused' ? 'phone' : name]);
+    },
+  };
+}
+
+/**
+ * An administrator sends a password reset link instead of setting a password (issue 25 item 2,
+ * docs/password-reset.md, "Administrators"): the same refusal everywhere for a user without an
+ * e-mail address, nothing queued; done alike otherwise — one live link for the user and one
+ * message to their address in the outbox, whichever front end asked.
+ */
+function sendResetRule(outcome: 'refused' | 'done'): Rule {
+  return {
+    name: `sending a password reset link ${outcome === 'refused' ? 'to a user without an e-mail address' : 'to a user with one'}: ${outcome} alike`,
+    row: {
+      cli: outcome,
+      'identity API': { na: "CustomerID's REST API, which the identity API reproduces, sets passwords but sends no reset links (docs/identity-api.md)" },
+      'management API': outcome,
+      console: outcome,
+    },
+    async attempt(ctx, via, expected) {
+      const admin = await anAdministrator(ctx);
+      const store = ctx.server.gatehouse.store;
+      const email = expected === 'done' ? `${randomUUID()}@example.com` : undefined;
+      const user = await createTestUser(store, { password: PASSWORD, ...(email ? { email } : {}) });
+      const resetMessages = async () => (await store.outbox.page({ limit: 1000 })).filter((m) => m.kind === 'mail.password_reset');
+      const before = (await resetMessages()).length;
+      await expectOutcome(ctx, via, expected, {
+        cli: ['user', 'send-reset', user.username],
+        manage: { method: 'POST', path: `/users/${user.id}/password-reset`, actor: admin, status: 202 },
+        console: { path: `/manage/users/${user.id}/password-reset`, actor: admin, from: `/manage/users/${user.id}` },
+        refusal: new RegExp(`^${user.username} has no e-mail address to send a reset link to$`),
+        manageStatus: 400,
+      });
+      const after = await resetMessages();
+      assert.deepEqual([after.length - before, after.filter((m) => m.destination === email).length], expected === 'done' ? [1, 1] : [0, 0]);
     },
   };
 }
@@ -218,6 +256,8 @@ const RULES: Rule[] = [
   },
   factorRenameRule('x'.repeat(65), 'refused'),
   factorRenameRule('Work phone', 'done'),
+  sendResetRule('refused'),
+  sendResetRule('done'),
   {
     name: 'organization cycles: moving an organization under its own sub-organization',
     row: { cli: 'refused', 'identity API': 'refused', 'management API': 'refused', console: 'refused' },
@@ -426,16 +466,19 @@ for (const db of DATABASES) {
     let database: TestDatabase;
     before(async () => {
       database = await db.create();
+      ctx.smtp = await startSmtpServer();
+      const mail = { GATEHOUSE_SMTP_URL: ctx.smtp.url, GATEHOUSE_SMTP_STARTTLS: 'off', GATEHOUSE_MAIL_FROM: 'gatehouse@example.com' };
       const apiClientId = `identity-api-${randomUUID()}`;
-      const server = await startServer(db, { database, env: { GATEHOUSE_API_USERNAME: API_USERNAME, GATEHOUSE_API_PASSWORD: API_PASSWORD, GATEHOUSE_API_CLIENT_ID: apiClientId } });
+      const server = await startServer(db, { database, env: { ...mail, GATEHOUSE_API_USERNAME: API_USERNAME, GATEHOUSE_API_PASSWORD: API_PASSWORD, GATEHOUSE_API_CLIENT_ID: apiClientId } });
       await addClient(server.gatehouse.store, { clientId: apiClientId, name: 'Identity API', grantTypes: [], redirectUris: [], refreshTokens: false, metadata: { resource_server: true } });
       ctx.server = Object.assign(server, { apiClientId });
       await ensureManagementSetup(server);
       await server.gatehouse.store.groups.insertIfAbsent({ id: randomUUID(), name: API_GROUP, description: undefined, createdAt: Date.now(), administrator: false });
-      ctx.cliEnv = { GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_ISSUER: server.issuer };
+      ctx.cliEnv = { ...mail, GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_ISSUER: server.issuer };
     });
     after(async () => {
       await ctx.server.close();
+      await ctx.smtp.stop();
       await database.drop();
     });
 
