@@ -30,6 +30,7 @@ export const CLAIMS_SUPPORTED = [
   'azp',
   'at_hash',
   'session_index',
+  'sid',
   'name',
   'given_name',
   'family_name',

@@ -9,6 +9,7 @@ import { toNumericDate } from '../lib/clock.ts';
 import { hashSecret } from '../lib/hash.ts';
 import { familyFingerprint, fingerprint } from '../observability/audit.ts';
 import { scopeClaims, wantsScopeClaimsInIdToken } from './claims.ts';
+import { sessionIdFor } from './sid.ts';
 import type { OAuthDeps } from './deps.ts';
 import { accessTokenForm, signAccessToken, type AccessTokenAuthentication, type AccessTokenContent } from './jwt-access-token.ts';
 import { policyClaims, readPolicy, type PolicyFacts, type PolicyReader } from './policy/evaluate.ts';
@@ -231,7 +232,7 @@ export async function withIdToken(deps: OAuthDeps, grant: GrantFacts, response: 
   return { ...response, id_token: await signIdToken(deps, grant, response.access_token, nonce, deps.clock.now()) };
 }
 
-/** OIDC Core §2 and §3.1.3.6, plus Ubisecure's session_index; signed with the client's id_token_signed_response_alg. */
+/** OIDC Core §2 and §3.1.3.6, the logout specs' sid, plus Ubisecure's session_index; signed with the client's id_token_signed_response_alg. */
 async function signIdToken(deps: OAuthDeps, grant: GrantFacts, accessToken: string, nonce: string | undefined, now: number): Promise<string> {
   const iat = toNumericDate(now);
   const alg = grant.client.idTokenSignedResponseAlg;
@@ -244,6 +245,8 @@ async function signIdToken(deps: OAuthDeps, grant: GrantFacts, accessToken: stri
     auth_time: toNumericDate(grant.authTime),
     amr: grant.amr,
     session_index: grant.sessionIndex,
+    // Front-Channel Logout 1.0 §3, Back-Channel Logout 1.0 §2.4: the RP keys its session by it.
+    sid: sessionIdFor(grant.sessionIndex, grant.client.clientId),
     azp: grant.client.clientId,
     at_hash: atHash(accessToken, alg),
     ...(nonce === undefined ? {} : { nonce }),

@@ -6,6 +6,8 @@
  * post-logout redirect happens only with a valid hint, to a URI registered, exactly, for the
  * client the request identifies (§3).
  */
+import { timingSafeEqual } from 'node:crypto';
+import type { SsoSession } from '../domain/session.ts';
 import { fingerprint } from '../observability/audit.ts';
 import type { OAuthDeps } from './deps.ts';
 import { InvalidRequest } from './errors.ts';
@@ -13,6 +15,7 @@ import { verifyIdTokenHint, type IdTokenHint } from './id-token-hint.ts';
 import { isLookupKey } from './lookup-key.ts';
 import { param, rejectRepeated, type RawParams } from './params.ts';
 import { endSession, findSession } from './sessions.ts';
+import { sessionIdFor } from './sid.ts';
 
 const LOGOUT_PARAMS = ['id_token_hint', 'client_id', 'post_logout_redirect_uri', 'state', 'ui_locales', 'logout_hint'] as const;
 const MAX_LENGTH = 2048;
@@ -23,6 +26,12 @@ export interface LogoutRequest {
   hint: IdTokenHint | undefined;
   /** The validated post-logout redirect and the state to append; undefined: show the signed-out page. */
   redirect: { uri: string; state: string | undefined } | undefined;
+  /**
+   * Without an id_token_hint: the registered redirect asked for (followed only when `sid` proves
+   * the relying party, below), and the client_id and `logout_hint` that may name the browser's
+   * session by its `sid` (LO2).
+   */
+  unvouched: { redirect: { uri: string; state: string | undefined } | undefined; clientId: string | undefined; logoutHint: string | undefined } | undefined;
 }
 
 export interface LogoutResult {
@@ -55,14 +64,16 @@ export async function validateLogout(deps: OAuthDeps, raw: RawParams): Promise<L
   const clientIdParam = param(raw, 'client_id');
   const uri = param(raw, 'post_logout_redirect_uri');
   const state = param(raw, 'state');
-  if ((token?.length ?? 0) > MAX_HINT_LENGTH || [clientIdParam, uri, state].some((v) => (v?.length ?? 0) > MAX_LENGTH)) throw new InvalidRequest('A logout parameter is too long.');
+  const logoutHint = param(raw, 'logout_hint');
+  if ((token?.length ?? 0) > MAX_HINT_LENGTH || [clientIdParam, uri, state, logoutHint].some((v) => (v?.length ?? 0) > MAX_LENGTH)) throw new InvalidRequest('A logout parameter is too long.');
 
   const hint = token === undefined ? undefined : await verifyIdTokenHint(deps, token);
   // §2: with both present, the client_id must be the one the ID token was issued to.
   if (hint && clientIdParam !== undefined && !hint.audiences.includes(clientIdParam) && hint.clientId !== clientIdParam) {
     throw new InvalidRequest('The client_id does not match the id_token_hint.');
   }
-  if (uri === undefined) return { hint, redirect: undefined };
+  const unvouched = (redirect: LogoutRequest['redirect']) => (hint === undefined ? { redirect, clientId: clientIdParam, logoutHint } : undefined);
+  if (uri === undefined) return { hint, redirect: undefined, unvouched: unvouched(undefined) };
   // Checked even without a hint (a bad value is an error), but honoured only with one (§3: without
   // an id_token_hint the OP MUST NOT redirect unless it has other means to confirm the target).
 
@@ -72,7 +83,23 @@ export async function validateLogout(deps: OAuthDeps, raw: RawParams): Promise<L
   if (!client?.active || DANGEROUS_SCHEME.test(uri) || uri.includes('#') || !client.postLogoutRedirectUris.includes(uri)) {
     throw new InvalidRequest('The post_logout_redirect_uri is not registered for this client.');
   }
-  return { hint, redirect: hint === undefined ? undefined : { uri, state } };
+  return { hint, redirect: hint === undefined ? undefined : { uri, state }, unvouched: unvouched({ uri, state }) };
+}
+
+/**
+ * Whether a request without an id_token_hint names the browser's session by the `sid` its client
+ * was given (LO2): `logout_hint` (RP-Initiated Logout 1.0 §2 leaves its meaning to the OP and
+ * names a session identifier as one) equal to the session's sid at `client_id`. Only a relying
+ * party that received an ID token in this session knows it, so it vouches for the request as a
+ * hint does: no question, and the registered redirect is followed (§3: "other means of confirming
+ * the legitimacy of the post-logout redirection target").
+ */
+function namesSessionBySid(request: LogoutRequest, session: SsoSession): boolean {
+  const { clientId, logoutHint } = request.unvouched ?? {};
+  if (clientId === undefined || logoutHint === undefined) return false;
+  const expected = Buffer.from(sessionIdFor(session.sessionIndex, clientId));
+  const given = Buffer.from(logoutHint);
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 /**
@@ -80,19 +107,21 @@ export async function validateLogout(deps: OAuthDeps, raw: RawParams): Promise<L
  * session must belong to the hint's `sub`; its session_index may differ (the user logged in again
  * since), and then the browser's current session is the one ended. A session of another user is
  * left alone: a relying party cannot log out someone it did not name. Without a hint a live
- * session is ended only when the user confirmed (`options.confirmed`); otherwise the answer is
- * `confirm` and nothing changes.
+ * session is ended only when the user confirmed (`options.confirmed`) or the request names it by
+ * its `sid` (namesSessionBySid); otherwise the answer is `confirm` and nothing changes.
  */
 export async function logout(deps: OAuthDeps, raw: RawParams, sessionCookie: string | undefined, options: LogoutOptions): Promise<LogoutResult | LogoutConfirmation> {
   const request = await validateLogout(deps, raw);
   const session = await findSession(deps, sessionCookie);
-  if (session && request.hint === undefined && !options.confirmed) return { type: 'confirm' };
+  const bySid = session !== undefined && request.hint === undefined && namesSessionBySid(request, session);
+  if (session && request.hint === undefined && !bySid && !options.confirmed) return { type: 'confirm' };
   if (session && request.hint !== undefined && request.hint.sub !== session.userId) {
     return { type: 'done', clearCookie: false, ended: false, redirect: request.redirect };
   }
   if (session) {
     const revoked = await endSession(deps, session);
-    deps.audit.emit({ event: 'logout', userId: session.userId, session: fingerprint(session.sessionIndex), revoked, clientId: request.hint?.clientId, ip: options.ip });
+    deps.audit.emit({ event: 'logout', userId: session.userId, session: fingerprint(session.sessionIndex), revoked, clientId: request.hint?.clientId ?? (bySid ? request.unvouched?.clientId : undefined), ip: options.ip });
   }
-  return { type: 'done', clearCookie: sessionCookie !== undefined, ended: session !== undefined, redirect: request.redirect };
+  const redirect = bySid ? request.unvouched?.redirect : request.redirect;
+  return { type: 'done', clearCookie: sessionCookie !== undefined, ended: session !== undefined, redirect };
 }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { sessionIdFor } from '../../src/oauth/sid.ts';
 import { after, before, describe, test } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { atHash } from '../../src/oauth/issue-tokens.ts';
@@ -44,6 +45,7 @@ for (const db of DATABASES) {
       assert.equal(payload.auth_time, Math.floor(row.authTime / 1000));
       assert.deepEqual(payload.amr, ['pwd']);
       assert.equal(payload.session_index, row.sessionIndex);
+      assert.equal(payload.sid, sessionIdFor(row.sessionIndex, client.clientId), 'the logout specs\' sid (test/http/sid.test.ts)');
       assert.equal(payload.at_hash, atHash(body.access_token as string, 'RS256'));
       assert.equal(payload.acr, undefined, 'no acr unless one is configured');
       assert.equal(payload.email, undefined, 'scope claims belong in UserInfo (IDT-12)');
