@@ -28,6 +28,7 @@ import { Metrics, metricsServer, processExposition, SESSION_COUNT_LIMIT } from '
 import type { Server } from 'node:http';
 import { ConflictError, type Store } from './storage/ports.ts';
 import { hostname } from 'node:os';
+import { backchannelLogoutTransport } from './adapters/backchannel-logout.ts';
 import { smtpTransport } from './adapters/smtp.ts';
 import { mailComposer } from './adapters/mail/render.ts';
 import type { MailService } from './oauth/outbox/mail.ts';
@@ -112,12 +113,16 @@ export interface Outbox {
  * GATEHOUSE_SMTP_URL is set), and the mail service of the use cases: for the server and for the
  * CLI's `gatehouse mail test`, which sends its own message.
  */
-export function outboxFor(config: Config, store: Store, deps: Pick<OutboxSenderDeps, 'clock' | 'random' | 'audit' | 'observe' | 'log'> & { theme: Theme | undefined }): Outbox {
+export function outboxFor(config: Config, store: Store, deps: Pick<OutboxSenderDeps, 'clock' | 'random' | 'audit' | 'observe' | 'log'> & { theme: Theme | undefined; keyRing?: KeyRing | undefined }): Outbox {
   const smtp = config.smtpUrl !== undefined && config.mailFrom !== undefined ? smtpTransport({ ...config, smtpUrl: config.smtpUrl, mailFrom: config.mailFrom }) : undefined;
+  // Logout tokens need no settings but the key ring: every server sends them (the CLI, which has none here, does not).
+  const outbound = { allowLoopback: config.outboundLoopback, allowPrivate: config.outboundPrivate, timeoutMs: config.outboundTimeout * 1000 };
+  const logoutTokens = deps.keyRing && backchannelLogoutTransport({ issuer: config.issuer, clients: store.clients, keyRing: deps.keyRing, clock: deps.clock, outbound });
+  const { keyRing: _keyRing, ...senderDeps } = deps;
   const sender = new OutboxSender({
     outbox: store.outbox,
-    ...deps,
-    transports: smtp ? [smtp] : [],
+    ...senderDeps,
+    transports: [...(smtp ? [smtp] : []), ...(logoutTokens ? [logoutTokens] : [])],
     policy: retryPolicy(config.outboxMaxAttempts),
     // Longer than the slowest send: every SMTP timeout in a row, with room to spare.
     leaseMs: Math.max(300_000, 10 * config.smtpTimeout * 1000),
@@ -195,6 +200,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     const clientAuth: ClientAuthDeps = { clock, issuer: config.issuer, jwks, assertions: store.assertions, keyEncryptionKey: config.keyEncryptionKey };
     const outboxLog: { to?: OutboxSenderDeps['log'] } = {};
     const outbox = outboxFor(config, store, {
+      keyRing,
       clock,
       random,
       audit,

@@ -653,7 +653,7 @@ export const settings = {
     env: 'GATEHOUSE_OUTBOX_INTERVAL',
     type: 'seconds',
     default: '5',
-    doc: 'How often this process looks for messages due in the outbox (mail) and sends them. Every instance may: each message is sent by one at a time (docs/mail.md, "The outbox"). 0: this process sends nothing (another does).',
+    doc: 'How often this process looks for messages due in the outbox (mail, back-channel logout tokens) and sends them. Every instance may: each message is sent by one at a time (docs/mail.md, "The outbox"). 0: this process sends nothing (another does).',
     parse: integer(0, 3600),
   }),
   outboxMaxAttempts: setting({
@@ -662,6 +662,27 @@ export const settings = {
     default: '12',
     doc: 'Attempts at a message whose failures are temporary (4xx replies, the server unreachable, timeouts) before it is dead: retried after 30 s, then twice as long each time up to an hour (with jitter), so 12 attempts span about 5 hours. A permanent refusal (5xx) is dead after 3 attempts. An administrator can redeliver a dead message.',
     parse: integer(1, 100),
+  }),
+  outboundLoopback: setting({
+    env: 'GATEHOUSE_OUTBOUND_LOOPBACK',
+    type: 'boolean',
+    default: 'off',
+    doc: 'Whether gatehouse may POST back-channel logout tokens to a loopback address (127.0.0.0/8, ::1), over http or https: for development and tests on one machine. `off`: such URLs are refused at each delivery (docs/logout.md, "Where gatehouse may POST").',
+    parse: boolean,
+  }),
+  outboundPrivate: setting({
+    env: 'GATEHOUSE_OUTBOUND_PRIVATE',
+    type: 'boolean',
+    default: 'off',
+    doc: 'Whether gatehouse may POST back-channel logout tokens to addresses that are not public (private networks such as 10.0.0.0/8 and fc00::/7, link-local, shared and reserved ranges), checked against the address the receiver\'s name resolves to at each delivery. `off`: only public addresses, so a registered URL cannot reach into the network gatehouse runs in.',
+    parse: boolean,
+  }),
+  outboundTimeout: setting({
+    env: 'GATEHOUSE_OUTBOUND_TIMEOUT',
+    type: 'seconds',
+    default: '5',
+    doc: 'The longest one POST to a relying party (a back-channel logout token) may take, connection to answer; then the attempt fails and is retried later with back-off (GATEHOUSE_OUTBOX_MAX_ATTEMPTS).',
+    parse: integer(1, 60),
   }),
   // Only the folder: the theme is loaded where it is used (configuredTheme in
   // src/http/interaction/theme.ts, at start-up and by `gatehouse theme check`).

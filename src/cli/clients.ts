@@ -43,6 +43,8 @@ interface MetadataFlags {
   authorizationPolicy?: string;
   defaultAcrValue?: string[];
   defaultMaxAge?: string;
+  backchannelLogoutUri?: string;
+  backchannelLogoutSessionRequired?: boolean;
 }
 
 interface JsonFlag {
@@ -100,6 +102,8 @@ function withMetadataOptions(command: Command, clientAuth: ClientAuthSetup | und
     // Levels of authentication (docs/authorization.md): OIDC Registration §2 defaults a request can override.
     .option('--default-acr-value <acr>', 'an acr value asked for when a request names none (repeatable, in order of preference; default_acr_values)', collect)
     .option('--default-max-age <seconds>', 'the max_age of a request that sends none: an older sign-in is asked for again (default_max_age)')
+    .option('--backchannel-logout-uri <uri>', 'where gatehouse POSTs a logout token when a session this client got tokens in ends (backchannel_logout_uri; docs/logout.md); "" removes it')
+    .option('--backchannel-logout-session-required', 'the client needs sid in its logout tokens (backchannel_logout_session_required)')
     .option('--json', 'print JSON only');
 }
 
@@ -134,6 +138,8 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   if (flags.accessTokenSignedResponseAlg !== undefined) doc.access_token_signed_response_alg = flags.accessTokenSignedResponseAlg;
   if (flags.defaultAcrValue) doc.default_acr_values = flags.defaultAcrValue;
   if (flags.defaultMaxAge !== undefined) doc.default_max_age = wholeNumber(flags.defaultMaxAge, '--default-max-age');
+  if (flags.backchannelLogoutUri !== undefined) doc.backchannel_logout_uri = flags.backchannelLogoutUri === '' ? null : flags.backchannelLogoutUri;
+  if (flags.backchannelLogoutSessionRequired !== undefined) doc.backchannel_logout_session_required = flags.backchannelLogoutSessionRequired;
   // "" removes the policy (null: the key's default, none).
   if (flags.authorizationPolicy !== undefined) doc.authorization_policy = flags.authorizationPolicy === '' ? null : flags.authorizationPolicy;
   return doc;

@@ -9,6 +9,7 @@ import { isUuid } from '../lib/uuid.ts';
 import { ConflictError, MissingReferenceError, type GroupStore, type OrganizationStore, type Store, type StoreTransaction, type UserQuery, type UserStore } from '../storage/ports.ts';
 import { keepAnAdministrator, requireReachOfGroup, requireReachOfUser, type Authority } from './administrators.ts';
 import { IdentityError } from './errors.ts';
+import { queueLogoutTokens } from './logout-notices.ts';
 import { hashPassword } from './passwords.ts';
 import { optionalText, requiredText } from './text.ts';
 
@@ -166,7 +167,7 @@ export async function setPassword(deps: UserAccessDeps, idOrUsername: string, pa
  * (checkedPassword) and the same argon2id hashing (hashCheckedPassword) as every other way of setting one.
  * Returns how many sessions ended, or undefined when the password had changed.
  */
-export async function replacePassword(tx: Pick<StoreTransaction, 'users' | 'sessions' | 'codes' | 'tokens'>, userId: string, expected: string | undefined, passwordHash: string, now: number): Promise<number | undefined> {
+export async function replacePassword(tx: Pick<StoreTransaction, 'users' | 'sessions' | 'codes' | 'tokens' | 'sessionClients' | 'clients' | 'outbox'>, userId: string, expected: string | undefined, passwordHash: string, now: number): Promise<number | undefined> {
   if (!(await tx.users.replacePasswordHash(userId, expected, passwordHash, now))) return undefined;
   return endUserSessions(tx, userId, now);
 }
@@ -217,9 +218,11 @@ export async function deleteUser(deps: UserAccessDeps, idOrUsername: string, aut
  * user would otherwise bring back. Returns how many sessions ended. Runs inside the caller's unit
  * of work, with the change that calls for it.
  */
-export async function endUserSessions(tx: Pick<StoreTransaction, 'sessions' | 'codes' | 'tokens'>, userId: string, now: number): Promise<number> {
+export async function endUserSessions(tx: Pick<StoreTransaction, 'sessions' | 'codes' | 'tokens' | 'sessionClients' | 'clients' | 'outbox'>, userId: string, now: number): Promise<number> {
   const sessionIndexes = await tx.sessions.endAllOfUser(userId);
   for (const sessionIndex of sessionIndexes) await tx.codes.consumeBySession(sessionIndex, now);
+  // Back-Channel Logout 1.0: the relying parties of every session ended are told (src/oauth/backchannel-logout.ts).
+  await queueLogoutTokens(tx, userId, sessionIndexes, now);
   await tx.tokens.revokeByUser(userId, now);
   return sessionIndexes.length;
 }

@@ -58,7 +58,7 @@ export const OUTBOX_DEAD_RETENTION_MS = 30 * 24 * 60 * 60_000;
 export const DEFAULT_MAX_BATCHES = 100;
 
 export interface CleanupDeps {
-  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges' | 'outbox' | 'passwordResets'>>;
+  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges' | 'outbox' | 'passwordResets' | 'sessionClients'>>;
   clock: Clock;
   /** How long stored audit events are kept (ms; GATEHOUSE_AUDIT_RETENTION); 0 or absent: for ever. */
   auditRetentionMs?: number;
@@ -92,6 +92,8 @@ export interface CleanupReport {
   outbox: number;
   /** Password reset links that expired unused (docs/password-reset.md). */
   passwordResets: number;
+  /** Relying parties remembered for sessions that are gone (back-channel logout, decisions LO3). */
+  sessionClients: number;
   /** true when some table hit `maxBatches`: the next pass continues there. */
   more: boolean;
   ms: number;
@@ -168,7 +170,10 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
   // Expired reset links (take and find refuse them): deleted at once.
   const passwordResets = store.passwordResets ? await drain(() => store.passwordResets!.deleteExpired(now, batchSize)) : 0;
 
-  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, outbox, passwordResets, more, ms: Date.now() - started };
+  // Sessions cleaned up above leave their relying parties' rows: nobody will end those sessions now.
+  const sessionClients = store.sessionClients ? await drain(() => store.sessionClients!.deleteOrphans(batchSize)) : 0;
+
+  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, outbox, passwordResets, sessionClients, more, ms: Date.now() - started };
 }
 
 /** Every row one pass deleted, over all tables. */

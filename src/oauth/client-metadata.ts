@@ -129,6 +129,8 @@ export function parseClientMetadata(document: unknown): ClientSettings {
   clientKeys(doc, tokenEndpointAuthMethod);
   if (doc.aud !== undefined) doc.aud = audienceList(doc.aud);
   if (doc.logo_uri !== undefined) logoUri(doc.logo_uri);
+  if (doc.backchannel_logout_uri !== undefined) backchannelLogoutUri(doc.backchannel_logout_uri);
+  optionalBoolean(doc, 'backchannel_logout_session_required');
   oneOf(doc, 'access_token_format', ACCESS_TOKEN_FORMATS);
   signingAlg(doc, 'access_token_signed_response_alg');
   // Both describe the access tokens a resource server receives (RFC 9068, decision JA1): on any
@@ -208,6 +210,15 @@ function languageTag(field: string, tag: string): void {
  * src/http/plugins/security-headers.ts), so an IPv6 literal is refused.
  */
 function logoUri(value: unknown, field = 'logo_uri'): void {
+  const url = absoluteUrl(value, field);
+  if (!/^[a-z0-9.-]+(:[0-9]+)?$/.test(url.host)) throw new InvalidClientMetadata(field, 'must name its host by a DNS name or an IPv4 address');
+  if (url.protocol === 'https:') return;
+  if (url.protocol === 'http:' && (url.hostname === '127.0.0.1' || url.hostname === 'localhost')) return;
+  throw new InvalidClientMetadata(field, 'must be an https URL (http only on a loopback host)');
+}
+
+/** A URL-valued metadata key's common rules: a string of printable ASCII, an absolute URL, no credentials, no fragment. */
+function absoluteUrl(value: unknown, field: string): URL {
   const refuse = (why: string) => new InvalidClientMetadata(field, why);
   if (typeof value !== 'string' || value === '') throw refuse('must be a URL string');
   if (value.length > 2048 || /[^\x21-\x7e]/.test(value)) throw refuse('must be printable ASCII, at most 2048 characters');
@@ -219,10 +230,19 @@ function logoUri(value: unknown, field = 'logo_uri'): void {
   }
   if (url.username !== '' || url.password !== '') throw refuse('must not contain user information');
   if (value.includes('#')) throw refuse('must not contain a fragment');
-  if (!/^[a-z0-9.-]+(:[0-9]+)?$/.test(url.host)) throw refuse('must name its host by a DNS name or an IPv4 address');
-  if (url.protocol === 'https:') return;
-  if (url.protocol === 'http:' && (url.hostname === '127.0.0.1' || url.hostname === 'localhost')) return;
-  throw refuse('must be an https URL (http only on a loopback host)');
+  return url;
+}
+
+/**
+ * `backchannel_logout_uri` (Back-Channel Logout 1.0 §2.2): an absolute URL, https (http only on a
+ * loopback host, for development: whether gatehouse may POST there is GATEHOUSE_OUTBOUND_LOOPBACK,
+ * checked at each delivery with the address it resolves to, decisions LO5); it "MAY contain port,
+ * path, and query parameter components" and "MUST NOT contain a fragment"; no credentials.
+ */
+function backchannelLogoutUri(value: unknown): void {
+  const url = absoluteUrl(value, 'backchannel_logout_uri');
+  if (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname))) return;
+  throw new InvalidClientMetadata('backchannel_logout_uri', 'must be an https URL (http only on a loopback host)');
 }
 
 function grantTypes(value: unknown): GrantType[] {

@@ -109,6 +109,8 @@ export function discoveryDocument({ issuer, acrValues = [], registration = false
     request_uri_parameter_supported: false,
     authorization_response_iss_parameter_supported: true,
     frontchannel_logout_supported: false,
-    backchannel_logout_supported: false,
+    // Back-Channel Logout 1.0 §2.1: logout tokens carry sid whenever a session ended (LO1), so both are true.
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
   };
 }

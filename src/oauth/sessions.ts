@@ -3,6 +3,7 @@
  * SHA-256 (`idHash`), so a leaked database cannot be replayed as cookies (DESIGN.md, principle 4).
  */
 import type { SsoSession } from '../domain/session.ts';
+import { queueLogoutTokens } from '../identity/logout-notices.ts';
 import { hashSecret } from '../lib/hash.ts';
 import type { SessionPageKey, StoreTransaction } from '../storage/ports.ts';
 import type { OAuthDeps } from './deps.ts';
@@ -104,9 +105,13 @@ export async function endSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, sessi
   });
 }
 
-/** Inside the unit of work that ends `session`: spends its unredeemed codes and revokes its tokens; how many tokens. */
-async function cutOff(tx: Pick<StoreTransaction, 'codes' | 'tokens'>, session: SsoSession, now: number): Promise<number> {
+/**
+ * Inside the unit of work that ends `session`: spends its unredeemed codes, revokes its tokens and
+ * queues the logout tokens of its relying parties (backchannel-logout.ts); how many tokens revoked.
+ */
+async function cutOff(tx: Pick<StoreTransaction, 'codes' | 'tokens' | 'sessionClients' | 'clients' | 'outbox'>, session: SsoSession, now: number): Promise<number> {
   await tx.codes.consumeBySession(session.sessionIndex, now);
+  await queueLogoutTokens(tx, session.userId, [session.sessionIndex], now);
   return tx.tokens.revokeBySession(session, now);
 }
 

@@ -843,6 +843,31 @@ export interface PasswordResetStore {
   deleteExpired(now: number, limit: number): Promise<number>;
 }
 
+/** A relying party that received tokens in an SSO session (Back-Channel Logout 1.0 §2.3; decisions LO3). */
+export interface SessionClient {
+  sessionIndex: string;
+  clientId: string;
+  /** The sid in the ID tokens the client received (src/oauth/sid.ts), which its logout token names. */
+  sid: string;
+}
+
+/**
+ * The relying parties of each SSO session that a logout must tell (migration 034). Race rules:
+ * `record` writes only while the session exists (one conditional INSERT … SELECT), so a session
+ * ended meanwhile gets no row; `takeOfSessions` deletes and returns in one statement, so of two
+ * units of work ending one session only one queues its logout tokens.
+ */
+export interface SessionClientStore {
+  /** Remembers that `clientId` received tokens in the live session `sessionIndex` (nothing when it is gone or already remembered). */
+  record(entry: SessionClient, now: number): Promise<void>;
+  /** Deletes and returns the rows of these sessions. */
+  takeOfSessions(sessionIndexes: readonly string[]): Promise<SessionClient[]>;
+  /** Moves the rows of session `from` to session `to` (a sign-in that replaced the session, LO4), keeping their sid; how many. */
+  move(from: string, to: string): Promise<number>;
+  /** Deletes up to `limit` rows whose session no longer exists; how many (the cleanup job). */
+  deleteOrphans(limit: number): Promise<number>;
+}
+
 export interface StoreTransaction {
   clients: ClientStore;
   users: UserStore;
@@ -864,6 +889,7 @@ export interface StoreTransaction {
   passkeyChallenges: PasskeyChallengeStore;
   outbox: OutboxStore;
   passwordResets: PasswordResetStore;
+  sessionClients: SessionClientStore;
 }
 
 export interface Store extends StoreTransaction {

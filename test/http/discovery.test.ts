@@ -154,7 +154,8 @@ function expectedMetadata(server: RunningServer, { keyEncryptionKey }: { keyEncr
     request_uri_parameter_supported: false,
     authorization_response_iss_parameter_supported: true,
     frontchannel_logout_supported: false,
-    backchannel_logout_supported: false,
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
   };
 }
 

@@ -305,6 +305,11 @@ for (const db of DATABASES) {
         [{ client_name: 42 }, 'client_name', 'invalid_client_metadata'],
         [{ grant_types: ['implicit'] }, 'grant_types', 'invalid_client_metadata'],
         [{ frontchannel_logout_uri: 'https://app.example.com/logout' }, 'frontchannel_logout_uri', 'invalid_client_metadata'],
+        // Back-Channel Logout 1.0 §2.2: absolute, no fragment; https (http on loopback only, LO5).
+        [{ backchannel_logout_uri: 'https://app.example.com/logout#x' }, 'backchannel_logout_uri', 'invalid_client_metadata'],
+        [{ backchannel_logout_uri: 'http://app.example.com/logout' }, 'backchannel_logout_uri', 'invalid_client_metadata'],
+        [{ backchannel_logout_uri: '/logout' }, 'backchannel_logout_uri', 'invalid_client_metadata'],
+        [{ backchannel_logout_session_required: 'yes' }, 'backchannel_logout_session_required', 'invalid_client_metadata'],
         [{ id_token_encrypted_response_alg: 'RSA-OAEP' }, 'id_token_encrypted_response_alg', 'invalid_client_metadata'],
         [{ subject_type: 'pairwise' }, 'subject_type', 'invalid_client_metadata'],
         [{ default_max_age: -1 }, 'default_max_age', 'invalid_client_metadata'],
@@ -321,6 +326,8 @@ for (const db of DATABASES) {
       }
       const levels = await send(endpoint(), { token: (await mint(1)).value, body: { ...WEB_APP, default_acr_values: ['urn:a', 'urn:b'], default_max_age: 300 } });
       assert.deepEqual([levels.status, levels.body.default_acr_values, levels.body.default_max_age], [201, ['urn:a', 'urn:b'], 300], 'OIDC Registration §2: registered and echoed (issue 24)');
+      const logout = await send(endpoint(), { token: (await mint(1)).value, body: { ...WEB_APP, backchannel_logout_uri: 'https://app.example.com/bcl?tenant=1', backchannel_logout_session_required: true } });
+      assert.deepEqual([logout.status, logout.body.backchannel_logout_uri, logout.body.backchannel_logout_session_required], [201, 'https://app.example.com/bcl?tenant=1', true], 'Back-Channel Logout §2.2: registered and echoed (issue 26)');
       const shorter = await send(endpoint(), { token: value, body: { ...WEB_APP, access_token_ttl: 600 } });
       assert.deepEqual([shorter.status, shorter.body.access_token_ttl], [201, 600], 'a shorter lifetime is the client\'s to ask');
       const statement = await send(endpoint(), { token: (await mint(1)).value, body: { ...WEB_APP, software_statement: 'eyJhbGciOiJub25lIn0.e30.' } });

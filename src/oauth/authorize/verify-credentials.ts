@@ -152,6 +152,9 @@ export async function startBrowserSession(deps: Pick<OAuthDeps, 'config' | 'stor
   // Without a request's own choice (the device and account pages), the strongest level the amr meets (levels.ts).
   const acr = signIn.acr ?? acrClaim(deps.config.levels, [], signIn.amr);
   const started = await createSession(deps, { userId: user.id, amr: [...signIn.amr], acr });
+  // The same user again in this browser (a step-up, a sign-in after max_age): the relying parties
+  // of the session replaced are told when this one ends, by the sid they know (LO4).
+  if (previous?.userId === user.id) await deps.store.sessionClients.move(previous.sessionIndex, started.session.sessionIndex);
   deps.audit.emit({ event: 'login.succeeded', userId: user.id, username: user.username, clientId, session: fingerprint(started.session.sessionIndex), ip });
   return started;
 }

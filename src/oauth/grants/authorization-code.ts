@@ -2,6 +2,7 @@ import { hashSecret } from '../../lib/hash.ts';
 import type { Client } from '../../domain/client.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import type { AuthorizationCode, CodeRefusal } from '../../domain/grant.ts';
+import { rememberLogoutReceiver } from '../backchannel-logout.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { InvalidGrant, OAuthError } from '../errors.ts';
 import { auditTokensIssued, finishTokens, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
@@ -79,6 +80,8 @@ async function redeemCode(deps: OAuthDeps, client: Client, body: RawParams, ip?:
       // The refresh token carries the whole grant (RFC 8707 §2.2): later refreshes may ask for any of its audiences.
       const minted = await mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? granted : undefined }, tx);
       await tx.tokens.insertMany(minted.rows);
+      // Back-Channel Logout 1.0 §2.3: the session's end will tell this client (LO3).
+      await rememberLogoutReceiver(tx, client, bound.sessionIndex, now);
       return { outcome: 'issued', grant, minted, nonce: bound.nonce };
     } catch (error) {
       // Refused after the code was consumed: commit, so the code stays spent, and say why.

@@ -1,6 +1,7 @@
 import type { Client } from '../../domain/client.ts';
 import type { DeviceAuthorization } from '../../domain/device-authorization.ts';
 import { hashSecret } from '../../lib/hash.ts';
+import { rememberLogoutReceiver } from '../backchannel-logout.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { AuthorizationPending, DeviceAccessDenied, ExpiredToken, InvalidGrant, OAuthError, PollingSlowDown } from '../errors.ts';
 import { auditTokensIssued, finishTokens, type GrantFacts, type MintedTokens, mintTokens, type TokenResponse, withIdToken } from '../issue-tokens.ts';
@@ -65,6 +66,7 @@ async function poll(deps: OAuthDeps, client: Client, body: RawParams, ip?: strin
       const grant: GrantFacts = { client, user, scope, sessionIndex: approval.sessionIndex, authTime: approval.authTime, amr: approval.amr, acr: approval.acr, codeHash: undefined, familyId: deviceCodeHash, policy };
       const minted = await mintTokens(deps, grant, { refreshScope: issuesRefreshTokens(client) ? granted : undefined }, tx);
       await tx.tokens.insertMany(minted.rows);
+      await rememberLogoutReceiver(tx, client, approval.sessionIndex, now);
       return { outcome: 'issued', grant, minted };
     } catch (error) {
       // Refused after the approval was redeemed (the user was disabled, an audience withdrawn): commit, so it stays spent.

@@ -210,6 +210,7 @@ export interface Database {
   passkey_challenges: PasskeyChallengesTable;
   outbox: OutboxTable;
   password_resets: PasswordResetsTable;
+  session_clients: SessionClientsTable;
 }
 
 /** Users' second factors (migration 022): the TOTP columns are null for recovery codes. */
@@ -350,4 +351,12 @@ export interface PasswordResetsTable {
   password_fingerprint: string;
   created_at: number;
   expires_at: number;
+}
+
+/** The relying parties an SSO session gave tokens to (migration 034; back-channel logout). */
+export interface SessionClientsTable {
+  session_index: string;
+  client_id: string;
+  sid: string;
+  created_at: number;
 }

@@ -15,6 +15,7 @@ import { SqlRegistrationStore } from './registration-store.ts';
 import { SqlAssertionStore } from './assertion-store.ts';
 import { SqlPasskeyChallengeStore } from './passkey-challenge-store.ts';
 import { SqlPendingSignInStore } from './pending-sign-in-store.ts';
+import { SqlSessionClientStore } from './session-client-store.ts';
 import { SqlPasswordResetStore } from './password-reset-store.ts';
 import { SqlOutboxStore } from './outbox-store.ts';
 import { SqlAuditStore } from './audit-store.ts';
@@ -108,5 +109,6 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     passkeyChallenges: new SqlPasskeyChallengeStore(db),
     outbox: new SqlOutboxStore(db, dialect),
     passwordResets: new SqlPasswordResetStore(db),
+    sessionClients: new SqlSessionClientStore(db),
   };
 }

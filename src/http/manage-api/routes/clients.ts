@@ -57,6 +57,9 @@ function metadataSchema(patch: boolean): JsonSchema {
       // Levels of authentication (docs/authorization.md): used when a request names no acr and sends no max_age.
       default_acr_values: stringList(patch),
       default_max_age: { type: t('integer'), minimum: 0 },
+      // Back-Channel Logout 1.0 §2.2 (docs/logout.md).
+      backchannel_logout_uri: { type: t('string'), maxLength: 2048 },
+      backchannel_logout_session_required: { type: t('boolean') },
     },
   };
 }
