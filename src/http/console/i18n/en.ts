@@ -355,6 +355,9 @@ export const en = {
   sendResetLink: 'Send a reset link',
   confirmSendResetLink: 'Send “{name}” a link to choose a new password, to their e-mail address? Their password stays as it is until they use the link.',
   done_resetSent: 'A reset link is on its way to the user’s e-mail address.',
+  backchannelLogoutUri: 'Back-channel logout URI',
+  backchannelLogoutUriHint: 'Where gatehouse POSTs a logout token when a session this client got tokens in ends (docs/logout.md): https, or http on a loopback host. Empty: none.',
+  backchannelLogoutSessionRequired: 'Needs sid in its logout tokens',
 };
 
 export type ConsoleMessages = typeof en;

@@ -357,4 +357,7 @@ export const fi: ConsoleMessages = {
   sendResetLink: 'Lähetä salasanan vaihtolinkki',
   confirmSendResetLink: 'Lähetetäänkö käyttäjälle ”{name}” hänen sähköpostiosoitteeseensa linkki uuden salasanan valitsemiseksi? Salasana pysyy ennallaan, kunnes hän käyttää linkkiä.',
   done_resetSent: 'Salasanan vaihtolinkki on matkalla käyttäjän sähköpostiosoitteeseen.',
+  backchannelLogoutUri: 'Taustakanavan uloskirjautumisen URI',
+  backchannelLogoutUriHint: 'Osoite, johon gatehouse lähettää uloskirjautumistunnisteen (POST), kun istunto, jossa tämä asiakas sai tunnisteita, päättyy (docs/logout.md): https tai paikallisella koneella http. Tyhjä: ei mitään.',
+  backchannelLogoutSessionRequired: 'Tarvitsee sid-arvon uloskirjautumistunnisteissa',
 };

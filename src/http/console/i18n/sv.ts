@@ -357,4 +357,7 @@ export const sv: ConsoleMessages = {
   sendResetLink: 'Skicka en återställningslänk',
   confirmSendResetLink: 'Skicka en länk till ”{name}” för att välja ett nytt lösenord, till hens e-postadress? Lösenordet förblir oförändrat tills hen använder länken.',
   done_resetSent: 'En återställningslänk är på väg till användarens e-postadress.',
+  backchannelLogoutUri: 'URI för utloggning via bakkanalen',
+  backchannelLogoutUriHint: 'Dit gatehouse skickar en utloggningstoken (POST) när en session där den här klienten fick token avslutas (docs/logout.md): https, eller http på en lokal värd. Tomt: ingen.',
+  backchannelLogoutSessionRequired: 'Behöver sid i sina utloggningstoken',
 };

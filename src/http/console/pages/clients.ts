@@ -28,6 +28,9 @@ interface ClientForm {
   client_name: string;
   redirect_uris: string;
   post_logout_redirect_uris: string;
+  /** Back-Channel Logout 1.0 §2.2 (docs/logout.md). */
+  backchannel_logout_uri: string;
+  backchannel_logout_session_required: boolean;
   grant_types: string[];
   refresh_tokens: boolean;
   token_endpoint_auth_method: string;
@@ -63,6 +66,8 @@ function formFromClient(client: ClientView | undefined): ClientForm {
     client_name: text(client?.client_name),
     redirect_uris: list(client?.redirect_uris),
     post_logout_redirect_uris: list(client?.post_logout_redirect_uris),
+    backchannel_logout_uri: text(client?.backchannel_logout_uri),
+    backchannel_logout_session_required: client?.backchannel_logout_session_required === true,
     grant_types: client === undefined ? defaults.grantTypes : Array.isArray(client.grant_types) ? (client.grant_types as string[]) : [],
     refresh_tokens: client === undefined ? defaults.refreshTokens : client.refresh_tokens === true,
     token_endpoint_auth_method: text(client?.token_endpoint_auth_method) || DEFAULT_AUTH_METHOD,
@@ -87,6 +92,8 @@ function formFromPost(form: Record<string, unknown>): ClientForm {
     client_name: field(form, 'client_name'),
     redirect_uris: field(form, 'redirect_uris'),
     post_logout_redirect_uris: field(form, 'post_logout_redirect_uris'),
+    backchannel_logout_uri: field(form, 'backchannel_logout_uri'),
+    backchannel_logout_session_required: field(form, 'backchannel_logout_session_required') === 'true',
     grant_types: fieldValues(form, 'grant_types'),
     refresh_tokens: field(form, 'refresh_tokens') === 'true',
     token_endpoint_auth_method: field(form, 'token_endpoint_auth_method'),
@@ -117,6 +124,8 @@ function documentOf(form: ClientForm, editing: boolean): Record<string, unknown>
     client_name: form.client_name.trim(),
     redirect_uris: lines(form.redirect_uris),
     post_logout_redirect_uris: lines(form.post_logout_redirect_uris),
+    backchannel_logout_uri: optional(form.backchannel_logout_uri),
+    backchannel_logout_session_required: form.backchannel_logout_session_required ? true : editing ? null : undefined,
     grant_types: form.grant_types,
     // Always sent: with grant_types given, an absent refresh_tokens would follow the list, not the box.
     refresh_tokens: form.refresh_tokens,
@@ -178,6 +187,8 @@ async function renderForm(call: PageCall, options: { title: string; action: stri
         ...NAME_LOCALES.map((l) => ({ name: `client_name#${l}`, label: fill(t.clientNameIn, { language: t[`language_${l}`] }), type: 'text', value: options.form.localized_names[l] ?? '', hint: t.clientNameInHint, errors: errors[`client_name#${l}`] })),
         { name: 'redirect_uris', label: t.redirectUris, type: 'textarea', value: options.form.redirect_uris, hint: t.oneUriPerLine, errors: errors.redirect_uris },
         { name: 'post_logout_redirect_uris', label: t.postLogoutRedirectUris, type: 'textarea', value: options.form.post_logout_redirect_uris, hint: t.oneUriPerLine, errors: errors.post_logout_redirect_uris },
+        { name: 'backchannel_logout_uri', label: t.backchannelLogoutUri, type: 'text', value: options.form.backchannel_logout_uri, hint: t.backchannelLogoutUriHint, errors: errors.backchannel_logout_uri },
+        { name: 'backchannel_logout_session_required', label: t.backchannelLogoutSessionRequired, type: 'checkbox', value: options.form.backchannel_logout_session_required, errors: errors.backchannel_logout_session_required },
         {
           name: 'token_endpoint_auth_method',
           label: t.authMethod,
@@ -281,6 +292,8 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 const SETTING_LABELS: Record<string, ConsoleMessageKey> = {
   redirect_uris: 'redirectUris',
   post_logout_redirect_uris: 'postLogoutRedirectUris',
+  backchannel_logout_uri: 'backchannelLogoutUri',
+  backchannel_logout_session_required: 'backchannelLogoutSessionRequired',
   grant_types: 'grantTypes',
   token_endpoint_auth_method: 'authMethod',
   code_challenge_method: 'setting_code_challenge_method',
