@@ -1,5 +1,5 @@
 /**
- * OpenID Connect Back-Channel Logout 1.0 (issue 26 item 2; docs/logout.md; decisions LO3–LO9):
+ * OpenID Connect Back-Channel and Front-Channel Logout 1.0 (issue 26; docs/logout.md; decisions LO3–LO10):
  * what the units of work that end sessions do for the relying parties. Every one of them — logout,
  * an administrator's end, a user disabled, locked or deleted, a new password — takes the rows of
  * the sessions it ended (src/oauth/backchannel-logout.ts wrote them at the code exchange, §2.3)
@@ -28,22 +28,38 @@ export function backchannelLogoutUri(client: Pick<Client, 'metadata'>): string |
   return typeof uri === 'string' ? uri : undefined;
 }
 
+/** The client's registered front-channel logout URI, if any (Front-Channel Logout 1.0 §2). */
+export function frontchannelLogoutUri(client: Pick<Client, 'metadata'>): string | undefined {
+  const uri = client.metadata.frontchannel_logout_uri;
+  return typeof uri === 'string' ? uri : undefined;
+}
+
+/** A relying party to tell through the browser (Front-Channel Logout 1.0 §3): its URI and the sid it knows. */
+export interface FrontChannelNotice {
+  clientId: string;
+  uri: string;
+  sid: string;
+}
+
 /**
  * Inside the unit of work that ended `sessions` (all of `userId`): queues a logout token for each
- * relying party remembered in them that still has a logout URI and is active. Returns how many.
- * Each message's id — the token's `jti` — and dedupe key come from (session, client, sid), so a
- * unit of work that runs twice (a retried serialization failure) queues each once (AM1).
+ * relying party remembered in them that still has a back-channel logout URI and is active, and
+ * returns those with a front-channel logout URI, which only a browser can reach (the logout page's
+ * iframes). Each message's id — the token's `jti` — and dedupe key come from (session, client,
+ * sid), so a unit of work that runs twice (a retried serialization failure) queues each once (AM1).
  */
-export async function queueLogoutTokens(tx: Pick<StoreTransaction, 'sessionClients' | 'clients' | 'outbox'>, userId: string, sessionIndexes: readonly string[], now: number): Promise<number> {
+export async function tellRelyingParties(tx: Pick<StoreTransaction, 'sessionClients' | 'clients' | 'outbox'>, userId: string, sessionIndexes: readonly string[], now: number): Promise<FrontChannelNotice[]> {
   const receivers = await tx.sessionClients.takeOfSessions(sessionIndexes);
-  let queued = 0;
+  const frontChannel: FrontChannelNotice[] = [];
   for (const receiver of receivers) {
     const client = await tx.clients.get(receiver.clientId);
-    const uri = client?.active ? backchannelLogoutUri(client) : undefined;
-    if (uri === undefined) continue;
-    if (await tx.outbox.enqueue(logoutMessage(receiver, userId, uri, now))) queued++;
+    if (!client?.active) continue;
+    const back = backchannelLogoutUri(client);
+    if (back !== undefined) await tx.outbox.enqueue(logoutMessage(receiver, userId, back, now));
+    const front = frontchannelLogoutUri(client);
+    if (front !== undefined) frontChannel.push({ clientId: client.clientId, uri: front, sid: receiver.sid });
   }
-  return queued;
+  return frontChannel;
 }
 
 function logoutMessage(receiver: SessionClient, userId: string, uri: string, now: number): NewOutboxMessage {

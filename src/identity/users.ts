@@ -9,7 +9,7 @@ import { isUuid } from '../lib/uuid.ts';
 import { ConflictError, MissingReferenceError, type GroupStore, type OrganizationStore, type Store, type StoreTransaction, type UserQuery, type UserStore } from '../storage/ports.ts';
 import { keepAnAdministrator, requireReachOfGroup, requireReachOfUser, type Authority } from './administrators.ts';
 import { IdentityError } from './errors.ts';
-import { queueLogoutTokens } from './logout-notices.ts';
+import { tellRelyingParties } from './logout-notices.ts';
 import { hashPassword } from './passwords.ts';
 import { optionalText, requiredText } from './text.ts';
 
@@ -221,8 +221,9 @@ export async function deleteUser(deps: UserAccessDeps, idOrUsername: string, aut
 export async function endUserSessions(tx: Pick<StoreTransaction, 'sessions' | 'codes' | 'tokens' | 'sessionClients' | 'clients' | 'outbox'>, userId: string, now: number): Promise<number> {
   const sessionIndexes = await tx.sessions.endAllOfUser(userId);
   for (const sessionIndex of sessionIndexes) await tx.codes.consumeBySession(sessionIndex, now);
-  // Back-Channel Logout 1.0: the relying parties of every session ended are told (src/oauth/backchannel-logout.ts).
-  await queueLogoutTokens(tx, userId, sessionIndexes, now);
+  // Back-Channel Logout 1.0: the relying parties of every session ended are told (logout-notices.ts);
+  // no browser is at hand to tell the front-channel ones.
+  await tellRelyingParties(tx, userId, sessionIndexes, now);
   await tx.tokens.revokeByUser(userId, now);
   return sessionIndexes.length;
 }

@@ -5,7 +5,7 @@
  * its ID token carries. What ending the session then sends is src/identity/logout-notices.ts.
  */
 import type { Client } from '../domain/client.ts';
-import { backchannelLogoutUri } from '../identity/logout-notices.ts';
+import { backchannelLogoutUri, frontchannelLogoutUri } from '../identity/logout-notices.ts';
 import type { StoreTransaction } from '../storage/ports.ts';
 import { sessionIdFor } from './sid.ts';
 
@@ -14,10 +14,10 @@ export const BACKCHANNEL_LOGOUT_EVENT = 'http://schemas.openid.net/event/backcha
 
 /**
  * Inside the code exchange's unit of work: remembers that `client` received tokens in the session
- * `sessionIndex`, when it registered a logout URI (nobody else is ever told, so nobody else needs a
+ * `sessionIndex`, when it registered a back- or front-channel logout URI (nobody else is ever told, so nobody else needs a
  * row: no write on the hot path of the other clients, LO3).
  */
 export async function rememberLogoutReceiver(tx: Pick<StoreTransaction, 'sessionClients'>, client: Client, sessionIndex: string, now: number): Promise<void> {
-  if (backchannelLogoutUri(client) === undefined) return;
+  if (backchannelLogoutUri(client) === undefined && frontchannelLogoutUri(client) === undefined) return;
   await tx.sessionClients.record({ sessionIndex, clientId: client.clientId, sid: sessionIdFor(sessionIndex, client.clientId) }, now);
 }

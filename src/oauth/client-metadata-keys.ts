@@ -31,7 +31,6 @@ export const UNSUPPORTED_KEYS: Record<string, string> = {
   sector_identifier_uri: 'only public subject identifiers are issued',
   require_auth_time: 'auth_time is always in the ID token',
   initiate_login_uri: 'third-party initiated login is not supported',
-  frontchannel_logout_uri: 'front-channel logout is not supported',
   resource: 'a client asks for a resource with the resource parameter (RFC 8707); a resource server registers its URIs as resource_uris',
   audience: 'the key is aud',
 };
@@ -83,6 +82,9 @@ const METADATA_KEYS = [
   // OpenID Connect Back-Channel Logout 1.0 §2.2 (issue 26 item 2): where logout tokens are POSTed.
   'backchannel_logout_uri',
   'backchannel_logout_session_required',
+  // OpenID Connect Front-Channel Logout 1.0 §2: the page the logout page loads in an iframe.
+  'frontchannel_logout_uri',
+  'frontchannel_logout_session_required',
 ] as const;
 
 /** Keys gatehouse acts on; everything else is refused (see UNSUPPORTED_KEYS). */

@@ -129,8 +129,9 @@ export function parseClientMetadata(document: unknown): ClientSettings {
   clientKeys(doc, tokenEndpointAuthMethod);
   if (doc.aud !== undefined) doc.aud = audienceList(doc.aud);
   if (doc.logo_uri !== undefined) logoUri(doc.logo_uri);
-  if (doc.backchannel_logout_uri !== undefined) backchannelLogoutUri(doc.backchannel_logout_uri);
+  for (const key of ['backchannel_logout_uri', 'frontchannel_logout_uri']) if (doc[key] !== undefined) logoutUri(doc[key], key);
   optionalBoolean(doc, 'backchannel_logout_session_required');
+  optionalBoolean(doc, 'frontchannel_logout_session_required');
   oneOf(doc, 'access_token_format', ACCESS_TOKEN_FORMATS);
   signingAlg(doc, 'access_token_signed_response_alg');
   // Both describe the access tokens a resource server receives (RFC 9068, decision JA1): on any
@@ -234,15 +235,16 @@ function absoluteUrl(value: unknown, field: string): URL {
 }
 
 /**
- * `backchannel_logout_uri` (Back-Channel Logout 1.0 §2.2): an absolute URL, https (http only on a
- * loopback host, for development: whether gatehouse may POST there is GATEHOUSE_OUTBOUND_LOOPBACK,
- * checked at each delivery with the address it resolves to, decisions LO5); it "MAY contain port,
- * path, and query parameter components" and "MUST NOT contain a fragment"; no credentials.
+ * `backchannel_logout_uri` (Back-Channel Logout 1.0 §2.2) and `frontchannel_logout_uri`
+ * (Front-Channel Logout 1.0 §2): absolute URLs, https (http only on a loopback host, for
+ * development: whether gatehouse may POST a logout token there is GATEHOUSE_OUTBOUND_LOOPBACK,
+ * checked at each delivery with the address it resolves to, decisions LO5); they "MAY contain
+ * port, path, and query parameter components" and "MUST NOT contain a fragment"; no credentials.
  */
-function backchannelLogoutUri(value: unknown): void {
-  const url = absoluteUrl(value, 'backchannel_logout_uri');
+function logoutUri(value: unknown, field: string): void {
+  const url = absoluteUrl(value, field);
   if (url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname))) return;
-  throw new InvalidClientMetadata('backchannel_logout_uri', 'must be an https URL (http only on a loopback host)');
+  throw new InvalidClientMetadata(field, 'must be an https URL (http only on a loopback host)');
 }
 
 function grantTypes(value: unknown): GrantType[] {

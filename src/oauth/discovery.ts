@@ -108,7 +108,9 @@ export function discoveryDocument({ issuer, acrValues = [], registration = false
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     authorization_response_iss_parameter_supported: true,
-    frontchannel_logout_supported: false,
+    // Front-Channel Logout 1.0 §3: the logout page's iframes always carry iss and sid (LO9).
+    frontchannel_logout_supported: true,
+    frontchannel_logout_session_supported: true,
     // Back-Channel Logout 1.0 §2.1: logout tokens carry sid whenever a session ended (LO1), so both are true.
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,

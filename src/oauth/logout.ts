@@ -41,6 +41,12 @@ export interface LogoutResult {
   /** Whether a session was ended (and its tokens revoked). */
   ended: boolean;
   redirect: LogoutRequest['redirect'];
+  /**
+   * Front-Channel Logout 1.0 §3: the URLs the signed-out page loads in iframes, one per relying
+   * party of the ended session that registered a `frontchannel_logout_uri`, each with `iss` and
+   * the `sid` that party knows (LO9). Empty when there are none.
+   */
+  frontChannel: string[];
 }
 
 /** Nothing was done: the user must confirm the logout first (a form with a CSRF token). */
@@ -116,12 +122,22 @@ export async function logout(deps: OAuthDeps, raw: RawParams, sessionCookie: str
   const bySid = session !== undefined && request.hint === undefined && namesSessionBySid(request, session);
   if (session && request.hint === undefined && !bySid && !options.confirmed) return { type: 'confirm' };
   if (session && request.hint !== undefined && request.hint.sub !== session.userId) {
-    return { type: 'done', clearCookie: false, ended: false, redirect: request.redirect };
+    return { type: 'done', clearCookie: false, ended: false, redirect: request.redirect, frontChannel: [] };
   }
+  let frontChannel: string[] = [];
   if (session) {
-    const revoked = await endSession(deps, session);
+    const { revoked, frontChannel: notices } = await endSession(deps, session);
+    frontChannel = notices.map((notice) => frontChannelUrl(notice.uri, deps.config.issuer, notice.sid));
     deps.audit.emit({ event: 'logout', userId: session.userId, session: fingerprint(session.sessionIndex), revoked, clientId: request.hint?.clientId ?? (bySid ? request.unvouched?.clientId : undefined), ip: options.ip });
   }
   const redirect = bySid ? request.unvouched?.redirect : request.redirect;
-  return { type: 'done', clearCookie: sessionCookie !== undefined, ended: session !== undefined, redirect };
+  return { type: 'done', clearCookie: sessionCookie !== undefined, ended: session !== undefined, redirect, frontChannel };
+}
+
+/** Front-Channel Logout 1.0 §3: the RP's URI with `iss` and `sid` added to its own query. */
+function frontChannelUrl(uri: string, issuer: string, sid: string): string {
+  const url = new URL(uri);
+  url.searchParams.append('iss', issuer);
+  url.searchParams.append('sid', sid);
+  return url.toString();
 }

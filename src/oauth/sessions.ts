@@ -3,7 +3,7 @@
  * SHA-256 (`idHash`), so a leaked database cannot be replayed as cookies (DESIGN.md, principle 4).
  */
 import type { SsoSession } from '../domain/session.ts';
-import { queueLogoutTokens } from '../identity/logout-notices.ts';
+import { tellRelyingParties, type FrontChannelNotice } from '../identity/logout-notices.ts';
 import { hashSecret } from '../lib/hash.ts';
 import type { SessionPageKey, StoreTransaction } from '../storage/ports.ts';
 import type { OAuthDeps } from './deps.ts';
@@ -92,9 +92,10 @@ const TOUCH_STEPS = 60;
 /**
  * Ends a session, spends its unredeemed codes and revokes every token issued in it (logout: the
  * relying parties' tokens must not outlive the session the user ended, RFC 9700 §4.14.2 — nor may
- * a code issued just before the logout mint new ones). Returns how many tokens were revoked.
+ * a code issued just before the logout mint new ones). Returns how many tokens were revoked and
+ * the relying parties to tell through the browser.
  */
-export async function endSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, session: SsoSession): Promise<number> {
+export async function endSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, session: SsoSession): Promise<SessionEnd> {
   const now = deps.clock.now();
   // One unit of work (Store.transaction): a code redemption or a refresh that overlaps the logout
   // runs wholly before it (and its tokens are revoked here) or wholly after it (and finds its code
@@ -105,14 +106,20 @@ export async function endSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, sessi
   });
 }
 
+/** What ending a session did: tokens revoked, and the relying parties only the browser can tell (Front-Channel Logout). */
+export interface SessionEnd {
+  revoked: number;
+  frontChannel: FrontChannelNotice[];
+}
+
 /**
  * Inside the unit of work that ends `session`: spends its unredeemed codes, revokes its tokens and
- * queues the logout tokens of its relying parties (backchannel-logout.ts); how many tokens revoked.
+ * tells its relying parties (src/identity/logout-notices.ts: logout tokens queued).
  */
-async function cutOff(tx: Pick<StoreTransaction, 'codes' | 'tokens' | 'sessionClients' | 'clients' | 'outbox'>, session: SsoSession, now: number): Promise<number> {
+async function cutOff(tx: Pick<StoreTransaction, 'codes' | 'tokens' | 'sessionClients' | 'clients' | 'outbox'>, session: SsoSession, now: number): Promise<SessionEnd> {
   await tx.codes.consumeBySession(session.sessionIndex, now);
-  await queueLogoutTokens(tx, session.userId, [session.sessionIndex], now);
-  return tx.tokens.revokeBySession(session, now);
+  const frontChannel = await tellRelyingParties(tx, session.userId, [session.sessionIndex], now);
+  return { revoked: await tx.tokens.revokeBySession(session, now), frontChannel };
 }
 
 /**
@@ -143,7 +150,7 @@ export async function endSessionOfUser(deps: Pick<OAuthDeps, 'store' | 'clock'>,
   const now = deps.clock.now();
   return deps.store.transaction(async (tx) => {
     const session = await tx.sessions.endOfUser(userId, sessionIndex);
-    return session && { session, revoked: await cutOff(tx, session, now) };
+    return session && { session, revoked: (await cutOff(tx, session, now)).revoked };
   });
 }
 

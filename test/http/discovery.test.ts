@@ -153,7 +153,8 @@ function expectedMetadata(server: RunningServer, { keyEncryptionKey }: { keyEncr
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     authorization_response_iss_parameter_supported: true,
-    frontchannel_logout_supported: false,
+    frontchannel_logout_supported: true,
+    frontchannel_logout_session_supported: true,
     backchannel_logout_supported: true,
     backchannel_logout_session_supported: true,
   };

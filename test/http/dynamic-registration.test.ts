@@ -304,7 +304,7 @@ for (const db of DATABASES) {
         [{ redirect_uris: 'https://app.example.com/cb' }, 'redirect_uris', 'invalid_redirect_uri'],
         [{ client_name: 42 }, 'client_name', 'invalid_client_metadata'],
         [{ grant_types: ['implicit'] }, 'grant_types', 'invalid_client_metadata'],
-        [{ frontchannel_logout_uri: 'https://app.example.com/logout' }, 'frontchannel_logout_uri', 'invalid_client_metadata'],
+        [{ frontchannel_logout_uri: 'https://app.example.com/logout#f' }, 'frontchannel_logout_uri', 'invalid_client_metadata'],
         // Back-Channel Logout 1.0 §2.2: absolute, no fragment; https (http on loopback only, LO5).
         [{ backchannel_logout_uri: 'https://app.example.com/logout#x' }, 'backchannel_logout_uri', 'invalid_client_metadata'],
         [{ backchannel_logout_uri: 'http://app.example.com/logout' }, 'backchannel_logout_uri', 'invalid_client_metadata'],

@@ -66,12 +66,13 @@ export function sendPage(
   reply: FastifyReply,
   status: number,
   html: string,
-  options: { formActionSources?: readonly string[]; imgSources?: readonly string[]; scriptSources?: readonly string[]; connectSources?: readonly string[] } = {},
+  options: { formActionSources?: readonly string[]; imgSources?: readonly string[]; scriptSources?: readonly string[]; connectSources?: readonly string[]; frameSources?: readonly string[] } = {},
 ): FastifyReply {
   const formAction = options.formActionSources ?? [];
   const img = options.imgSources ?? [];
   const script = options.scriptSources ?? [];
   const connect = options.connectSources ?? [];
-  if (formAction.length > 0 || img.length > 0 || script.length > 0 || connect.length > 0) reply.header('content-security-policy', contentSecurityPolicy(formAction, img, script, connect));
+  const frame = options.frameSources ?? [];
+  if (formAction.length > 0 || img.length > 0 || script.length > 0 || connect.length > 0 || frame.length > 0) reply.header('content-security-policy', contentSecurityPolicy(formAction, img, script, connect, frame));
   return reply.code(status).header('cache-control', 'no-store').header('pragma', 'no-cache').type('text/html; charset=utf-8').send(html);
 }

@@ -22,9 +22,11 @@ import type { Config } from '../../config.ts';
  * every other answer of our origin is JSON, text or HTML sent with `nosniff`, which a browser
  * refuses to run as script.
  */
-export function contentSecurityPolicy(formActionSources: readonly string[] = [], imgSources: readonly string[] = [], scriptSources: readonly string[] = [], connectSources: readonly string[] = []): string {
+export function contentSecurityPolicy(formActionSources: readonly string[] = [], imgSources: readonly string[] = [], scriptSources: readonly string[] = [], connectSources: readonly string[] = [], frameSources: readonly string[] = []): string {
   return [
     "default-src 'none'",
+    // Only the signed-out page frames anything: the front-channel logout URIs' origins (LO9).
+    ...(frameSources.length > 0 ? [`frame-src ${frameSources.join(' ')}`] : []),
     ...(scriptSources.length > 0 ? [`script-src ${scriptSources.join(' ')}`] : []),
     // Only the pages with a passkey ceremony fetch (its options, from our origin: 'self').
     ...(connectSources.length > 0 ? [`connect-src ${connectSources.join(' ')}`] : []),

@@ -31,10 +31,14 @@ export async function logoutRoutes(app: FastifyInstance, deps: HttpDeps): Promis
     const result = await logout(deps, raw, readSessionCookie(request, deps.config), { confirmed, ip: clientAddress(request) });
     if (result.type === 'confirm') return sendConfirmation(request, reply, deps, uiLocales, submitted ? { status: 403, message: 'signOutExpired' } : {});
     if (result.clearCookie) clearSessionCookie(reply, deps.config);
-    if (result.redirect) return sendRedirect(reply, withParams(result.redirect.uri, { state: result.redirect.state }));
+    const redirect = result.redirect && withParams(result.redirect.uri, { state: result.redirect.state });
+    // Front-Channel Logout 1.0 §3: the relying parties' logout pages load in iframes of the
+    // signed-out page first; a post-logout redirect then follows by a refresh, and a link (LO9).
+    if (redirect && result.frontChannel.length === 0) return sendRedirect(reply, redirect);
     const locale = chooseLocale(uiLocales, request.headers['accept-language']);
     const t = messages(locale, deps.config.theme);
-    return sendPage(reply, 200, renderView('signed-out', { base: deps.config.issuerPath, theme: deps.config.theme, lang: locale, t, title: t.signedOutTitle, display: 'page' }));
+    const view = { base: deps.config.issuerPath, theme: deps.config.theme, lang: locale, t, title: t.signedOutTitle, display: 'page', frontChannel: result.frontChannel, continueTo: redirect, refresh: redirect && { seconds: FRONT_CHANNEL_WAIT_SECONDS, url: redirect } };
+    return sendPage(reply, 200, renderView('signed-out', view), { frameSources: [...new Set(result.frontChannel.map((uri) => new URL(uri).origin))].sort() });
   };
   // Before the GET route, so Fastify does not derive a HEAD route from it. A malformed request
   // still gets the error page's status; a valid one 200, as the page a GET would show.
@@ -45,6 +49,9 @@ export async function logoutRoutes(app: FastifyInstance, deps: HttpDeps): Promis
   app.get(LOGOUT_PATH, handle);
   app.post(LOGOUT_PATH, handle);
 }
+
+/** How long the signed-out page gives the front-channel iframes before the post-logout redirect. */
+const FRONT_CHANNEL_WAIT_SECONDS = 2;
 
 /** The question "sign out?" with a form that posts back here with the CSRF token. */
 function sendConfirmation(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, uiLocales: string | undefined, options: { status?: number; message?: MessageKey }): FastifyReply {

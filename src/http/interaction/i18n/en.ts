@@ -202,6 +202,8 @@ export const en = {
   resetInvalidPassword: 'The password must be 8 to 1024 characters long.',
   resetDone: 'Your password has been changed, and you were signed out everywhere. Go back to the application and sign in with the new password.',
   resetForged: 'The form expired. Try again.',
+  signedOutContinue: 'Continue',
+  frontChannelLogoutFrame: 'Signing you out of an application',
 };
 
 export type Messages = typeof en;

@@ -191,4 +191,6 @@ export const fi: Messages = {
   resetInvalidPassword: 'Salasanan pituuden on oltava 8–1024 merkkiä.',
   resetDone: 'Salasanasi on vaihdettu, ja sinut on kirjattu ulos kaikkialta. Palaa sovellukseen ja kirjaudu uudella salasanalla.',
   resetForged: 'Lomake vanheni. Yritä uudelleen.',
+  signedOutContinue: 'Jatka',
+  frontChannelLogoutFrame: 'Uloskirjautuminen sovelluksesta',
 };

@@ -191,4 +191,6 @@ export const sv: Messages = {
   resetInvalidPassword: 'Lösenordet måste vara 8–1024 tecken långt.',
   resetDone: 'Ditt lösenord har ändrats och du har loggats ut överallt. Gå tillbaka till applikationen och logga in med det nya lösenordet.',
   resetForged: 'Formuläret gick ut. Försök igen.',
+  signedOutContinue: 'Fortsätt',
+  frontChannelLogoutFrame: 'Utloggning från ett program',
 };
