@@ -210,6 +210,7 @@ export interface Database {
   passkey_challenges: PasskeyChallengesTable;
   outbox: OutboxTable;
   password_resets: PasswordResetsTable;
+  email_codes: EmailCodesTable;
 }
 
 /** Users' second factors (migration 022): the TOTP columns are null for recovery codes. */
@@ -235,6 +236,8 @@ export interface UserFactorsTable {
   backup_eligible: number | null;
   backed_up: number | null;
   aaguid: string | null;
+  /** Migration 030, e-mail factors only: the address their codes go to. */
+  email: string | null;
 }
 
 /** Each user's WebAuthn user handle (migration 024): random, base64url, unique. */
@@ -348,6 +351,18 @@ export interface PasswordResetsTable {
   token_hash: string;
   user_id: string;
   password_fingerprint: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** E-mail one-time codes (migration 030): the keyed hash of the code, never the code. */
+export interface EmailCodesTable {
+  id: string;
+  user_id: string;
+  factor_id: string | null;
+  purpose: string;
+  address: string;
+  code_hash: string;
   created_at: number;
   expires_at: number;
 }
