@@ -7,6 +7,7 @@ import {
   renameAccountFactor,
   resumeAccountTotp,
   secondFactorForAccount,
+  emailCodeForAccount,
   signInToAccount,
   startAccountTotp,
   type Account,
@@ -23,7 +24,7 @@ import { csrfToken, csrfValid } from './csrf.ts';
 import { formField, pageLocale, requestParams, useHtmlScope } from './html-scope.ts';
 import { formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
 import { PASSKEY_CSP, passkeyScripts, type PasskeyForm } from './passkey-page.ts';
-import { codeMethodOf, firstCodeMethod, kindsOf, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
+import { answerEmailCodeAsk, asksForEmailCode, codeMethodOf, firstCodeMethod, kindsOf, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
 import { renderView, sendPage } from './views.ts';
 
 /** The account security page's path under the issuer (`/uas/account/security`). */
@@ -83,6 +84,13 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     const { method, switched } = codeMethodOf({ method: formField(raw, 'method'), switch: formField(raw, 'switch') });
     const kinds = kindsOf(formField(raw, 'kinds'));
     if (switched) return view(request, reply).code({ method, kinds });
+    if (asksForEmailCode(formField(raw, 'send'))) {
+      const sent = await emailCodeForAccount(deps, { pendingCookie: readPendingSignInCookie(request, deps.config), locale: pageLocale(request), ip: clientAddress(request) });
+      return answerEmailCodeAsk(reply, sent, kinds, (shown) => view(request, reply).code(shown), () => {
+        clearPendingSignInCookie(reply, deps.config);
+        return view(request, reply).signIn({ status: 400, message: 'secondFactorExpired' });
+      });
+    }
     const outcome = await secondFactorForAccount(deps, { code: formField(raw, 'code'), pendingCookie: readPendingSignInCookie(request, deps.config), previousCookie: readSessionCookie(request, deps.config), ip: clientAddress(request) });
     return secondStepAnswered(request, reply, outcome, { method, kinds, message: 'secondFactorFailed' });
   });
@@ -98,7 +106,7 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     const raw = requestParams(request);
     if (forged(request, raw)) return view(request, reply).signIn({ status: 403, message: 'formExpired' });
     const kinds = kindsOf(formField(raw, 'kinds'));
-    const method = kinds.includes('totp') ? 'totp' : 'recovery';
+    const method = firstCodeMethod(kinds);
     const response = parseResponseField(formField(raw, 'response'));
     if (response === undefined) return view(request, reply).code({ method, kinds, status: 400, message: 'passkeyFailed' });
     const outcome = await passkeyForAccount(deps, { response, pendingCookie: readPendingSignInCookie(request, deps.config), previousCookie: readSessionCookie(request, deps.config), ip: clientAddress(request) });
@@ -267,7 +275,7 @@ class AccountView {
   }
 
   /** The second factor's page of the login page, for this page's held sign-in. */
-  code(options: Pick<SecondFactorPage, 'method' | 'kinds' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
+  code(options: Pick<SecondFactorPage, 'method' | 'kinds' | 'status' | 'message' | 'retryAfter' | 'invalid' | 'sentTo'>): FastifyReply {
     const passkey = { action: this.paths.secondFactorPasskey, options: this.paths.secondFactorPasskeyOptions };
     return sendSecondFactorPage(this.request, this.reply, this.deps, { ...options, locale: this.locale, display: 'page', clientName: this.t.accountTitle, clientIntro: 'signInTo', action: this.paths.secondFactor, hidden: [], passkey, referrer: 'same-origin' });
   }

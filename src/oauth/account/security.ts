@@ -14,7 +14,8 @@ import type { Factor, FactorKind } from '../../domain/factor.ts';
 import type { SsoSession } from '../../domain/session.ts';
 import type { UserProfile } from '../../domain/user.ts';
 import { constantTimeEqual } from '../../lib/hash.ts';
-import { answerSecondFactor, holdSignIn, signInBinding } from '../authorize/second-factor.ts';
+import { answerSecondFactor, holdSignIn, sendHeldSignInCode, signInBinding, type HeldSignInCode } from '../authorize/second-factor.ts';
+import type { MailLocale } from '../outbox/mail.ts';
 import { checkPasswordLogin, PASSWORD_AMR, startBrowserSession } from '../authorize/verify-credentials.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { confirmTotpEnrolment, FactorInputError, regenerateRecoveryCodes, startTotpEnrolment, type TotpEnrolment } from '../factors/enrolment.ts';
@@ -88,6 +89,11 @@ export async function signInToAccount(deps: OAuthDeps, input: { username: string
   }
   const started = await startBrowserSession(deps, { user: check.user, amr: PASSWORD_AMR, clientId: ACCOUNT_CLIENT_ID, ip }, input.previousCookie);
   return { type: 'signed_in', cookieValue: started.cookieValue };
+}
+
+/** The second factor's page's "Send a code by e-mail", for this page's held sign-in. */
+export async function emailCodeForAccount(deps: OAuthDeps, input: { pendingCookie: string | undefined; locale: MailLocale; ip: string | undefined }): Promise<HeldSignInCode> {
+  return sendHeldSignInCode(deps, { cookieValue: input.pendingCookie, clientId: ACCOUNT_CLIENT_ID, binding: ACCOUNT_BINDING }, { locale: input.locale, ip: input.ip });
 }
 
 /** The second factor's step of this page's sign-in: the login page's (answerSecondFactor), then a new session. */
