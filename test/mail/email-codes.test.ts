@@ -245,6 +245,90 @@ for (const kind of DATABASES) {
     });
   });
 
+  describe(`adding e-mail codes on the account page on ${kind.name}`, () => {
+    let smtp: TestSmtpServer;
+    let server: RunningServer;
+    const clock = new ManualClock(Date.now());
+    const audit = new AuditCapture();
+    before(async () => {
+      smtp = await startSmtpServer();
+      server = await startServer(kind, { env: mailEnv(smtp), clock, audit });
+    });
+    after(async () => {
+      await server.close();
+      await smtp.stop();
+    });
+
+    /** A browser signed in to the account page with the password (the user has no second factor yet): the overview. */
+    async function signedIn(user: User): Promise<{ jar: CookieJar; html: string; post: (html: string, marker: RegExp, values?: Record<string, string>) => Promise<Response> }> {
+      const jar = new CookieJar();
+      const origin = { origin: server.url };
+      const post = (html: string, marker: RegExp, values: Record<string, string> = {}) => {
+        const form = formWith(html, marker);
+        return submit(`${server.url}${form.action}`, form.fields.map(([n, v]): [string, string] => [n, values[n] ?? v]), jar, origin);
+      };
+      const page = await (await browse(`${server.url}/uas/account/security`, jar)).text();
+      const answer = await post(page, /name="password"/, { username: user.username, password: PASSWORD });
+      assert.equal(answer.status, 303);
+      return { jar, html: await (await browse(`${server.url}/uas/account/security`, jar)).text(), post };
+    }
+
+    test('"Add e-mail codes" mails a code to the profile\'s address; a wrong code adds nothing; the right one adds the factor, once', async () => {
+      const user = await createTestUser(server.gatehouse.store, { password: PASSWORD, email: `${randomUUID().slice(0, 8)}@mail.example` });
+      const { html, post } = await signedIn(user);
+      assert.match(html, /<button type="submit" class="secondary">Add e-mail codes<\/button>/);
+      audit.clear();
+      const before = smtp.received.length;
+      const asked = await post(html, /action="[^"]*\/account\/security\/email"/);
+      assert.equal(asked.status, 200);
+      const page = await asked.text();
+      assert.ok(page.includes(`Get a sign-in code by e-mail at ${user.email} when you sign in.`));
+      const mail = smtp.received.slice(before)[0]!;
+      assert.deepEqual([mail.to, mail.subject], [[user.email], 'Your gatehouse code to add e-mail codes']);
+
+      const wrong = await post(page, /name="code"/, { code: 'AAAA-AAAA' });
+      assert.equal(wrong.status, 400);
+      const again = await wrong.text();
+      assert.match(again, /That code is not valid, or it has already been used/);
+      assert.deepEqual(await server.gatehouse.store.factors.list(user.id), []);
+      const added = await post(again, /name="code"/, { code: codeIn(mail) });
+      assert.equal(added.status, 200);
+      const overview = await added.text();
+      assert.match(overview, /E-mail codes were added\./);
+      assert.ok(overview.includes(`E-mail codes (${user.email})`));
+      assert.doesNotMatch(overview, /Add e-mail codes<\/button>/, 'one e-mail factor per user');
+      const factors = await server.gatehouse.store.factors.list(user.id);
+      assert.deepEqual(factors.map((f) => [f.kind, f.name, f.email]), [['email_otp', 'E-mail codes', user.email]]);
+      assert.deepEqual(audit.all().map((e) => e.event).filter((e) => e.startsWith('email_code.') || e === 'factor.enrolled'), ['email_code.sent', 'email_code.failed', 'email_code.used', 'factor.enrolled']);
+      assert.equal((await post(again, /name="code"/, { code: codeIn(mail) })).status, 400, 'the code was used up');
+    });
+
+    test('two codes asked for, each confirmed 4 times at once: one factor, the others answered 400 or 409, never 5xx', async () => {
+      const user = await createTestUser(server.gatehouse.store, { password: PASSWORD, email: `${randomUUID().slice(0, 8)}@mail.example` });
+      const { html, post } = await signedIn(user);
+      const before = smtp.received.length;
+      const page = await (await post(html, /action="[^"]*\/account\/security\/email"/)).text();
+      await post(html, /action="[^"]*\/account\/security\/email"/);
+      const codes = smtp.received.slice(before).map(codeIn);
+      assert.equal(codes.length, 2);
+      const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => post(page, /name="code"/, { code: codes[i % 2]! })));
+      const statuses = answers.map((a) => a.status);
+      assert.equal(statuses.filter((s) => s === 200).length, 1, String(statuses));
+      assert.deepEqual(statuses.filter((s) => s !== 200 && s !== 400 && s !== 409 && s !== 429), [], String(statuses));
+      assert.equal((await server.gatehouse.store.factors.list(user.id)).length, 1);
+    });
+
+    test('a user without an e-mail address is told so, and nothing is sent', async () => {
+      const user = await createTestUser(server.gatehouse.store, { password: PASSWORD, email: undefined });
+      const { html, post } = await signedIn(user);
+      const before = smtp.received.length;
+      const answer = await post(html, /action="[^"]*\/account\/security\/email"/);
+      assert.equal(answer.status, 400);
+      assert.match(await answer.text(), /Your account has no e-mail address, so e-mail codes cannot be added\./);
+      assert.equal(smtp.received.length, before);
+    });
+  });
+
   describe(`e-mail codes without SMTP on ${kind.name}`, () => {
     let server: RunningServer;
     before(async () => {

@@ -7,6 +7,8 @@ import {
   renameAccountFactor,
   resumeAccountTotp,
   secondFactorForAccount,
+  startAccountEmail,
+  confirmAccountEmail,
   emailCodeForAccount,
   signInToAccount,
   startAccountTotp,
@@ -45,7 +47,8 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
   useHtmlScope(app, deps);
   const page = accountSecurityPath(deps.config);
   const paths = { page, signIn: `${page}/sign-in`, secondFactor: `${page}/second-factor`, totp: `${page}/totp`, confirm: `${page}/totp/confirm`, recoveryCodes: `${page}/recovery-codes`, remove: `${page}/remove`, rename: `${page}/rename`,
-    passkey: `${page}/passkey`, passkeyOptions: `${page}/passkey/options`, secondFactorPasskey: `${page}/second-factor/passkey`, secondFactorPasskeyOptions: `${page}/second-factor/passkey/options` };
+    passkey: `${page}/passkey`, passkeyOptions: `${page}/passkey/options`, secondFactorPasskey: `${page}/second-factor/passkey`, secondFactorPasskeyOptions: `${page}/second-factor/passkey/options`,
+    email: `${page}/email`, emailConfirm: `${page}/email/confirm` };
   const origin = new URL(deps.config.issuer).origin;
   const view = (request: FastifyRequest, reply: FastifyReply) => new AccountView(request, reply, deps, paths);
 
@@ -188,6 +191,43 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     return view(request, reply).overview(now ?? account, { notice: 'accountPasskeyAdded' });
   });
 
+  // E-mail codes (docs/second-factors.md, "E-mail codes"): a code to the profile's address, then that code back.
+  change(paths.email, async (request, reply, account) => {
+    const started = await startAccountEmail(deps, account, { locale: pageLocale(request), ip: clientAddress(request) });
+    switch (started.type) {
+      case 'reauthenticate':
+        return reauthenticate(request, reply, account);
+      case 'sent':
+        return view(request, reply).email(account);
+      case 'throttled':
+        reply.header('retry-after', String(started.retryAfter));
+        return view(request, reply).overview(account, { status: 429, message: 'emailCodeThrottled', retryAfter: started.retryAfter });
+      case 'no_email':
+        return view(request, reply).overview(account, { status: 400, message: 'accountEmailNoAddress' });
+      case 'enrolled':
+        return view(request, reply).overview(account, { status: 409, message: 'accountEmailEnrolled' });
+      case 'off':
+        return view(request, reply).overview(account, { status: 409, message: 'accountEmailOff' });
+    }
+  });
+
+  change(paths.emailConfirm, async (request, reply, account, raw) => {
+    const confirmed = await confirmAccountEmail(deps, account, { code: formField(raw, 'code'), ip: clientAddress(request) });
+    switch (confirmed.type) {
+      case 'reauthenticate':
+        return reauthenticate(request, reply, account);
+      case 'refused':
+        return view(request, reply).email(account, { status: 400, message: 'accountEmailWrongCode' });
+      case 'throttled':
+        reply.header('retry-after', String(confirmed.retryAfter));
+        return view(request, reply).email(account, { status: 429, message: 'tooManyAttempts', retryAfter: confirmed.retryAfter });
+      case 'already':
+        return view(request, reply).overview((await accountOf(deps, readSessionCookie(request, deps.config))) ?? account, { status: 409, message: 'accountEmailEnrolled' });
+      case 'enrolled':
+        return view(request, reply).overview((await accountOf(deps, readSessionCookie(request, deps.config))) ?? account, { notice: 'accountEmailAdded' });
+    }
+  });
+
   change(paths.remove, async (request, reply, account, raw) => {
     const removed = await removeAccountFactor(deps, account, formField(raw, 'factor_id'), clientAddress(request));
     if (removed.type === 'reauthenticate') return reauthenticate(request, reply, account);
@@ -213,7 +253,7 @@ interface Options {
   retryAfter?: number;
 }
 
-type Paths = Record<'page' | 'signIn' | 'secondFactor' | 'totp' | 'confirm' | 'recoveryCodes' | 'remove' | 'rename' | 'passkey' | 'passkeyOptions' | 'secondFactorPasskey' | 'secondFactorPasskeyOptions', string>;
+type Paths = Record<'page' | 'signIn' | 'secondFactor' | 'totp' | 'confirm' | 'recoveryCodes' | 'remove' | 'rename' | 'passkey' | 'passkeyOptions' | 'secondFactorPasskey' | 'secondFactorPasskeyOptions' | 'email' | 'emailConfirm', string>;
 
 function json(reply: FastifyReply, status: number, body: unknown): FastifyReply {
   return reply.code(status).header('cache-control', 'no-store').header('referrer-policy', 'same-origin').type('application/json; charset=utf-8').send(JSON.stringify(body));
@@ -246,7 +286,7 @@ class AccountView {
     const factors = account.factors.map((factor) => ({
       id: factor.id,
       name: factor.name,
-      kindText: factor.kind === 'totp' ? t.accountKindTotp : factor.kind === 'passkey' ? (factor.backupEligible === true ? t.accountKindPasskeySynced : t.accountKindPasskey) : t.accountKindRecovery,
+      kindText: kindText(t, factor),
       added: this.date(factor.createdAt),
       lastUsed: factor.lastUsedAt === undefined ? t.accountNever : this.date(factor.lastUsedAt),
       codesLeft: factor.codesLeft === undefined ? '' : String(factor.codesLeft),
@@ -260,7 +300,17 @@ class AccountView {
     return this.send(
       'overview',
       options,
-      { heading: t.accountTitle, username: account.user.username, fresh: account.fresh, factors, invalidCredentials: options.message === 'loginFailed', passkey, scripts: passkey === undefined ? [] : passkeyScripts(this.deps.config) },
+      {
+        heading: t.accountTitle,
+        username: account.user.username,
+        fresh: account.fresh,
+        factors,
+        invalidCredentials: options.message === 'loginFailed',
+        passkey,
+        scripts: passkey === undefined ? [] : passkeyScripts(this.deps.config),
+        // E-mail codes: offered while mail is on and the user has none; without mail, a user who has them is told they cannot be used now (AM97).
+        emailOffer: emailOffer(account.factors.some((f) => f.kind === 'email_otp'), this.deps.mail !== undefined),
+      },
       passkey !== undefined,
     );
   }
@@ -268,6 +318,12 @@ class AccountView {
   totp(started: StartedTotp, options: Options = {}): FastifyReply {
     const totp = { qrSvg: started.qrSvg, secret: started.secret, secretGroups: started.secret.replace(/(.{4})(?=.)/g, '$1 '), expiresAt: String(started.expiresAt), proof: started.proof };
     return this.send('totp', options, { heading: this.t.accountAddTotp, totp });
+  }
+
+  /** The code sent to the profile's address, asked back to add e-mail codes. */
+  email(account: Account, options: Options = {}): FastifyReply {
+    const intro = this.t.accountEmailIntro.replace('{address}', () => account.user.email ?? '');
+    return this.send('email', options, { heading: this.t.accountAddEmail, emailIntro: intro });
   }
 
   codes(codes: string[]): FastifyReply {
@@ -306,4 +362,24 @@ class AccountView {
   private date(at: number): string {
     return new Intl.DateTimeFormat(this.locale, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: 'UTC', timeZoneName: 'short' }).format(at);
   }
+}
+
+/** A factor's kind as the table says it; an e-mail factor with the address its codes go to. */
+function kindText(t: ReturnType<typeof messages>, factor: Account['factors'][number]): string {
+  switch (factor.kind) {
+    case 'totp':
+      return t.accountKindTotp;
+    case 'passkey':
+      return factor.backupEligible === true ? t.accountKindPasskeySynced : t.accountKindPasskey;
+    case 'email_otp':
+      return `${t.accountKindEmail} (${factor.email ?? ''})`;
+    case 'recovery_codes':
+      return t.accountKindRecovery;
+  }
+}
+
+/** What the overview says of e-mail codes: `on`, the button to add them; `off`, that the user's cannot be used (no mail); nothing otherwise. */
+function emailOffer(has: boolean, mailOn: boolean): 'on' | 'off' | undefined {
+  if (has) return mailOn ? undefined : 'off';
+  return mailOn ? 'on' : undefined;
 }

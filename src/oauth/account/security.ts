@@ -16,6 +16,7 @@ import type { UserProfile } from '../../domain/user.ts';
 import { constantTimeEqual } from '../../lib/hash.ts';
 import { answerSecondFactor, holdSignIn, sendHeldSignInCode, signInBinding, type HeldSignInCode } from '../authorize/second-factor.ts';
 import type { MailLocale } from '../outbox/mail.ts';
+import { confirmEmailEnrolment, startEmailEnrolment, type EmailEnrolmentConfirm, type EmailEnrolmentStart } from '../factors/email-code.ts';
 import { checkPasswordLogin, PASSWORD_AMR, startBrowserSession } from '../authorize/verify-credentials.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { confirmTotpEnrolment, FactorInputError, regenerateRecoveryCodes, startTotpEnrolment, type TotpEnrolment } from '../factors/enrolment.ts';
@@ -156,6 +157,21 @@ export async function newAccountRecoveryCodes(deps: OAuthDeps, account: Account)
   if (!account.fresh) return { type: 'reauthenticate' };
   const { codes } = await regenerateRecoveryCodes(deps, account.user.id);
   return { type: 'made', codes };
+}
+
+/**
+ * Starts adding e-mail codes (needs a recent sign-in): a code of purpose `enrol` to the profile's
+ * address (email-code.ts, AM91); the factor is stored when it comes back (`confirmAccountEmail`).
+ */
+export async function startAccountEmail(deps: OAuthDeps, account: Account, options: { locale: MailLocale; ip: string | undefined }): Promise<EmailEnrolmentStart | { type: 'reauthenticate' }> {
+  if (!account.fresh) return { type: 'reauthenticate' };
+  return startEmailEnrolment(deps, account.user, options);
+}
+
+/** Confirms adding e-mail codes with the code that was mailed (one unit of work: the code taken, the factor stored). */
+export async function confirmAccountEmail(deps: OAuthDeps, account: Account, input: { code: string; ip: string | undefined }): Promise<EmailEnrolmentConfirm | { type: 'reauthenticate' }> {
+  if (!account.fresh) return { type: 'reauthenticate' };
+  return confirmEmailEnrolment(deps, account.user, input);
 }
 
 /**

@@ -355,6 +355,7 @@ export const en = {
   sendResetLink: 'Send a reset link',
   confirmSendResetLink: 'Send “{name}” a link to choose a new password, to their e-mail address? Their password stays as it is until they use the link.',
   done_resetSent: 'A reset link is on its way to the user’s e-mail address.',
+  factorKind_email_otp: 'E-mail codes to {address}',
 };
 
 export type ConsoleMessages = typeof en;

@@ -357,4 +357,5 @@ export const fi: ConsoleMessages = {
   sendResetLink: 'Lähetä salasanan vaihtolinkki',
   confirmSendResetLink: 'Lähetetäänkö käyttäjälle ”{name}” hänen sähköpostiosoitteeseensa linkki uuden salasanan valitsemiseksi? Salasana pysyy ennallaan, kunnes hän käyttää linkkiä.',
   done_resetSent: 'Salasanan vaihtolinkki on matkalla käyttäjän sähköpostiosoitteeseen.',
+  factorKind_email_otp: 'Sähköpostikoodit osoitteeseen {address}',
 };

@@ -357,4 +357,5 @@ export const sv: ConsoleMessages = {
   sendResetLink: 'Skicka en återställningslänk',
   confirmSendResetLink: 'Skicka en länk till ”{name}” för att välja ett nytt lösenord, till hens e-postadress? Lösenordet förblir oförändrat tills hen använder länken.',
   done_resetSent: 'En återställningslänk är på väg till användarens e-postadress.',
+  factorKind_email_otp: 'E-postkoder till {address}',
 };

@@ -214,7 +214,7 @@ export const en = {
   accountEmailIntro: 'Get a sign-in code by e-mail at {address} when you sign in. To check that mail reaches you there, we send a code now.',
   accountEmailNoAddress: 'Your account has no e-mail address, so e-mail codes cannot be added.',
   accountEmailEnrolled: 'You already get codes by e-mail. To use another address, remove them and add them again.',
-  accountEmailOff: 'E-mail codes are not available here.',
+  accountEmailOff: 'E-mail codes cannot be used here now: mail is not set up. Sign in with another factor.',
   accountEmailCodeLabel: 'Code from the e-mail',
   accountEmailSubmit: 'Add e-mail codes',
   accountEmailWrongCode: 'That code is not valid, or it has already been used. Check the code and try again.',

@@ -203,7 +203,7 @@ export const fi: Messages = {
   accountEmailIntro: 'Saat kirjautuessasi koodin sähköpostitse osoitteeseen {address}. Lähetämme sinne nyt koodin varmistaaksemme, että posti tulee perille.',
   accountEmailNoAddress: 'Tililläsi ei ole sähköpostiosoitetta, joten sähköpostikoodeja ei voi ottaa käyttöön.',
   accountEmailEnrolled: 'Saat jo koodit sähköpostitse. Jos haluat käyttää toista osoitetta, poista ne ja ota ne uudelleen käyttöön.',
-  accountEmailOff: 'Sähköpostikoodit eivät ole käytettävissä.',
+  accountEmailOff: 'Sähköpostikoodeja ei voi nyt käyttää: sähköpostia ei ole otettu käyttöön. Kirjaudu toisella tunnistustekijällä.',
   accountEmailCodeLabel: 'Sähköpostin koodi',
   accountEmailSubmit: 'Ota sähköpostikoodit käyttöön',
   accountEmailWrongCode: 'Koodi ei kelpaa tai se on jo käytetty. Tarkista koodi ja yritä uudelleen.',

@@ -203,7 +203,7 @@ export const sv: Messages = {
   accountEmailIntro: 'Få en inloggningskod via e-post till {address} när du loggar in. För att kontrollera att e-post når dig där skickar vi en kod nu.',
   accountEmailNoAddress: 'Ditt konto har ingen e-postadress, så e-postkoder kan inte läggas till.',
   accountEmailEnrolled: 'Du får redan koder via e-post. Ta bort dem och lägg till dem igen för att använda en annan adress.',
-  accountEmailOff: 'E-postkoder är inte tillgängliga här.',
+  accountEmailOff: 'E-postkoder kan inte användas här nu: e-post är inte konfigurerad. Logga in med en annan faktor.',
   accountEmailCodeLabel: 'Kod från e-postmeddelandet',
   accountEmailSubmit: 'Lägg till e-postkoder',
   accountEmailWrongCode: 'Koden är inte giltig eller har redan använts. Kontrollera koden och försök igen.',
