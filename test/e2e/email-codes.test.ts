@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { addClient, basic, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
-import { cspViolations, launchChromium, noChromium, recordCspViolations, seriousViolations } from '../helpers/console-browser.ts';
+import { clientBrowser } from '../helpers/client-browser.ts';
+import { launchChromium, noChromium } from '../helpers/console-browser.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { createTestUser } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
@@ -44,14 +45,7 @@ describe('e-mail codes in Chromium', { skip: noChromium }, () => {
   test('account page → "Add e-mail codes" → the mailed code → then a sign-in with password and a mailed code; amr exact; every page axe-clean', { timeout: 120_000 }, async () => {
     const user = await createTestUser(server.gatehouse.store, { username: 'erika', password: PASSWORD, email: 'erika@example.com' });
     const { client, secret } = await addClient(server.gatehouse.store);
-    const context = await browser.newContext();
-    await recordCspViolations(context);
-    await context.route(`${REDIRECT_URI}**`, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'client' }));
-    const page = await context.newPage();
-    const clean = async (what: string) => {
-      assert.deepEqual(await seriousViolations(page), [], `axe on ${what}`);
-      assert.deepEqual(await cspViolations(page), [], `CSP on ${what}`);
-    };
+    const { context, page, clean } = await clientBrowser(browser);
     try {
       // Adding e-mail codes.
       await page.goto(`${server.url}/uas/account/security`);
@@ -71,14 +65,7 @@ describe('e-mail codes in Chromium', { skip: noChromium }, () => {
       await clean('the overview with e-mail codes');
 
       // Signing in to a client with them, in a fresh browser context.
-      const signIn = await browser.newContext();
-      await recordCspViolations(signIn);
-      await signIn.route(`${REDIRECT_URI}**`, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'client' }));
-      const tab = await signIn.newPage();
-      const cleanTab = async (what: string) => {
-        assert.deepEqual(await seriousViolations(tab), [], `axe on ${what}`);
-        assert.deepEqual(await cspViolations(tab), [], `CSP on ${what}`);
-      };
+      const { context: signIn, page: tab, clean: cleanTab } = await clientBrowser(browser);
       try {
         await tab.goto(`${server.url}/uas/oauth2/authorization?${new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, scope: 'openid', state: 'e2e' })}`);
         await tab.getByLabel('Username', { exact: true }).fill(user.username);
