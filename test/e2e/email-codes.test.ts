@@ -12,20 +12,13 @@ import { addClient, basic, postForm, REDIRECT_URI } from '../helpers/back-channe
 import { clientBrowser } from '../helpers/client-browser.ts';
 import { launchChromium, noChromium } from '../helpers/console-browser.ts';
 import { DATABASES } from '../helpers/databases.ts';
+import { codeIn } from '../helpers/email-codes.ts';
 import { createTestUser } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.ts';
 
 const sqlite = DATABASES.find((db) => db.name === 'sqlite')!;
 const PASSWORD = 'a password and a mailbox';
-
-/** The code in the last mail that arrived (quoted-printable undone). */
-function lastCode(smtp: TestSmtpServer): string {
-  const raw = smtp.received.at(-1)!.raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_w, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-  const code = /^([A-Z]{4}-[A-Z]{4})\r?$/m.exec(raw)?.[1];
-  assert.ok(code, 'the mail carries a code');
-  return code;
-}
 
 describe('e-mail codes in Chromium', { skip: noChromium }, () => {
   let smtp: TestSmtpServer;
@@ -58,7 +51,7 @@ describe('e-mail codes in Chromium', { skip: noChromium }, () => {
       await page.getByLabel('Code from the e-mail', { exact: true }).waitFor();
       await clean('the enrolment page');
       assert.deepEqual(smtp.received.at(-1)!.to, ['erika@example.com']);
-      await page.getByLabel('Code from the e-mail', { exact: true }).fill(lastCode(smtp));
+      await page.getByLabel('Code from the e-mail', { exact: true }).fill(codeIn(smtp.received.at(-1)!));
       await page.getByRole('button', { name: 'Add e-mail codes', exact: true }).click();
       await page.getByRole('status').waitFor();
       assert.equal(await page.getByRole('status').textContent(), 'E-mail codes were added. You can now get a code by e-mail when you sign in.');
@@ -79,7 +72,7 @@ describe('e-mail codes in Chromium', { skip: noChromium }, () => {
         assert.equal(await tab.getByRole('alert').textContent(), 'We sent a code to e***@example.com. It works once, for 10 minutes. Check your spam folder if nothing arrives.');
         assert.equal(smtp.received.length, before + 1);
         await cleanTab('the page after the send');
-        await tab.getByLabel('Code from the e-mail', { exact: true }).fill(lastCode(smtp));
+        await tab.getByLabel('Code from the e-mail', { exact: true }).fill(codeIn(smtp.received.at(-1)!));
         await tab.getByLabel('Code from the e-mail', { exact: true }).press('Enter');
         await tab.waitForURL(`${REDIRECT_URI}?**`);
         const code = new URL(tab.url()).searchParams.get('code')!;

@@ -16,6 +16,7 @@ import { ManualClock } from '../../src/lib/clock.ts';
 import { AuditCapture } from '../helpers/audit.ts';
 import { basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
+import { codeIn } from '../helpers/email-codes.ts';
 import { enrolTotp } from '../helpers/factors.ts';
 import { browse, CookieJar, createTestClient, createTestUser, formAction, formFields, loginThroughForm, redirectParams, submit } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
@@ -24,17 +25,10 @@ import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from '../help
 const FROM = 'Gatehouse Test <sso@mail.example>';
 const PASSWORD = 'a password and a mailbox';
 const LIFETIME_SECONDS = 120;
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 function mailEnv(smtp: TestSmtpServer, extra: Record<string, string> = {}): Record<string, string> {
   return { GATEHOUSE_SMTP_URL: smtp.url, GATEHOUSE_SMTP_STARTTLS: 'off', GATEHOUSE_MAIL_FROM: FROM, GATEHOUSE_SMTP_TIMEOUT: '5', GATEHOUSE_OUTBOX_INTERVAL: '0', GATEHOUSE_EMAIL_CODE_LIFETIME: String(LIFETIME_SECONDS), ...extra };
-}
-
-/** The code in a mail's text part (quoted-printable undone). */
-export function codeIn(mail: ReceivedMail): string {
-  const decoded = mail.raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_whole, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-  const code = /^([A-Z]{4}-[A-Z]{4})\r?$/m.exec(decoded)?.[1];
-  assert.ok(code, 'the mail carries a code on a line of its own');
-  return code;
 }
 
 /** The fields of the page's form that holds `marker` (an input name or a button's name="…" value="…"), as a browser posts it. */
@@ -221,6 +215,33 @@ for (const kind of DATABASES) {
       assert.equal(other.status, 400);
       assert.match(await other.text(), /name="password"/);
       assert.equal(smtp.received.length, before);
+    });
+
+    test("the device flow's second factor takes an e-mail code; the device gets tokens whose amr says so", async () => {
+      const user = await aUser();
+      const { client: tv } = await createTestClient(server.gatehouse.store, { name: 'TV', tokenEndpointAuthMethod: 'none', redirectUris: [], grantTypes: [DEVICE_GRANT] });
+      const issued = await postForm(`${server.url}/uas/oauth2/device_authorization`, { client_id: tv.clientId, scope: 'openid' });
+      assert.equal(issued.status, 200);
+      const userCode = issued.body.user_code as string;
+      const jar = new CookieJar();
+      const entry = await (await browse(`${server.url}/uas/oauth2/device`, jar)).text();
+      const login = await (await submit(`${server.url}/uas/oauth2/device`, { csrf_token: new Map(formFields(entry)).get('csrf_token')!, user_code: userCode }, jar)).text();
+      const password = formWith(login, /name="password"/);
+      const codePage = await submit(`${server.url}${password.action}`, password.fields.map(([n, v]): [string, string] => [n, n === 'username' ? user.username : n === 'password' ? PASSWORD : v]), jar);
+      assert.equal(codePage.status, 200);
+      const sent = await sendCode(await codePage.text(), jar);
+      assert.equal(sent.response.status, 200);
+      assert.deepEqual(sent.mail?.to, [user.email]);
+      const confirm = await typeCode(sent.page, codeIn(sent.mail!), jar);
+      assert.equal(confirm.status, 200);
+      const confirmPage = await confirm.text();
+      const approve = formWith(confirmPage, /name="decision"|value="approve"/);
+      const done = await submit(`${server.url}${approve.action}`, [...approve.fields.filter(([n]) => n !== 'decision'), ['decision', 'approve']], jar);
+      assert.equal(done.status, 200);
+      const poll = await postForm(`${server.url}/uas/oauth2/token`, { grant_type: DEVICE_GRANT, device_code: issued.body.device_code as string, client_id: tv.clientId });
+      assert.equal(poll.status, 200, JSON.stringify(poll.body));
+      const claims = JSON.parse(Buffer.from((poll.body.id_token as string).split('.')[1]!, 'base64url').toString()) as { amr: string[] };
+      assert.deepEqual(claims.amr, ['pwd', 'otp', 'mfa']);
     });
 
     test("the account page's own sign-in takes an e-mail code", async () => {
