@@ -49,7 +49,7 @@ export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promis
     const stepUp = await stepUpForDevice(deps, device, session, clientAddress(request));
     if (stepUp) {
       setPendingSignInCookie(reply, deps.config, stepUp.pendingCookie);
-      return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method: firstCodeMethod(stepUp.kinds) });
+      return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method: firstCodeMethod(stepUp.kinds), kinds: stepUp.kinds });
     }
     return sendConfirmPage(request, reply, deps, paths.confirm, device, session.userId);
   });
