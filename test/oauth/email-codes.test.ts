@@ -13,11 +13,32 @@ import { ManualClock } from '../../src/lib/clock.ts';
 import { cryptoRandom } from '../../src/lib/random.ts';
 import { checkEmailCode, emailCodeHash, sendEmailCode, type EmailCodeDeps } from '../../src/oauth/factors/email-code.ts';
 import { raisingKinds } from '../../src/oauth/levels.ts';
+import { noAudit, type AuditEvent } from '../../src/observability/audit.ts';
+import { AUDIT_EVENTS } from '../../src/observability/audit-catalog.ts';
+import { Metrics } from '../../src/observability/metrics.ts';
 import { AuditCapture } from '../helpers/audit.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { codeIn } from '../helpers/email-codes.ts';
 import { aStoredUser, openTestStore, T0, type TestStore } from '../helpers/store.ts';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.ts';
+
+describe('e-mail code metrics', () => {
+  test('each email_code.* event of the audit catalogue counts once in gatehouse_second_factor_events_total, with kind email_otp', async () => {
+    const samples: Record<string, AuditEvent> = {
+      'email_code.sent': { event: 'email_code.sent', userId: 'u', purpose: 'sign_in', messageId: 'm', factorId: 'f' },
+      'email_code.refused': { event: 'email_code.refused', userId: 'u', purpose: 'enrol', reason: 'throttled' },
+      'email_code.used': { event: 'email_code.used', userId: 'u', purpose: 'verify_email' },
+      'email_code.failed': { event: 'email_code.failed', userId: 'u', purpose: 'enrol' },
+    };
+    assert.deepEqual(Object.keys(samples).sort(), Object.keys(AUDIT_EVENTS).filter((name) => name.startsWith('email_code.')).sort());
+    for (const [name, event] of Object.entries(samples)) {
+      const metrics = new Metrics();
+      metrics.countingSink(noAudit).emit(event);
+      const lines = (await metrics.registry.metrics()).split('\n').filter((line) => line.startsWith('gatehouse_second_factor_events_total{'));
+      assert.deepEqual(lines, [`gatehouse_second_factor_events_total{event="email_code_${name.slice('email_code.'.length)}",kind="email_otp"} 1`]);
+    }
+  });
+});
 
 describe('e-mail codes and levels', () => {
   test('an e-mail factor raises a password sign-in to multi, never to phr or phrh', () => {
