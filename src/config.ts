@@ -358,6 +358,20 @@ export const settings = {
     doc: 'Most asks for a reset link one client address (IPv6: per /64) may make per hour; further ones are answered 429 with Retry-After, whether or not the account exists. Behind a proxy, set GATEHOUSE_TRUSTED_PROXIES. 0: no limit.',
     parse: integer(0, 1_000_000),
   }),
+  emailCodeLifetime: setting({
+    env: 'GATEHOUSE_EMAIL_CODE_LIFETIME',
+    type: 'seconds',
+    default: '600',
+    doc: 'How long a one-time code sent by e-mail (a sign-in\'s second factor, an e-mail factor\'s enrolment) stays usable; it is also spent by its use (docs/second-factors.md, "E-mail codes").',
+    parse: integer(60, 3600),
+  }),
+  emailCodesPerHour: setting({
+    env: 'GATEHOUSE_EMAIL_CODES_PER_HOUR',
+    type: 'integer',
+    default: '5',
+    doc: 'Most one-time codes sent by e-mail per hour to one user, and to one e-mail address, whatever asks (sign-in, enrolment); a further ask is refused with how long to wait and sends nothing, so a page cannot be used to flood a mailbox (docs/second-factors.md, "E-mail codes"). At least 1.',
+    parse: integer(1, 100),
+  }),
   passkeySignInsPerAddress: setting({
     env: 'GATEHOUSE_PASSKEY_SIGN_INS_PER_ADDRESS',
     type: 'integer',

@@ -3,7 +3,7 @@
  * password. The secrets live only in the store's own records (TotpFactor, the recovery codes'
  * hashes); a `Factor` is what may be shown — to the user, an administrator, the login step.
  */
-export type FactorKind = 'totp' | 'recovery_codes' | 'passkey';
+export type FactorKind = 'totp' | 'recovery_codes' | 'passkey' | 'email_otp';
 
 export interface Factor {
   id: string;
@@ -21,6 +21,31 @@ export interface Factor {
    * when device-bound (docs/decisions.md SA63). Absent for other kinds.
    */
   backupEligible?: boolean;
+  /**
+   * E-mail codes only (kind 'email_otp'): the address its codes are sent to, fixed at enrolment
+   * (the profile's address then, proved by a code; docs/decisions.md AM91). Absent for other kinds.
+   */
+  email?: string;
+}
+
+/** The purposes of e-mail codes (src/oauth/factors/email-code.ts): a code of one purpose is never accepted for another. */
+export const EMAIL_CODE_PURPOSES = ['sign_in', 'enrol', 'verify_email'] as const;
+export type EmailCodePurpose = (typeof EMAIL_CODE_PURPOSES)[number];
+
+/**
+ * A one-time code sent by e-mail, as stored: only its keyed hash (the code is in the mail alone),
+ * bound to the user, the purpose, the address it went to and, for a sign-in, the factor.
+ */
+export interface EmailCode {
+  id: string;
+  userId: string;
+  /** The e-mail factor a sign-in code is for; undefined for an enrolment's or a verification's. */
+  factorId: string | undefined;
+  purpose: EmailCodePurpose;
+  address: string;
+  codeHash: string;
+  createdAt: number;
+  expiresAt: number;
 }
 
 /** The HMAC hash of a TOTP factor (RFC 6238 §1.2: HMAC-SHA-1 by default, SHA-256 and SHA-512 allowed). */

@@ -31,6 +31,7 @@ export function factorRecord(factor: FactorSummary): Record<string, unknown> {
     last_used_at: factor.lastUsedAt === undefined ? null : new Date(factor.lastUsedAt).toISOString(),
     ...(factor.codesLeft === undefined ? {} : { codes_left: factor.codesLeft }),
     ...(factor.backupEligible === undefined ? {} : { backup_eligible: factor.backupEligible }),
+    ...(factor.email === undefined ? {} : { email: factor.email }),
   };
 }
 

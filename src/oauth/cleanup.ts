@@ -58,7 +58,7 @@ export const OUTBOX_DEAD_RETENTION_MS = 30 * 24 * 60 * 60_000;
 export const DEFAULT_MAX_BATCHES = 100;
 
 export interface CleanupDeps {
-  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges' | 'outbox' | 'passwordResets' | 'sessionClients'>>;
+  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges' | 'outbox' | 'passwordResets' | 'sessionClients' | 'emailCodes'>>;
   clock: Clock;
   /** How long stored audit events are kept (ms; GATEHOUSE_AUDIT_RETENTION); 0 or absent: for ever. */
   auditRetentionMs?: number;
@@ -94,6 +94,8 @@ export interface CleanupReport {
   passwordResets: number;
   /** Relying parties remembered for sessions that are gone (back-channel logout, decisions LO3). */
   sessionClients: number;
+  /** E-mail one-time codes that expired unused (docs/second-factors.md, "E-mail codes"). */
+  emailCodes: number;
   /** true when some table hit `maxBatches`: the next pass continues there. */
   more: boolean;
   ms: number;
@@ -173,12 +175,15 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
   // Sessions cleaned up above leave their relying parties' rows: nobody will end those sessions now.
   const sessionClients = store.sessionClients ? await drain(() => store.sessionClients!.deleteOrphans(batchSize)) : 0;
 
-  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, outbox, passwordResets, sessionClients, more, ms: Date.now() - started };
+  // Expired e-mail codes (take refuses them): deleted at once.
+  const emailCodes = store.emailCodes ? await drain(() => store.emailCodes!.deleteExpired(now, batchSize)) : 0;
+
+  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, outbox, passwordResets, sessionClients, emailCodes, more, ms: Date.now() - started };
 }
 
 /** Every row one pass deleted, over all tables. */
 export function deletedRows(report: CleanupReport): number {
-  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns + report.passkeyChallenges + report.outbox + report.passwordResets;
+  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns + report.passkeyChallenges + report.outbox + report.passwordResets + report.emailCodes;
 }
 
 function yieldToEventLoop(): Promise<void> {

@@ -68,6 +68,10 @@ export const AUDIT_EVENTS = {
   'password_reset.sent': 'A password reset link was queued to a user\'s e-mail address: asked for on the "Forgot your password?" page (by user) or sent by an administrator (actor).',
   'password_reset.not_sent': 'A reset was asked for and nothing was sent (no such account, no e-mail address, not enabled, or the account\'s hourly budget spent); the asker got the same answer.',
   'password_reset.completed': 'A user set a new password through a reset link: their sessions ended and their tokens were revoked in the same unit of work.',
+  'email_code.sent': 'A one-time code was queued by e-mail to an address (purpose sign_in, enrol or verify_email); never the code.',
+  'email_code.refused': 'A one-time code was not sent: the hourly budget of the user or of the address was spent, or mail is not configured.',
+  'email_code.used': 'A one-time code sent by e-mail was used (taken once, by one conditional delete).',
+  'email_code.failed': 'A wrong one-time code was given for an e-mail factor\'s enrolment or a verification (a sign-in\'s is factor.failed).',
 } as const satisfies Record<AuditEvent['event'], string>;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

@@ -9,7 +9,7 @@
  * A login failure names the account only when the typed name matched one, and then by its stored
  * username: what was typed may be a password typed into the wrong field.
  */
-import type { FactorKind } from '../domain/factor.ts';
+import type { EmailCodePurpose, FactorKind } from '../domain/factor.ts';
 import type { CodeRefusal } from '../domain/grant.ts';
 import { hashSecret } from '../lib/hash.ts';
 
@@ -161,7 +161,18 @@ export type AuditEvent =
    */
   | { event: 'password_reset.sent'; userId: string; username: string; messageId: string; by: 'user' | 'administrator'; actor?: Actor; ip?: string | undefined }
   | { event: 'password_reset.not_sent'; reason: 'unknown' | 'no_email' | 'not_enabled' | 'throttled'; userId?: string; identifier: string; ip?: string | undefined }
-  | { event: 'password_reset.completed'; userId: string; username: string; sessionsEnded: number; ip?: string | undefined };
+  | { event: 'password_reset.completed'; userId: string; username: string; sessionsEnded: number; ip?: string | undefined }
+  /**
+   * E-mail one-time codes (docs/second-factors.md, "E-mail codes"): a code queued to an address
+   * (`purpose`: sign_in, enrol or verify_email; `factorId` for a sign-in's), a send refused
+   * (`reason`: the hourly budget of the user or the address spent, or mail not configured), a
+   * code used, and a wrong code for an enrolment or a verification (a sign-in's wrong code is
+   * `factor.failed`, its use `factor.verified` with kind `email_otp`, as every factor's). Never the code.
+   */
+  | { event: 'email_code.sent'; userId: string; purpose: EmailCodePurpose; messageId: string; factorId?: string; ip?: string | undefined }
+  | { event: 'email_code.refused'; userId: string; purpose: EmailCodePurpose; reason: 'throttled' | 'off'; ip?: string | undefined }
+  | { event: 'email_code.used'; userId: string; purpose: EmailCodePurpose; factorId?: string; ip?: string | undefined }
+  | { event: 'email_code.failed'; userId: string; purpose: EmailCodePurpose; ip?: string | undefined };
 
 export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 

@@ -77,7 +77,7 @@ export class Metrics {
     this.#logouts = new Counter({ name: 'gatehouse_logouts_total', help: 'SSO sessions ended by logout.', registers });
     this.#factors = new Counter({
       name: 'gatehouse_second_factor_events_total',
-      help: 'Second factors: codes verified, failed and throttled; factors enrolled, renamed, removed and reset, TOTP secrets sealed; by event and, where one is known, the kind (totp, recovery_codes, passkey).',
+      help: 'Second factors: codes verified, failed and throttled; factors enrolled, renamed, removed and reset, TOTP secrets sealed; by event and, where one is known, the kind (totp, recovery_codes, passkey, email_otp); e-mail codes sent, refused, used and failed (email_code_*).',
       labelNames: ['event', 'kind'],
       registers,
     });
@@ -222,6 +222,12 @@ export class Metrics {
       case 'factor.failed':
       case 'factor.reset':
         return this.#factors.inc({ event: event.event.slice('factor.'.length) });
+      // E-mail codes: sends (and refused sends), uses and wrong ones, by purpose in the event's name.
+      case 'email_code.sent':
+      case 'email_code.refused':
+      case 'email_code.used':
+      case 'email_code.failed':
+        return this.#factors.inc({ event: `email_code_${event.event.slice('email_code.'.length)}`, kind: 'email_otp' });
       // Counted by the secrets sealed, not the runs: a second run that seals none adds nothing.
       case 'factor.secrets_sealed':
         return this.#factors.inc({ event: 'secrets_sealed' }, event.sealed);

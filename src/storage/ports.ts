@@ -4,7 +4,7 @@
  */
 import type { Client } from '../domain/client.ts';
 import type { Consent } from '../domain/consent.ts';
-import type { Factor, PasskeyFactor, TotpFactor } from '../domain/factor.ts';
+import type { EmailCode, EmailCodePurpose, Factor, PasskeyFactor, TotpFactor } from '../domain/factor.ts';
 import type { DeviceApproval, DeviceAuthorization } from '../domain/device-authorization.ts';
 import type { AuthorizationCode, CodeRefusal, Token } from '../domain/grant.ts';
 import type { Group } from '../domain/group.ts';
@@ -696,6 +696,30 @@ export interface FactorStore {
   userHandle(userId: string, candidate: string): Promise<string>;
   /** The user whose handle this is. */
   userOfHandle(handle: string): Promise<string | undefined>;
+  /**
+   * Stores an e-mail factor (kind 'email_otp', with its `email`). MissingReferenceError when the
+   * user does not exist; ConflictError when the user has an e-mail factor already (one per user).
+   */
+  insertEmailFactor(factor: Factor): Promise<void>;
+  /** Records a use of the factor at `now` (its "last used"). */
+  touch(factorId: string, now: number): Promise<void>;
+}
+
+/**
+ * E-mail one-time codes (migration 030; src/oauth/factors/email-code.ts).
+ *
+ * Race rule: `take` decides and consumes in ONE conditional DELETE (… WHERE user, purpose, hash
+ * match AND not expired … RETURNING): of concurrent takes of one code, on any number of
+ * instances, exactly one gets the row. Never find a code first and delete it after.
+ */
+export interface EmailCodeStore {
+  insert(code: EmailCode): Promise<void>;
+  /** Deletes and returns the user's live code of `purpose` whose hash is `codeHash` at `now`; undefined: wrong, used or expired. */
+  take(userId: string, purpose: EmailCodePurpose, codeHash: string, now: number): Promise<EmailCode | undefined>;
+  /** Deletes every code of the user of `purpose` (a sign-in or enrolment done: its other codes are not needed); how many. */
+  deleteOfUser(userId: string, purpose: EmailCodePurpose): Promise<number>;
+  /** Deletes up to `limit` codes expired at `now`; how many (the cleanup job). */
+  deleteExpired(now: number, limit: number): Promise<number>;
 }
 
 /** A WebAuthn ceremony's challenge, as the server keeps it while the browser asks the authenticator (docs/decisions.md SA64). */
@@ -890,6 +914,7 @@ export interface StoreTransaction {
   outbox: OutboxStore;
   passwordResets: PasswordResetStore;
   sessionClients: SessionClientStore;
+  emailCodes: EmailCodeStore;
 }
 
 export interface Store extends StoreTransaction {

@@ -4,6 +4,7 @@
  * once, the throttle before the check, audit events without secrets), on every database.
  */
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
@@ -13,6 +14,7 @@ import { AUDIT_EVENTS } from '../../src/observability/audit-catalog.ts';
 import { Metrics } from '../../src/observability/metrics.ts';
 import { confirmTotpEnrolment, FactorInputError, importTotpFactor, regenerateRecoveryCodes, startTotpEnrolment } from '../../src/oauth/factors/enrolment.ts';
 import { normalizeRecoveryCode, recoveryCodesMethod } from '../../src/oauth/factors/recovery-codes.ts';
+import { emailCodeMethod, newEmailCode } from '../../src/oauth/factors/email-code.ts';
 import { CODE_METHODS, methodRecognising } from '../../src/oauth/factors/registry.ts';
 import { DEFAULT_TOTP, matchingStep, totpCode, totpMethod } from '../../src/oauth/factors/totp.ts';
 import { factorsOf, verifySecondFactor, type SecondFactorDeps } from '../../src/oauth/factors/verify.ts';
@@ -55,11 +57,19 @@ describe('TOTP arithmetic', () => {
 
 describe('code shapes', () => {
   test('a TOTP code and a recovery code are told apart by shape; the methods\' shapes never overlap', () => {
-    const codes = ['123456', '123 456', '12345678', 'abcd-efgh-jkmn-pqrs', 'ABCD EFGH JKMN PQRS', 'abcdefghjkmnpqrs'];
+    const codes = ['123456', '123 456', '12345678', 'abcd-efgh-jkmn-pqrs', 'ABCD EFGH JKMN PQRS', 'abcdefghjkmnpqrs', 'ABCD-EFGH', 'abcd efgh', 'WXYZWXYZ'];
     for (const code of codes) assert.equal(CODE_METHODS.filter((m) => m.recognises(code)).length, 1, code);
     assert.equal(methodRecognising('123456'), totpMethod);
     assert.equal(methodRecognising('ABCD-EFGH-JKMN-PQRS'), recoveryCodesMethod);
-    for (const junk of ['', '12345', '123456789', 'abcd-efgh-jkmn-pqr', 'abcd-efgh-jkmn-pqrsu', 'x'.repeat(1000)]) assert.equal(methodRecognising(junk), undefined, junk);
+    assert.equal(methodRecognising('abcd-efgh'), emailCodeMethod);
+    // 8 digits is an imported TOTP's code, never an e-mail code; I, L, O, U are not in the e-mail alphabet.
+    for (const junk of ['', '12345', '123456789', 'abcd-efgh-jkmn-pqr', 'abcd-efgh-jkmn-pqrsu', 'x'.repeat(1000), 'ABCD-EFG', 'ABCD-EFGHJ', 'ABCD-EFG1', 'ABCD-EFGI', 'LOUD-LOUD']) assert.equal(methodRecognising(junk), undefined, junk);
+    // Every code the generator makes is recognised by the e-mail method alone.
+    for (let i = 0; i < 200; i++) {
+      const code = newEmailCode((bytes) => randomBytes(bytes).toString('hex'));
+      assert.match(code, /^[A-Z]{4}-[A-Z]{4}$/);
+      assert.deepEqual(CODE_METHODS.filter((m) => m.recognises(code)), [emailCodeMethod], code);
+    }
   });
 
   test('recovery codes: typing is forgiving (case, separators, o/i/l for 0/1)', () => {
@@ -70,6 +80,7 @@ describe('code shapes', () => {
   test('the methods declare their RFC 8176 amr values', () => {
     assert.deepEqual(totpMethod.amr, ['otp']);
     assert.deepEqual(recoveryCodesMethod.amr, ['otp']);
+    assert.deepEqual(emailCodeMethod.amr, ['otp']);
   });
 });
 

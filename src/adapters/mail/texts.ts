@@ -28,6 +28,21 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       ],
       footer: 'This message was sent automatically; please do not reply.',
     },
+    email_code_sign_in: {
+      subject: 'Your {product} sign-in code',
+      paragraphs: ['Someone signed in to the account {username} at {issuer} with its password and asked for a code. If it was you, type this code:', '{code}', 'The code works once, for {minutes} minutes. If you did not sign in, someone knows your password: change it.'],
+      footer: 'This message was sent automatically; please do not reply.',
+    },
+    email_code_enrol: {
+      subject: 'Your {product} code to add e-mail codes',
+      paragraphs: ['Someone asked to receive sign-in codes for the account {username} at {issuer} at this address. If it was you, type this code:', '{code}', 'The code works once, for {minutes} minutes. If you did not ask, ignore this message: nothing changes.'],
+      footer: 'This message was sent automatically; please do not reply.',
+    },
+    email_code_verify_email: {
+      subject: 'Your {product} verification code',
+      paragraphs: ['Someone asked to verify this address for the account {username} at {issuer}. If it was you, type this code:', '{code}', 'The code works once, for {minutes} minutes. If you did not ask, ignore this message: nothing changes.'],
+      footer: 'This message was sent automatically; please do not reply.',
+    },
   },
   fi: {
     test: {
@@ -44,6 +59,21 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       ],
       footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
     },
+    email_code_sign_in: {
+      subject: 'Palvelun {product} kirjautumiskoodi',
+      paragraphs: ['Tilille {username} kirjauduttiin osoitteessa {issuer} sen salasanalla ja pyydettiin koodia. Jos se olit sinä, kirjoita tämä koodi:', '{code}', 'Koodi toimii kerran ja {minutes} minuutin ajan. Jos et kirjautunut, joku tietää salasanasi: vaihda se.'],
+      footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
+    },
+    email_code_enrol: {
+      subject: 'Palvelun {product} koodi sähköpostikoodien käyttöönottoon',
+      paragraphs: ['Tilille {username} osoitteessa {issuer} pyydettiin kirjautumiskoodeja tähän osoitteeseen. Jos pyysit sitä itse, kirjoita tämä koodi:', '{code}', 'Koodi toimii kerran ja {minutes} minuutin ajan. Jos et pyytänyt, voit jättää viestin huomiotta: mikään ei muutu.'],
+      footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
+    },
+    email_code_verify_email: {
+      subject: 'Palvelun {product} vahvistuskoodi',
+      paragraphs: ['Tämän osoitteen vahvistamista pyydettiin tilille {username} osoitteessa {issuer}. Jos pyysit sitä itse, kirjoita tämä koodi:', '{code}', 'Koodi toimii kerran ja {minutes} minuutin ajan. Jos et pyytänyt, voit jättää viestin huomiotta: mikään ei muutu.'],
+      footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
+    },
   },
   sv: {
     test: {
@@ -58,6 +88,21 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
         '{link}',
         'Länken fungerar en gång, i {minutes} minuter. Om du inte bad om det kan du bortse från meddelandet: ditt lösenord förblir oförändrat.',
       ],
+      footer: 'Meddelandet skickades automatiskt; svara inte på det.',
+    },
+    email_code_sign_in: {
+      subject: 'Din inloggningskod till {product}',
+      paragraphs: ['Någon loggade in på kontot {username} på {issuer} med dess lösenord och bad om en kod. Om det var du, skriv den här koden:', '{code}', 'Koden fungerar en gång, i {minutes} minuter. Om du inte loggade in känner någon till ditt lösenord: byt det.'],
+      footer: 'Meddelandet skickades automatiskt; svara inte på det.',
+    },
+    email_code_enrol: {
+      subject: 'Din kod till {product} för att lägga till e-postkoder',
+      paragraphs: ['Någon bad om att få inloggningskoder för kontot {username} på {issuer} till den här adressen. Om det var du, skriv den här koden:', '{code}', 'Koden fungerar en gång, i {minutes} minuter. Om du inte bad om det kan du bortse från meddelandet: inget ändras.'],
+      footer: 'Meddelandet skickades automatiskt; svara inte på det.',
+    },
+    email_code_verify_email: {
+      subject: 'Din verifieringskod till {product}',
+      paragraphs: ['Någon bad om att verifiera den här adressen för kontot {username} på {issuer}. Om det var du, skriv den här koden:', '{code}', 'Koden fungerar en gång, i {minutes} minuter. Om du inte bad om det kan du bortse från meddelandet: inget ändras.'],
       footer: 'Meddelandet skickades automatiskt; svara inte på det.',
     },
   },

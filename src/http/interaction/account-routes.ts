@@ -7,6 +7,9 @@ import {
   renameAccountFactor,
   resumeAccountTotp,
   secondFactorForAccount,
+  startAccountEmail,
+  confirmAccountEmail,
+  emailCodeForAccount,
   signInToAccount,
   startAccountTotp,
   type Account,
@@ -23,7 +26,7 @@ import { csrfToken, csrfValid } from './csrf.ts';
 import { formField, pageLocale, requestParams, useHtmlScope } from './html-scope.ts';
 import { formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
 import { PASSKEY_CSP, passkeyScripts, type PasskeyForm } from './passkey-page.ts';
-import { codeMethodOf, firstCodeMethod, kindsOf, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
+import { answerEmailCodeAsk, asksForEmailCode, codeMethodOf, firstCodeMethod, kindsOf, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
 import { renderView, sendPage } from './views.ts';
 
 /** The account security page's path under the issuer (`/uas/account/security`). */
@@ -44,7 +47,8 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
   useHtmlScope(app, deps);
   const page = accountSecurityPath(deps.config);
   const paths = { page, signIn: `${page}/sign-in`, secondFactor: `${page}/second-factor`, totp: `${page}/totp`, confirm: `${page}/totp/confirm`, recoveryCodes: `${page}/recovery-codes`, remove: `${page}/remove`, rename: `${page}/rename`,
-    passkey: `${page}/passkey`, passkeyOptions: `${page}/passkey/options`, secondFactorPasskey: `${page}/second-factor/passkey`, secondFactorPasskeyOptions: `${page}/second-factor/passkey/options` };
+    passkey: `${page}/passkey`, passkeyOptions: `${page}/passkey/options`, secondFactorPasskey: `${page}/second-factor/passkey`, secondFactorPasskeyOptions: `${page}/second-factor/passkey/options`,
+    email: `${page}/email`, emailConfirm: `${page}/email/confirm` };
   const origin = new URL(deps.config.issuer).origin;
   const view = (request: FastifyRequest, reply: FastifyReply) => new AccountView(request, reply, deps, paths);
 
@@ -83,6 +87,13 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     const { method, switched } = codeMethodOf({ method: formField(raw, 'method'), switch: formField(raw, 'switch') });
     const kinds = kindsOf(formField(raw, 'kinds'));
     if (switched) return view(request, reply).code({ method, kinds });
+    if (asksForEmailCode(formField(raw, 'send'))) {
+      const sent = await emailCodeForAccount(deps, { pendingCookie: readPendingSignInCookie(request, deps.config), locale: pageLocale(request), ip: clientAddress(request) });
+      return answerEmailCodeAsk(reply, sent, kinds, (shown) => view(request, reply).code(shown), () => {
+        clearPendingSignInCookie(reply, deps.config);
+        return view(request, reply).signIn({ status: 400, message: 'secondFactorExpired' });
+      });
+    }
     const outcome = await secondFactorForAccount(deps, { code: formField(raw, 'code'), pendingCookie: readPendingSignInCookie(request, deps.config), previousCookie: readSessionCookie(request, deps.config), ip: clientAddress(request) });
     return secondStepAnswered(request, reply, outcome, { method, kinds, message: 'secondFactorFailed' });
   });
@@ -98,7 +109,7 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     const raw = requestParams(request);
     if (forged(request, raw)) return view(request, reply).signIn({ status: 403, message: 'formExpired' });
     const kinds = kindsOf(formField(raw, 'kinds'));
-    const method = kinds.includes('totp') ? 'totp' : 'recovery';
+    const method = firstCodeMethod(kinds);
     const response = parseResponseField(formField(raw, 'response'));
     if (response === undefined) return view(request, reply).code({ method, kinds, status: 400, message: 'passkeyFailed' });
     const outcome = await passkeyForAccount(deps, { response, pendingCookie: readPendingSignInCookie(request, deps.config), previousCookie: readSessionCookie(request, deps.config), ip: clientAddress(request) });
@@ -180,6 +191,43 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     return view(request, reply).overview(now ?? account, { notice: 'accountPasskeyAdded' });
   });
 
+  // E-mail codes (docs/second-factors.md, "E-mail codes"): a code to the profile's address, then that code back.
+  change(paths.email, async (request, reply, account) => {
+    const started = await startAccountEmail(deps, account, { locale: pageLocale(request), ip: clientAddress(request) });
+    switch (started.type) {
+      case 'reauthenticate':
+        return reauthenticate(request, reply, account);
+      case 'sent':
+        return view(request, reply).email(account);
+      case 'throttled':
+        reply.header('retry-after', String(started.retryAfter));
+        return view(request, reply).overview(account, { status: 429, message: 'emailCodeThrottled', retryAfter: started.retryAfter });
+      case 'no_email':
+        return view(request, reply).overview(account, { status: 400, message: 'accountEmailNoAddress' });
+      case 'enrolled':
+        return view(request, reply).overview(account, { status: 409, message: 'accountEmailEnrolled' });
+      case 'off':
+        return view(request, reply).overview(account, { status: 409, message: 'accountEmailOff' });
+    }
+  });
+
+  change(paths.emailConfirm, async (request, reply, account, raw) => {
+    const confirmed = await confirmAccountEmail(deps, account, { code: formField(raw, 'code'), ip: clientAddress(request) });
+    switch (confirmed.type) {
+      case 'reauthenticate':
+        return reauthenticate(request, reply, account);
+      case 'refused':
+        return view(request, reply).email(account, { status: 400, message: 'accountEmailWrongCode' });
+      case 'throttled':
+        reply.header('retry-after', String(confirmed.retryAfter));
+        return view(request, reply).email(account, { status: 429, message: 'tooManyAttempts', retryAfter: confirmed.retryAfter });
+      case 'already':
+        return view(request, reply).overview((await accountOf(deps, readSessionCookie(request, deps.config))) ?? account, { status: 409, message: 'accountEmailEnrolled' });
+      case 'enrolled':
+        return view(request, reply).overview((await accountOf(deps, readSessionCookie(request, deps.config))) ?? account, { notice: 'accountEmailAdded' });
+    }
+  });
+
   change(paths.remove, async (request, reply, account, raw) => {
     const removed = await removeAccountFactor(deps, account, formField(raw, 'factor_id'), clientAddress(request));
     if (removed.type === 'reauthenticate') return reauthenticate(request, reply, account);
@@ -205,7 +253,7 @@ interface Options {
   retryAfter?: number;
 }
 
-type Paths = Record<'page' | 'signIn' | 'secondFactor' | 'totp' | 'confirm' | 'recoveryCodes' | 'remove' | 'rename' | 'passkey' | 'passkeyOptions' | 'secondFactorPasskey' | 'secondFactorPasskeyOptions', string>;
+type Paths = Record<'page' | 'signIn' | 'secondFactor' | 'totp' | 'confirm' | 'recoveryCodes' | 'remove' | 'rename' | 'passkey' | 'passkeyOptions' | 'secondFactorPasskey' | 'secondFactorPasskeyOptions' | 'email' | 'emailConfirm', string>;
 
 function json(reply: FastifyReply, status: number, body: unknown): FastifyReply {
   return reply.code(status).header('cache-control', 'no-store').header('referrer-policy', 'same-origin').type('application/json; charset=utf-8').send(JSON.stringify(body));
@@ -238,7 +286,7 @@ class AccountView {
     const factors = account.factors.map((factor) => ({
       id: factor.id,
       name: factor.name,
-      kindText: factor.kind === 'totp' ? t.accountKindTotp : factor.kind === 'passkey' ? (factor.backupEligible === true ? t.accountKindPasskeySynced : t.accountKindPasskey) : t.accountKindRecovery,
+      kindText: kindText(t, factor),
       added: this.date(factor.createdAt),
       lastUsed: factor.lastUsedAt === undefined ? t.accountNever : this.date(factor.lastUsedAt),
       codesLeft: factor.codesLeft === undefined ? '' : String(factor.codesLeft),
@@ -252,7 +300,17 @@ class AccountView {
     return this.send(
       'overview',
       options,
-      { heading: t.accountTitle, username: account.user.username, fresh: account.fresh, factors, invalidCredentials: options.message === 'loginFailed', passkey, scripts: passkey === undefined ? [] : passkeyScripts(this.deps.config) },
+      {
+        heading: t.accountTitle,
+        username: account.user.username,
+        fresh: account.fresh,
+        factors,
+        invalidCredentials: options.message === 'loginFailed',
+        passkey,
+        scripts: passkey === undefined ? [] : passkeyScripts(this.deps.config),
+        // E-mail codes: offered while mail is on and the user has none; without mail, a user who has them is told they cannot be used now (AM97).
+        emailOffer: emailOffer(account.factors.some((f) => f.kind === 'email_otp'), this.deps.mail !== undefined),
+      },
       passkey !== undefined,
     );
   }
@@ -262,12 +320,18 @@ class AccountView {
     return this.send('totp', options, { heading: this.t.accountAddTotp, totp });
   }
 
+  /** The code sent to the profile's address, asked back to add e-mail codes. */
+  email(account: Account, options: Options = {}): FastifyReply {
+    const intro = this.t.accountEmailIntro.replace('{address}', () => account.user.email ?? '');
+    return this.send('email', options, { heading: this.t.accountAddEmail, emailIntro: intro });
+  }
+
   codes(codes: string[]): FastifyReply {
     return this.send('codes', {}, { heading: this.t.accountCodesTitle, codes });
   }
 
   /** The second factor's page of the login page, for this page's held sign-in. */
-  code(options: Pick<SecondFactorPage, 'method' | 'kinds' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
+  code(options: Pick<SecondFactorPage, 'method' | 'kinds' | 'status' | 'message' | 'retryAfter' | 'invalid' | 'sentTo'>): FastifyReply {
     const passkey = { action: this.paths.secondFactorPasskey, options: this.paths.secondFactorPasskeyOptions };
     return sendSecondFactorPage(this.request, this.reply, this.deps, { ...options, locale: this.locale, display: 'page', clientName: this.t.accountTitle, clientIntro: 'signInTo', action: this.paths.secondFactor, hidden: [], passkey, referrer: 'same-origin' });
   }
@@ -298,4 +362,24 @@ class AccountView {
   private date(at: number): string {
     return new Intl.DateTimeFormat(this.locale, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: 'UTC', timeZoneName: 'short' }).format(at);
   }
+}
+
+/** A factor's kind as the table says it; an e-mail factor with the address its codes go to. */
+function kindText(t: ReturnType<typeof messages>, factor: Account['factors'][number]): string {
+  switch (factor.kind) {
+    case 'totp':
+      return t.accountKindTotp;
+    case 'passkey':
+      return factor.backupEligible === true ? t.accountKindPasskeySynced : t.accountKindPasskey;
+    case 'email_otp':
+      return `${t.accountKindEmail} (${factor.email ?? ''})`;
+    case 'recovery_codes':
+      return t.accountKindRecovery;
+  }
+}
+
+/** What the overview says of e-mail codes: `on`, the button to add them; `off`, that the user's cannot be used (no mail); nothing otherwise. */
+function emailOffer(has: boolean, mailOn: boolean): 'on' | 'off' | undefined {
+  if (has) return mailOn ? undefined : 'off';
+  return mailOn ? 'on' : undefined;
 }

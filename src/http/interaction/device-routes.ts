@@ -3,7 +3,7 @@ import { clientNameFor } from '../../oauth/client-display.ts';
 import { confirmationFacts } from '../../oauth/confirmation-facts.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import { formatUserCode } from '../../oauth/device/user-code.ts';
-import { decideDevice, lookUpUserCode, passkeyForDevice, passkeyOptionsForDevice, secondFactorForDevice, signInForDevice, stepUpForDevice, type PendingDevice } from '../../oauth/device/verification.ts';
+import { decideDevice, emailCodeForDevice, lookUpUserCode, passkeyForDevice, passkeyOptionsForDevice, secondFactorForDevice, signInForDevice, stepUpForDevice, type PendingDevice } from '../../oauth/device/verification.ts';
 import { parseResponseField } from '../../oauth/factors/passkey.ts';
 import { findUsableSession } from '../../oauth/sessions.ts';
 import type { RawParams } from '../../oauth/params.ts';
@@ -14,7 +14,7 @@ import { describeScope } from './consent-page.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
 import { formField, requestParams, useHtmlScope } from './html-scope.ts';
 import { chooseLocale, formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
-import { codeMethodOf, firstCodeMethod, kindsOf, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
+import { answerEmailCodeAsk, asksForEmailCode, codeMethodOf, firstCodeMethod, kindsOf, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
 import { renderView, sendPage } from './views.ts';
 
 /**
@@ -49,7 +49,7 @@ export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promis
     const stepUp = await stepUpForDevice(deps, device, session, clientAddress(request));
     if (stepUp) {
       setPendingSignInCookie(reply, deps.config, stepUp.pendingCookie);
-      return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method: firstCodeMethod(stepUp.kinds) });
+      return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method: firstCodeMethod(stepUp.kinds), kinds: stepUp.kinds });
     }
     return sendConfirmPage(request, reply, deps, paths.confirm, device, session.userId);
   });
@@ -87,6 +87,13 @@ export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promis
     const { method, switched } = codeMethodOf({ method: formField(raw, 'method'), switch: formField(raw, 'switch') });
     const kinds = kindsOf(formField(raw, 'kinds'));
     if (switched) return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method, kinds, passkey });
+    if (asksForEmailCode(formField(raw, 'send'))) {
+      const sent = await emailCodeForDevice(deps, device, readPendingSignInCookie(request, deps.config), { locale: texts(request, deps).locale, ip: clientAddress(request) });
+      return answerEmailCodeAsk(reply, sent, kinds, (shown) => sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { ...shown, passkey }), () => {
+        clearPendingSignInCookie(reply, deps.config);
+        return sendLoginPage(request, reply, deps, paths.login, device, { status: 400, message: 'secondFactorExpired' });
+      });
+    }
     const outcome = await secondFactorForDevice(deps, device, formField(raw, 'code'), readPendingSignInCookie(request, deps.config), readSessionCookie(request, deps.config), clientAddress(request));
     return secondStepAnswered(request, reply, device, outcome, { method, kinds, message: 'secondFactorFailed' });
   });
@@ -107,7 +114,7 @@ export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promis
     const device = await lookUp(request, reply, deps, paths.code, typed);
     if (!device) return reply;
     const kinds = kindsOf(formField(raw, 'kinds'));
-    const method = kinds.includes('totp') ? 'totp' : 'recovery';
+    const method = firstCodeMethod(kinds);
     const response = parseResponseField(formField(raw, 'response'));
     if (response === undefined) return sendCodeEntryPage(request, reply, deps, paths.secondFactor, device, { method, kinds, passkey, status: 400, message: 'passkeyFailed' });
     const outcome = await passkeyForDevice(deps, device, response, readPendingSignInCookie(request, deps.config), readSessionCookie(request, deps.config), clientAddress(request));
@@ -227,7 +234,7 @@ function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps: HttpD
 }
 
 /** The second factor's page of the user-code page: the login page's, carrying the device's user code. */
-function sendCodeEntryPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, action: string, device: PendingDevice, options: Pick<SecondFactorPage, 'method' | 'kinds' | 'passkey' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
+function sendCodeEntryPage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, action: string, device: PendingDevice, options: Pick<SecondFactorPage, 'method' | 'kinds' | 'passkey' | 'status' | 'message' | 'retryAfter' | 'invalid' | 'sentTo'>): FastifyReply {
   const { locale } = texts(request, deps);
   return sendSecondFactorPage(request, reply, deps, {
     ...options,

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { validateAuthorization } from '../../oauth/authorize/authorize.ts';
-import { loginWithPassword, loginWithSecondFactor, type SecondFactorOutcome, type SignedIn } from '../../oauth/authorize/login.ts';
+import { emailCodeForLogin, loginWithPassword, loginWithSecondFactor, type SecondFactorOutcome, type SignedIn } from '../../oauth/authorize/login.ts';
 import { carriedFields, type AuthorizationRequest } from '../../oauth/authorize/request.ts';
 import type { RawParams } from '../../oauth/params.ts';
 import { clientAddress } from '../client-address.ts';
@@ -15,7 +15,7 @@ import { formField, requestParams, useHtmlScope } from './html-scope.ts';
 import { chooseLocale, type MessageKey } from './i18n.ts';
 import { loginPath, sendLoginPage } from './login-page.ts';
 import { passkeySecondFactorPaths } from './passkey-page.ts';
-import { codeMethodOf, firstCodeMethod, kindsOf, secondFactorPath, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
+import { answerEmailCodeAsk, asksForEmailCode, codeMethodOf, firstCodeMethod, kindsOf, secondFactorPath, sendSecondFactorPage, type SecondFactorPage } from './second-factor-page.ts';
 import { sendEnrolPage } from './enrol-page.ts';
 import { FORM_POST_JS, LOGIN_CSS, PASSKEY_JS, WEBAUTHN_JS } from './views.ts';
 
@@ -82,6 +82,14 @@ export async function interactionRoutes(app: FastifyInstance, deps: HttpDeps): P
     const { method, switched } = codeMethodOf({ method: formField(raw, 'method'), switch: formField(raw, 'switch') });
     const kinds = kindsOf(formField(raw, 'kinds'));
     if (switched) return sendCodePage(request, reply, deps, authorization, { method, kinds });
+    if (asksForEmailCode(formField(raw, 'send'))) {
+      const locale = chooseLocale(authorization.uiLocales, request.headers['accept-language']);
+      const sent = await emailCodeForLogin(deps, authorization, readPendingSignInCookie(request, deps.config), { locale, ip: clientAddress(request) });
+      return answerEmailCodeAsk(reply, sent, kinds, (shown) => sendCodePage(request, reply, deps, authorization, shown), () => {
+        clearPendingSignInCookie(reply, deps.config);
+        return sendLoginPage(request, reply, deps, authorization, { status: 400, message: 'secondFactorExpired' });
+      });
+    }
 
     const outcome = await loginWithSecondFactor(deps, authorization, formField(raw, 'code'), readPendingSignInCookie(request, deps.config), readSessionCookie(request, deps.config), clientAddress(request));
     return sendSecondFactorAnswer(request, reply, deps, authorization, outcome, { method, kinds, message: 'secondFactorFailed' });
@@ -158,7 +166,7 @@ export async function sendSignedIn(request: FastifyRequest, reply: FastifyReply,
 }
 
 /** The second factor's page of the login page (and of a step-up, authorization.ts): the request's fields carried, its display and language. */
-export function sendCodePage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, options: Pick<SecondFactorPage, 'method' | 'kinds' | 'status' | 'message' | 'retryAfter' | 'invalid'>): FastifyReply {
+export function sendCodePage(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, authorization: AuthorizationRequest, options: Pick<SecondFactorPage, 'method' | 'kinds' | 'status' | 'message' | 'retryAfter' | 'invalid' | 'sentTo'>): FastifyReply {
   const locale = chooseLocale(authorization.uiLocales, request.headers['accept-language']);
   // The page's POST ends in a 303 to the redirect_uri, which Chromium checks against form-action.
   const formAction = formActionSource(authorization.target.redirectUri);

@@ -20,7 +20,7 @@ import { formField, requestParams, useHtmlScope } from './html-scope.ts';
 import { sendLoginPage } from './login-page.ts';
 import { authorizationForm, sendSecondFactorAnswer, sendSignedIn } from './login-route.ts';
 import { passkeySecondFactorPaths, passkeySignInPaths } from './passkey-page.ts';
-import { kindsOf } from './second-factor-page.ts';
+import { firstCodeMethod, kindsOf } from './second-factor-page.ts';
 
 export async function passkeyRoutes(app: FastifyInstance, deps: HttpDeps): Promise<void> {
   useHtmlScope(app, deps);
@@ -70,7 +70,7 @@ export async function passkeyRoutes(app: FastifyInstance, deps: HttpDeps): Promi
 
   form(second.action, async (request, reply, authorization, response, raw) => {
     const kinds = kindsOf(formField(raw, 'kinds'));
-    const method = kinds.includes('totp') ? 'totp' : 'recovery';
+    const method = firstCodeMethod(kinds);
     const outcome = await loginWithPasskeySecondFactor(deps, authorization, response, readPendingSignInCookie(request, deps.config), readSessionCookie(request, deps.config), clientAddress(request));
     return sendSecondFactorAnswer(request, reply, deps, authorization, outcome, { method, kinds, message: 'passkeyFailed' });
   });

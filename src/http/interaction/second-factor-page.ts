@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { FactorKind } from '../../domain/factor.ts';
+import type { HeldSignInCode } from '../../oauth/authorize/second-factor.ts';
 import { ENDPOINT_PATHS } from '../../oauth/discovery.ts';
 import type { HttpDeps } from '../deps.ts';
 import { csrfToken } from './csrf.ts';
@@ -13,26 +14,36 @@ export function secondFactorPath(config: Pick<HttpDeps['config'], 'issuerPath'>)
 }
 
 /**
- * Which field the page shows: the authenticator's code (numeric, `one-time-code` autofill) or a
- * recovery code (letters and digits). The user switches with a submit button, so the page works
- * without JavaScript; the server tells which code it is by its shape either way.
+ * Which field the page shows: the authenticator's code (numeric, `one-time-code` autofill), a
+ * recovery code (letters and digits) or a code sent by e-mail (letters, with its "Send a code by
+ * e-mail" form). The user switches with a submit button, so the page works without JavaScript;
+ * the server tells which code it is by its shape either way.
  */
-export type CodeMethod = 'totp' | 'recovery';
+export type CodeMethod = 'totp' | 'recovery' | 'email';
 
-/** The field the page shows first: the authenticator's code, unless the user has only recovery codes. */
+/**
+ * The field the page shows first: the authenticator's code, else the e-mail code's (whose code is
+ * sent only when the user asks: docs/decisions.md AM96), else a recovery code.
+ */
 export function firstCodeMethod(kinds: readonly FactorKind[]): CodeMethod {
-  return kinds.includes('totp') ? 'totp' : 'recovery';
+  if (kinds.includes('totp')) return 'totp';
+  return kinds.includes('email_otp') ? 'email' : 'recovery';
 }
 
 /** The method the form asks for: the `switch` button's when it was pressed, else the form's own. */
 export function codeMethodOf(fields: { method: string; switch: string }): { method: CodeMethod; switched: boolean } {
-  if (fields.switch === 'recovery' || fields.switch === 'totp') return { method: fields.switch, switched: true };
-  return { method: fields.method === 'recovery' ? 'recovery' : 'totp', switched: false };
+  if (fields.switch === 'recovery' || fields.switch === 'totp' || fields.switch === 'email') return { method: fields.switch, switched: true };
+  return { method: fields.method === 'recovery' || fields.method === 'email' ? fields.method : 'totp', switched: false };
+}
+
+/** Whether the form is the "Send a code by e-mail" one (its `send` field). */
+export function asksForEmailCode(send: string): boolean {
+  return send === 'email';
 }
 
 /** The kinds a page offers, as its forms carry them back (the page is drawn again after a wrong code): only known kinds, in order. */
 export function kindsOf(field: string): FactorKind[] {
-  const known: readonly FactorKind[] = ['totp', 'recovery_codes', 'passkey'];
+  const known: readonly FactorKind[] = ['totp', 'recovery_codes', 'passkey', 'email_otp'];
   const asked = field.split(',');
   const kinds = known.filter((kind) => asked.includes(kind));
   // A form without the field (an older page) asked for a code.
@@ -65,6 +76,8 @@ export interface SecondFactorPage {
   passkey?: { action: string; options: string };
   /** The page's referrer policy when not the default `no-referrer`: the account page's `same-origin`, so its POSTs carry an Origin to check. */
   referrer?: 'same-origin';
+  /** The masked address a code was just sent to (the message `emailCodeSent`'s `{address}`). */
+  sentTo?: string;
 }
 
 /**
@@ -76,7 +89,9 @@ export function sendSecondFactorPage(request: FastifyRequest, reply: FastifyRepl
   const t = messages(page.locale, deps.config.theme);
   const kinds = page.kinds ?? ['totp', 'recovery_codes'];
   const passkey = kinds.includes('passkey') && page.passkey !== undefined ? page.passkey : undefined;
-  const codes = kinds.includes('totp') || kinds.includes('recovery_codes');
+  const codes = kinds.includes('totp') || kinds.includes('recovery_codes') || kinds.includes('email_otp');
+  // E-mail codes: the send form while mail is on; without mail the page says so (AM97), never a silent drop.
+  const email = kinds.includes('email_otp') ? (deps.mail === undefined ? 'off' : 'on') : undefined;
   const html = renderView('second-factor', {
     lang: page.locale,
     t,
@@ -92,6 +107,9 @@ export function sendSecondFactorPage(request: FastifyRequest, reply: FastifyRepl
     method: page.method,
     kinds: kinds.join(','),
     codes,
+    email,
+    hasTotp: kinds.includes('totp'),
+    hasRecovery: kinds.includes('recovery_codes'),
     passkey:
       passkey === undefined
         ? undefined
@@ -99,7 +117,38 @@ export function sendSecondFactorPage(request: FastifyRequest, reply: FastifyRepl
     scripts: passkey === undefined ? [] : passkeyScripts(deps.config),
     referrer: page.referrer,
     invalid: page.invalid === true,
-    message: page.message === undefined ? undefined : t[page.message].replace('{wait}', () => formatWait(page.locale, page.retryAfter ?? 0)),
+    message:
+      page.message === undefined
+        ? undefined
+        : t[page.message]
+            .replace('{wait}', () => formatWait(page.locale, page.retryAfter ?? 0))
+            .replace('{address}', () => page.sentTo ?? '')
+            .replace('{minutes}', () => String(Math.round(deps.config.emailCodeLifetime / 60))),
   });
   return sendPage(reply, page.status ?? 200, html, { formActionSources: page.formActionSources ?? [], ...(passkey === undefined ? {} : PASSKEY_CSP) });
+}
+
+/** What the page shows again, with its other options as they were. */
+type Shown = Pick<SecondFactorPage, 'method' | 'kinds' | 'status' | 'message' | 'retryAfter' | 'sentTo'>;
+
+/**
+ * The answer to "Send a code by e-mail" (login, device and account pages alike): the page again in
+ * its e-mail mode saying where the code went (the address masked), or why none went — the hourly
+ * budget spent (429 with Retry-After, RFC 6585 §4), mail not configured (409: the page says to
+ * sign in another way, AM97) — or `expired()` when nothing is held any more.
+ */
+export function answerEmailCodeAsk(reply: FastifyReply, sent: HeldSignInCode, kinds: readonly FactorKind[], show: (shown: Shown) => FastifyReply | Promise<FastifyReply>, expired: () => FastifyReply | Promise<FastifyReply>): FastifyReply | Promise<FastifyReply> {
+  switch (sent.type) {
+    case 'sent':
+      return show({ method: 'email', kinds, message: 'emailCodeSent', sentTo: sent.masked });
+    case 'throttled':
+      reply.header('retry-after', String(sent.retryAfter));
+      return show({ method: 'email', kinds, status: 429, message: 'emailCodeThrottled', retryAfter: sent.retryAfter });
+    case 'off':
+      return show({ method: 'email', kinds, status: 409, message: 'emailCodeOff' });
+    case 'none':
+      return show({ method: firstCodeMethod(kinds), kinds, status: 400, message: 'emailCodeOff' });
+    case 'expired':
+      return expired();
+  }
 }

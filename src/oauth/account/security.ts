@@ -14,7 +14,9 @@ import type { Factor, FactorKind } from '../../domain/factor.ts';
 import type { SsoSession } from '../../domain/session.ts';
 import type { UserProfile } from '../../domain/user.ts';
 import { constantTimeEqual } from '../../lib/hash.ts';
-import { answerSecondFactor, holdSignIn, signInBinding } from '../authorize/second-factor.ts';
+import { answerSecondFactor, holdSignIn, sendHeldSignInCode, signInBinding, type HeldSignInCode } from '../authorize/second-factor.ts';
+import type { MailLocale } from '../outbox/mail.ts';
+import { confirmEmailEnrolment, startEmailEnrolment, type EmailEnrolmentConfirm, type EmailEnrolmentStart } from '../factors/email-code.ts';
 import { checkPasswordLogin, PASSWORD_AMR, startBrowserSession } from '../authorize/verify-credentials.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { confirmTotpEnrolment, FactorInputError, regenerateRecoveryCodes, startTotpEnrolment, type TotpEnrolment } from '../factors/enrolment.ts';
@@ -90,6 +92,11 @@ export async function signInToAccount(deps: OAuthDeps, input: { username: string
   return { type: 'signed_in', cookieValue: started.cookieValue };
 }
 
+/** The second factor's page's "Send a code by e-mail", for this page's held sign-in. */
+export async function emailCodeForAccount(deps: OAuthDeps, input: { pendingCookie: string | undefined; locale: MailLocale; ip: string | undefined }): Promise<HeldSignInCode> {
+  return sendHeldSignInCode(deps, { cookieValue: input.pendingCookie, clientId: ACCOUNT_CLIENT_ID, binding: ACCOUNT_BINDING }, { locale: input.locale, ip: input.ip });
+}
+
 /** The second factor's step of this page's sign-in: the login page's (answerSecondFactor), then a new session. */
 export async function secondFactorForAccount(deps: OAuthDeps, input: { code: string; pendingCookie: string | undefined; previousCookie: string | undefined; ip: string | undefined }): Promise<Exclude<AccountSignIn, { type: 'failed' | 'second_factor' }>> {
   const { ip } = input;
@@ -150,6 +157,21 @@ export async function newAccountRecoveryCodes(deps: OAuthDeps, account: Account)
   if (!account.fresh) return { type: 'reauthenticate' };
   const { codes } = await regenerateRecoveryCodes(deps, account.user.id);
   return { type: 'made', codes };
+}
+
+/**
+ * Starts adding e-mail codes (needs a recent sign-in): a code of purpose `enrol` to the profile's
+ * address (email-code.ts, AM91); the factor is stored when it comes back (`confirmAccountEmail`).
+ */
+export async function startAccountEmail(deps: OAuthDeps, account: Account, options: { locale: MailLocale; ip: string | undefined }): Promise<EmailEnrolmentStart | { type: 'reauthenticate' }> {
+  if (!account.fresh) return { type: 'reauthenticate' };
+  return startEmailEnrolment(deps, account.user, options);
+}
+
+/** Confirms adding e-mail codes with the code that was mailed (one unit of work: the code taken, the factor stored). */
+export async function confirmAccountEmail(deps: OAuthDeps, account: Account, input: { code: string; ip: string | undefined }): Promise<EmailEnrolmentConfirm | { type: 'reauthenticate' }> {
+  if (!account.fresh) return { type: 'reauthenticate' };
+  return confirmEmailEnrolment(deps, account.user, input);
 }
 
 /**

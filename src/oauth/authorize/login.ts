@@ -13,7 +13,8 @@ import { policyRefusal } from './authorize.ts';
 import { needsConsent } from './consent.ts';
 import { issueCode } from './issue-code.ts';
 import { carriedFields, type AuthorizationRequest, type RedirectTarget } from './request.ts';
-import { answerSecondFactor, holdSignIn, signInBinding, type FoundSignIn } from './second-factor.ts';
+import { answerSecondFactor, holdSignIn, sendHeldSignInCode, signInBinding, type FoundSignIn, type HeldSignInCode } from './second-factor.ts';
+import type { MailLocale } from '../outbox/mail.ts';
 import { checkPasswordLogin, PASSWORD_AMR, startBrowserSession } from './verify-credentials.ts';
 
 export type LoginOutcome =
@@ -160,6 +161,11 @@ function requestEnrolmentKinds(request: AuthorizationRequest): FactorKind[] {
 /** The page's offer: an app's enrolment started for the held sign-in when the app is one of `kinds`. */
 async function enrolmentChoice(deps: OAuthDeps, kinds: FactorKind[], pendingCookie: string, user: UserProfile): Promise<EnrolmentChoice> {
   return { kinds, totp: kinds.includes('totp') ? await startLoginEnrolment(deps, pendingCookie, user) : undefined };
+}
+
+/** The second factor's page's "Send a code by e-mail", for the sign-in held for this very request (sendHeldSignInCode). */
+export async function emailCodeForLogin(deps: OAuthDeps, request: AuthorizationRequest, pendingCookie: string | undefined, options: { locale: MailLocale; ip: string | undefined }): Promise<HeldSignInCode> {
+  return sendHeldSignInCode(deps, { cookieValue: pendingCookie, clientId: request.client.clientId, binding: requestBinding(request) }, options);
 }
 
 /**

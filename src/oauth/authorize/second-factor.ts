@@ -15,7 +15,9 @@ import type { PendingSignIn } from '../../domain/pending-sign-in.ts';
 import type { UserProfile } from '../../domain/user.ts';
 import { hashSecret } from '../../lib/hash.ts';
 import type { OAuthDeps } from '../deps.ts';
+import { sendSignInCode, type EmailCodeSent } from '../factors/email-code.ts';
 import { verifySecondFactor, type SecondFactorResult } from '../factors/verify.ts';
+import type { MailLocale } from '../outbox/mail.ts';
 
 /**
  * How long the second factor may take after the password (seconds): long enough to unlock a phone
@@ -138,4 +140,18 @@ export async function answerHeldSignIn(
   // RFC 8176 §2: what the password proved, then what the factor adds (its method's values and `mfa`).
   const amr = [...pending.amr, ...verified.amr.filter((value) => !pending.amr.includes(value))];
   return { type: 'ok', user, amr };
+}
+
+/** What asking for an e-mail code on the second factor's page gives: sent (or refused, emailCodeMethod's rules), `none` (the user has no e-mail factor), or `expired` (nothing held). */
+export type HeldSignInCode = EmailCodeSent | { type: 'none' } | { type: 'expired' };
+
+/**
+ * "Send a code by e-mail" on the second factor's page (login, device, account): a sign-in code to
+ * the e-mail factor of the user whose sign-in this browser holds for this request. Only reads the
+ * held sign-in (the code is checked later, as any code, by answerSecondFactor).
+ */
+export async function sendHeldSignInCode(deps: OAuthDeps, held: HeldFor, options: { locale: MailLocale; ip: string | undefined }): Promise<HeldSignInCode> {
+  const found = await findHeldSignIn(deps, held);
+  if (found === undefined) return { type: 'expired' };
+  return sendSignInCode(deps, found.user, options);
 }

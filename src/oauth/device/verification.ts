@@ -21,7 +21,8 @@ import { checkPolicyAccess, policyRequirement } from '../policy/evaluate.ts';
 import { addressGroup, counterKey } from '../throttling/keys.ts';
 import type { PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { answerPasskeySecondFactor, passkeySecondFactorOptions } from '../authorize/passkey-sign-in.ts';
-import { answerSecondFactor, holdSignIn, signInBinding, type SecondFactorStep } from '../authorize/second-factor.ts';
+import { answerSecondFactor, holdSignIn, sendHeldSignInCode, signInBinding, type HeldSignInCode, type SecondFactorStep } from '../authorize/second-factor.ts';
+import type { MailLocale } from '../outbox/mail.ts';
 import { checkPasswordLogin, PASSWORD_AMR, startBrowserSession } from '../authorize/verify-credentials.ts';
 import { normaliseUserCode } from './user-code.ts';
 
@@ -108,6 +109,11 @@ export async function signInForDevice(deps: OAuthDeps, device: PendingDevice, cr
 export async function secondFactorForDevice(deps: OAuthDeps, device: PendingDevice, code: string, pendingCookie: string | undefined, previousCookie: string | undefined, ip?: string): Promise<Exclude<DeviceSignIn, { type: 'failed' | 'second_factor' }>> {
   const step = await answerSecondFactor(deps, { cookieValue: pendingCookie, clientId: device.client.clientId, binding: deviceBinding(device), code, ip });
   return afterSecondStep(deps, device, step, previousCookie, ip);
+}
+
+/** The second factor's page's "Send a code by e-mail", for the sign-in held for this device's code. */
+export async function emailCodeForDevice(deps: OAuthDeps, device: PendingDevice, pendingCookie: string | undefined, options: { locale: MailLocale; ip: string | undefined }): Promise<HeldSignInCode> {
+  return sendHeldSignInCode(deps, { cookieValue: pendingCookie, clientId: device.client.clientId, binding: deviceBinding(device) }, options);
 }
 
 /** The options of the passkey step of the sign-in held for this device's code (passkey-sign-in.ts); undefined when none is held. */

@@ -1,4 +1,5 @@
 import type { Factor, FactorKind } from '../../domain/factor.ts';
+import { emailCodeMethod } from './email-code.ts';
 import type { CodeMethod, FactorMethod } from './method.ts';
 import { passkeyMethod } from './passkey.ts';
 import { recoveryCodesMethod } from './recovery-codes.ts';
@@ -8,7 +9,7 @@ import { totpMethod } from './totp.ts';
  * The second-factor methods gatehouse implements. Adding one is a file exporting a `FactorMethod`
  * plus its entry here; the code methods' shapes must not overlap (test/oauth/factors.test.ts).
  */
-export const FACTOR_METHODS = [totpMethod, recoveryCodesMethod, passkeyMethod] as const satisfies readonly FactorMethod[];
+export const FACTOR_METHODS = [totpMethod, recoveryCodesMethod, passkeyMethod, emailCodeMethod] as const satisfies readonly FactorMethod[];
 
 // Every FactorKind the domain can store has a method here.
 type Implemented = (typeof FACTOR_METHODS)[number]['kind'];

@@ -25,6 +25,7 @@ import * as passkeys from './024-passkeys.ts';
 import * as outbox from './027-outbox.ts';
 import * as passwordResets from './028-password-resets.ts';
 import * as sessionClients from './034-session-clients.ts';
+import * as emailCodes from './030-email-codes.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '027-outbox': outbox,
   '028-password-resets': passwordResets,
   '034-session-clients': sessionClients,
+  '030-email-codes': emailCodes,
 };

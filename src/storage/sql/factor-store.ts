@@ -181,6 +181,15 @@ export class SqlFactorStore implements FactorStore {
     const row = await this.#db.selectFrom('webauthn_user_handles').select('user_id').where('handle', '=', handle).executeTakeFirst();
     return row?.user_id;
   }
+
+  async insertEmailFactor(factor: Factor): Promise<void> {
+    if (factor.kind !== 'email_otp' || factor.email === undefined) throw new Error('an e-mail factor has kind email_otp and an address');
+    await translated('e-mail factor', () => this.#db.insertInto('user_factors').values({ ...rowOf(factor), sealed: 0, email: factor.email }).execute());
+  }
+
+  async touch(factorId: string, now: number): Promise<void> {
+    await this.#db.updateTable('user_factors').set({ last_used_at: now }).where('id', '=', factorId).execute();
+  }
 }
 
 function rowOf(factor: Factor) {
@@ -197,6 +206,7 @@ function factorOf(row: Selectable<UserFactorsTable>): Factor {
     lastUsedAt: row.last_used_at === null ? undefined : Number(row.last_used_at),
   };
   if (factor.kind === 'passkey') factor.backupEligible = row.backup_eligible === 1;
+  if (factor.kind === 'email_otp' && row.email !== null) factor.email = row.email;
   return factor;
 }
 

@@ -211,6 +211,7 @@ export interface Database {
   outbox: OutboxTable;
   password_resets: PasswordResetsTable;
   session_clients: SessionClientsTable;
+  email_codes: EmailCodesTable;
 }
 
 /** Users' second factors (migration 022): the TOTP columns are null for recovery codes. */
@@ -236,6 +237,8 @@ export interface UserFactorsTable {
   backup_eligible: number | null;
   backed_up: number | null;
   aaguid: string | null;
+  /** Migration 030, e-mail factors only: the address their codes go to. */
+  email: string | null;
 }
 
 /** Each user's WebAuthn user handle (migration 024): random, base64url, unique. */
@@ -359,4 +362,16 @@ export interface SessionClientsTable {
   client_id: string;
   sid: string;
   created_at: number;
+}
+
+/** E-mail one-time codes (migration 030): the keyed hash of the code, never the code. */
+export interface EmailCodesTable {
+  id: string;
+  user_id: string;
+  factor_id: string | null;
+  purpose: string;
+  address: string;
+  code_hash: string;
+  created_at: number;
+  expires_at: number;
 }

@@ -17,6 +17,7 @@ import { SqlPasskeyChallengeStore } from './passkey-challenge-store.ts';
 import { SqlPendingSignInStore } from './pending-sign-in-store.ts';
 import { SqlSessionClientStore } from './session-client-store.ts';
 import { SqlPasswordResetStore } from './password-reset-store.ts';
+import { SqlEmailCodeStore } from './email-code-store.ts';
 import { SqlOutboxStore } from './outbox-store.ts';
 import { SqlAuditStore } from './audit-store.ts';
 import { SqlSessionStore } from './session-store.ts';
@@ -110,5 +111,6 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     outbox: new SqlOutboxStore(db, dialect),
     passwordResets: new SqlPasswordResetStore(db),
     sessionClients: new SqlSessionClientStore(db),
+    emailCodes: new SqlEmailCodeStore(db),
   };
 }

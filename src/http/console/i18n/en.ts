@@ -358,6 +358,7 @@ export const en = {
   backchannelLogoutUri: 'Back-channel logout URI',
   backchannelLogoutUriHint: 'Where gatehouse POSTs a logout token when a session this client got tokens in ends (docs/logout.md): https, or http on a loopback host. Empty: none.',
   backchannelLogoutSessionRequired: 'Needs sid in its logout tokens',
+  factorKind_email_otp: 'E-mail codes to {address}',
 };
 
 export type ConsoleMessages = typeof en;

@@ -360,4 +360,5 @@ export const fi: ConsoleMessages = {
   backchannelLogoutUri: 'Taustakanavan uloskirjautumisen URI',
   backchannelLogoutUriHint: 'Osoite, johon gatehouse lähettää uloskirjautumistunnisteen (POST), kun istunto, jossa tämä asiakas sai tunnisteita, päättyy (docs/logout.md): https tai paikallisella koneella http. Tyhjä: ei mitään.',
   backchannelLogoutSessionRequired: 'Tarvitsee sid-arvon uloskirjautumistunnisteissa',
+  factorKind_email_otp: 'Sähköpostikoodit osoitteeseen {address}',
 };

@@ -360,4 +360,5 @@ export const sv: ConsoleMessages = {
   backchannelLogoutUri: 'URI för utloggning via bakkanalen',
   backchannelLogoutUriHint: 'Dit gatehouse skickar en utloggningstoken (POST) när en session där den här klienten fick token avslutas (docs/logout.md): https, eller http på en lokal värd. Tomt: ingen.',
   backchannelLogoutSessionRequired: 'Behöver sid i sina utloggningstoken',
+  factorKind_email_otp: 'E-postkoder till {address}',
 };

@@ -117,7 +117,7 @@ export const userPages: ConsolePage[] = [
           .filter((name) => name !== '' && !(user.groups ?? []).includes(name)),
         factors: items(factors).map((f) => ({
           name: text(f.name),
-          kind: f.kind === 'totp' ? call.t.factorKind_totp : f.kind === 'recovery_codes' ? call.t.factorKind_recovery_codes : f.kind === 'passkey' ? call.t.factorKind_passkey : text(f.kind),
+          kind: f.kind === 'totp' ? call.t.factorKind_totp : f.kind === 'recovery_codes' ? call.t.factorKind_recovery_codes : f.kind === 'passkey' ? call.t.factorKind_passkey : f.kind === 'email_otp' ? call.t.factorKind_email_otp.replace('{address}', () => text(f.email)) : text(f.kind),
           created: formatTime(call.locale, f.created_at),
           lastUsed: typeof f.last_used_at === 'string' ? formatTime(call.locale, f.last_used_at) : call.t.never,
           codesLeft: typeof f.codes_left === 'number' ? String(f.codes_left) : '',

@@ -204,6 +204,23 @@ export const en = {
   resetForged: 'The form expired. Try again.',
   signedOutContinue: 'Continue',
   frontChannelLogoutFrame: 'Signing you out of an application',
+  emailCodeLabel: 'Code from the e-mail',
+  emailCodeHint: 'Send a code by e-mail, then enter the 8 letters from the message (like ABCD-EFGH). Each code works once.',
+  emailCodeSend: 'Send a code by e-mail',
+  emailCodeSent: 'We sent a code to {address}. It works once, for {minutes} minutes. Check your spam folder if nothing arrives.',
+  emailCodeThrottled: 'Too many codes were sent. Try again in {wait}, or sign in another way.',
+  emailCodeOff: 'Codes by e-mail are not available here now: sign in another way.',
+  useEmailCode: 'Use a code sent by e-mail instead',
+  accountKindEmail: 'E-mail codes',
+  accountAddEmail: 'Add e-mail codes',
+  accountEmailIntro: 'Get a sign-in code by e-mail at {address} when you sign in. To check that mail reaches you there, we send a code now.',
+  accountEmailNoAddress: 'Your account has no e-mail address, so e-mail codes cannot be added.',
+  accountEmailEnrolled: 'You already get codes by e-mail. To use another address, remove them and add them again.',
+  accountEmailOff: 'E-mail codes cannot be used here now: mail is not set up. Sign in with another factor.',
+  accountEmailCodeLabel: 'Code from the e-mail',
+  accountEmailSubmit: 'Add e-mail codes',
+  accountEmailWrongCode: 'That code is not valid, or it has already been used. Check the code and try again.',
+  accountEmailAdded: 'E-mail codes were added. You can now get a code by e-mail when you sign in.',
 };
 
 export type Messages = typeof en;

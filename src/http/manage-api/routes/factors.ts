@@ -15,12 +15,13 @@ export const factorSchema: JsonSchema = {
   required: ['id', 'kind', 'name', 'created_at', 'last_used_at'],
   properties: {
     id: { type: 'string' },
-    kind: { type: 'string', enum: ['totp', 'recovery_codes', 'passkey'] },
+    kind: { type: 'string', enum: ['totp', 'recovery_codes', 'passkey', 'email_otp'] },
     name: { type: 'string' },
     created_at: { type: 'string', format: 'date-time' },
     last_used_at: { type: ['string', 'null'], format: 'date-time', description: 'When a code of it was last accepted; null: never.' },
     codes_left: { type: 'integer', description: 'Recovery codes only: how many are still unused.' },
     backup_eligible: { type: 'boolean', description: 'Passkeys only: whether the passkey may be synced to other devices (the WebAuthn BE flag); its sign-ins then say amr `swk`, otherwise `hwk`.' },
+    email: { type: 'string', description: 'E-mail codes (`email_otp`) only: the address their codes are sent to, fixed when they were added.' },
   },
 };
 
