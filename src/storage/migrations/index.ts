@@ -24,8 +24,8 @@ import * as pendingSignIns from './023-pending-sign-ins.ts';
 import * as passkeys from './024-passkeys.ts';
 import * as outbox from './027-outbox.ts';
 import * as passwordResets from './028-password-resets.ts';
-import * as sessionClients from './034-session-clients.ts';
 import * as emailCodes from './030-email-codes.ts';
+import * as sessionClients from './034-session-clients.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -54,6 +54,6 @@ export const migrations: Record<string, Migration> = {
   '024-passkeys': passkeys,
   '027-outbox': outbox,
   '028-password-resets': passwordResets,
-  '034-session-clients': sessionClients,
   '030-email-codes': emailCodes,
+  '034-session-clients': sessionClients,
 };
