@@ -68,6 +68,10 @@ export const AUDIT_EVENTS = {
   'password_reset.sent': 'A password reset link was queued to a user\'s e-mail address: asked for on the "Forgot your password?" page (by user) or sent by an administrator (actor).',
   'password_reset.not_sent': 'A reset was asked for and nothing was sent (no such account, no e-mail address, not enabled, or the account\'s hourly budget spent); the asker got the same answer.',
   'password_reset.completed': 'A user set a new password through a reset link: their sessions ended and their tokens were revoked in the same unit of work.',
+  'account.password_changed': 'A user changed their password on the account page (by the current password or a recent sign-in): their other sessions ended and the tokens not issued in this session were revoked, in the same unit of work.',
+  'account.session_ended': 'A user ended one of their own SSO sessions on the account page; its tokens were revoked.',
+  'account.other_sessions_ended': 'A user ended all their other SSO sessions on the account page; the tokens not issued in this session were revoked.',
+  'account.consent_withdrawn': 'A user withdrew their consent to an application on the account page; the application\'s tokens for the user were revoked.',
 } as const satisfies Record<AuditEvent['event'], string>;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;
