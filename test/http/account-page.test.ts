@@ -15,9 +15,12 @@ import type { Client } from '../../src/domain/client.ts';
 import type { User } from '../../src/domain/user.ts';
 import { verifyCredentials } from '../../src/oauth/authorize/verify-credentials.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
+import { cryptoRandom } from '../../src/lib/random.ts';
+import { createSession } from '../../src/oauth/sessions.ts';
 import { AuditCapture } from '../helpers/audit.ts';
 import { basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
+import { aStoredUser } from '../helpers/store.ts';
 import { browse, CookieJar, createTestClient, createTestUser, formAction, formFields, loginThroughForm, redirectParams, submit } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 
@@ -224,6 +227,29 @@ for (const db of DATABASES) {
       assert.equal(done.status, 303);
       assert.equal(await passwordIs(user, NEW_PASSWORD), true);
       assert.equal(audit.of('account.password_changed').find((e) => e.userId === user.id)?.by, 'recent_sign_in');
+    });
+
+    test('a user without a password (passkey-only) sets one after a recent sign-in; after the window, is told to sign in again', async () => {
+      const user = await aStoredUser(server.gatehouse.store, { status: 'enabled' });
+      // Their session as a passkey sign-in at the login page makes it (sessions.ts createSession).
+      const started = await createSession({ config: server.config, store: server.gatehouse.store, clock, random: cryptoRandom }, { userId: user.id, amr: ['hwk', 'user'] });
+      const jar = new CookieJar();
+      jar.cookies.set('gatehouse_session', started.cookieValue);
+      const html = await page('/password', jar);
+      assert.match(html, /You have no password yet/);
+      assert.doesNotMatch(html, /name="current_password"/);
+      const form = formOf(html, '/password');
+      clock.advance(server.config.accountReauthWindow * 1000 + 1000);
+      assert.match(await page('/password', jar), /You signed in too long ago to set a password/);
+      const stale = await post(form.action, { ...form.fields, new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD }, jar);
+      assert.equal(stale.status, 401);
+      assert.equal(await passwordIs(user, NEW_PASSWORD), false);
+      const fresh = await createSession({ config: server.config, store: server.gatehouse.store, clock, random: cryptoRandom }, { userId: user.id, amr: ['hwk', 'user'] });
+      jar.cookies.set('gatehouse_session', fresh.cookieValue);
+      const done = await post(form.action, { ...form.fields, new_password: NEW_PASSWORD, confirm_password: NEW_PASSWORD }, jar);
+      assert.equal(done.status, 303);
+      assert.equal(await passwordIs(user, NEW_PASSWORD), true);
+      assert.deepEqual([await signedInAt(jar), (await server.gatehouse.store.sessions.findLive(started.session.idHash, clock.now())) === undefined], [true, true], 'the stale session was ended, this one kept');
     });
 
     test('a refused new password: different twice, too short, huge — 400 and nothing changed', async () => {
