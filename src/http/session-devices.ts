@@ -12,18 +12,21 @@ import type { HttpDeps } from './deps.ts';
 import { sessionStartedBy } from './interaction/cookies.ts';
 
 export function recordSessionDevices(app: FastifyInstance, deps: Pick<HttpDeps, 'store'>): void {
-  app.addHook('onSend', async (request, reply, payload) => {
+  // A callback hook, not an async one: every reply passes here (the token endpoint and userinfo
+  // too), and for all but a sign-in's it is one WeakMap lookup, no promise.
+  app.addHook('onSend', (request, reply, payload, done) => {
     const cookieValue = sessionStartedBy(reply);
-    if (cookieValue === undefined) return payload;
+    if (cookieValue === undefined) return done(null, payload);
     const header = request.headers['user-agent'];
     const userAgent = typeof header === 'string' && header !== '' ? header : undefined;
     const ip = clientAddress(request);
-    try {
-      await describeSession(deps, cookieValue, { userAgent, ip: ip === 'unknown' ? undefined : ip });
-    } catch (error) {
-      // What the list shows is a convenience: a failed write must not fail the sign-in it follows.
-      request.log.warn({ err: error }, 'could not record the session\'s browser and address');
-    }
-    return payload;
+    describeSession(deps, cookieValue, { userAgent, ip: ip === 'unknown' ? undefined : ip }).then(
+      () => done(null, payload),
+      (error: unknown) => {
+        // What the list shows is a convenience: a failed write must not fail the sign-in it follows.
+        request.log.warn({ err: error }, "could not record the session's browser and address");
+        done(null, payload);
+      },
+    );
   });
 }

@@ -301,6 +301,17 @@ for (const db of DATABASES) {
       assert.equal(audit.of('account.other_sessions_ended').find((e) => e.userId === user.id)?.sessionsEnded, 1);
     });
 
+    test('the recorded User-Agent is cut at 256 characters; one sent without any lists as an unknown device', async () => {
+      const user = await newUser();
+      const long = `${FIREFOX} ${'x'.repeat(2000)}`;
+      await signedIn(user, long);
+      const jar = new CookieJar();
+      const html = await page('', jar);
+      assert.equal((await submit(new URL(formAction(html), server.url).toString(), { ...fieldsOf(html), username: user.username, password: PASSWORD }, jar, { origin: server.url, 'user-agent': '' })).status, 303);
+      const sessions = await server.gatehouse.store.sessions.pageOfUser(user.id, clock.now(), { after: undefined, limit: 10 });
+      assert.deepEqual(sessions.map((s) => s.userAgent).sort(), [long.slice(0, 256), undefined]);
+    });
+
     test('ending a session: another user’s session index, a malformed or huge one — the same 404, nothing ended', async () => {
       const alice = await newUser();
       const bob = await newUser();
