@@ -191,6 +191,23 @@ for (const db of DATABASES) {
       assert.deepEqual(event && { by: event.by, sessionsEnded: event.sessionsEnded, revoked: event.revoked }, { by: 'current_password', sessionsEnded: 1, revoked: 2 });
     });
 
+    test('two password changes at once, from two browsers: exactly one wins, the other changes nothing (409, or 401 once signed out by the winner)', async () => {
+      const user = await newUser();
+      const jars = [await signedIn(user), await signedIn(user, SAFARI_IOS)];
+      clock.advance(server.config.accountReauthWindow * 1000 + 1000);
+      const forms = await Promise.all(jars.map(async (jar) => formOf(await page('/password', jar), '/password')));
+      const chosen = [`${NEW_PASSWORD} one`, `${NEW_PASSWORD} two`];
+      const answers = await Promise.all(jars.map((jar, i) => post(forms[i]!.action, { ...forms[i]!.fields, current_password: PASSWORD, new_password: chosen[i]!, confirm_password: chosen[i]! }, jar)));
+      // The loser either finds the password changed (409) or, when its request came in after the
+      // winner's commit had already ended its session, no session at all (401): never a second 303.
+      const statuses = answers.map((a) => a.status);
+      assert.equal(statuses.filter((status) => status === 303).length, 1, `one winner: ${statuses.join(', ')}`);
+      const winner = statuses.indexOf(303);
+      assert.ok([401, 409].includes(statuses[1 - winner]!), `the loser: ${statuses[1 - winner]}`);
+      assert.deepEqual([await passwordIs(user, chosen[winner]!), await passwordIs(user, chosen[1 - winner]!), await passwordIs(user, PASSWORD)], [true, false, false]);
+      assert.deepEqual([await signedInAt(jars[winner]!), await signedInAt(jars[1 - winner]!)], [true, false], 'the loser\'s session was ended by the winner\'s change');
+    });
+
     test('a wrong current password counts against the login throttle of the username', async () => {
       const user = await newUser();
       const jar = await signedIn(user);
