@@ -20,6 +20,7 @@ import { createSession } from '../../src/oauth/sessions.ts';
 import { AuditCapture } from '../helpers/audit.ts';
 import { basic, postForm } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
+import { enrolTotp, totpAt } from '../helpers/factors.ts';
 import { aStoredUser } from '../helpers/store.ts';
 import { browse, CookieJar, createTestClient, createTestUser, formAction, formFields, loginThroughForm, redirectParams, submit } from '../helpers/fixtures.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
@@ -113,6 +114,18 @@ for (const db of DATABASES) {
         assert.equal(answer.status, 303);
         assert.equal(answer.headers.get('location'), `/uas/account${section}?client_id=${encodeURIComponent(app.client.clientId)}`);
       }
+    });
+
+    test('with a second factor: the code step carries the section and the client_id, and comes back to them', async () => {
+      const user = await newUser();
+      const secret = await enrolTotp(server.gatehouse.store, user.id, clock.now());
+      const jar = new CookieJar();
+      const html = await (await browse(`${url('/applications')}?client_id=${encodeURIComponent(app.client.clientId)}`, jar)).text();
+      const codePage = await (await post(formAction(html), { ...fieldsOf(html), username: user.username, password: PASSWORD }, jar)).text();
+      assert.deepEqual([fieldsOf(codePage).section, fieldsOf(codePage).client_id], ['applications', app.client.clientId]);
+      const done = await post(formAction(codePage), { ...fieldsOf(codePage), code: totpAt(secret, clock.now()) }, jar);
+      assert.equal(done.status, 303);
+      assert.equal(done.headers.get('location'), `/uas/account/applications?client_id=${encodeURIComponent(app.client.clientId)}`);
     });
 
     test('a sign-in form naming no known section comes back to the security page, as before', async () => {

@@ -281,9 +281,14 @@ class AccountView {
     return sendSecondFactorPage(this.request, this.reply, this.deps, { ...options, locale: this.locale, display: 'page', clientName: this.t.accountTitle, clientIntro: 'signInTo', action: this.paths.secondFactor, hidden: this.carried(), passkey, referrer: 'same-origin' });
   }
 
-  /** What this page's sign-in forms carry to their next step: the section to come back to (this one) and the client_id of the back link. */
+  /**
+   * What this page's sign-in forms carry to their next step: the section to come back to (the one
+   * the posted form named — another section's sign-in goes through here — else this one) and the
+   * client_id of the back link.
+   */
   private carried(): [string, string][] {
-    return [['section', 'security'], ...(this.back === undefined ? [] : [['client_id', this.back.clientId] as [string, string]])];
+    const section = sectionOf(formField(requestParams(this.request), 'section'));
+    return [['section', section], ...(this.back === undefined ? [] : [['client_id', this.back.clientId] as [string, string]])];
   }
 
   private send(mode: string, options: Options, data: Record<string, unknown>, passkey = false): FastifyReply {
