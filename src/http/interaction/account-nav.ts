@@ -46,10 +46,9 @@ export interface AccountNav {
   back: { href: string; text: string } | undefined;
 }
 
-/** The navigation every account page shows (templates/account-nav.eta), the current section marked (aria-current). */
-export function accountNav(config: Pick<HttpDeps['config'], 'issuerPath'>, t: Messages, current: AccountSection, back: BackLink | undefined): AccountNav {
-  const paths = accountSectionPaths(config);
-  const texts: Record<AccountSection, string> = {
+/** Each section's name in the navigation, in the page's language. */
+export function sectionNames(t: Messages): Record<AccountSection, string> {
+  return {
     overview: t.accountNavOverview,
     profile: t.accountNavProfile,
     password: t.accountNavPassword,
@@ -57,6 +56,12 @@ export function accountNav(config: Pick<HttpDeps['config'], 'issuerPath'>, t: Me
     sessions: t.accountNavSessions,
     applications: t.accountNavApplications,
   };
+}
+
+/** The navigation every account page shows (templates/account-nav.eta), the current section marked (aria-current). */
+export function accountNav(config: Pick<HttpDeps['config'], 'issuerPath'>, t: Messages, current: AccountSection, back: BackLink | undefined): AccountNav {
+  const paths = accountSectionPaths(config);
+  const texts = sectionNames(t);
   return {
     label: t.accountNavLabel,
     links: ACCOUNT_SECTIONS.map((section) => ({ href: withClient(paths[section], back?.clientId), text: texts[section], current: section === current })),

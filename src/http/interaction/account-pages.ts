@@ -18,7 +18,7 @@ import { summariseUserAgent } from '../../lib/user-agent.ts';
 import { clientAddress } from '../client-address.ts';
 import { sameOrigin } from '../console/csrf.ts';
 import type { HttpDeps } from '../deps.ts';
-import { accountNav, accountSectionPaths, carriedClientId, withClient, type AccountSection } from './account-nav.ts';
+import { accountNav, accountSectionPaths, carriedClientId, sectionNames, withClient, type AccountSection } from './account-nav.ts';
 import { describeScope } from './consent-page.ts';
 import { readSessionCookie } from './cookies.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
@@ -99,7 +99,8 @@ export async function accountPages(app: FastifyInstance, deps: HttpDeps): Promis
       mismatch: { status: 400, message: 'resetMismatch', invalid: 'new' },
       invalid_password: { status: 400, message: 'resetInvalidPassword', invalid: 'new' },
       wrong_current: { status: 401, message: 'accountPasswordWrongCurrent', invalid: 'current' },
-      reauthenticate: { status: 401, message: has ? 'accountPasswordCurrentNeeded' : 'accountPasswordNoneStale', invalid: 'current' },
+      // Without a password, the page itself says to sign in again (accountPasswordNoneStale).
+      reauthenticate: has ? { status: 401, message: 'accountPasswordCurrentNeeded', invalid: 'current' } : { status: 401 },
       changed_meanwhile: { status: 409, message: 'accountPasswordChangedMeanwhile' },
     };
     return view.password(signedIn, has, refused[changed.type]);
@@ -180,7 +181,8 @@ class AccountPages {
     const { user } = account;
     const name = [user.givenName, user.familyName].filter((part) => part !== undefined && part !== '').join(' ');
     const paths = accountSectionPaths(this.deps.config);
-    const describe = (section: AccountSection, text: string) => ({ href: withClient(paths[section], this.back?.clientId), text: this.navText(section), description: text });
+    const names = sectionNames(t);
+    const describe = (section: AccountSection, text: string) => ({ href: withClient(paths[section], this.back?.clientId), text: names[section], description: text });
     const sections = [
       describe('profile', t.accountOverviewProfile),
       describe('password', t.accountOverviewPassword),
@@ -235,10 +237,6 @@ class AccountPages {
       }),
     );
     return this.send('applications', 'applications', options, { heading: t.accountApplicationsTitle, applications });
-  }
-
-  private navText(section: AccountSection): string {
-    return accountNav(this.deps.config, this.t, section, undefined).links.find((link) => link.current)!.text;
   }
 
   private send(mode: string, current: AccountSection | undefined, options: Options, data: Record<string, unknown>): FastifyReply {
