@@ -165,6 +165,9 @@ for (const db of DATABASES) {
       const fi = await (await browse(`${url('/sessions')}?client_id=${id}&ui_locales=fi`, jar)).text();
       assert.match(fi, /<a href="https:\/\/portal.example.test\/">Takaisin palveluun Henkilöstöportaali<\/a>/);
       assert.match(fi, /<html lang="fi">/);
+      const sv = await (await browse(`${url('')}?client_id=${id}`, jar, { 'accept-language': 'sv-SE, en;q=0.5' })).text();
+      assert.match(sv, /<nav class="account-nav" aria-label="Konto">/);
+      assert.match(sv, /<a href="https:\/\/portal.example.test\/">Tillbaka till Staff Portal<\/a>/);
       // Never a URL from the query: an unknown client, a URL as client_id, a return_to.
       for (const query of ['?client_id=nope', `?client_id=${encodeURIComponent('https://evil.example/')}`, `?client_id=${id}&return_to=${encodeURIComponent('https://evil.example/')}`, `?client_id=${'x'.repeat(5000)}`]) {
         const shown = await page(query, jar);
