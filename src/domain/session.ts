@@ -13,4 +13,8 @@ export interface SsoSession {
   expiresAt: number;
   /** Absolute deadline (ms), never moved. */
   maxExpiresAt: number;
+  /** The browser's User-Agent at sign-in (at most 256 characters), if recorded (the account page's session list). */
+  userAgent?: string | undefined;
+  /** The client address at sign-in, if recorded. */
+  ip?: string | undefined;
 }

@@ -9,6 +9,8 @@ import { manageApiRoutes } from './manage-api/plugin.ts';
 import { consoleRoutes } from './console/plugin.ts';
 import { consentRoutes } from './interaction/consent-route.ts';
 import { accountRoutes } from './interaction/account-routes.ts';
+import { accountPages } from './interaction/account-pages.ts';
+import { recordSessionDevices } from './session-devices.ts';
 import { passwordResetRoutes } from './interaction/password-reset-routes.ts';
 import { deviceRoutes } from './interaction/device-routes.ts';
 import { interactionRoutes } from './interaction/login-route.ts';
@@ -69,6 +71,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   useRequestLimits(app, deps.config);
   useBodyTimeout(app.server, deps.config);
   useSecurityHeaders(app, deps.config);
+  recordSessionDevices(app, deps);
   await app.register(cookie);
 
   app.setErrorHandler(jsonErrorHandler);
@@ -84,6 +87,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   await app.register(async (scope) => consentRoutes(scope, deps));
   await app.register(async (scope) => deviceRoutes(scope, deps));
   await app.register(async (scope) => accountRoutes(scope, deps));
+  await app.register(async (scope) => accountPages(scope, deps));
   await app.register(async (scope) => passwordResetRoutes(scope, deps));
   await app.register(async (scope) => logoutRoutes(scope, deps));
   await app.register(async (scope) => statusRoutes(scope, deps));

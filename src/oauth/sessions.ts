@@ -53,6 +53,19 @@ export async function createSession(deps: SessionDeps, authentication: Authentic
   return { cookieValue, session };
 }
 
+/** The most of a User-Agent a session keeps: enough for any browser's, and a bound on what a client can make us store. */
+export const MAX_USER_AGENT = 256;
+
+/**
+ * Records the browser's User-Agent (at most MAX_USER_AGENT characters) and the client address of
+ * the session a sign-in just started, for the account page's session list (migration 033, AM83).
+ */
+export async function describeSession(deps: Pick<OAuthDeps, 'store'>, cookieValue: string, device: { userAgent: string | undefined; ip: string | undefined }): Promise<void> {
+  const idHash = sessionIdHash(cookieValue);
+  if (idHash === undefined) return;
+  await deps.store.sessions.describe(idHash, { userAgent: device.userAgent?.slice(0, MAX_USER_AGENT), ip: device.ip });
+}
+
 /** The live session behind a cookie value, if any. */
 export async function findSession(deps: Pick<OAuthDeps, 'store' | 'clock'>, cookieValue: string | undefined): Promise<SsoSession | undefined> {
   const idHash = sessionIdHash(cookieValue);
@@ -152,6 +165,22 @@ export async function endSessionOfUser(deps: Pick<OAuthDeps, 'store' | 'clock'>,
     const session = await tx.sessions.endOfUser(userId, sessionIndex);
     return session && { session, revoked: (await cutOff(tx, session, now)).revoked };
   });
+}
+
+/**
+ * Inside the caller's unit of work: ends every session of the user but `keep`, spends the ended
+ * sessions' unredeemed codes, and revokes every token of the user not issued in `keep` — those of
+ * the ended sessions, and those whose session is long gone (a refresh token outlives its session)
+ * — so what a password change or "end all other sessions" leaves is this browser alone (the
+ * account page, docs/account.md, AM84). Returns the sessions ended and how many tokens were revoked.
+ */
+export async function endOtherSessions(tx: Pick<StoreTransaction, 'sessions' | 'codes' | 'tokens' | 'sessionClients' | 'clients' | 'outbox'>, keep: SsoSession, now: number): Promise<{ sessions: SsoSession[]; revoked: number }> {
+  const sessions = await tx.sessions.endOthersOfUser(keep.userId, keep.idHash);
+  for (const session of sessions) await tx.codes.consumeBySession(session.sessionIndex, now);
+  // Their relying parties are told by back-channel logout (LO3); no browser of theirs is here for the front channel.
+  await tellRelyingParties(tx, keep.userId, sessions.map((s) => s.sessionIndex), now);
+  const revoked = await tx.tokens.revokeByUserExceptSession(keep.userId, keep.sessionIndex, now);
+  return { sessions, revoked };
 }
 
 /** When the session stops being valid: the earlier of its two deadlines (ms). */

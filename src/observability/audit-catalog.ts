@@ -72,6 +72,10 @@ export const AUDIT_EVENTS = {
   'email_code.refused': 'A one-time code was not sent: the hourly budget of the user or of the address was spent, or mail is not configured.',
   'email_code.used': 'A one-time code sent by e-mail was used (taken once, by one conditional delete).',
   'email_code.failed': 'A wrong one-time code was given for an e-mail factor\'s enrolment or a verification (a sign-in\'s is factor.failed).',
+  'account.password_changed': 'A user changed their password on the account page (by the current password or a recent sign-in): their other sessions ended and the tokens not issued in this session were revoked, in the same unit of work.',
+  'account.session_ended': 'A user ended one of their own SSO sessions on the account page; its tokens were revoked.',
+  'account.other_sessions_ended': 'A user ended all their other SSO sessions on the account page; the tokens not issued in this session were revoked.',
+  'account.consent_withdrawn': 'A user withdrew their consent to an application on the account page; the application\'s tokens for the user were revoked.',
 } as const satisfies Record<AuditEvent['event'], string>;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

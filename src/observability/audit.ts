@@ -172,7 +172,16 @@ export type AuditEvent =
   | { event: 'email_code.sent'; userId: string; purpose: EmailCodePurpose; messageId: string; factorId?: string; ip?: string | undefined }
   | { event: 'email_code.refused'; userId: string; purpose: EmailCodePurpose; reason: 'throttled' | 'off'; ip?: string | undefined }
   | { event: 'email_code.used'; userId: string; purpose: EmailCodePurpose; factorId?: string; ip?: string | undefined }
-  | { event: 'email_code.failed'; userId: string; purpose: EmailCodePurpose; ip?: string | undefined };
+  | { event: 'email_code.failed'; userId: string; purpose: EmailCodePurpose; ip?: string | undefined }
+  /**
+   * The account page (issue 25 item 6, docs/account.md): the signed-in user changed their password
+   * (`by` the current password or a recent sign-in; their other sessions ended, the tokens not
+   * issued in this session revoked), ended one of their sessions or all others, or withdrew a consent.
+   */
+  | { event: 'account.password_changed'; userId: string; username: string; by: 'current_password' | 'recent_sign_in'; sessionsEnded: number; revoked: number; ip?: string | undefined }
+  | { event: 'account.session_ended'; userId: string; session: string; revoked: number; ip?: string | undefined }
+  | { event: 'account.other_sessions_ended'; userId: string; sessionsEnded: number; revoked: number; ip?: string | undefined }
+  | { event: 'account.consent_withdrawn'; userId: string; clientId: string; revoked: number; ip?: string | undefined };
 
 export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 

@@ -262,6 +262,10 @@ export interface SessionStore {
   pageOfUser(userId: string, now: number, query: PageQuery<SessionPageKey>): Promise<SsoSession[]>;
   /** Ends the session with this session_index only when it is `userId`'s; returns it when it was. */
   endOfUser(userId: string, sessionIndex: string): Promise<SsoSession | undefined>;
+  /** Ends every session of `userId` but the one whose hash is `keepIdHash`, in one statement; returns those ended (a password change, docs/account.md). */
+  endOthersOfUser(userId: string, keepIdHash: string): Promise<SsoSession[]>;
+  /** Records the browser's User-Agent and the client address of a session just started (the account page's list; migration 033). */
+  describe(idHash: string, device: { userAgent: string | undefined; ip: string | undefined }): Promise<void>;
 }
 
 /** `refusedFor` on a replay: the code was spent by a refused redemption (no token was issued from it). */
@@ -376,6 +380,8 @@ export interface TokenStore {
   revokeByUser(userId: string, now: number): Promise<number>;
   /** Revokes every live token one client holds for one user (a withdrawn consent); how many. */
   revokeByUserAndClient(userId: string, clientId: string, now: number): Promise<number>;
+  /** Revokes every token of the user except those issued in the session `sessionIndex` (a password change keeps the session it was made in); how many. */
+  revokeByUserExceptSession(userId: string, sessionIndex: string, now: number): Promise<number>;
   /**
    * The clients that hold a live token (not revoked, not expired) issued in each of `userId`'s
    * sessions, by session_index, client_ids sorted; a session without one is absent. Served by the

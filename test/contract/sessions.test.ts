@@ -127,5 +127,24 @@ for (const kind of DATABASES) {
       await assert.rejects(aStoredSession(store, { sessionIndex: session.sessionIndex }));
       await assert.rejects(aStoredSession(store, { idHash: session.idHash }));
     });
+
+    test('endOthersOfUser ends every session of the user but the one kept, in one statement, and returns them; describe records the browser and address', async () => {
+      const user = await aStoredUser(store);
+      const kept = await aStoredSession(store, { userId: user.id });
+      const others = [await aStoredSession(store, { userId: user.id }), await aStoredSession(store, { userId: user.id })];
+      const otherUser = await aStoredSession(store);
+      await store.sessions.describe(others[0]!.idHash, { userAgent: 'Mozilla/5.0 Firefox/128.0', ip: '192.0.2.7' });
+      const ended = await store.sessions.endOthersOfUser(user.id, kept.idHash);
+      assert.deepEqual(
+        ended.map((s) => s.sessionIndex).sort(),
+        others.map((s) => s.sessionIndex).sort(),
+      );
+      assert.deepEqual(ended.find((s) => s.idHash === others[0]!.idHash), { ...others[0], userAgent: 'Mozilla/5.0 Firefox/128.0', ip: '192.0.2.7' });
+      assert.deepEqual(await store.sessions.findLive(kept.idHash, T0), kept);
+      assert.ok(await store.sessions.findLive(otherUser.idHash, T0), 'another user\'s session stays');
+      assert.deepEqual(await store.sessions.endOthersOfUser(user.id, kept.idHash), []);
+      await store.sessions.describe(kept.idHash, { userAgent: undefined, ip: undefined });
+      assert.deepEqual(await store.sessions.findLive(kept.idHash, T0), kept, 'nothing recorded reads back as nothing');
+    });
   });
 }

@@ -181,6 +181,17 @@ for (const kind of DATABASES) {
       assert.equal(await tokens.revokeBySession({ userId: session.userId, sessionIndex: aSessionIndex() }, T0), 0);
     });
 
+    test('revokeByUserExceptSession revokes the user\'s live tokens of every other session, keeps that session\'s, and counts them', async () => {
+      const userId = randomUUID();
+      const keep = aSessionIndex();
+      const kept = [await stored({ userId, sessionIndex: keep }), await stored({ userId, sessionIndex: keep, kind: 'refresh_token' })];
+      const others = [await stored({ userId, sessionIndex: aSessionIndex(), kind: 'refresh_token' }), await stored({ userId })];
+      const otherUser = await stored({ sessionIndex: aSessionIndex() });
+      assert.equal(await tokens.revokeByUserExceptSession(userId, keep, T0 + 100), 2);
+      assert.deepEqual(await live(...kept, ...others, otherUser), [true, true, false, false, true]);
+      assert.equal(await tokens.revokeByUserExceptSession(userId, keep, T0 + 200), 0);
+    });
+
     test('revokeByUser revokes every live token of that user, across sessions, and counts them', async () => {
       const userId = randomUUID();
       const ofUser = [await stored({ userId }), await stored({ userId, kind: 'refresh_token', sessionIndex: aSessionIndex() })];

@@ -18,9 +18,11 @@ import {
 import { accountPasskeyOptions, finishAccountPasskey, passkeyForAccount, startAccountPasskey } from '../../oauth/account/passkeys.ts';
 import { parseResponseField } from '../../oauth/factors/passkey.ts';
 import type { RawParams } from '../../oauth/params.ts';
+import { backLinkOf, type BackLink } from '../../oauth/account/self-service.ts';
 import { clientAddress } from '../client-address.ts';
 import { sameOrigin } from '../console/csrf.ts';
 import type { HttpDeps } from '../deps.ts';
+import { accountNav, accountSectionPaths, carriedClientId, sectionOf, withClient } from './account-nav.ts';
 import { clearPendingSignInCookie, readPendingSignInCookie, readSessionCookie, setPendingSignInCookie, setSessionCookie } from './cookies.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
 import { formField, pageLocale, requestParams, useHtmlScope } from './html-scope.ts';
@@ -50,11 +52,16 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     passkey: `${page}/passkey`, passkeyOptions: `${page}/passkey/options`, secondFactorPasskey: `${page}/second-factor/passkey`, secondFactorPasskeyOptions: `${page}/second-factor/passkey/options`,
     email: `${page}/email`, emailConfirm: `${page}/email/confirm` };
   const origin = new URL(deps.config.issuer).origin;
-  const view = (request: FastifyRequest, reply: FastifyReply) => new AccountView(request, reply, deps, paths);
+  const view = async (request: FastifyRequest, reply: FastifyReply) => {
+    const locale = pageLocale(request);
+    return new AccountView(request, reply, deps, paths, locale, await backLinkOf(deps, carriedClientId(request, requestParams(request)), locale));
+  };
+  /** Where a sign-in of this page returns: the account section its form names (account-nav.ts), with the carried client_id. */
+  const signedInTarget = (request: FastifyRequest, raw: RawParams) => withClient(accountSectionPaths(deps.config)[sectionOf(formField(raw, 'section'))], carriedClientId(request, raw));
 
   app.get(paths.page, async (request, reply) => {
     const account = await accountOf(deps, readSessionCookie(request, deps.config));
-    return account === undefined ? view(request, reply).signIn() : view(request, reply).overview(account);
+    return account === undefined ? (await view(request, reply)).signIn() : (await view(request, reply)).overview(account);
   });
 
   /** The checks of every POST; a refused one is answered with the page again (403), nothing done. */
@@ -63,39 +70,40 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
   app.post(paths.signIn, async (request, reply) => {
     const raw = requestParams(request);
     const username = formField(raw, 'username');
-    if (forged(request, raw)) return view(request, reply).signIn({ status: 403, message: 'formExpired', username });
+    if (forged(request, raw)) return (await view(request, reply)).signIn({ status: 403, message: 'formExpired', username });
     const outcome = await signInToAccount(deps, { username, password: formField(raw, 'password'), previousCookie: readSessionCookie(request, deps.config), ip: clientAddress(request) });
     if (outcome.type === 'failed' || outcome.type === 'throttled') {
       if (outcome.type === 'throttled') reply.header('retry-after', String(outcome.retryAfter));
       const options = outcome.type === 'failed' ? { status: 401, message: 'loginFailed' as const } : { status: 429, message: 'tooManyAttempts' as const, retryAfter: outcome.retryAfter };
       // Signing in again before a change: the page stays, with the password field marked.
       const account = await accountOf(deps, readSessionCookie(request, deps.config));
-      return account === undefined ? view(request, reply).signIn({ ...options, username }) : view(request, reply).overview(account, options);
+      return account === undefined ? (await view(request, reply)).signIn({ ...options, username }) : (await view(request, reply)).overview(account, options);
     }
     if (outcome.type === 'second_factor') {
       setPendingSignInCookie(reply, deps.config, outcome.pendingCookie);
-      return view(request, reply).code({ method: firstCodeMethod(outcome.kinds), kinds: outcome.kinds });
+      return (await view(request, reply)).code({ method: firstCodeMethod(outcome.kinds), kinds: outcome.kinds });
     }
     setSessionCookie(reply, deps.config, outcome.cookieValue);
     // 303: the browser must not repeat the POST with its password; the page is then read afresh.
-    return reply.code(303).header('cache-control', 'no-store').redirect(paths.page, 303);
+    return reply.code(303).header('cache-control', 'no-store').redirect(signedInTarget(request, raw), 303);
   });
 
   app.post(paths.secondFactor, async (request, reply) => {
     const raw = requestParams(request);
-    if (forged(request, raw)) return view(request, reply).signIn({ status: 403, message: 'formExpired' });
+    if (forged(request, raw)) return (await view(request, reply)).signIn({ status: 403, message: 'formExpired' });
     const { method, switched } = codeMethodOf({ method: formField(raw, 'method'), switch: formField(raw, 'switch') });
     const kinds = kindsOf(formField(raw, 'kinds'));
-    if (switched) return view(request, reply).code({ method, kinds });
+    if (switched) return (await view(request, reply)).code({ method, kinds });
     if (asksForEmailCode(formField(raw, 'send'))) {
       const sent = await emailCodeForAccount(deps, { pendingCookie: readPendingSignInCookie(request, deps.config), locale: pageLocale(request), ip: clientAddress(request) });
-      return answerEmailCodeAsk(reply, sent, kinds, (shown) => view(request, reply).code(shown), () => {
+      const shown = await view(request, reply);
+      return answerEmailCodeAsk(reply, sent, kinds, (page) => shown.code(page), () => {
         clearPendingSignInCookie(reply, deps.config);
-        return view(request, reply).signIn({ status: 400, message: 'secondFactorExpired' });
+        return shown.signIn({ status: 400, message: 'secondFactorExpired' });
       });
     }
     const outcome = await secondFactorForAccount(deps, { code: formField(raw, 'code'), pendingCookie: readPendingSignInCookie(request, deps.config), previousCookie: readSessionCookie(request, deps.config), ip: clientAddress(request) });
-    return secondStepAnswered(request, reply, outcome, { method, kinds, message: 'secondFactorFailed' });
+    return secondStepAnswered(request, reply, raw, outcome, { method, kinds, message: 'secondFactorFailed' });
   });
 
   // The same step by a passkey (passkeys.ts): its options for the held user, then the assertion.
@@ -107,27 +115,27 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
   });
   app.post(paths.secondFactorPasskey, async (request, reply) => {
     const raw = requestParams(request);
-    if (forged(request, raw)) return view(request, reply).signIn({ status: 403, message: 'formExpired' });
+    if (forged(request, raw)) return (await view(request, reply)).signIn({ status: 403, message: 'formExpired' });
     const kinds = kindsOf(formField(raw, 'kinds'));
     const method = firstCodeMethod(kinds);
     const response = parseResponseField(formField(raw, 'response'));
-    if (response === undefined) return view(request, reply).code({ method, kinds, status: 400, message: 'passkeyFailed' });
+    if (response === undefined) return (await view(request, reply)).code({ method, kinds, status: 400, message: 'passkeyFailed' });
     const outcome = await passkeyForAccount(deps, { response, pendingCookie: readPendingSignInCookie(request, deps.config), previousCookie: readSessionCookie(request, deps.config), ip: clientAddress(request) });
-    return secondStepAnswered(request, reply, outcome, { method, kinds, message: 'passkeyFailed' });
+    return secondStepAnswered(request, reply, raw, outcome, { method, kinds, message: 'passkeyFailed' });
   });
 
   /** What the second step answers, by a code or a passkey: the page again when refused or throttled, else the new session and the page. */
-  const secondStepAnswered = (request: FastifyRequest, reply: FastifyReply, outcome: Awaited<ReturnType<typeof secondFactorForAccount>>, shown: Pick<SecondFactorPage, 'method' | 'kinds'> & { message: MessageKey }) => {
+  const secondStepAnswered = async (request: FastifyRequest, reply: FastifyReply, raw: RawParams, outcome: Awaited<ReturnType<typeof secondFactorForAccount>>, shown: Pick<SecondFactorPage, 'method' | 'kinds'> & { message: MessageKey }) => {
     const { method, kinds } = shown;
-    if (outcome.type === 'second_factor_refused') return view(request, reply).code({ method, kinds, status: 401, message: shown.message, invalid: shown.message === 'secondFactorFailed' });
+    if (outcome.type === 'second_factor_refused') return (await view(request, reply)).code({ method, kinds, status: 401, message: shown.message, invalid: shown.message === 'secondFactorFailed' });
     if (outcome.type === 'throttled') {
       reply.header('retry-after', String(outcome.retryAfter));
-      return view(request, reply).code({ method, kinds, status: 429, message: 'tooManyAttempts', retryAfter: outcome.retryAfter });
+      return (await view(request, reply)).code({ method, kinds, status: 429, message: 'tooManyAttempts', retryAfter: outcome.retryAfter });
     }
     clearPendingSignInCookie(reply, deps.config);
-    if (outcome.type === 'expired') return view(request, reply).signIn({ status: 400, message: 'secondFactorExpired' });
+    if (outcome.type === 'expired') return (await view(request, reply)).signIn({ status: 400, message: 'secondFactorExpired' });
     setSessionCookie(reply, deps.config, outcome.cookieValue);
-    return reply.code(303).header('cache-control', 'no-store').redirect(paths.page, 303);
+    return reply.code(303).header('cache-control', 'no-store').redirect(signedInTarget(request, raw), 303);
   };
 
   /**
@@ -138,35 +146,35 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     app.post(path, async (request, reply) => {
       const raw = requestParams(request);
       const account = await accountOf(deps, readSessionCookie(request, deps.config));
-      if (account === undefined) return view(request, reply).signIn({ status: 401 });
-      if (forged(request, raw)) return view(request, reply).overview(account, { status: 403, message: 'formExpired' });
+      if (account === undefined) return (await view(request, reply)).signIn({ status: 401 });
+      if (forged(request, raw)) return (await view(request, reply)).overview(account, { status: 403, message: 'formExpired' });
       return act(request, reply, account, raw);
     });
-  const reauthenticate = (request: FastifyRequest, reply: FastifyReply, account: Account) => view(request, reply).overview(account, { status: 401 });
+  const reauthenticate = async (request: FastifyRequest, reply: FastifyReply, account: Account) => (await view(request, reply)).overview(account, { status: 401 });
 
   change(paths.totp, async (request, reply, account) => {
     const started = await startAccountTotp(deps, account);
     if ('type' in started) return reauthenticate(request, reply, account);
-    return view(request, reply).totp(started);
+    return (await view(request, reply)).totp(started);
   });
 
   change(paths.confirm, async (request, reply, account, raw) => {
     const carried = { secret: formField(raw, 'secret'), expiresAt: formField(raw, 'expires_at'), proof: formField(raw, 'proof') };
     const confirmed = await confirmAccountTotp(deps, account, { ...carried, code: formField(raw, 'code') });
-    if (confirmed.type === 'expired') return view(request, reply).overview(account, { status: 400, message: 'accountTotpExpired' });
+    if (confirmed.type === 'expired') return (await view(request, reply)).overview(account, { status: 400, message: 'accountTotpExpired' });
     if (confirmed.type === 'wrong_code') {
       const shown = await resumeAccountTotp(deps, account, carried);
-      if (shown === undefined) return view(request, reply).overview(account, { status: 400, message: 'accountTotpExpired' });
-      return view(request, reply).totp(shown, { status: 400, message: 'accountTotpWrongCode' });
+      if (shown === undefined) return (await view(request, reply)).overview(account, { status: 400, message: 'accountTotpExpired' });
+      return (await view(request, reply)).totp(shown, { status: 400, message: 'accountTotpWrongCode' });
     }
     const now = await accountOf(deps, readSessionCookie(request, deps.config));
-    return view(request, reply).overview(now ?? account, { notice: 'accountTotpAdded' });
+    return (await view(request, reply)).overview(now ?? account, { notice: 'accountTotpAdded' });
   });
 
   change(paths.recoveryCodes, async (request, reply, account) => {
     const made = await newAccountRecoveryCodes(deps, account);
     if (made.type === 'reauthenticate') return reauthenticate(request, reply, account);
-    return view(request, reply).codes(made.codes);
+    return (await view(request, reply)).codes(made.codes);
   });
 
   // A passkey (passkeys.ts): the options of its registration (JSON, for the page's script), then
@@ -182,13 +190,13 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
 
   change(paths.passkey, async (request, reply, account, raw) => {
     const response = parseResponseField(formField(raw, 'response'));
-    if (response === undefined) return view(request, reply).overview(account, { status: 400, message: 'accountPasskeyRefused' });
+    if (response === undefined) return (await view(request, reply)).overview(account, { status: 400, message: 'accountPasskeyRefused' });
     const added = await finishAccountPasskey(deps, account, { response, name: formField(raw, 'name') });
     if (added.type === 'reauthenticate') return reauthenticate(request, reply, account);
-    if (added.type === 'bad_name') return view(request, reply).overview(account, { status: 400, message: 'accountPasskeyBadName' });
-    if (added.type === 'refused') return view(request, reply).overview(account, { status: 400, message: 'accountPasskeyRefused' });
+    if (added.type === 'bad_name') return (await view(request, reply)).overview(account, { status: 400, message: 'accountPasskeyBadName' });
+    if (added.type === 'refused') return (await view(request, reply)).overview(account, { status: 400, message: 'accountPasskeyRefused' });
     const now = await accountOf(deps, readSessionCookie(request, deps.config));
-    return view(request, reply).overview(now ?? account, { notice: 'accountPasskeyAdded' });
+    return (await view(request, reply)).overview(now ?? account, { notice: 'accountPasskeyAdded' });
   });
 
   // E-mail codes (docs/second-factors.md, "E-mail codes"): a code to the profile's address, then that code back.
@@ -198,16 +206,16 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
       case 'reauthenticate':
         return reauthenticate(request, reply, account);
       case 'sent':
-        return view(request, reply).email(account);
+        return (await view(request, reply)).email(account);
       case 'throttled':
         reply.header('retry-after', String(started.retryAfter));
-        return view(request, reply).overview(account, { status: 429, message: 'emailCodeThrottled', retryAfter: started.retryAfter });
+        return (await view(request, reply)).overview(account, { status: 429, message: 'emailCodeThrottled', retryAfter: started.retryAfter });
       case 'no_email':
-        return view(request, reply).overview(account, { status: 400, message: 'accountEmailNoAddress' });
+        return (await view(request, reply)).overview(account, { status: 400, message: 'accountEmailNoAddress' });
       case 'enrolled':
-        return view(request, reply).overview(account, { status: 409, message: 'accountEmailEnrolled' });
+        return (await view(request, reply)).overview(account, { status: 409, message: 'accountEmailEnrolled' });
       case 'off':
-        return view(request, reply).overview(account, { status: 409, message: 'accountEmailOff' });
+        return (await view(request, reply)).overview(account, { status: 409, message: 'accountEmailOff' });
     }
   });
 
@@ -217,14 +225,14 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
       case 'reauthenticate':
         return reauthenticate(request, reply, account);
       case 'refused':
-        return view(request, reply).email(account, { status: 400, message: 'accountEmailWrongCode' });
+        return (await view(request, reply)).email(account, { status: 400, message: 'accountEmailWrongCode' });
       case 'throttled':
         reply.header('retry-after', String(confirmed.retryAfter));
-        return view(request, reply).email(account, { status: 429, message: 'tooManyAttempts', retryAfter: confirmed.retryAfter });
+        return (await view(request, reply)).email(account, { status: 429, message: 'tooManyAttempts', retryAfter: confirmed.retryAfter });
       case 'already':
-        return view(request, reply).overview((await accountOf(deps, readSessionCookie(request, deps.config))) ?? account, { status: 409, message: 'accountEmailEnrolled' });
+        return (await view(request, reply)).overview((await accountOf(deps, readSessionCookie(request, deps.config))) ?? account, { status: 409, message: 'accountEmailEnrolled' });
       case 'enrolled':
-        return view(request, reply).overview((await accountOf(deps, readSessionCookie(request, deps.config))) ?? account, { notice: 'accountEmailAdded' });
+        return (await view(request, reply)).overview((await accountOf(deps, readSessionCookie(request, deps.config))) ?? account, { notice: 'accountEmailAdded' });
     }
   });
 
@@ -232,17 +240,17 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     const removed = await removeAccountFactor(deps, account, formField(raw, 'factor_id'), clientAddress(request));
     if (removed.type === 'reauthenticate') return reauthenticate(request, reply, account);
     const now = (await accountOf(deps, readSessionCookie(request, deps.config))) ?? account;
-    if (removed.type === 'not_found') return view(request, reply).overview(now, { status: 404, message: 'accountFactorNotFound' });
-    return view(request, reply).overview(now, { notice: 'accountFactorRemoved' });
+    if (removed.type === 'not_found') return (await view(request, reply)).overview(now, { status: 404, message: 'accountFactorNotFound' });
+    return (await view(request, reply)).overview(now, { notice: 'accountFactorRemoved' });
   });
 
   change(paths.rename, async (request, reply, account, raw) => {
     const renamed = await renameAccountFactor(deps, account, formField(raw, 'factor_id'), formField(raw, 'name'), clientAddress(request));
     if (renamed.type === 'reauthenticate') return reauthenticate(request, reply, account);
     const now = (await accountOf(deps, readSessionCookie(request, deps.config))) ?? account;
-    if (renamed.type === 'not_found') return view(request, reply).overview(now, { status: 404, message: 'accountFactorNotFound' });
-    if (renamed.type === 'invalid_name') return view(request, reply).overview(now, { status: 400, message: 'accountFactorNameInvalid' });
-    return view(request, reply).overview(now, { notice: 'accountFactorRenamed' });
+    if (renamed.type === 'not_found') return (await view(request, reply)).overview(now, { status: 404, message: 'accountFactorNotFound' });
+    if (renamed.type === 'invalid_name') return (await view(request, reply)).overview(now, { status: 400, message: 'accountFactorNameInvalid' });
+    return (await view(request, reply)).overview(now, { notice: 'accountFactorRenamed' });
   });
 }
 
@@ -267,18 +275,20 @@ class AccountView {
   private readonly reply: FastifyReply;
   private readonly deps: HttpDeps;
   private readonly paths: Paths;
-  constructor(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, paths: Paths) {
+  private readonly back: BackLink | undefined;
+  constructor(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, paths: Paths, locale: Locale, back: BackLink | undefined) {
     this.request = request;
     this.reply = reply;
     this.deps = deps;
     this.paths = paths;
-    this.locale = pageLocale(request);
+    this.back = back;
+    this.locale = locale;
     this.t = messages(this.locale, deps.config.theme);
     reply.header('referrer-policy', 'same-origin');
   }
 
   signIn(options: Options & { username?: string } = {}): FastifyReply {
-    return this.send('sign-in', options, { heading: this.t.accountTitle, action: this.paths.signIn, hidden: [], username: options.username ?? '', invalidCredentials: options.message === 'loginFailed' });
+    return this.send('sign-in', options, { heading: this.t.accountTitle, action: this.paths.signIn, hidden: this.carried(), username: options.username ?? '', invalidCredentials: options.message === 'loginFailed' });
   }
 
   overview(account: Account, options: Options = {}): FastifyReply {
@@ -333,11 +343,24 @@ class AccountView {
   /** The second factor's page of the login page, for this page's held sign-in. */
   code(options: Pick<SecondFactorPage, 'method' | 'kinds' | 'status' | 'message' | 'retryAfter' | 'invalid' | 'sentTo'>): FastifyReply {
     const passkey = { action: this.paths.secondFactorPasskey, options: this.paths.secondFactorPasskeyOptions };
-    return sendSecondFactorPage(this.request, this.reply, this.deps, { ...options, locale: this.locale, display: 'page', clientName: this.t.accountTitle, clientIntro: 'signInTo', action: this.paths.secondFactor, hidden: [], passkey, referrer: 'same-origin' });
+    return sendSecondFactorPage(this.request, this.reply, this.deps, { ...options, locale: this.locale, display: 'page', clientName: this.t.accountTitle, clientIntro: 'signInTo', action: this.paths.secondFactor, hidden: this.carried(), passkey, referrer: 'same-origin' });
+  }
+
+  /**
+   * What this page's sign-in forms carry to their next step: the section to come back to (the one
+   * the posted form named — another section's sign-in goes through here — else this one) and the
+   * client_id of the back link.
+   */
+  private carried(): [string, string][] {
+    const section = sectionOf(formField(requestParams(this.request), 'section'));
+    return [['section', section], ...(this.back === undefined ? [] : [['client_id', this.back.clientId] as [string, string]])];
   }
 
   private send(mode: string, options: Options, data: Record<string, unknown>, passkey = false): FastifyReply {
     const { t, locale } = this;
+    const clientId = this.back?.clientId;
+    // The forms post back with the client_id in their query, so the page they answer keeps the navigation's back link.
+    const actions = Object.fromEntries(Object.entries(this.paths).map(([name, path]) => [name, withClient(path, clientId)]));
     const text = (key: MessageKey | undefined) => (key === undefined ? undefined : t[key].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0)));
     const html = renderView('account-security', {
       base: this.deps.config.issuerPath,
@@ -348,8 +371,9 @@ class AccountView {
       display: 'page',
       referrer: 'same-origin',
       mode,
-      pagePath: this.paths.page,
-      actions: this.paths,
+      pagePath: withClient(this.paths.page, clientId),
+      actions,
+      nav: mode === 'sign-in' ? undefined : accountNav(this.deps.config, t, 'security', this.back),
       csrfToken: csrfToken(this.request, this.reply, this.deps),
       message: text(options.message),
       notice: text(options.notice),

@@ -31,8 +31,17 @@ export function readSessionCookie(request: FastifyRequest, config: CookieConfig)
   return readCookie(request, sessionCookieName(config));
 }
 
+/** The session cookie a reply sets, for the hook that records the session's browser and address (src/http/session-devices.ts). */
+const startedSessions = new WeakMap<FastifyReply, string>();
+
+/** The session cookie value this reply sets (a sign-in just started that session), if any. */
+export function sessionStartedBy(reply: FastifyReply): string | undefined {
+  return startedSessions.get(reply);
+}
+
 /** A browser-session cookie: the server-side deadlines decide how long the session lives. */
 export function setSessionCookie(reply: FastifyReply, config: CookieConfig, value: string): void {
+  startedSessions.set(reply, value);
   reply.setCookie(sessionCookieName(config), value, { path: '/', httpOnly: true, sameSite: 'lax', secure: config.secureCookies });
 }
 

@@ -25,6 +25,7 @@ import * as passkeys from './024-passkeys.ts';
 import * as outbox from './027-outbox.ts';
 import * as passwordResets from './028-password-resets.ts';
 import * as emailCodes from './030-email-codes.ts';
+import * as sessionDevices from './033-session-devices.ts';
 import * as sessionClients from './034-session-clients.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
@@ -55,5 +56,6 @@ export const migrations: Record<string, Migration> = {
   '027-outbox': outbox,
   '028-password-resets': passwordResets,
   '030-email-codes': emailCodes,
+  '033-session-devices': sessionDevices,
   '034-session-clients': sessionClients,
 };

@@ -96,6 +96,9 @@ export interface SessionsTable {
   created_at: number;
   expires_at: number;
   max_expires_at: number;
+  /** Migration 033: the browser's User-Agent (truncated) and the client address at sign-in. */
+  user_agent: string | null;
+  client_ip: string | null;
 }
 
 export interface CodesTable {

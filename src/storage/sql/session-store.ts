@@ -27,6 +27,8 @@ export class SqlSessionStore implements SessionStore {
         created_at: s.createdAt,
         expires_at: s.expiresAt,
         max_expires_at: s.maxExpiresAt,
+        user_agent: s.userAgent ?? null,
+        client_ip: s.ip ?? null,
       })
       .execute();
   }
@@ -73,6 +75,16 @@ export class SqlSessionStore implements SessionStore {
     // One conditional statement: a session of another user is never ended through this user.
     const row = await this.#db.deleteFrom('sessions').where('session_index', '=', sessionIndex).where('user_id', '=', userId).returningAll().executeTakeFirst();
     return row && fromRow(row);
+  }
+
+  async endOthersOfUser(userId: string, keepIdHash: string): Promise<SsoSession[]> {
+    // One statement: a session started while this runs is either ended here or started after it.
+    const rows = await this.#db.deleteFrom('sessions').where('user_id', '=', userId).where('id_hash', '<>', keepIdHash).returningAll().execute();
+    return rows.map(fromRow);
+  }
+
+  async describe(idHash: string, device: { userAgent: string | undefined; ip: string | undefined }): Promise<void> {
+    await this.#db.updateTable('sessions').set({ user_agent: device.userAgent ?? null, client_ip: device.ip ?? null }).where('id_hash', '=', idHash).execute();
   }
 
   async countLive(now: number, limit: number): Promise<number> {
@@ -134,5 +146,7 @@ function fromRow(r: Selectable<SessionsTable>): SsoSession {
     createdAt: r.created_at,
     expiresAt: r.expires_at,
     maxExpiresAt: r.max_expires_at,
+    ...(r.user_agent === null ? {} : { userAgent: r.user_agent }),
+    ...(r.client_ip === null ? {} : { ip: r.client_ip }),
   };
 }

@@ -95,6 +95,18 @@ export class SqlTokenStore implements TokenStore {
     return Number(result.numUpdatedRows);
   }
 
+  async revokeByUserExceptSession(userId: string, sessionIndex: string, now: number): Promise<number> {
+    const result = await this.#db
+      .updateTable('tokens')
+      .set({ revoked_at: now })
+      .where('user_id', '=', userId)
+      // A user's token always has a session_index (the tokens_subject check, migration 008).
+      .where('session_index', '<>', sessionIndex)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
+  }
+
   async revokeBySession(session: { userId: string; sessionIndex: string }, now: number): Promise<number> {
     const result = await this.#db
       .updateTable('tokens')
