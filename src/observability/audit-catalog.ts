@@ -67,6 +67,11 @@ export const AUDIT_EVENTS = {
   'client.registered': 'A client registered itself with an initial access token (RFC 7591).',
   'password_reset.sent': 'A password reset link was queued to a user\'s e-mail address: asked for on the "Forgot your password?" page (by user) or sent by an administrator (actor).',
   'password_reset.not_sent': 'A reset was asked for and nothing was sent (no such account, no e-mail address, not enabled, or the account\'s hourly budget spent); the asker got the same answer.',
+  'registration.requested': 'Someone asked to create an account on the "Create an account" page: a link was mailed to the address, or (outcome account_exists) a mail saying the address already has an account, or (throttled) nothing; the asker got the same answer. The address appears as a fingerprint.',
+  'registration.completed': 'A registration link was followed and the account created: enabled, or pending an administrator\'s approval.',
+  'registration.refused': 'A registration link was followed for an address that had got an account meanwhile: no account was created.',
+  'registration.approved': 'An administrator approved a pending registration: the account is enabled and the user mailed.',
+  'registration.rejected': 'An administrator rejected a pending registration: the account was deleted (and the user mailed, if asked).',
   'password_reset.completed': 'A user set a new password through a reset link: their sessions ended and their tokens were revoked in the same unit of work.',
 } as const satisfies Record<AuditEvent['event'], string>;
 

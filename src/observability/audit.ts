@@ -161,7 +161,19 @@ export type AuditEvent =
    */
   | { event: 'password_reset.sent'; userId: string; username: string; messageId: string; by: 'user' | 'administrator'; actor?: Actor; ip?: string | undefined }
   | { event: 'password_reset.not_sent'; reason: 'unknown' | 'no_email' | 'not_enabled' | 'throttled'; userId?: string; identifier: string; ip?: string | undefined }
-  | { event: 'password_reset.completed'; userId: string; username: string; sessionsEnded: number; ip?: string | undefined };
+  | { event: 'password_reset.completed'; userId: string; username: string; sessionsEnded: number; ip?: string | undefined }
+  /**
+   * Self-registration (docs/registration.md): an ask handled after its answer (`outcome`: a link
+   * mailed, the "you already have an account" mail, or nothing for the address's hourly budget;
+   * `email` is a fingerprint of the typed address, never the address); a link followed to an
+   * account (`status` pending while approval is on); a link followed for an address that had got
+   * an account meanwhile; a pending registration approved or rejected by an administrator.
+   */
+  | { event: 'registration.requested'; outcome: 'link_sent' | 'account_exists' | 'throttled'; email: string; messageId?: string; ip?: string | undefined }
+  | { event: 'registration.completed'; userId: string; username: string; status: 'enabled' | 'pending'; ip?: string | undefined }
+  | { event: 'registration.refused'; reason: 'account_exists'; ip?: string | undefined }
+  | { event: 'registration.approved'; userId: string; username: string; messageId?: string; actor: Actor }
+  | { event: 'registration.rejected'; userId: string; username: string; messageId?: string; actor: Actor };
 
 export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 

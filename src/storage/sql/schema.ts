@@ -210,6 +210,7 @@ export interface Database {
   passkey_challenges: PasskeyChallengesTable;
   outbox: OutboxTable;
   password_resets: PasswordResetsTable;
+  account_registrations: AccountRegistrationsTable;
 }
 
 /** Users' second factors (migration 022): the TOTP columns are null for recovery codes. */
@@ -348,6 +349,18 @@ export interface PasswordResetsTable {
   token_hash: string;
   user_id: string;
   password_fingerprint: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Self-registration links (migration 031): the SHA-256 of the token, never the token. */
+export interface AccountRegistrationsTable {
+  token_hash: string;
+  email: string;
+  given_name: string | null;
+  family_name: string | null;
+  locale: string;
+  return_to: string | null;
   created_at: number;
   expires_at: number;
 }
