@@ -16,6 +16,8 @@ import { loadConfig } from '../../src/config.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { actingAs } from '../helpers/administration.ts';
 import { AwaitedAudit } from '../helpers/audit.ts';
+import { bootstrap } from '../helpers/console-browser.ts';
+import { consoleSignIn } from '../helpers/console-signin.ts';
 import { addClient, basic, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { browse, CookieJar, createTestUser, formAction, formFields, loginThroughForm, submit } from '../helpers/fixtures.ts';
@@ -436,5 +438,50 @@ describe('self-registration settings', () => {
     await assert.rejects(startServer(DATABASES[0]!, { env: { ...mail, GATEHOUSE_REGISTRATION: 'open', GATEHOUSE_REGISTRATION_ORGANIZATION: 'no-such-org' } }), {
       message: 'GATEHOUSE_REGISTRATION_ORGANIZATION: organization "no-such-org" does not exist (neither an id nor a technical name)',
     });
+  });
+});
+
+describe('pending registrations in the console', () => {
+  test('listed under Users; approve and reject after a confirmation; the mails arrive', { timeout: 120_000 }, async () => {
+    const smtp = await startSmtpServer();
+    const audit = new AwaitedAudit();
+    const server = await startServer(DATABASES[0]!, { env: mailEnv(smtp, { GATEHOUSE_REGISTRATION_APPROVAL: 'on' }), audit });
+    try {
+      await bootstrap({ databaseUrl: server.database.url, issuer: server.issuer }, 'console-admin', 'console admin password 1');
+      const { jar } = await consoleSignIn(server.url, 'console-admin', 'console admin password 1');
+      const store = server.gatehouse.store;
+      const vera = await createTestUser(store, { username: 'vera@example.com', password: PASSWORD, email: 'vera@example.com', status: 'pending', givenName: 'Vera', familyName: 'V' });
+      const walt = await createTestUser(store, { username: 'walt@example.com', password: PASSWORD, email: 'walt@example.com', status: 'pending' });
+      const users = await (await browse(`${server.url}/manage/users`, jar)).text();
+      assert.match(users, /<p><a href="\/manage\/registrations">Pending registrations<\/a><\/p>/);
+      const list = await (await browse(`${server.url}/manage/registrations`, jar)).text();
+      const rows = [...list.matchAll(/<tr><td>([^<]+)<\/td><td>([^<]*)<\/td>/g)].map((m) => [m[1], m[2]]);
+      assert.deepEqual(rows, [['vera@example.com', 'Vera V'], ['walt@example.com', '']]);
+      assert.match(list, new RegExp(`<a href="/manage/registrations/${vera.id}/approve" aria-label="Approve vera@example.com">Approve</a>`));
+
+      const origin = new URL(server.issuer).origin;
+      for (const [user, verb, done] of [[vera, 'approve', 'approved'], [walt, 'reject', 'rejected']] as const) {
+        const path = `/manage/registrations/${user.id}/${verb}`;
+        const confirm = await (await browse(`${server.url}${path}`, jar)).text();
+        assert.match(confirm, verb === 'approve' ? /Approve the registration of “vera@example.com”\?/ : /Reject the registration of “walt@example.com”\?/);
+        const token = formFields(confirm).find(([name]) => name === 'csrf_token')![1];
+        const posted = await submit(`${server.url}${path}`, [['csrf_token', token]], jar, { origin, referer: `${origin}${path}` });
+        assert.equal(posted.status, 303);
+        assert.equal(posted.headers.get('location'), `/manage/registrations?done=${done}`);
+      }
+      assert.equal((await store.users.getProfile(vera.id))?.status, 'enabled');
+      assert.equal(await store.users.getProfile(walt.id), undefined);
+      assert.deepEqual([audit.of('registration.approved').map((e) => e.userId), audit.of('registration.rejected').map((e) => e.userId)], [[vera.id], [walt.id]]);
+      await server.gatehouse.outbox.sender.tick();
+      assert.deepEqual(smtp.received.map((m) => [m.to, m.subject]).sort((a, b) => String(a[0]).localeCompare(String(b[0]))), [
+        [['vera@example.com'], 'Your gatehouse account is ready'],
+        [['walt@example.com'], 'Your gatehouse registration was not approved'],
+      ]);
+      const after = await (await browse(`${server.url}/manage/registrations?done=rejected`, jar)).text();
+      assert.match(after, /The registration is rejected: the account is deleted\./);
+    } finally {
+      await server.close();
+      await smtp.stop();
+    }
   });
 });

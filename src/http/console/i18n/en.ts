@@ -355,6 +355,16 @@ export const en = {
   sendResetLink: 'Send a reset link',
   confirmSendResetLink: 'Send “{name}” a link to choose a new password, to their e-mail address? Their password stays as it is until they use the link.',
   done_resetSent: 'A reset link is on its way to the user’s e-mail address.',
+  registrationsTitle: 'Pending registrations',
+  registrationsIntro: 'People who created their own account and await approval (GATEHOUSE_REGISTRATION_APPROVAL). They cannot sign in until approved; approving mails them that the account is ready, rejecting deletes the account and mails them so.',
+  registrationsApprovalOff: 'Approval is off (GATEHOUSE_REGISTRATION_APPROVAL): new accounts can sign in at once. Accounts listed here were made pending some other way.',
+  pendingRegistrations: 'Pending registrations',
+  approveRegistration: 'Approve',
+  rejectRegistration: 'Reject',
+  confirmApproveRegistration: 'Approve the registration of “{name}”? They can sign in at once, and are mailed that the account is ready.',
+  confirmRejectRegistration: 'Reject the registration of “{name}”? The account is deleted, and they are mailed that it was not approved.',
+  done_approved: 'The registration is approved, and the user is being mailed.',
+  done_rejected: 'The registration is rejected: the account is deleted.',
 };
 
 export type ConsoleMessages = typeof en;
