@@ -45,26 +45,17 @@ export const registrationPages: ConsolePage[] = [
       });
     },
   },
-  ...confirmedChange({
-    path: `${PATH}/:id/approve`,
-    section: SECTION,
-    question: async (call) => fill(call.t.confirmApproveRegistration, { name: await nameOf(call) }),
-    submit: (t) => t.approveRegistration,
-    back: () => PATH,
-    async run(call) {
-      await call.api.send('POST', `/users/${segment(call.params.id ?? '')}/approve`, { locale: call.locale });
-      return call.redirect(PATH, 'approved');
-    },
-  }),
-  ...confirmedChange({
-    path: `${PATH}/:id/reject`,
-    section: SECTION,
-    question: async (call) => fill(call.t.confirmRejectRegistration, { name: await nameOf(call) }),
-    submit: (t) => t.rejectRegistration,
-    back: () => PATH,
-    async run(call) {
-      await call.api.send('POST', `/users/${segment(call.params.id ?? '')}/reject`, { locale: call.locale });
-      return call.redirect(PATH, 'rejected');
-    },
-  }),
+  ...(['approve', 'reject'] as const).flatMap((verb) =>
+    confirmedChange({
+      path: `${PATH}/:id/${verb}`,
+      section: SECTION,
+      question: async (call) => fill(verb === 'approve' ? call.t.confirmApproveRegistration : call.t.confirmRejectRegistration, { name: await nameOf(call) }),
+      submit: (t) => (verb === 'approve' ? t.approveRegistration : t.rejectRegistration),
+      back: () => PATH,
+      async run(call) {
+        await call.api.send('POST', `/users/${segment(call.params.id ?? '')}/${verb}`, { locale: call.locale });
+        return call.redirect(PATH, verb === 'approve' ? 'approved' : 'rejected');
+      },
+    }),
+  ),
 ];
