@@ -454,6 +454,7 @@ describe('pending registrations in the console', () => {
       const walt = await createTestUser(store, { username: 'walt@example.com', password: PASSWORD, email: 'walt@example.com', status: 'pending' });
       const users = await (await browse(`${server.url}/manage/users`, jar)).text();
       assert.match(users, /<p><a href="\/manage\/registrations">Pending registrations<\/a><\/p>/);
+      assert.match(users, /<td>vera@example\.com<\/td><td>awaiting approval<\/td><\/tr>/, 'a pending user\'s status in the list');
       const list = await (await browse(`${server.url}/manage/registrations`, jar)).text();
       const rows = [...list.matchAll(/<tr><td>([^<]+)<\/td><td>([^<]*)<\/td>/g)].map((m) => [m[1], m[2]]);
       assert.deepEqual(rows, [['vera@example.com', 'Vera V'], ['walt@example.com', '']]);

@@ -365,6 +365,7 @@ export const en = {
   confirmRejectRegistration: 'Reject the registration of “{name}”? The account is deleted, and they are mailed that it was not approved.',
   done_approved: 'The registration is approved, and the user is being mailed.',
   done_rejected: 'The registration is rejected: the account is deleted.',
+  pendingApproval: 'awaiting approval',
 };
 
 export type ConsoleMessages = typeof en;

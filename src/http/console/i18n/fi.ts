@@ -367,4 +367,5 @@ export const fi: ConsoleMessages = {
   confirmRejectRegistration: 'Hylätäänkö käyttäjän ”{name}” rekisteröityminen? Tili poistetaan, ja hänelle kerrotaan, ettei sitä hyväksytty.',
   done_approved: 'Rekisteröityminen on hyväksytty, ja käyttäjälle lähetetään viesti.',
   done_rejected: 'Rekisteröityminen on hylätty: tili on poistettu.',
+  pendingApproval: 'odottaa hyväksyntää',
 };

@@ -367,4 +367,5 @@ export const sv: ConsoleMessages = {
   confirmRejectRegistration: 'Avslå registreringen för ”{name}”? Kontot tas bort och personen får veta att det inte godkändes.',
   done_approved: 'Registreringen är godkänd och användaren får ett meddelande.',
   done_rejected: 'Registreringen är avslagen: kontot är borttaget.',
+  pendingApproval: 'väntar på godkännande',
 };
