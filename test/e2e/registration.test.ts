@@ -11,7 +11,8 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { AwaitedAudit } from '../helpers/audit.ts';
 import { addClient, REDIRECT_URI } from '../helpers/back-channel.ts';
-import { cspViolations, launchChromium, noChromium, recordCspViolations, seriousViolations } from '../helpers/console-browser.ts';
+import { checkedPage } from '../helpers/checked-page.ts';
+import { launchChromium, noChromium } from '../helpers/console-browser.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { startServer, type RunningServer } from '../helpers/server.ts';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.ts';
@@ -38,15 +39,7 @@ describe('self-registration in Chromium', { skip: noChromium }, () => {
     smtp.received.length = 0;
     const { client } = await addClient(server.gatehouse.store);
     const authorize = `${server.url}/uas/oauth2/authorization?${new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, scope: 'openid', state: 'e2e' })}`;
-    const context = await browser.newContext();
-    await recordCspViolations(context);
-    // The client's redirect_uri is not served here: answered empty, its URL is what counts.
-    await context.route(`${REDIRECT_URI}**`, (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'client' }));
-    const page = await context.newPage();
-    const clean = async (what: string) => {
-      assert.deepEqual(await seriousViolations(page), [], `axe on ${what}`);
-      assert.deepEqual(await cspViolations(page), [], `CSP on ${what}`);
-    };
+    const { context, page, clean } = await checkedPage(browser);
     try {
       await run(page, server, audit, clean, authorize);
     } finally {
