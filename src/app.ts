@@ -3,7 +3,9 @@
  * makes sure a signing key exists, and builds the HTTP server over the abstract dependencies.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Config } from './config.ts';
+import { settingError, type Config } from './config.ts';
+import { IdentityError } from './identity/errors.ts';
+import { registrationOrganization } from './oauth/account/registration.ts';
 import { SIGNING_ALGS } from './protocol/constants.ts';
 import { KeyRing } from './crypto/key-ring.ts';
 import type { HttpDeps } from './http/deps.ts';
@@ -177,6 +179,8 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     // settings, so the identity API stays out of them (docs/decisions.md AD4): one conditional
     // statement, idempotent, that instances starting together may all run.
     const markedGroups = await markAdministratorGroups(store, administratorGroups(config));
+    // The organization self-registered users join (docs/registration.md) must exist and hold users: checked now, not at the first registration.
+    if (config.registration !== 'off') await registrationOrganization(store, config.registrationOrganization).catch((error: unknown) => Promise.reject(error instanceof IdentityError ? settingError(config, 'GATEHOUSE_REGISTRATION_ORGANIZATION', error) : error));
     if (config.metricsPort !== undefined) {
       metrics = new Metrics({
         // SQLite has no pool: no pool metrics.

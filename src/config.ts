@@ -99,6 +99,28 @@ function boolean(raw: string): boolean {
   throw new Error('must be true or false');
 }
 
+/** GATEHOUSE_REGISTRATION (docs/registration.md): who may create their own account. */
+export const REGISTRATION_MODES = ['off', 'open', 'domain', 'invitation'] as const;
+export type RegistrationMode = (typeof REGISTRATION_MODES)[number];
+/** The profile fields the registration form offers, which GATEHOUSE_REGISTRATION_FIELDS may require. */
+export const REGISTRATION_FIELDS = ['given_name', 'family_name'] as const;
+export type RegistrationField = (typeof REGISTRATION_FIELDS)[number];
+
+/** E-mail domains, lower-cased: labels of letters, digits and hyphens (RFC 1035 §2.3.1, as RFC 5321 §4.1.2 takes them). */
+function domainList(raw: string): string[] {
+  return list(raw).map((domain) => {
+    const lower = domain.toLowerCase();
+    if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)+$/.test(lower)) throw new Error(`${JSON.stringify(domain)} is not a domain name such as example.com`);
+    return lower;
+  });
+}
+
+function registrationFieldList(raw: string): RegistrationField[] {
+  const fields = list(raw);
+  for (const field of fields) if (!(REGISTRATION_FIELDS as readonly string[]).includes(field)) throw new Error(`${JSON.stringify(field)} is not one of ${REGISTRATION_FIELDS.join(', ')}`);
+  return [...new Set(fields)] as RegistrationField[];
+}
+
 /** An issuer is an absolute http(s) URL with no query, fragment or trailing slash (OIDC Discovery §3). */
 function issuerUrl(raw: string): string {
   let url: URL;
@@ -378,6 +400,62 @@ export const settings = {
     default: '600',
     doc: 'Most username-less passkey sign-ins one client address (IPv6: per /64) may start per minute (each login page view with passkey autofill starts one); further ones are answered 429 with Retry-After and the password form stays. Each stores a challenge for 5 minutes, so this bounds what one address can make the store keep; an office behind one address shares it. Behind a proxy, set GATEHOUSE_TRUSTED_PROXIES. 0: no limit.',
     parse: integer(0, 1_000_000),
+  }),
+  registration: setting({
+    env: 'GATEHOUSE_REGISTRATION',
+    type: 'off | open | domain | invitation',
+    default: 'off',
+    doc: 'Self-registration (docs/registration.md). `off`: nobody creates their own account. `open`: anyone with an e-mail address may, through "Create an account" on the login page and a link mailed to the address. `domain`: the same, for addresses of GATEHOUSE_REGISTRATION_DOMAINS only. `invitation`: no self-registration form; accounts come from invitations only. Anything but `off` needs mail (GATEHOUSE_SMTP_URL), or start-up stops.',
+    parse: oneOf(REGISTRATION_MODES),
+  }),
+  registrationDomains: setting({
+    env: 'GATEHOUSE_REGISTRATION_DOMAINS',
+    type: 'list',
+    default: '',
+    doc: 'With GATEHOUSE_REGISTRATION=domain (which requires it): the e-mail domains whose addresses may register, comma-separated (`example.com,example.org`), compared case-insensitively and exactly (a subdomain is another domain).',
+    parse: domainList,
+  }),
+  registrationApproval: setting({
+    env: 'GATEHOUSE_REGISTRATION_APPROVAL',
+    type: 'boolean',
+    default: 'off',
+    doc: 'on: an account created by self-registration is `pending` — it cannot sign in anywhere — until an administrator approves it (console "Registrations", `gatehouse registrations approve`, or the management API); the user is then mailed that the account is ready. A rejected registration is deleted.',
+    parse: boolean,
+  }),
+  registrationFields: setting({
+    env: 'GATEHOUSE_REGISTRATION_FIELDS',
+    type: 'list',
+    default: '',
+    doc: 'Which of `given_name`, `family_name` the registration form requires, comma-separated (the form always offers both). The username of a registered account is its e-mail address. Empty: neither is required.',
+    parse: registrationFieldList,
+  }),
+  registrationOrganization: setting({
+    env: 'GATEHOUSE_REGISTRATION_ORGANIZATION',
+    type: 'string',
+    default: '',
+    doc: 'The organization a self-registered user joins, by id or technical name; checked at start-up (it must exist and not be virtual). Empty: none.',
+    parse: (raw) => raw.trim(),
+  }),
+  registrationLifetime: setting({
+    env: 'GATEHOUSE_REGISTRATION_LIFETIME',
+    type: 'seconds',
+    default: '3600',
+    doc: 'How long the link mailed to finish a registration stays usable; it is also spent by its use.',
+    parse: integer(60, DAY),
+  }),
+  registrationsPerAddress: setting({
+    env: 'GATEHOUSE_REGISTRATIONS_PER_ADDRESS',
+    type: 'integer',
+    default: '20',
+    doc: 'Most registration asks one client address (IPv6: per /64) may make per hour; further ones are answered 429 with Retry-After, whatever address they name. Behind a proxy, set GATEHOUSE_TRUSTED_PROXIES. 0: no limit.',
+    parse: integer(0, 1_000_000),
+  }),
+  registrationsPerEmail: setting({
+    env: 'GATEHOUSE_REGISTRATIONS_PER_EMAIL',
+    type: 'integer',
+    default: '3',
+    doc: 'Most registration mails one e-mail address is sent per hour; further asks get the same answer and send nothing. 0: no limit.',
+    parse: integer(0, 1000),
   }),
   accessTokenTtl: setting({ env: 'GATEHOUSE_ACCESS_TOKEN_TTL', type: 'seconds', default: '3600', doc: 'Default lifetime of an access token (a client may set a shorter one).', parse: integer(0, 365 * DAY) }),
   accessTokenFormat: setting({
@@ -793,6 +871,9 @@ export function loadConfig(env: Env = process.env): Config {
   if (out.smtpStarttls === 'off' && (out.smtpUrl as string | undefined)?.startsWith('smtps:')) {
     throw new ConfigError('GATEHOUSE_SMTP_STARTTLS', 'off cannot go with an smtps:// GATEHOUSE_SMTP_URL, which is TLS from the first byte: use smtp:// for a relay without TLS');
   }
+  // Self-registration mails every asker (docs/registration.md): without mail it would drop them silently.
+  if (out.registration !== 'off' && out.smtpUrl === undefined) throw new ConfigError('GATEHOUSE_REGISTRATION', `${out.registration as string} needs mail: set GATEHOUSE_SMTP_URL and GATEHOUSE_MAIL_FROM (docs/mail.md), or set it to off`);
+  if (out.registration === 'domain' && (out.registrationDomains as string[]).length === 0) throw new ConfigError('GATEHOUSE_REGISTRATION_DOMAINS', 'is required with GATEHOUSE_REGISTRATION=domain: name the e-mail domains that may register');
   out.home = resolve((out.home as string | undefined) ?? DEFAULT_HOME);
   out.databaseUrl ??= `sqlite:${join(out.home as string, 'gatehouse.db')}`;
   out.issuerPath = issuerPath(out.issuer as string);

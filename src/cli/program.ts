@@ -16,6 +16,7 @@ import { registerMailCommands } from './mail.ts';
 import { registerOrganizationCommands } from './orgs.ts';
 import { registerPolicyCommands } from './policies.ts';
 import { registerRegistrationTokenCommands } from './registration-tokens.ts';
+import { registerRegistrationCommands } from './registrations.ts';
 import { registerServerCommands } from './server.ts';
 import { registerThemeCommands } from './theme.ts';
 import { registerUserCommands } from './users.ts';
@@ -52,6 +53,7 @@ export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'wri
   registerConsentCommands(program);
   registerThemeCommands(program);
   registerRegistrationTokenCommands(program);
+  registerRegistrationCommands(program);
   registerAdminCommands(program);
   registerMailCommands(program);
   return program;

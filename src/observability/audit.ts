@@ -181,7 +181,19 @@ export type AuditEvent =
   | { event: 'account.password_changed'; userId: string; username: string; by: 'current_password' | 'recent_sign_in'; sessionsEnded: number; revoked: number; ip?: string | undefined }
   | { event: 'account.session_ended'; userId: string; session: string; revoked: number; ip?: string | undefined }
   | { event: 'account.other_sessions_ended'; userId: string; sessionsEnded: number; revoked: number; ip?: string | undefined }
-  | { event: 'account.consent_withdrawn'; userId: string; clientId: string; revoked: number; ip?: string | undefined };
+  | { event: 'account.consent_withdrawn'; userId: string; clientId: string; revoked: number; ip?: string | undefined }
+  /**
+   * Self-registration (docs/registration.md): an ask handled after its answer (`outcome`: a link
+   * mailed, the "you already have an account" mail, or nothing for the address's hourly budget;
+   * `email` is a fingerprint of the typed address, never the address); a link followed to an
+   * account (`status` pending while approval is on); a link followed for an address that had got
+   * an account meanwhile; a pending registration approved or rejected by an administrator.
+   */
+  | { event: 'registration.requested'; outcome: 'link_sent' | 'account_exists' | 'throttled'; email: string; messageId?: string; ip?: string | undefined }
+  | { event: 'registration.completed'; userId: string; username: string; status: 'enabled' | 'pending'; ip?: string | undefined }
+  | { event: 'registration.refused'; reason: 'account_exists'; ip?: string | undefined }
+  | { event: 'registration.approved'; userId: string; username: string; messageId?: string; actor: Actor }
+  | { event: 'registration.rejected'; userId: string; username: string; messageId?: string; actor: Actor };
 
 export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 

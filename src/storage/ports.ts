@@ -93,6 +93,10 @@ export interface UserStore {
   setPasswordHash(id: string, passwordHash: string, now: number): Promise<boolean>;
   /** Sets the password hash only while it is still `expected` (undefined: none), in ONE conditional UPDATE; false when it changed meanwhile or the user is gone. */
   replacePasswordHash(id: string, expected: string | undefined, passwordHash: string, now: number): Promise<boolean>;
+  /** Sets the status to `to` only while it is `from`, in ONE conditional UPDATE; false when it is not (an approval decided elsewhere meanwhile) or the user is gone. */
+  changeStatus(id: string, from: UserStatus, to: UserStatus, now: number): Promise<boolean>;
+  /** Deletes the user only while its status is `status`, in ONE conditional DELETE; false otherwise (a rejection of a registration approved meanwhile). */
+  deleteWithStatus(id: string, status: UserStatus): Promise<boolean>;
   delete(id: string): Promise<boolean>;
   /**
    * One page of users in username order (the case-insensitive key), after the key `after`: at
@@ -898,6 +902,37 @@ export interface SessionClientStore {
   deleteOrphans(limit: number): Promise<number>;
 }
 
+/**
+ * A self-registration link mailed (issue 25 item 4, docs/registration.md): keyed by the SHA-256
+ * of its token; what the form asked for, kept until the link is followed (AM62).
+ */
+export interface AccountRegistration {
+  tokenHash: string;
+  email: string;
+  givenName: string | undefined;
+  familyName: string | undefined;
+  /** The language the asker's pages were in: the follow-up mails are in it too. */
+  locale: string;
+  /** The authorization request (a path under the issuer) the asker came from: the finished page links back to it. */
+  returnTo: string | undefined;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/**
+ * Registration links. Race rule: `take` decides and consumes in ONE conditional DELETE …
+ * RETURNING: of any number of concurrent takes of one token, on any instances, exactly one gets it.
+ */
+export interface AccountRegistrationStore {
+  insert(registration: AccountRegistration): Promise<void>;
+  /** The live link of `tokenHash` at `now`, without consuming it (the page's GET: mail scanners prefetch links). */
+  find(tokenHash: string, now: number): Promise<AccountRegistration | undefined>;
+  /** Deletes and returns the live link of `tokenHash` at `now`, or undefined (used, expired or unknown). */
+  take(tokenHash: string, now: number): Promise<AccountRegistration | undefined>;
+  /** Deletes up to `limit` links expired at `now`; how many (the cleanup job). */
+  deleteExpired(now: number, limit: number): Promise<number>;
+}
+
 export interface StoreTransaction {
   clients: ClientStore;
   users: UserStore;
@@ -921,6 +956,7 @@ export interface StoreTransaction {
   passwordResets: PasswordResetStore;
   sessionClients: SessionClientStore;
   emailCodes: EmailCodeStore;
+  accountRegistrations: AccountRegistrationStore;
 }
 
 export interface Store extends StoreTransaction {

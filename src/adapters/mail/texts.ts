@@ -43,6 +43,26 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       paragraphs: ['Someone asked to verify this address for the account {username} at {issuer}. If it was you, type this code:', '{code}', 'The code works once, for {minutes} minutes. If you did not ask, ignore this message: nothing changes.'],
       footer: 'This message was sent automatically; please do not reply.',
     },
+    registration: {
+      subject: 'Finish creating your {product} account',
+      paragraphs: ['Someone asked to create an account at {issuer} with this e-mail address. If it was you, choose your password here:', '{link}', 'The link works once, for {minutes} minutes. If you did not ask, ignore this message: no account is created.'],
+      footer: 'This message was sent automatically; please do not reply.',
+    },
+    registration_exists: {
+      subject: 'You already have a {product} account',
+      paragraphs: ['Someone asked to create an account at {issuer} with this e-mail address, but it already has one, so no new account was created.', 'If you have forgotten your password, you can choose a new one here:', '{link}', 'If you did not ask, ignore this message.'],
+      footer: 'This message was sent automatically; please do not reply.',
+    },
+    registration_approved: {
+      subject: 'Your {product} account is ready',
+      paragraphs: ['An administrator approved your account {username} at {issuer}. You can now sign in with the password you chose.'],
+      footer: 'This message was sent automatically; please do not reply.',
+    },
+    registration_rejected: {
+      subject: 'Your {product} registration was not approved',
+      paragraphs: ['An administrator did not approve the account you asked for at {issuer}, and it has been removed.'],
+      footer: 'This message was sent automatically; please do not reply.',
+    },
   },
   fi: {
     test: {
@@ -74,6 +94,26 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       paragraphs: ['Tämän osoitteen vahvistamista pyydettiin tilille {username} osoitteessa {issuer}. Jos pyysit sitä itse, kirjoita tämä koodi:', '{code}', 'Koodi toimii kerran ja {minutes} minuutin ajan. Jos et pyytänyt, voit jättää viestin huomiotta: mikään ei muutu.'],
       footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
     },
+    registration: {
+      subject: 'Viimeistele tilisi luominen palveluun {product}',
+      paragraphs: ['Tällä sähköpostiosoitteella pyydettiin tilin luomista osoitteessa {issuer}. Jos pyysit sitä itse, valitse salasanasi täällä:', '{link}', 'Linkki toimii kerran ja {minutes} minuutin ajan. Jos et pyytänyt tiliä, voit jättää viestin huomiotta: tiliä ei luoda.'],
+      footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
+    },
+    registration_exists: {
+      subject: 'Sinulla on jo tili palvelussa {product}',
+      paragraphs: ['Tällä sähköpostiosoitteella pyydettiin tilin luomista osoitteessa {issuer}, mutta osoitteella on jo tili, joten uutta tiliä ei luotu.', 'Jos olet unohtanut salasanasi, voit valita uuden täällä:', '{link}', 'Jos et pyytänyt tiliä, voit jättää viestin huomiotta.'],
+      footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
+    },
+    registration_approved: {
+      subject: 'Tilisi palveluun {product} on valmis',
+      paragraphs: ['Ylläpitäjä hyväksyi tilisi {username} osoitteessa {issuer}. Voit nyt kirjautua valitsemallasi salasanalla.'],
+      footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
+    },
+    registration_rejected: {
+      subject: 'Rekisteröitymistäsi palveluun {product} ei hyväksytty',
+      paragraphs: ['Ylläpitäjä ei hyväksynyt tiliä, jota pyysit osoitteessa {issuer}, ja se on poistettu.'],
+      footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
+    },
   },
   sv: {
     test: {
@@ -103,6 +143,26 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
     email_code_verify_email: {
       subject: 'Din verifieringskod till {product}',
       paragraphs: ['Någon bad om att verifiera den här adressen för kontot {username} på {issuer}. Om det var du, skriv den här koden:', '{code}', 'Koden fungerar en gång, i {minutes} minuter. Om du inte bad om det kan du bortse från meddelandet: inget ändras.'],
+      footer: 'Meddelandet skickades automatiskt; svara inte på det.',
+    },
+    registration: {
+      subject: 'Slutför ditt konto hos {product}',
+      paragraphs: ['Någon bad om att skapa ett konto på {issuer} med den här e-postadressen. Om det var du, välj ditt lösenord här:', '{link}', 'Länken fungerar en gång, i {minutes} minuter. Om du inte bad om det kan du bortse från meddelandet: inget konto skapas.'],
+      footer: 'Meddelandet skickades automatiskt; svara inte på det.',
+    },
+    registration_exists: {
+      subject: 'Du har redan ett konto hos {product}',
+      paragraphs: ['Någon bad om att skapa ett konto på {issuer} med den här e-postadressen, men adressen har redan ett konto, så inget nytt skapades.', 'Om du har glömt ditt lösenord kan du välja ett nytt här:', '{link}', 'Om du inte bad om det kan du bortse från meddelandet.'],
+      footer: 'Meddelandet skickades automatiskt; svara inte på det.',
+    },
+    registration_approved: {
+      subject: 'Ditt konto hos {product} är klart',
+      paragraphs: ['En administratör har godkänt ditt konto {username} på {issuer}. Du kan nu logga in med lösenordet du valde.'],
+      footer: 'Meddelandet skickades automatiskt; svara inte på det.',
+    },
+    registration_rejected: {
+      subject: 'Din registrering hos {product} godkändes inte',
+      paragraphs: ['En administratör godkände inte kontot du bad om på {issuer}, och det har tagits bort.'],
       footer: 'Meddelandet skickades automatiskt; svara inte på det.',
     },
   },

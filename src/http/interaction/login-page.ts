@@ -6,6 +6,8 @@ import { clientNameFor, logoUriOf } from '../../oauth/client-display.ts';
 import { formActionSource, imageSource } from '../plugins/security-headers.ts';
 import { csrfToken } from './csrf.ts';
 import { forgotPasswordPath } from './password-reset-routes.ts';
+import { registerPath } from './registration-routes.ts';
+import { selfRegistrationOn } from '../../oauth/account/registration.ts';
 import { PASSKEY_CSP, passkeyScripts, passkeySignInPaths } from './passkey-page.ts';
 import { chooseLocale, formatWait, messages, type MessageKey } from './i18n.ts';
 import { renderView, sendPage } from './views.ts';
@@ -59,6 +61,9 @@ export function sendLoginPage(request: FastifyRequest, reply: FastifyReply, deps
     scripts: passkeyScripts(deps.config),
     // "Forgot your password?" (issue 25; docs/password-reset.md): only while mail is on, in the page's language.
     forgotPassword: deps.mail === undefined ? undefined : `${forgotPasswordPath(deps.config)}?ui_locales=${locale}`,
+    // "Create an account" (issue 25; docs/registration.md): only while self-registration is open or
+    // by domain, in the page's language, carrying this authorization request to come back to.
+    createAccount: selfRegistrationOn(deps) ? `${registerPath(deps.config)}?${new URLSearchParams({ ui_locales: locale, return_to: `${deps.config.issuerPath}${ENDPOINT_PATHS.authorization}?${new URLSearchParams(hidden)}` })}` : undefined,
     message: options.message === undefined ? undefined : t[options.message].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0)),
   });
   // The login POST ends in a 303 to the redirect_uri, which Chromium checks against form-action.

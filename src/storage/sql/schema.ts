@@ -215,6 +215,7 @@ export interface Database {
   password_resets: PasswordResetsTable;
   session_clients: SessionClientsTable;
   email_codes: EmailCodesTable;
+  account_registrations: AccountRegistrationsTable;
 }
 
 /** Users' second factors (migration 022): the TOTP columns are null for recovery codes. */
@@ -375,6 +376,18 @@ export interface EmailCodesTable {
   purpose: string;
   address: string;
   code_hash: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** Self-registration links (migration 031): the SHA-256 of the token, never the token. */
+export interface AccountRegistrationsTable {
+  token_hash: string;
+  email: string;
+  given_name: string | null;
+  family_name: string | null;
+  locale: string;
+  return_to: string | null;
   created_at: number;
   expires_at: number;
 }

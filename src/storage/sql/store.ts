@@ -18,6 +18,7 @@ import { SqlPendingSignInStore } from './pending-sign-in-store.ts';
 import { SqlSessionClientStore } from './session-client-store.ts';
 import { SqlPasswordResetStore } from './password-reset-store.ts';
 import { SqlEmailCodeStore } from './email-code-store.ts';
+import { SqlAccountRegistrationStore } from './account-registration-store.ts';
 import { SqlOutboxStore } from './outbox-store.ts';
 import { SqlAuditStore } from './audit-store.ts';
 import { SqlSessionStore } from './session-store.ts';
@@ -112,5 +113,6 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     passwordResets: new SqlPasswordResetStore(db),
     sessionClients: new SqlSessionClientStore(db),
     emailCodes: new SqlEmailCodeStore(db),
+    accountRegistrations: new SqlAccountRegistrationStore(db),
   };
 }

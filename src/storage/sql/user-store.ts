@@ -138,6 +138,16 @@ export class SqlUserStore implements UserStore {
     return result.numUpdatedRows > 0n;
   }
 
+  async changeStatus(id: string, from: UserStatus, to: UserStatus, now: number): Promise<boolean> {
+    const result = await this.#db.updateTable('users').set({ status: to, updated_at: now }).where('id', '=', id).where('status', '=', from).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async deleteWithStatus(id: string, status: UserStatus): Promise<boolean> {
+    const result = await this.#db.deleteFrom('users').where('id', '=', id).where('status', '=', status).executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+
   async delete(id: string): Promise<boolean> {
     const result = await this.#db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
     return result.numDeletedRows > 0n;

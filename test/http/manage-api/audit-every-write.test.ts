@@ -77,6 +77,8 @@ const WRITES: Record<string, Entry> = {
   sendUserPasswordReset: { events: ['password_reset.sent'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store, { email: 'reset@example.com' })).id } }) },
   enableUser: { events: ['user.status_changed'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store, { status: 'disabled' })).id } }) },
   disableUser: { events: ['user.status_changed'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store)).id } }) },
+  approveRegistration: { events: ['registration.approved'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store, { status: 'pending', email: 'approve@example.com' })).id } }) },
+  rejectRegistration: { events: ['registration.rejected'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store, { status: 'pending', email: 'reject@example.com' })).id } }) },
 
   endUserSession: {
     events: ['session.ended'],

@@ -359,6 +359,17 @@ export const en = {
   backchannelLogoutUriHint: 'Where gatehouse POSTs a logout token when a session this client got tokens in ends (docs/logout.md): https, or http on a loopback host. Empty: none.',
   backchannelLogoutSessionRequired: 'Needs sid in its logout tokens',
   factorKind_email_otp: 'E-mail codes to {address}',
+  registrationsTitle: 'Pending registrations',
+  registrationsIntro: 'People who created their own account and await approval (GATEHOUSE_REGISTRATION_APPROVAL). They cannot sign in until approved; approving mails them that the account is ready, rejecting deletes the account and mails them so.',
+  registrationsApprovalOff: 'Approval is off (GATEHOUSE_REGISTRATION_APPROVAL): new accounts can sign in at once. Accounts listed here were made pending some other way.',
+  pendingRegistrations: 'Pending registrations',
+  approveRegistration: 'Approve',
+  rejectRegistration: 'Reject',
+  confirmApproveRegistration: 'Approve the registration of “{name}”? They can sign in at once, and are mailed that the account is ready.',
+  confirmRejectRegistration: 'Reject the registration of “{name}”? The account is deleted, and they are mailed that it was not approved.',
+  done_approved: 'The registration is approved, and the user is being mailed.',
+  done_rejected: 'The registration is rejected: the account is deleted.',
+  pendingApproval: 'awaiting approval',
 };
 
 export type ConsoleMessages = typeof en;

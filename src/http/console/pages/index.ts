@@ -12,6 +12,7 @@ import { organizationPages } from './organizations.ts';
 import { policyPages } from './policies.ts';
 import { registrationTokenPages } from './registration-tokens.ts';
 import { outboxPages } from './outbox.ts';
+import { registrationPages } from './registrations.ts';
 import { themePages } from './theme.ts';
 import { userPages } from './users.ts';
 
@@ -40,5 +41,6 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   ...auditPages,
   ...registrationTokenPages,
   ...outboxPages,
+  ...registrationPages,
   ...themePages,
 ];
