@@ -358,6 +358,13 @@ export const settings = {
     doc: 'Most asks for a reset link one client address (IPv6: per /64) may make per hour; further ones are answered 429 with Retry-After, whether or not the account exists. Behind a proxy, set GATEHOUSE_TRUSTED_PROXIES. 0: no limit.',
     parse: integer(0, 1_000_000),
   }),
+  passwordMinLength: setting({
+    env: 'GATEHOUSE_PASSWORD_MIN_LENGTH',
+    type: 'integer',
+    default: '8',
+    doc: 'The fewest characters (Unicode code points, after NFKC) a new password may have, whichever front end sets it (docs/security.md, "Password policy"). NIST SP 800-63B-4 §3.1.1.2 asks for at least 8 where a password is one factor of several and 15 where it is the only one: set 15 unless your policies require a second factor. Existing passwords keep working at login; the rule applies when a password is next chosen. At most 64.',
+    parse: integer(8, 64),
+  }),
   passkeySignInsPerAddress: setting({
     env: 'GATEHOUSE_PASSKEY_SIGN_INS_PER_ADDRESS',
     type: 'integer',

@@ -125,8 +125,46 @@ function factorRenameRule(name: string, outcome: 'refused' | 'done'): Rule {
   };
 }
 
+/**
+ * The password policy (docs/security.md, "Password policy"; NIST SP 800-63B-4 §3.1.1.2): one rule
+ * set in every front end that sets a password. The server and the CLI run with
+ * GATEHOUSE_PASSWORD_MIN_LENGTH=12, so a password of 11 characters (which the default 8 would
+ * let through) shows that every front end reads the setting. A refusal changes nothing: the
+ * stored hash is the one before.
+ */
+function passwordPolicyRule(what: string, password: (user: User) => string, refusal: RegExp | undefined): Rule {
+  const outcome = refusal === undefined ? 'done' : 'refused';
+  return {
+    name: `password policy: setting ${what}: ${outcome} alike`,
+    row: { cli: outcome, 'identity API': outcome, 'management API': outcome, console: outcome },
+    async attempt(ctx, via, expected) {
+      const admin = await anAdministrator(ctx);
+      const store = ctx.server.gatehouse.store;
+      const user = await createTestUser(store, { password: PASSWORD, email: `${randomUUID()}@example.com` });
+      const before = (await store.users.getCredentials(user.username))?.passwordHash;
+      const chosen = password(user);
+      await expectOutcome(ctx, via, expected, {
+        cli: ['user', 'set-password', user.username, '--password', chosen],
+        identity: { method: 'PUT', path: `/2.0/users/${user.id}`, body: { attributes: { password: [chosen] } } },
+        manage: { method: 'PUT', path: `/users/${user.id}/password`, actor: admin, body: { password: chosen }, status: 204 },
+        console: { path: `/manage/users/${user.id}/password`, actor: admin, form: { password: chosen }, inForm: 'password' },
+        ...(refusal ? { refusal } : {}),
+        identityStatus: 400,
+        manageStatus: 400,
+      });
+      const after = (await store.users.getCredentials(user.username))?.passwordHash;
+      assert.equal(after === before, expected === 'refused', 'the stored password changed only when it was accepted');
+    },
+  };
+}
+
 /** The matrix. Every rule is refused or done alike in every front end that has the operation. */
 const RULES: Rule[] = [
+  passwordPolicyRule('a password of 11 characters under a minimum of 12', () => 'sea otter 7', /^password must be at least 12 characters$/),
+  passwordPolicyRule('a common password, in other case', () => 'QWERTY123456', /^password is one of the most commonly used passwords: choose another$/),
+  passwordPolicyRule("the user's own username", (user) => user.username, /^password must not be the username or the e-mail address$/),
+  passwordPolicyRule("the user's own e-mail address", (user) => user.email!.toUpperCase(), /^password must not be the username or the e-mail address$/),
+  passwordPolicyRule('a long, uncommon password', () => 'violet hedgehogs juggle 9', undefined),
   lastAdministrator(
     'disabling the only enabled member of GATEHOUSE_ADMIN_GROUP',
     async (ctx, admin) => ({
@@ -427,12 +465,12 @@ for (const db of DATABASES) {
     before(async () => {
       database = await db.create();
       const apiClientId = `identity-api-${randomUUID()}`;
-      const server = await startServer(db, { database, env: { GATEHOUSE_API_USERNAME: API_USERNAME, GATEHOUSE_API_PASSWORD: API_PASSWORD, GATEHOUSE_API_CLIENT_ID: apiClientId } });
+      const server = await startServer(db, { database, env: { GATEHOUSE_API_USERNAME: API_USERNAME, GATEHOUSE_API_PASSWORD: API_PASSWORD, GATEHOUSE_API_CLIENT_ID: apiClientId, GATEHOUSE_PASSWORD_MIN_LENGTH: '12' } });
       await addClient(server.gatehouse.store, { clientId: apiClientId, name: 'Identity API', grantTypes: [], redirectUris: [], refreshTokens: false, metadata: { resource_server: true } });
       ctx.server = Object.assign(server, { apiClientId });
       await ensureManagementSetup(server);
       await server.gatehouse.store.groups.insertIfAbsent({ id: randomUUID(), name: API_GROUP, description: undefined, createdAt: Date.now(), administrator: false });
-      ctx.cliEnv = { GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_ISSUER: server.issuer };
+      ctx.cliEnv = { GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_ISSUER: server.issuer, GATEHOUSE_PASSWORD_MIN_LENGTH: '12' };
     });
     after(async () => {
       await ctx.server.close();

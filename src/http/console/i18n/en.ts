@@ -165,7 +165,7 @@ export const en = {
   familyName: 'Family name',
   fullName: 'Name',
   password: 'Password',
-  passwordHint: 'At least 8 characters. Empty: the user cannot sign in with a password until one is set.',
+  passwordHint: 'At least {min} characters, and neither a commonly used password nor the username or e-mail address. Empty: the user cannot sign in with a password until one is set.',
   setPassword: 'Set the password',
   setPasswordTitle: 'Set the password of {name}',
   enabled: 'enabled',

@@ -167,7 +167,7 @@ export const fi: ConsoleMessages = {
   familyName: 'Sukunimi',
   fullName: 'Nimi',
   password: 'Salasana',
-  passwordHint: 'Vähintään 8 merkkiä. Tyhjä: käyttäjä ei voi kirjautua salasanalla ennen kuin sellainen asetetaan.',
+  passwordHint: 'Vähintään {min} merkkiä, eikä yleinen salasana, käyttäjätunnus tai sähköpostiosoite. Tyhjä: käyttäjä ei voi kirjautua salasanalla ennen kuin sellainen asetetaan.',
   setPassword: 'Aseta salasana',
   setPasswordTitle: 'Aseta käyttäjän {name} salasana',
   enabled: 'käytössä',

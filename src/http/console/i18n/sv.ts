@@ -167,7 +167,7 @@ export const sv: ConsoleMessages = {
   familyName: 'Efternamn',
   fullName: 'Namn',
   password: 'Lösenord',
-  passwordHint: 'Minst 8 tecken. Tomt: användaren kan inte logga in med lösenord förrän ett har angetts.',
+  passwordHint: 'Minst {min} tecken, och varken ett vanligt lösenord eller användarnamnet eller e-postadressen. Tomt: användaren kan inte logga in med lösenord förrän ett har angetts.',
   setPassword: 'Ange lösenord',
   setPasswordTitle: 'Ange lösenordet för {name}',
   enabled: 'aktiverad',

@@ -202,6 +202,11 @@ export const en = {
   resetInvalidPassword: 'The password must be 8 to 1024 characters long.',
   resetDone: 'Your password has been changed, and you were signed out everywhere. Go back to the application and sign in with the new password.',
   resetForged: 'The form expired. Try again.',
+  /** The password policy's refusals (src/identity/password-policy.ts), on every page that sets a password. `{min}`: the minimum length. */
+  passwordTooShort: 'The password must be at least {min} characters long.',
+  passwordTooLong: 'The password must be at most 1024 characters long.',
+  passwordCommon: 'This password is one of the most commonly used ones, which attackers try first. Choose another.',
+  passwordContext: 'The password must not be your username or e-mail address.',
 };
 
 export type Messages = typeof en;

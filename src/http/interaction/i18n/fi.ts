@@ -191,4 +191,8 @@ export const fi: Messages = {
   resetInvalidPassword: 'Salasanan pituuden on oltava 8–1024 merkkiä.',
   resetDone: 'Salasanasi on vaihdettu, ja sinut on kirjattu ulos kaikkialta. Palaa sovellukseen ja kirjaudu uudella salasanalla.',
   resetForged: 'Lomake vanheni. Yritä uudelleen.',
+  passwordTooShort: 'Salasanassa on oltava vähintään {min} merkkiä.',
+  passwordTooLong: 'Salasanassa saa olla enintään 1024 merkkiä.',
+  passwordCommon: 'Tämä salasana on yleisimpien salasanojen joukossa, ja hyökkääjät kokeilevat niitä ensimmäisinä. Valitse toinen.',
+  passwordContext: 'Salasana ei saa olla käyttäjätunnuksesi eikä sähköpostiosoitteesi.',
 };

@@ -191,4 +191,8 @@ export const sv: Messages = {
   resetInvalidPassword: 'Lösenordet måste vara 8–1024 tecken långt.',
   resetDone: 'Ditt lösenord har ändrats och du har loggats ut överallt. Gå tillbaka till applikationen och logga in med det nya lösenordet.',
   resetForged: 'Formuläret gick ut. Försök igen.',
+  passwordTooShort: 'Lösenordet måste vara minst {min} tecken långt.',
+  passwordTooLong: 'Lösenordet får vara högst 1024 tecken långt.',
+  passwordCommon: 'Det här lösenordet är ett av de vanligaste, och angripare provar dem först. Välj ett annat.',
+  passwordContext: 'Lösenordet får inte vara ditt användarnamn eller din e-postadress.',
 };
