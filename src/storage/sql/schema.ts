@@ -210,6 +210,7 @@ export interface Database {
   passkey_challenges: PasskeyChallengesTable;
   outbox: OutboxTable;
   password_resets: PasswordResetsTable;
+  invitations: InvitationsTable;
 }
 
 /** Users' second factors (migration 022): the TOTP columns are null for recovery codes. */
@@ -350,4 +351,22 @@ export interface PasswordResetsTable {
   password_fingerprint: string;
   created_at: number;
   expires_at: number;
+}
+
+/** Invitations (migration 032). */
+export interface InvitationsTable {
+  id: string;
+  token_hash: string;
+  email: string;
+  email_key: string;
+  given_name: string | null;
+  family_name: string | null;
+  organization_id: string | null;
+  invited_by: string;
+  locale: string;
+  status: string;
+  created_at: number;
+  expires_at: number;
+  ended_at: number | null;
+  user_id: string | null;
 }
