@@ -21,6 +21,7 @@ import { auditEventAdministration, type AuditEventAdministration } from './audit
 import { registrationTokenAdministration, type RegistrationTokenAdministration } from './registration-tokens.ts';
 import { mailAdministration, type MailAdministration } from './mail.ts';
 import { outboxAdministration, type OutboxAdministration } from './outbox.ts';
+import { invitationAdministration, type InvitationAdministration } from './invitations.ts';
 
 export type { Acting } from './acting.ts';
 export type { AdministrationPorts } from './ports.ts';
@@ -40,6 +41,8 @@ export interface Administration {
   mail: MailAdministration;
   /** The durable outbox: its messages, and redelivering a dead one. */
   outbox: OutboxAdministration;
+  /** Invitations by e-mail (docs/invitations.md): invite, list, resend, revoke. */
+  invitations: InvitationAdministration;
   /** What the management API and the console need, created where missing (`gatehouse admin bootstrap`). */
   bootstrap: BootstrapAdministration;
   /** One pass of the janitor the server runs every GATEHOUSE_CLEANUP_INTERVAL (`gatehouse cleanup`; src/oauth/cleanup.ts). */
@@ -61,6 +64,7 @@ export function administration(ports: AdministrationPorts): Administration {
     auditEvents: auditEventAdministration(ports),
     mail: mailAdministration(ports),
     outbox: outboxAdministration(ports),
+    invitations: invitationAdministration(ports),
     bootstrap: bootstrapAdministration(ports),
     cleanup: (options) => cleanUp({ store: ports.store, clock: ports.clock, auditRetentionMs: ports.settings.auditRetention * 86_400_000 }, options),
   };

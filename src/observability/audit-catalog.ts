@@ -68,6 +68,10 @@ export const AUDIT_EVENTS = {
   'password_reset.sent': 'A password reset link was queued to a user\'s e-mail address: asked for on the "Forgot your password?" page (by user) or sent by an administrator (actor).',
   'password_reset.not_sent': 'A reset was asked for and nothing was sent (no such account, no e-mail address, not enabled, or the account\'s hourly budget spent); the asker got the same answer.',
   'password_reset.completed': 'A user set a new password through a reset link: their sessions ended and their tokens were revoked in the same unit of work.',
+  'invitation.created': 'An administrator invited someone by e-mail address; the invitation mail was queued in the same unit of work.',
+  'invitation.resent': 'An administrator resent a pending invitation: a new link was queued and the old one no longer works.',
+  'invitation.revoked': 'An administrator revoked a pending invitation: its link no longer works.',
+  'invitation.accepted': 'An invitee followed the link and chose a password: the account was made (the address as username) and signed in.',
 } as const satisfies Record<AuditEvent['event'], string>;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

@@ -161,7 +161,16 @@ export type AuditEvent =
    */
   | { event: 'password_reset.sent'; userId: string; username: string; messageId: string; by: 'user' | 'administrator'; actor?: Actor; ip?: string | undefined }
   | { event: 'password_reset.not_sent'; reason: 'unknown' | 'no_email' | 'not_enabled' | 'throttled'; userId?: string; identifier: string; ip?: string | undefined }
-  | { event: 'password_reset.completed'; userId: string; username: string; sessionsEnded: number; ip?: string | undefined };
+  | { event: 'password_reset.completed'; userId: string; username: string; sessionsEnded: number; ip?: string | undefined }
+  /**
+   * Invitations (docs/invitations.md): made, resent (a new link; the old one dead) or revoked by
+   * an administrator (actor), each with the outbox message of its mail; accepted by the invitee
+   * (the account made, signed in).
+   */
+  | { event: 'invitation.created'; invitationId: string; email: string; messageId: string; actor: Actor }
+  | { event: 'invitation.resent'; invitationId: string; email: string; messageId: string; actor: Actor }
+  | { event: 'invitation.revoked'; invitationId: string; email: string; actor: Actor }
+  | { event: 'invitation.accepted'; invitationId: string; userId: string; username: string; ip?: string | undefined };
 
 export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 

@@ -28,6 +28,15 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       ],
       footer: 'This message was sent automatically; please do not reply.',
     },
+    invitation: {
+      subject: 'You are invited to {product}',
+      paragraphs: [
+        'You are invited to make an account at {issuer}, with this e-mail address ({email}) as its username. Choose your password here:',
+        '{link}',
+        'The link works once, for {days} days. If you did not expect this invitation, ignore this message: no account is made.',
+      ],
+      footer: 'This message was sent automatically; please do not reply.',
+    },
   },
   fi: {
     test: {
@@ -44,6 +53,15 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       ],
       footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
     },
+    invitation: {
+      subject: 'Kutsu palveluun {product}',
+      paragraphs: [
+        'Sinut on kutsuttu luomaan tili osoitteessa {issuer}. Käyttäjätunnukseksi tulee tämä sähköpostiosoite ({email}). Valitse salasanasi täällä:',
+        '{link}',
+        'Linkki toimii kerran ja {days} päivän ajan. Jos et odottanut kutsua, voit jättää viestin huomiotta: tiliä ei luoda.',
+      ],
+      footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
+    },
   },
   sv: {
     test: {
@@ -57,6 +75,15 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
         'Någon bad om att återställa lösenordet för kontot {username} på {issuer}. Om det var du, välj ett nytt lösenord här:',
         '{link}',
         'Länken fungerar en gång, i {minutes} minuter. Om du inte bad om det kan du bortse från meddelandet: ditt lösenord förblir oförändrat.',
+      ],
+      footer: 'Meddelandet skickades automatiskt; svara inte på det.',
+    },
+    invitation: {
+      subject: 'Du är inbjuden till {product}',
+      paragraphs: [
+        'Du är inbjuden att skapa ett konto på {issuer}, med den här e-postadressen ({email}) som användarnamn. Välj ditt lösenord här:',
+        '{link}',
+        'Länken fungerar en gång, i {days} dagar. Om du inte väntade dig inbjudan kan du bortse från meddelandet: inget konto skapas.',
       ],
       footer: 'Meddelandet skickades automatiskt; svara inte på det.',
     },

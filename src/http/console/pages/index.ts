@@ -12,6 +12,7 @@ import { organizationPages } from './organizations.ts';
 import { policyPages } from './policies.ts';
 import { registrationTokenPages } from './registration-tokens.ts';
 import { outboxPages } from './outbox.ts';
+import { invitationPages } from './invitations.ts';
 import { themePages } from './theme.ts';
 import { userPages } from './users.ts';
 
@@ -26,6 +27,7 @@ export const CONSOLE_SECTIONS: ConsoleSection[] = [
   { key: 'audit', path: '/audit', label: 'navAudit' },
   { key: 'registration', path: '/registration-tokens', label: 'navRegistration' },
   { key: 'outbox', path: '/outbox', label: 'navOutbox' },
+  { key: 'invitations', path: '/invitations', label: 'navInvitations' },
   { key: 'theme', path: '/theme', label: 'navTheme' },
 ];
 
@@ -40,5 +42,6 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   ...auditPages,
   ...registrationTokenPages,
   ...outboxPages,
+  ...invitationPages,
   ...themePages,
 ];

@@ -207,6 +207,14 @@ export const en = {
   passwordTooLong: 'The password must be at most 1024 characters long.',
   passwordCommon: 'This password is one of the most commonly used ones, which attackers try first. Choose another.',
   passwordContext: 'The password must not be your username or e-mail address.',
+  /** The page of an invitation's link (docs/invitations.md). `{email}`: the invited address, also the username. */
+  invitationTitle: 'Create your account',
+  invitationIntro: 'You were invited to make an account. Your username is {email}. Choose a password: at least {min} characters, not a commonly used one.',
+  invitationPassword: 'Password',
+  invitationConfirm: 'Password again',
+  invitationSubmit: 'Create the account',
+  invitationGone: 'This invitation can no longer be used: it was used already, it expired or was revoked, or a newer one was sent. Ask the person who invited you for a new one.',
+  invitationTaken: 'An account with the username {email} exists already. Sign in with it, or ask for a password reset.',
 };
 
 export type Messages = typeof en;

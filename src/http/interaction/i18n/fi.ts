@@ -195,4 +195,11 @@ export const fi: Messages = {
   passwordTooLong: 'Salasanassa saa olla enintään 1024 merkkiä.',
   passwordCommon: 'Tämä salasana on yleisimpien salasanojen joukossa, ja hyökkääjät kokeilevat niitä ensimmäisinä. Valitse toinen.',
   passwordContext: 'Salasana ei saa olla käyttäjätunnuksesi eikä sähköpostiosoitteesi.',
+  invitationTitle: 'Luo tilisi',
+  invitationIntro: 'Sinut on kutsuttu luomaan tili. Käyttäjätunnuksesi on {email}. Valitse salasana: vähintään {min} merkkiä, eikä mikään yleisimmistä salasanoista.',
+  invitationPassword: 'Salasana',
+  invitationConfirm: 'Salasana uudelleen',
+  invitationSubmit: 'Luo tili',
+  invitationGone: 'Tätä kutsua ei voi enää käyttää: se on jo käytetty, se on vanhentunut tai peruttu, tai uudempi kutsu on lähetetty. Pyydä kutsujalta uusi.',
+  invitationTaken: 'Käyttäjätunnuksella {email} on jo tili. Kirjaudu sillä tai pyydä salasanan vaihtoa.',
 };

@@ -195,4 +195,11 @@ export const sv: Messages = {
   passwordTooLong: 'Lösenordet får vara högst 1024 tecken långt.',
   passwordCommon: 'Det här lösenordet är ett av de vanligaste, och angripare provar dem först. Välj ett annat.',
   passwordContext: 'Lösenordet får inte vara ditt användarnamn eller din e-postadress.',
+  invitationTitle: 'Skapa ditt konto',
+  invitationIntro: 'Du har bjudits in att skapa ett konto. Ditt användarnamn är {email}. Välj ett lösenord: minst {min} tecken, och inte ett av de vanligaste.',
+  invitationPassword: 'Lösenord',
+  invitationConfirm: 'Lösenordet igen',
+  invitationSubmit: 'Skapa kontot',
+  invitationGone: 'Den här inbjudan kan inte längre användas: den har redan använts, den har gått ut eller återkallats, eller så har en nyare skickats. Be den som bjöd in dig om en ny.',
+  invitationTaken: 'Det finns redan ett konto med användarnamnet {email}. Logga in med det, eller be om att återställa lösenordet.',
 };

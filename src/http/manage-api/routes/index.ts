@@ -16,6 +16,7 @@ import { sessionRoutes } from './sessions.ts';
 import { userRoutes } from './users.ts';
 import { auditRoutes } from './audit.ts';
 import { outboxRoutes } from './outbox.ts';
+import { invitationRoutes } from './invitations.ts';
 
 export const MANAGE_ROUTES: ManageRoute[] = [
   ...meRoutes,
@@ -31,4 +32,5 @@ export const MANAGE_ROUTES: ManageRoute[] = [
   ...auditRoutes,
   ...initialAccessTokenRoutes,
   ...outboxRoutes,
+  ...invitationRoutes,
 ];
