@@ -26,6 +26,8 @@ import { startServer, type RunningServer } from '../helpers/server.ts';
 import { accessToken, API_PASSWORD, API_USERNAME, call as identityCall } from './identity-api/helpers.ts';
 
 const PASSWORD = 'matrix password 1';
+/** Mail on, to a relay that is never reached (no sender runs in the matrix): inviting only queues. */
+const NEVER_SENT_MAIL = { GATEHOUSE_SMTP_URL: 'smtp://127.0.0.1:9', GATEHOUSE_SMTP_STARTTLS: 'off', GATEHOUSE_MAIL_FROM: 'sso@mail.example', GATEHOUSE_OUTBOX_INTERVAL: '0' };
 const API_GROUP = 'Identity API Users';
 const HOUR = 3_600_000;
 const LAST_ADMIN = /would leave the administrators group "Administrators" without an enabled member; make someone else an administrator first/;
@@ -158,6 +160,65 @@ function passwordPolicyRule(what: string, password: (user: User) => string, refu
   };
 }
 
+/**
+ * Revoking an invitation (docs/invitations.md): a pending one is revoked alike everywhere; one
+ * already revoked is refused alike, naming its status. The invitation is put straight into the
+ * store (the matrix server has no mail, and revoking needs none).
+ */
+function invitationRevokeRule(outcome: 'refused' | 'done'): Rule {
+  return {
+    name: `invitations: revoking ${outcome === 'done' ? 'a pending invitation' : 'one already revoked'}: ${outcome} alike`,
+    row: { cli: outcome, 'identity API': outcome, 'management API': outcome, console: outcome },
+    async attempt(ctx, via, expected) {
+      const admin = await anAdministrator(ctx);
+      const store = ctx.server.gatehouse.store;
+      const now = ctx.server.gatehouse.deps.clock.now();
+      const id = randomUUID();
+      const email = `invitee-${id}@example.com`;
+      await store.invitations.insert({ id, tokenHash: hashSecret(randomUUID()), email, givenName: undefined, familyName: undefined, organizationId: undefined, invitedBy: 'matrix', locale: 'en', status: outcome === 'done' ? 'pending' : 'revoked', createdAt: now, expiresAt: now + HOUR, endedAt: outcome === 'done' ? undefined : now, userId: undefined });
+      await expectOutcome(ctx, via, expected, {
+        cli: ['invitation', 'revoke', id],
+        identity: { method: 'DELETE', path: `/2.0/invitations/${id}` },
+        manage: { method: 'DELETE', path: `/invitations/${id}`, actor: admin },
+        console: { path: `/manage/invitations/${id}/revoke`, actor: admin },
+        refusal: new RegExp(`^the invitation to ${email.replace(/[.]/g, '\\.')} is revoked: only a pending invitation can be revoked$`),
+        identityStatus: 409,
+        manageStatus: 409,
+      });
+      assert.equal((await store.invitations.get(id))?.status, 'revoked');
+    },
+  };
+}
+
+/**
+ * Inviting (docs/invitations.md): an address with an account is refused alike, at the address;
+ * a new address is invited alike, one pending invitation after. The matrix server's mail goes to
+ * a relay that is never reached (no sender runs): inviting only queues.
+ */
+function invitationCreateRule(outcome: 'refused' | 'done'): Rule {
+  return {
+    name: `invitations: inviting ${outcome === 'done' ? 'a new address' : 'the address of an account'}: ${outcome} alike`,
+    row: { cli: outcome, 'identity API': outcome, 'management API': outcome, console: outcome },
+    async attempt(ctx, via, expected) {
+      const admin = await anAdministrator(ctx);
+      const store = ctx.server.gatehouse.store;
+      const email = `invitee-${randomUUID()}@example.com`;
+      const existing = outcome === 'refused' ? await createTestUser(store, { password: PASSWORD, email }) : undefined;
+      await expectOutcome(ctx, via, expected, {
+        cli: ['invitation', 'create', email],
+        identity: { method: 'POST', path: `/2.0/invitations/?email=${encodeURIComponent(email)}`, status: 201 },
+        manage: { method: 'POST', path: '/invitations', actor: admin, body: { email }, status: 201 },
+        console: { path: '/manage/invitations/new', actor: admin, form: { email, given_name: '', family_name: '', locale: 'en' }, inForm: 'email' },
+        ...(existing ? { refusal: new RegExp(`^an account with the e-mail address ${email.replace(/[.]/g, '\\.')} exists already \\(${existing.username}\\): send it a password reset link instead$`) } : {}),
+        identityStatus: 409,
+        manageStatus: 409,
+      });
+      const pending = (await store.invitations.page({ now: Date.now() + HOUR, limit: 1000 })).filter((i) => i.email === email).map((i) => i.status);
+      assert.deepEqual(pending, expected === 'refused' ? [] : ['pending']);
+    },
+  };
+}
+
 /** The matrix. Every rule is refused or done alike in every front end that has the operation. */
 const RULES: Rule[] = [
   passwordPolicyRule('a password of 11 characters under a minimum of 12', () => 'sea otter 7', /^password must be at least 12 characters$/),
@@ -165,6 +226,10 @@ const RULES: Rule[] = [
   passwordPolicyRule("the user's own username", (user) => user.username, /^password must not be the username or the e-mail address$/),
   passwordPolicyRule("the user's own e-mail address", (user) => user.email!.toUpperCase(), /^password must not be the username or the e-mail address$/),
   passwordPolicyRule('a long, uncommon password', () => 'violet hedgehogs juggle 9', undefined),
+  invitationCreateRule('done'),
+  invitationCreateRule('refused'),
+  invitationRevokeRule('done'),
+  invitationRevokeRule('refused'),
   lastAdministrator(
     'disabling the only enabled member of GATEHOUSE_ADMIN_GROUP',
     async (ctx, admin) => ({
@@ -334,7 +399,7 @@ function lastAdministrator(change: string, attempts: (ctx: Ctx, admin: User) => 
 
 interface Attempts {
   cli?: string[];
-  identity?: { method: string; path: string; authorization?: string; body?: unknown };
+  identity?: { method: string; path: string; authorization?: string; body?: unknown; status?: number };
   manage?: { method: string; path: string; actor: User; body?: unknown; status?: number };
   /** A console form: posted with the CSRF token of `from` (default the action's page); `inForm`: a refusal re-renders the form, the error at this field. */
   console?: { path: string; actor: User; form?: Record<string, string>; from?: string; inForm?: string };
@@ -360,13 +425,13 @@ async function expectOutcome(ctx: Ctx, via: FrontEnd, expected: 'refused' | 'don
       return;
     }
     case 'identity API': {
-      const { method, path, authorization, body } = a.identity!;
+      const { method, path, authorization, body, status } = a.identity!;
       const answer = await identityCall(ctx.server, method, path, { ...(authorization ? { authorization } : {}), ...(body ? { contentType: 'application/json', body: JSON.stringify(body) } : {}) });
       if (refused) {
         assert.equal(answer.status, a.identityStatus, answer.text);
         assert.deepEqual(Object.keys(answer.json), ['error']);
         assert.match(answer.json.error!.message, a.refusal!);
-      } else assert.equal(answer.status, 200, answer.text);
+      } else assert.equal(answer.status, status ?? 200, answer.text);
       return;
     }
     case 'management API': {
@@ -465,12 +530,12 @@ for (const db of DATABASES) {
     before(async () => {
       database = await db.create();
       const apiClientId = `identity-api-${randomUUID()}`;
-      const server = await startServer(db, { database, env: { GATEHOUSE_API_USERNAME: API_USERNAME, GATEHOUSE_API_PASSWORD: API_PASSWORD, GATEHOUSE_API_CLIENT_ID: apiClientId, GATEHOUSE_PASSWORD_MIN_LENGTH: '12' } });
+      const server = await startServer(db, { database, env: { GATEHOUSE_API_USERNAME: API_USERNAME, GATEHOUSE_API_PASSWORD: API_PASSWORD, GATEHOUSE_API_CLIENT_ID: apiClientId, GATEHOUSE_PASSWORD_MIN_LENGTH: '12', ...NEVER_SENT_MAIL } });
       await addClient(server.gatehouse.store, { clientId: apiClientId, name: 'Identity API', grantTypes: [], redirectUris: [], refreshTokens: false, metadata: { resource_server: true } });
       ctx.server = Object.assign(server, { apiClientId });
       await ensureManagementSetup(server);
       await server.gatehouse.store.groups.insertIfAbsent({ id: randomUUID(), name: API_GROUP, description: undefined, createdAt: Date.now(), administrator: false });
-      ctx.cliEnv = { GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_ISSUER: server.issuer, GATEHOUSE_PASSWORD_MIN_LENGTH: '12' };
+      ctx.cliEnv = { GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_ISSUER: server.issuer, GATEHOUSE_PASSWORD_MIN_LENGTH: '12', ...NEVER_SENT_MAIL };
     });
     after(async () => {
       await ctx.server.close();
