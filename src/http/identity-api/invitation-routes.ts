@@ -5,6 +5,7 @@
  * an address, list ids (by `status`), read one, resend it (a new link; the old one dies), revoke it.
  * The link is never shown: it exists only in the mail.
  */
+import { INVITATION_STATUSES } from '../../domain/invitation.ts';
 import type { InvitationView } from '../../manage/invitations.ts';
 import type { ApiResult } from './render.ts';
 import type { Entity, WireAttributes } from './representation.ts';
@@ -58,7 +59,8 @@ export function invitationRoutes(version: '2.0' | '2.1'): ApiRoute[] {
       summary: 'List invitation ids, newest first',
       description: 'status=pending|accepted|revoked|expired lists only those; maxResults as for users.',
       tag: 'Invitations',
-      querystring: { type: 'object', properties: { status: { type: 'string', enum: ['pending', 'accepted', 'revoked', 'expired'] }, maxResults: { type: 'integer', minimum: 0 } }, additionalProperties: { type: ['string', 'array'] } },
+      // Other parameters are the URL-parameter credentials (username, password): strings, as for the other listings.
+      querystring: { type: 'object', properties: { status: { type: 'string', enum: [...INVITATION_STATUSES] }, maxResults: { type: 'integer', minimum: 0 } }, additionalProperties: { type: 'string', maxLength: 1024 } },
       responses: { 200: { description: 'The ids of the invitations.', schema: invitations } },
       async handle(call) {
         const { limit, check } = listing(call);
