@@ -180,6 +180,7 @@ for (const kind of DATABASES) {
       try {
         const user = await addUser(server, { username: 'paula.policy' });
         const link = await linkFor(user);
+        assert.equal((await (await browse(link)).text()).match(/minlength="12"/g)?.length, 2, 'the browser is told the minimum too');
         /** Posts `password` on the link's form with Accept-Language `lang`: the status and the page's message. */
         async function attempt(password: string, lang: string): Promise<[number, string | undefined]> {
           const jar = new CookieJar();

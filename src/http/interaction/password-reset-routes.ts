@@ -126,6 +126,7 @@ class ResetView {
       forgotPath: `${this.at.paths.forgot}?ui_locales=${locale}`,
       csrfToken: csrfToken(this.at.request, this.at.reply, this.at.deps),
       token: options.token ?? '',
+      minLength: this.at.deps.config.passwordMinLength,
       message,
     });
     return sendPage(this.at.reply, options.status ?? 200, html);
