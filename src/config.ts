@@ -394,6 +394,20 @@ export const settings = {
     doc: 'Most one-time codes sent by e-mail per hour to one user, and to one e-mail address, whatever asks (sign-in, enrolment); a further ask is refused with how long to wait and sends nothing, so a page cannot be used to flood a mailbox (docs/second-factors.md, "E-mail codes"). At least 1.',
     parse: integer(1, 100),
   }),
+  passwordMinLength: setting({
+    env: 'GATEHOUSE_PASSWORD_MIN_LENGTH',
+    type: 'integer',
+    default: '8',
+    doc: 'The fewest characters (Unicode code points, after NFKC) a new password may have, whichever front end sets it (docs/security.md, "Password policy"). NIST SP 800-63B-4 §3.1.1.2 asks for at least 8 where a password is one factor of several and 15 where it is the only one: set 15 unless your policies require a second factor. Existing passwords keep working at login; the rule applies when a password is next chosen. At most 64.',
+    parse: integer(8, 64),
+  }),
+  invitationLifetime: setting({
+    env: 'GATEHOUSE_INVITATION_LIFETIME',
+    type: 'seconds',
+    default: '604800',
+    doc: 'How long an invitation link stays usable (docs/invitations.md); a resend makes a new link with a new lifetime and kills the old one.',
+    parse: integer(300, 90 * DAY),
+  }),
   passkeySignInsPerAddress: setting({
     env: 'GATEHOUSE_PASSKEY_SIGN_INS_PER_ADDRESS',
     type: 'integer',

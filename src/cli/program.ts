@@ -13,6 +13,7 @@ import { registerConsentCommands } from './consents.ts';
 import { registerGroupCommands } from './groups.ts';
 import { registerKeyCommands } from './keys.ts';
 import { registerMailCommands } from './mail.ts';
+import { registerInvitationCommands } from './invitations.ts';
 import { registerOrganizationCommands } from './orgs.ts';
 import { registerPolicyCommands } from './policies.ts';
 import { registerRegistrationTokenCommands } from './registration-tokens.ts';
@@ -56,6 +57,7 @@ export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'wri
   registerRegistrationCommands(program);
   registerAdminCommands(program);
   registerMailCommands(program);
+  registerInvitationCommands(program);
   return program;
 }
 

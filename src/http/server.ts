@@ -13,6 +13,7 @@ import { accountPages } from './interaction/account-pages.ts';
 import { recordSessionDevices } from './session-devices.ts';
 import { passwordResetRoutes } from './interaction/password-reset-routes.ts';
 import { selfRegistrationRoutes } from './interaction/registration-routes.ts';
+import { invitationRoutes } from './interaction/invitation-routes.ts';
 import { deviceRoutes } from './interaction/device-routes.ts';
 import { interactionRoutes } from './interaction/login-route.ts';
 import { enrolRoutes } from './interaction/enrol-route.ts';
@@ -91,6 +92,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   await app.register(async (scope) => accountPages(scope, deps));
   await app.register(async (scope) => passwordResetRoutes(scope, deps));
   await app.register(async (scope) => selfRegistrationRoutes(scope, deps));
+  await app.register(async (scope) => invitationRoutes(scope, deps));
   await app.register(async (scope) => logoutRoutes(scope, deps));
   await app.register(async (scope) => statusRoutes(scope, deps));
   // One cached set of the active clients' browser origins for every CORS preflight (plugins/cors.ts).

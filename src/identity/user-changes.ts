@@ -10,6 +10,7 @@ import { keepAnAdministrator, requireReachOfUser, type Authority } from './admin
 import { applyAttributeChanges, type AttributeChanges } from './attributes.ts';
 import { IdentityError } from './errors.ts';
 import { hashPassword } from './passwords.ts';
+import type { PasswordPolicy } from './password-policy.ts';
 import { optionalText, requiredText } from './text.ts';
 import { checkedEmail, checkedPassword, endUserSessions, getUser, requireUserOrganization, userStatus, type UnitOfWork } from './users.ts';
 
@@ -17,6 +18,7 @@ export interface UserChangeDeps extends UnitOfWork {
   users: UserStore;
   organizations: OrganizationStore;
   clock: Clock;
+  passwordPolicy?: PasswordPolicy | undefined;
 }
 
 export interface UserChanges {
@@ -32,9 +34,15 @@ export interface UserChanges {
 }
 
 export async function updateUser(deps: UserChangeDeps, idOrUsername: string, changes: UserChanges, authority: Authority): Promise<User> {
-  const id = (await getUser(deps, idOrUsername)).id;
-  // Hashed before the unit of work: argon2 must not hold SQLite's write lock.
-  const passwordHash = changes.password === undefined ? undefined : await hashPassword(checkedPassword(changes.password));
+  const found = await getUser(deps, idOrUsername);
+  const id = found.id;
+  // Hashed before the unit of work: argon2 must not hold SQLite's write lock. The context words
+  // are the username and address the user will have after the change (password-policy.ts).
+  const context = {
+    username: typeof changes.username === 'string' ? changes.username : found.username,
+    email: typeof changes.email === 'string' ? changes.email : changes.email === null ? undefined : found.email,
+  };
+  const passwordHash = changes.password === undefined ? undefined : await hashPassword(checkedPassword(changes.password, context, deps.passwordPolicy));
   const now = deps.clock.now();
   let username = changes.username;
   let organizationId = changes.organizationId ?? undefined;

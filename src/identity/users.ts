@@ -11,6 +11,7 @@ import { keepAnAdministrator, requireReachOfGroup, requireReachOfUser, type Auth
 import { IdentityError } from './errors.ts';
 import { tellRelyingParties } from './logout-notices.ts';
 import { hashPassword } from './passwords.ts';
+import { checkPassword, type PasswordContext, type PasswordPolicy } from './password-policy.ts';
 import { optionalText, requiredText } from './text.ts';
 
 /** The unit of work (Store.transaction) in which a use case changes several rows together. */
@@ -22,6 +23,8 @@ export interface UserDeps extends UnitOfWork {
   groups: GroupStore;
   clock: Clock;
   random: Random;
+  /** GATEHOUSE_PASSWORD_MIN_LENGTH's policy; the default one when omitted (password-policy.ts). */
+  passwordPolicy?: PasswordPolicy | undefined;
 }
 
 /**
@@ -31,6 +34,7 @@ export interface UserDeps extends UnitOfWork {
 export interface UserAccessDeps extends UnitOfWork {
   users: UserStore;
   clock: Clock;
+  passwordPolicy?: PasswordPolicy | undefined;
 }
 
 export interface NewUser {
@@ -47,10 +51,6 @@ export interface NewUser {
   attributes?: Attributes;
 }
 
-/** NIST SP 800-63B §5.1.1.2: at least 8 characters; a bound keeps hashing cost predictable. */
-const MIN_PASSWORD_LENGTH = 8;
-const MAX_PASSWORD_LENGTH = 1024;
-
 /** Deliberately loose (RFC 5321 allows much); the only proof of an address is a mail that arrives. */
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)*$/;
 
@@ -61,7 +61,7 @@ export async function createUser(deps: UserDeps, input: NewUser, authority: Auth
   const givenName = optionalText(input.givenName, 'givenName');
   const familyName = optionalText(input.familyName, 'familyName');
   const email = checkedEmail(input.email);
-  const password = input.password === undefined ? undefined : checkedPassword(input.password);
+  const password = input.password === undefined ? undefined : checkedPassword(input.password, { username, email }, deps.passwordPolicy);
   const organizationId = optionalText(input.organizationId, 'organizationId');
   const groupNames = input.groups ?? [];
   const inGroup = (name: string) => `creating a user in the group ${JSON.stringify(name)}`;
@@ -149,7 +149,7 @@ export async function listUserIds(deps: { users: UserStore }, query: UserQuery =
  */
 export async function setPassword(deps: UserAccessDeps, idOrUsername: string, password: string, authority: Authority): Promise<User> {
   const user = await getUser(deps, idOrUsername);
-  const passwordHash = await hashCheckedPassword(password);
+  const passwordHash = await hashCheckedPassword(password, { username: user.username, email: user.email }, deps.passwordPolicy);
   const now = deps.clock.now();
   await deps.transaction(async (tx) => {
     await requireReachOfUser(tx, authority, user.id, `setting the password of ${user.username}`);
@@ -173,8 +173,8 @@ export async function replacePassword(tx: Pick<StoreTransaction, 'users' | 'sess
 }
 
 /** The argon2id hash of a password that passed the rules (checkedPassword): what setPassword stores. */
-export async function hashCheckedPassword(password: unknown): Promise<string> {
-  return hashPassword(checkedPassword(password));
+export async function hashCheckedPassword(password: unknown, context?: PasswordContext, policy?: PasswordPolicy): Promise<string> {
+  return hashPassword(checkedPassword(password, context, policy));
 }
 
 /**
@@ -228,13 +228,14 @@ export async function endUserSessions(tx: Pick<StoreTransaction, 'sessions' | 'c
   return sessionIndexes.length;
 }
 
-/** A password within the length rules; throws invalid_argument otherwise. */
-export function checkedPassword(password: unknown): string {
-  if (typeof password !== 'string') throw new IdentityError('invalid_argument', 'password must be a string', 'password');
-  const length = [...password].length;
-  if (length < MIN_PASSWORD_LENGTH) throw new IdentityError('invalid_argument', `password must be at least ${MIN_PASSWORD_LENGTH} characters`, 'password');
-  if (length > MAX_PASSWORD_LENGTH) throw new IdentityError('invalid_argument', `password must be at most ${MAX_PASSWORD_LENGTH} characters`, 'password');
-  return password;
+/**
+ * A password that passes the password policy (password-policy.ts, NIST SP 800-63B-4 §3.1.1.2):
+ * long enough, not too long, not a common password, not the user's username or e-mail address
+ * (`context`). Throws PasswordRefused (invalid_argument, field `password`) otherwise. The one
+ * check every front end's way of choosing a password goes through.
+ */
+export function checkedPassword(password: unknown, context?: PasswordContext, policy?: PasswordPolicy): string {
+  return checkPassword(password, context, policy);
 }
 
 export function userStatus(value: unknown): UserStatus {

@@ -22,6 +22,7 @@ import { registrationTokenAdministration, type RegistrationTokenAdministration }
 import { mailAdministration, type MailAdministration } from './mail.ts';
 import { outboxAdministration, type OutboxAdministration } from './outbox.ts';
 import { registrationAdministration, type RegistrationAdministration } from './registrations.ts';
+import { invitationAdministration, type InvitationAdministration } from './invitations.ts';
 
 export type { Acting } from './acting.ts';
 export type { AdministrationPorts } from './ports.ts';
@@ -43,6 +44,8 @@ export interface Administration {
   outbox: OutboxAdministration;
   /** Pending self-registrations (docs/registration.md): approve or reject; listed as the users of status pending. */
   registrations: RegistrationAdministration;
+  /** Invitations by e-mail (docs/invitations.md): invite, list, resend, revoke. */
+  invitations: InvitationAdministration;
   /** What the management API and the console need, created where missing (`gatehouse admin bootstrap`). */
   bootstrap: BootstrapAdministration;
   /** One pass of the janitor the server runs every GATEHOUSE_CLEANUP_INTERVAL (`gatehouse cleanup`; src/oauth/cleanup.ts). */
@@ -65,6 +68,7 @@ export function administration(ports: AdministrationPorts): Administration {
     mail: mailAdministration(ports),
     outbox: outboxAdministration(ports),
     registrations: registrationAdministration(ports),
+    invitations: invitationAdministration(ports),
     bootstrap: bootstrapAdministration(ports),
     cleanup: (options) => cleanUp({ store: ports.store, clock: ports.clock, auditRetentionMs: ports.settings.auditRetention * 86_400_000 }, options),
   };

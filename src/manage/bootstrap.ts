@@ -19,6 +19,7 @@ import type { User } from '../domain/user.ts';
 import { administratorGroups, markAdministratorGroups } from '../identity/administrators.ts';
 import { IdentityError } from '../identity/errors.ts';
 import { hashPassword } from '../identity/passwords.ts';
+import { passwordPolicyOf, type PasswordPolicy } from '../identity/password-policy.ts';
 import { requiredText } from '../identity/text.ts';
 import { checkedEmail, checkedPassword, newUserId } from '../identity/users.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -61,8 +62,8 @@ const GENERATED_PASSWORD_BYTES = 18;
 /** How often the unit is run again after another bootstrap took the username first (it then finds it). */
 const MAX_RUNS = 3;
 
-export async function bootstrap(deps: BootstrapDeps, config: Pick<Config, 'issuer' | 'manageAdminGroup' | 'manageReadonlyGroup'>, input: BootstrapInput = {}): Promise<BootstrapResult> {
-  const wanted = input.username === undefined ? undefined : prepareUser(input);
+export async function bootstrap(deps: BootstrapDeps, config: Pick<Config, 'issuer' | 'manageAdminGroup' | 'manageReadonlyGroup'> & Partial<Pick<Config, 'passwordMinLength'>>, input: BootstrapInput = {}): Promise<BootstrapResult> {
+  const wanted = input.username === undefined ? undefined : prepareUser(input, passwordPolicyOf(config));
   const generatedPassword = wanted && input.password === undefined ? deps.random.token(GENERATED_PASSWORD_BYTES) : undefined;
   // Hashed before the unit of work, which must stay short (Store.transaction).
   const passwordHash = wanted ? await hashPassword(input.password ?? generatedPassword!) : undefined;
@@ -76,10 +77,11 @@ export async function bootstrap(deps: BootstrapDeps, config: Pick<Config, 'issue
   }
 }
 
-function prepareUser(input: BootstrapInput): { username: string; email: string | undefined } {
+function prepareUser(input: BootstrapInput, policy: PasswordPolicy): { username: string; email: string | undefined } {
   const username = requiredText(input.username, 'username');
-  if (input.password !== undefined) checkedPassword(input.password);
-  return { username, email: checkedEmail(input.email) };
+  const email = checkedEmail(input.email);
+  if (input.password !== undefined) checkedPassword(input.password, { username, email }, policy);
+  return { username, email };
 }
 
 async function bootstrapIn(

@@ -17,6 +17,7 @@ import type { Acting } from './acting.ts';
 import type { AdministrationPorts, AdministrationSettings } from './ports.ts';
 import { userFactorAdministration, type UserFactorAdministration } from './user-factors.ts';
 import { passwordResetAdministration, type PasswordResetAdministration } from './password-resets.ts';
+import { passwordPolicyOf } from '../identity/password-policy.ts';
 
 export type { NewUser, UserChanges };
 
@@ -63,11 +64,12 @@ export interface UserAdministration extends UserFactorAdministration, PasswordRe
 }
 
 /** The ports of the user use cases: of the settings, only the administrators group's name. */
-export type UserPorts = Pick<AdministrationPorts, 'store' | 'clock' | 'random' | 'audit' | 'mail'> & { settings: Pick<AdministrationSettings, 'manageAdminGroup' | 'keyEncryptionKey'> & Partial<Pick<AdministrationSettings, 'issuer' | 'passwordResetLifetime'>> };
+export type UserPorts = Pick<AdministrationPorts, 'store' | 'clock' | 'random' | 'audit' | 'mail'> & { settings: Pick<AdministrationSettings, 'manageAdminGroup' | 'keyEncryptionKey'> & Partial<Pick<AdministrationSettings, 'issuer' | 'passwordResetLifetime' | 'passwordMinLength'>> };
 
 export function userAdministration(ports: UserPorts): UserAdministration {
   const { store, clock, random, audit } = ports;
-  const deps = { ...store, transaction: store.transaction, clock, random };
+  const passwordPolicy = passwordPolicyOf(ports.settings);
+  const deps = { ...store, transaction: store.transaction, clock, random, passwordPolicy };
   return {
     ...userFactorAdministration(ports),
     ...passwordResetAdministration(ports),

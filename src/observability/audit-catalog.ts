@@ -81,6 +81,10 @@ export const AUDIT_EVENTS = {
   'account.session_ended': 'A user ended one of their own SSO sessions on the account page; its tokens were revoked.',
   'account.other_sessions_ended': 'A user ended all their other SSO sessions on the account page; the tokens not issued in this session were revoked.',
   'account.consent_withdrawn': 'A user withdrew their consent to an application on the account page; the application\'s tokens for the user were revoked.',
+  'invitation.created': 'An administrator invited someone by e-mail address; the invitation mail was queued in the same unit of work.',
+  'invitation.resent': 'An administrator resent a pending invitation: a new link was queued and the old one no longer works.',
+  'invitation.revoked': 'An administrator revoked a pending invitation: its link no longer works.',
+  'invitation.accepted': 'An invitee followed the link and chose a password: the account was made (the address as username) and signed in.',
 } as const satisfies Record<AuditEvent['event'], string>;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

@@ -193,7 +193,16 @@ export type AuditEvent =
   | { event: 'registration.completed'; userId: string; username: string; status: 'enabled' | 'pending'; ip?: string | undefined }
   | { event: 'registration.refused'; reason: 'account_exists'; ip?: string | undefined }
   | { event: 'registration.approved'; userId: string; username: string; messageId?: string; actor: Actor }
-  | { event: 'registration.rejected'; userId: string; username: string; messageId?: string; actor: Actor };
+  | { event: 'registration.rejected'; userId: string; username: string; messageId?: string; actor: Actor }
+  /**
+   * Invitations (docs/invitations.md): made, resent (a new link; the old one dead) or revoked by
+   * an administrator (actor), each with the outbox message of its mail; accepted by the invitee
+   * (the account made, signed in).
+   */
+  | { event: 'invitation.created'; invitationId: string; email: string; messageId: string; actor: Actor }
+  | { event: 'invitation.resent'; invitationId: string; email: string; messageId: string; actor: Actor }
+  | { event: 'invitation.revoked'; invitationId: string; email: string; actor: Actor }
+  | { event: 'invitation.accepted'; invitationId: string; userId: string; username: string; ip?: string | undefined };
 
 export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 

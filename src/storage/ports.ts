@@ -12,6 +12,7 @@ import type { Organization } from '../domain/organization.ts';
 import type { Policy, PolicyDocument } from '../domain/policy.ts';
 import type { PendingSignIn } from '../domain/pending-sign-in.ts';
 import type { NewOutboxMessage, OutboxChannel, OutboxMessage, OutboxStatus } from '../domain/outbox.ts';
+import type { Invitation, InvitationStatus } from '../domain/invitation.ts';
 import type { SsoSession } from '../domain/session.ts';
 import type { SigningKey } from '../domain/signing-key.ts';
 import type { SigningAlg } from '../protocol/constants.ts';
@@ -933,6 +934,38 @@ export interface AccountRegistrationStore {
   deleteExpired(now: number, limit: number): Promise<number>;
 }
 
+/** Where a page of invitations continues: after this (createdAt, id), newest first. */
+export interface InvitationPageKey {
+  createdAt: number;
+  id: string;
+}
+
+/**
+ * Invitations (migration 032; docs/invitations.md). Race rules: at most one `pending` row per
+ * address (`insert` throws ConflictError otherwise, decided by a unique index); `accept`,
+ * `renew` and `revoke` are each ONE conditional UPDATE … RETURNING on a pending row, so of any
+ * number of concurrent calls on one invitation exactly one changes it.
+ */
+export interface InvitationStore {
+  /** ConflictError when a pending invitation to the same address (case-insensitively) exists. */
+  insert(invitation: Invitation): Promise<void>;
+  /** Stores as `expired` the pending invitations to `email` past their expiry at `now` (before inviting the address again); how many. */
+  retireExpired(email: string, now: number): Promise<number>;
+  get(id: string): Promise<Invitation | undefined>;
+  /** The pending invitation whose link is `tokenHash`, live at `now`, without changing it (the page's GET). */
+  findLive(tokenHash: string, now: number): Promise<Invitation | undefined>;
+  /** Marks the live pending invitation of `tokenHash` accepted at `now` and returns it; undefined when none is (used, revoked, expired, unknown). */
+  accept(tokenHash: string, now: number): Promise<Invitation | undefined>;
+  /** Records the account an accepted invitation made. */
+  recordUser(id: string, userId: string): Promise<void>;
+  /** A new link (and expiry) for a pending invitation: the old link dies; undefined when it is not pending. */
+  renew(id: string, change: { tokenHash: string; expiresAt: number; invitedBy: string }): Promise<Invitation | undefined>;
+  /** Revokes a pending invitation at `now`; undefined when it is not pending. */
+  revoke(id: string, now: number): Promise<Invitation | undefined>;
+  /** At most `limit` invitations, newest first by (createdAt, id), after `after`; only those whose status at `now` is `status` when given. */
+  page(query: { status?: InvitationStatus | undefined; now: number; after?: InvitationPageKey | undefined; limit: number }): Promise<Invitation[]>;
+}
+
 export interface StoreTransaction {
   clients: ClientStore;
   users: UserStore;
@@ -957,6 +990,7 @@ export interface StoreTransaction {
   sessionClients: SessionClientStore;
   emailCodes: EmailCodeStore;
   accountRegistrations: AccountRegistrationStore;
+  invitations: InvitationStore;
 }
 
 export interface Store extends StoreTransaction {

@@ -175,6 +175,43 @@ for (const kind of DATABASES) {
       }
     });
 
+    test('the password policy on the reset page: each rule refused in the page\'s language, the link still usable; then a good one', async () => {
+      const { server, linkFor } = await setUp({ GATEHOUSE_PASSWORD_MIN_LENGTH: '12' });
+      try {
+        const user = await addUser(server, { username: 'paula.policy' });
+        const link = await linkFor(user);
+        assert.equal((await (await browse(link)).text()).match(/minlength="12"/g)?.length, 2, 'the browser is told the minimum too');
+        /** Posts `password` on the link's form with Accept-Language `lang`: the status and the page's message. */
+        async function attempt(password: string, lang: string): Promise<[number, string | undefined]> {
+          const jar = new CookieJar();
+          const html = await (await browse(link, jar, { 'accept-language': lang })).text();
+          const fields = formFields(html).map(([name, value]): [string, string] => [name, name === 'password' || name === 'confirmation' ? password : value]);
+          const posted = await submit(new URL(formAction(html), server.url).toString(), fields, jar, { 'accept-language': lang });
+          return [posted.status, /<p class="message" role="alert" id="reset-message">([^<]*)<\/p>/.exec(await posted.text())?.[1]];
+        }
+        assert.deepEqual(
+          [
+            await attempt('sea otter 7', 'en'),
+            await attempt('sea otter 7', 'fi'),
+            await attempt('QWERTY123456', 'sv'),
+            await attempt('Paula.Policy', 'en'),
+            await attempt(user.email!, 'fi'),
+          ],
+          [
+            [400, 'The password must be at least 12 characters long.'],
+            [400, 'Salasanassa on oltava vähintään 12 merkkiä.'],
+            [400, 'Det här lösenordet är ett av de vanligaste, och angripare provar dem först. Välj ett annat.'],
+            [400, 'The password must not be your username or e-mail address.'],
+            [400, 'Salasana ei saa olla käyttäjätunnuksesi eikä sähköpostiosoitteesi.'],
+          ],
+        );
+        assert.deepEqual(await attempt(NEW_PASSWORD, 'en'), [200, undefined], 'the link was still usable');
+        await signIn(server, user, NEW_PASSWORD);
+      } finally {
+        await server.close();
+      }
+    });
+
     test('a link for a password that has since changed another way is refused', async () => {
       const { server, follow, linkFor } = await setUp();
       try {

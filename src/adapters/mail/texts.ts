@@ -63,6 +63,15 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       paragraphs: ['An administrator did not approve the account you asked for at {issuer}, and it has been removed.'],
       footer: 'This message was sent automatically; please do not reply.',
     },
+    invitation: {
+      subject: 'You are invited to {product}',
+      paragraphs: [
+        'You are invited to make an account at {issuer}, with this e-mail address ({email}) as its username. Choose your password here:',
+        '{link}',
+        'The link works once, for {days} days. If you did not expect this invitation, ignore this message: no account is made.',
+      ],
+      footer: 'This message was sent automatically; please do not reply.',
+    },
   },
   fi: {
     test: {
@@ -114,6 +123,15 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       paragraphs: ['Ylläpitäjä ei hyväksynyt tiliä, jota pyysit osoitteessa {issuer}, ja se on poistettu.'],
       footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
     },
+    invitation: {
+      subject: 'Kutsu palveluun {product}',
+      paragraphs: [
+        'Sinut on kutsuttu luomaan tili osoitteessa {issuer}. Käyttäjätunnukseksi tulee tämä sähköpostiosoite ({email}). Valitse salasanasi täällä:',
+        '{link}',
+        'Linkki toimii kerran ja {days} päivän ajan. Jos et odottanut kutsua, voit jättää viestin huomiotta: tiliä ei luoda.',
+      ],
+      footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
+    },
   },
   sv: {
     test: {
@@ -163,6 +181,15 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
     registration_rejected: {
       subject: 'Din registrering hos {product} godkändes inte',
       paragraphs: ['En administratör godkände inte kontot du bad om på {issuer}, och det har tagits bort.'],
+      footer: 'Meddelandet skickades automatiskt; svara inte på det.',
+    },
+    invitation: {
+      subject: 'Du är inbjuden till {product}',
+      paragraphs: [
+        'Du är inbjuden att skapa ett konto på {issuer}, med den här e-postadressen ({email}) som användarnamn. Välj ditt lösenord här:',
+        '{link}',
+        'Länken fungerar en gång, i {days} dagar. Om du inte väntade dig inbjudan kan du bortse från meddelandet: inget konto skapas.',
+      ],
       footer: 'Meddelandet skickades automatiskt; svara inte på det.',
     },
   },

@@ -6,6 +6,7 @@
  */
 import type { FastifyError, FastifyRequest } from 'fastify';
 import { IdentityError } from '../../identity/errors.ts';
+import { MailNotConfiguredError } from '../../domain/outbox.ts';
 import { PayloadTooLarge, TemporarilyUnavailable, type OAuthError } from '../../oauth/errors.ts';
 import { toOAuthError } from '../render/errors.ts';
 import { WIRE_NAME_OF_FIELD } from './wire-names.ts';
@@ -98,6 +99,8 @@ export function toApiError(error: unknown, request: FastifyRequest): ApiError {
     return error;
   }
   if (error instanceof IdentityError) return fromIdentityError(error);
+  // Inviting with mail off (docs/invitations.md): refused, never dropped.
+  if (error instanceof MailNotConfiguredError) return new ApiError(409, 'Client error', error.message);
   const e = error as FastifyError;
   if (Array.isArray(e.validation) && e.validation.length > 0) return invalidArguments(validationMessage(e));
   if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new ApiError(415, 'Invalid arguments', 'The request body must be application/json or application/xml.');

@@ -56,7 +56,7 @@ export function openApiDocument(config: Config, scopes: RouteScope[]): Record<st
         request: xmlContent('An entity document: <User> or <Organization> holding <Attribute name="…"><Value>…</Value></Attribute>. No DTD.'),
         response: xmlContent('The same in CustomerID XML.'),
       },
-      tags: ['Users', 'Organizations', 'Group membership', 'Legacy (schema 1.2)'],
+      tags: ['Users', 'Organizations', 'Group membership', 'Invitations', 'Legacy (schema 1.2)'],
       security: [{ bearer: [] }, { basic: [] }, { apiUsername: [], apiPassword: [] }],
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: "An access token whose scope holds the API client_id (GATEHOUSE_API_CLIENT_ID), issued to an active client whose aud metadata lists it. For a user's token, the API client's authorization policy decides who may call (its access rules; by default the policy `identity-api`, which admits the members of GATEHOUSE_API_GROUP until an administrator changes it); a refused user gets 403. A client's own token (client_credentials) acts as that client." },

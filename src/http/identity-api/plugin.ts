@@ -15,6 +15,7 @@ import { ApiError, invalidArguments, toApiError } from './errors.ts';
 import { legacyRoutes } from './legacy-routes.ts';
 import { openApiDocument, type RouteScope } from './openapi.ts';
 import { organizationRoutes } from './organization-routes.ts';
+import { invitationRoutes } from './invitation-routes.ts';
 import { requestPath, sendError, sendResult, type ApiResult } from './render.ts';
 import type { ApiCall, ApiRoute } from './route.ts';
 import { errorResponse } from './schemas.ts';
@@ -26,7 +27,7 @@ const BODY_LIMIT = 64 * 1024;
 /** The route tables per prefix; a prefix configured for both APIs serves both tables once. */
 export function identityApiScopes(deps: HttpDeps): RouteScope[] {
   const { identityRestPrefix, legacyRestPrefix } = deps.config;
-  const versioned = [...userRoutes('2.0'), ...organizationRoutes('2.0'), ...userRoutes('2.1'), ...organizationRoutes('2.1')];
+  const versioned = [...userRoutes('2.0'), ...organizationRoutes('2.0'), ...invitationRoutes('2.0'), ...userRoutes('2.1'), ...organizationRoutes('2.1'), ...invitationRoutes('2.1')];
   const scopes: RouteScope[] = [{ prefix: identityRestPrefix, routes: [...versioned, ...legacyRoutes()] }];
   if (legacyRestPrefix !== identityRestPrefix) scopes.push({ prefix: legacyRestPrefix, routes: legacyRoutes() });
   return scopes;

@@ -16,7 +16,7 @@ import { preferredFormat, type Format } from './negotiate.ts';
 import type { Entity } from './representation.ts';
 import { collectionXml, CUSTOMERID_NAMESPACE, entityXml, errorXml } from './xml.ts';
 
-export type Collection = 'Users' | 'Organizations' | 'Groups';
+export type Collection = 'Users' | 'Organizations' | 'Groups' | 'Invitations';
 
 export type ApiBody = { kind: 'entity'; entity: Entity } | { kind: 'collection'; collection: Collection; ids: string[] };
 
@@ -29,9 +29,9 @@ export interface ApiResult {
 
 export type Dialect = '2' | '1.2';
 
-const ENTITY_ELEMENTS = { user: 'User', organization: 'Organization' } as const;
-const LEGACY_ENTITY_ELEMENTS = { user: 'user', organization: 'organization' } as const;
-const JSON_COLLECTION_KEYS = { Users: 'users', Organizations: 'organizations', Groups: 'groups' } as const;
+const ENTITY_ELEMENTS = { user: 'User', organization: 'Organization', invitation: 'Invitation' } as const;
+const LEGACY_ENTITY_ELEMENTS = { user: 'user', organization: 'organization', invitation: 'invitation' } as const;
+const JSON_COLLECTION_KEYS = { Users: 'users', Organizations: 'organizations', Groups: 'groups', Invitations: 'invitations' } as const;
 
 /** The request path, never its query: the query may hold the API password. */
 export function requestPath(request: FastifyRequest): string {

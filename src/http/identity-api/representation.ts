@@ -10,7 +10,7 @@ import type { Organization } from '../../domain/organization.ts';
 import { USER_STATUSES, type User, type UserStatus } from '../../domain/user.ts';
 import { ORGANIZATION_ENTITY_NAME, ORGANIZATION_TYPE_ALIAS, ORGANIZATION_WIRE_NAMES as ORGANIZATION, USER_CN, USER_WIRE_NAMES as USER } from './wire-names.ts';
 
-export type EntityType = 'user' | 'organization';
+export type EntityType = 'user' | 'organization' | 'invitation';
 
 /** One user or organization as the API shows it: its id and its attributes in a stable order. */
 export interface Entity {

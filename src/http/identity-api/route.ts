@@ -36,7 +36,7 @@ export interface ApiRoute {
   operationId: string;
   summary: string;
   description?: string;
-  tag: 'Users' | 'Organizations' | 'Group membership' | 'Legacy (schema 1.2)';
+  tag: 'Users' | 'Organizations' | 'Group membership' | 'Invitations' | 'Legacy (schema 1.2)';
   params?: JsonSchema;
   querystring?: JsonSchema;
   body?: JsonSchema;

@@ -47,7 +47,7 @@ const attributeValues: JsonSchema = { type: 'array', maxItems: 100, items: { typ
 export const attributeQuery: JsonSchema = { type: 'object', additionalProperties: attributeValues };
 
 /** The body of a create or update, in JSON or as the equivalent XML entity: `{"attributes": {name: [values]}}`. */
-export function entityBody(type: 'user' | 'organization'): JsonSchema {
+export function entityBody(type: 'user' | 'organization' | 'invitation'): JsonSchema {
   return {
     // null: no body at all, the attributes are all in the query string.
     type: ['object', 'null'],
@@ -65,12 +65,12 @@ export const entityResponse: JsonSchema = {
   required: ['id', 'type', 'attributes'],
   properties: {
     id: uuid,
-    type: { type: 'string', enum: ['user', 'organization'] },
+    type: { type: 'string', enum: ['user', 'organization', 'invitation'] },
     attributes: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
   },
 };
 
-export function collectionResponse(key: 'users' | 'organizations' | 'groups', itemDescription: string): JsonSchema {
+export function collectionResponse(key: 'users' | 'organizations' | 'groups' | 'invitations', itemDescription: string): JsonSchema {
   return { type: 'object', required: [key], properties: { [key]: { type: 'array', items: { type: 'string', description: itemDescription } } } };
 }
 

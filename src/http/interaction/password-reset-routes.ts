@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { IdentityError } from '../../identity/errors.ts';
+import { PasswordRefused, refusalMessageKey } from '../../identity/password-policy.ts';
 import { askForReset, FORGOT_PAGE, RESET_PAGE, resetLinkStatus, resetPassword } from '../../oauth/account/password-reset.ts';
 import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
@@ -74,6 +75,8 @@ export async function passwordResetRoutes(app: FastifyInstance, deps: HttpDeps):
       if (outcome.type === 'gone') return view.reset('gone', { status: 410 });
       return view.reset('done');
     } catch (error) {
+      // The rule that refused it, in the page's language (password-policy.ts); the link stays usable.
+      if (error instanceof PasswordRefused) return view.reset('form', { status: 400, message: refusalMessageKey(error.reason), minLength: error.minLength, token });
       if (error instanceof IdentityError && error.code === 'invalid_argument') return view.reset('form', { status: 400, message: 'resetInvalidPassword', token });
       throw error;
     }
@@ -84,6 +87,7 @@ interface Options {
   status?: number;
   message?: MessageKey;
   retryAfter?: number;
+  minLength?: number;
   token?: string;
 }
 
@@ -109,7 +113,7 @@ class ResetView {
 
   private send(view: 'forgot-password' | 'reset-password', mode: string, title: string, action: string, options: Options): FastifyReply {
     const { t, locale } = this;
-    const message = options.message === undefined ? undefined : t[options.message].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0));
+    const message = options.message === undefined ? undefined : t[options.message].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0)).replace('{min}', String(options.minLength ?? ''));
     const html = renderView(view, {
       base: this.at.deps.config.issuerPath,
       theme: this.at.deps.config.theme,
@@ -122,6 +126,7 @@ class ResetView {
       forgotPath: `${this.at.paths.forgot}?ui_locales=${locale}`,
       csrfToken: csrfToken(this.at.request, this.at.reply, this.at.deps),
       token: options.token ?? '',
+      minLength: this.at.deps.config.passwordMinLength,
       message,
     });
     return sendPage(this.at.reply, options.status ?? 200, html);

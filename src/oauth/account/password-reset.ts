@@ -18,6 +18,7 @@
 import type { UserProfile } from '../../domain/user.ts';
 import { hashSecret } from '../../lib/hash.ts';
 import { hashCheckedPassword, replacePassword } from '../../identity/users.ts';
+import { passwordPolicyOf } from '../../identity/password-policy.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { mailMessage, type MailLocale, type MailService } from '../outbox/mail.ts';
 import { addressGroup, counterKey } from '../throttling/keys.ts';
@@ -180,11 +181,16 @@ export type ResetOutcome = { type: 'done'; username: string } | { type: 'gone' }
  * the sessions, revokes the tokens and deletes the user's other links. `gone`: used, expired,
  * unknown, or the password changed meanwhile (all the same to the user: ask for a new link).
  */
-export async function resetPassword(deps: Pick<ResetDeps, 'store' | 'clock' | 'audit'>, input: { token: unknown; password: unknown; confirmation: unknown; ip: string | undefined }): Promise<ResetOutcome> {
+export async function resetPassword(deps: Pick<ResetDeps, 'store' | 'clock' | 'audit'> & { config: Partial<Pick<ResetDeps['config'], 'passwordMinLength'>> }, input: { token: unknown; password: unknown; confirmation: unknown; ip: string | undefined }): Promise<ResetOutcome> {
   if (typeof input.token !== 'string' || !TOKEN.test(input.token)) return { type: 'gone' };
   if (input.password !== input.confirmation) return { type: 'mismatch' };
-  const passwordHash = await hashCheckedPassword(input.password);
   const tokenHash = hashSecret(input.token);
+  // Whose link it is, read without taking it, for the policy's context words (the username and
+  // address, password-policy.ts); the unit of work below takes it and checks everything again.
+  const link = await deps.store.passwordResets.find(tokenHash, deps.clock.now());
+  const owner = link === undefined ? undefined : await deps.store.users.getProfile(link.userId);
+  if (owner === undefined) return { type: 'gone' };
+  const passwordHash = await hashCheckedPassword(input.password, { username: owner.username, email: owner.email }, passwordPolicyOf(deps.config));
   const done = await deps.store.transaction(async (tx) => {
     const now = deps.clock.now();
     const reset = await tx.passwordResets.take(tokenHash, now);

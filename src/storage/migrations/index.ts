@@ -26,6 +26,7 @@ import * as outbox from './027-outbox.ts';
 import * as passwordResets from './028-password-resets.ts';
 import * as emailCodes from './030-email-codes.ts';
 import * as accountRegistrations from './031-account-registrations.ts';
+import * as invitations from './032-invitations.ts';
 import * as sessionDevices from './033-session-devices.ts';
 import * as sessionClients from './034-session-clients.ts';
 
@@ -58,6 +59,7 @@ export const migrations: Record<string, Migration> = {
   '028-password-resets': passwordResets,
   '030-email-codes': emailCodes,
   '031-account-registrations': accountRegistrations,
+  '032-invitations': invitations,
   '033-session-devices': sessionDevices,
   '034-session-clients': sessionClients,
 };

@@ -216,6 +216,7 @@ export interface Database {
   session_clients: SessionClientsTable;
   email_codes: EmailCodesTable;
   account_registrations: AccountRegistrationsTable;
+  invitations: InvitationsTable;
 }
 
 /** Users' second factors (migration 022): the TOTP columns are null for recovery codes. */
@@ -390,4 +391,22 @@ export interface AccountRegistrationsTable {
   return_to: string | null;
   created_at: number;
   expires_at: number;
+}
+
+/** Invitations (migration 032). */
+export interface InvitationsTable {
+  id: string;
+  token_hash: string;
+  email: string;
+  email_key: string;
+  given_name: string | null;
+  family_name: string | null;
+  organization_id: string | null;
+  invited_by: string;
+  locale: string;
+  status: string;
+  created_at: number;
+  expires_at: number;
+  ended_at: number | null;
+  user_id: string | null;
 }

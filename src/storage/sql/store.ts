@@ -19,6 +19,7 @@ import { SqlSessionClientStore } from './session-client-store.ts';
 import { SqlPasswordResetStore } from './password-reset-store.ts';
 import { SqlEmailCodeStore } from './email-code-store.ts';
 import { SqlAccountRegistrationStore } from './account-registration-store.ts';
+import { SqlInvitationStore } from './invitation-store.ts';
 import { SqlOutboxStore } from './outbox-store.ts';
 import { SqlAuditStore } from './audit-store.ts';
 import { SqlSessionStore } from './session-store.ts';
@@ -114,5 +115,6 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     sessionClients: new SqlSessionClientStore(db),
     emailCodes: new SqlEmailCodeStore(db),
     accountRegistrations: new SqlAccountRegistrationStore(db),
+    invitations: new SqlInvitationStore(db),
   };
 }

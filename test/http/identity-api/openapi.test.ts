@@ -52,7 +52,7 @@ describe('identity API OpenAPI document', () => {
     assert.deepEqual([...new Set(listed)].sort(), [...new Set(served)].sort());
     assert.ok(listed.includes('get /old-api/services/users/'), 'the legacy prefix comes from configuration');
     assert.ok(listed.includes('put /customerid-rest/services/2.1/users/{id}/groups/{group}'));
-    assert.equal(listed.length, 2 * 14 + 2 * 7 + 1, '14 routes per version, 7 legacy reads under each prefix, the document');
+    assert.equal(listed.length, 2 * 19 + 2 * 7 + 1, '19 routes per version (14 of users and organizations, 5 of invitations), 7 legacy reads under each prefix, the document');
     const operationIds = Object.values(document.paths).flatMap((operations) => Object.values(operations).map((o) => o.operationId));
     assert.equal(new Set(operationIds).size, operationIds.length, 'operationIds are unique');
     assert.deepEqual(document.paths['/customerid-rest/openapi.json']!.get!.security, []);

@@ -160,7 +160,15 @@ const WRITES: Record<string, Entry> = {
       return { params: { id: messageId } };
     },
   },
+
+  createInvitation: { events: ['invitation.created'], setup: async () => ({ body: { email: `${unique('invitee-')}@example.com` } }) },
+  resendInvitation: { events: ['invitation.resent'], setup: async (ctx) => ({ params: { id: await anInvitation(ctx) } }) },
+  revokeInvitation: { events: ['invitation.revoked'], setup: async (ctx) => ({ params: { id: await anInvitation(ctx) } }) },
 };
+
+async function anInvitation(ctx: Context): Promise<string> {
+  return String(((await ctx.api('POST', '/invitations', { email: `${unique('invitee-')}@example.com` })).invitation as { id: string }).id);
+}
 
 async function aClient(server: RunningServer, active = true): Promise<string> {
   return (await addClient(server.gatehouse.store, { active })).client.clientId;

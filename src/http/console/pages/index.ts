@@ -13,6 +13,7 @@ import { policyPages } from './policies.ts';
 import { registrationTokenPages } from './registration-tokens.ts';
 import { outboxPages } from './outbox.ts';
 import { registrationPages } from './registrations.ts';
+import { invitationPages } from './invitations.ts';
 import { themePages } from './theme.ts';
 import { userPages } from './users.ts';
 
@@ -27,6 +28,7 @@ export const CONSOLE_SECTIONS: ConsoleSection[] = [
   { key: 'audit', path: '/audit', label: 'navAudit' },
   { key: 'registration', path: '/registration-tokens', label: 'navRegistration' },
   { key: 'outbox', path: '/outbox', label: 'navOutbox' },
+  { key: 'invitations', path: '/invitations', label: 'navInvitations' },
   { key: 'theme', path: '/theme', label: 'navTheme' },
 ];
 
@@ -42,5 +44,6 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   ...registrationTokenPages,
   ...outboxPages,
   ...registrationPages,
+  ...invitationPages,
   ...themePages,
 ];

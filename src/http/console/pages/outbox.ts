@@ -8,27 +8,16 @@ import { OUTBOX_STATUSES } from '../../../domain/outbox.ts';
 import { CONSOLE_PATH } from '../../../manage/management-clients.ts';
 import { segment } from '../api.ts';
 import { fill } from '../i18n.ts';
-import { field, type ConsolePage, type PageCall } from '../page.ts';
-import { confirmedChange, formatTime, listQuery, PAGE_SIZE, type Page } from './shared.ts';
+import type { ConsolePage, PageCall } from '../page.ts';
+import { confirmedChange, formatTime, listQuery, PAGE_SIZE, statusFilterOf, statusListLink, type Page } from './shared.ts';
 
 const SECTION = 'outbox';
 const PATH = '/outbox';
 
 type MessageView = { id: string; kind: string; destination: string; status: 'pending' | 'delivered' | 'dead'; attempts: number; next_attempt_at: string; last_error: string | null; created_at: string; delivered_at: string | null };
 
-/** The status filter of the query, when it is one of the statuses. */
-function statusOf(call: PageCall): string | undefined {
-  const status = field(call.query, 'status');
-  return (OUTBOX_STATUSES as readonly string[]).includes(status) ? status : undefined;
-}
-
-/** A link to the list with this status (none: all) and cursor. */
-function listLink(status: string | undefined, cursor?: string): string {
-  const params = new URLSearchParams();
-  if (status !== undefined) params.set('status', status);
-  if (cursor !== undefined) params.set('cursor', cursor);
-  return params.size === 0 ? `${CONSOLE_PATH}${PATH}` : `${CONSOLE_PATH}${PATH}?${params}`;
-}
+const statusOf = (call: PageCall) => statusFilterOf(call, OUTBOX_STATUSES);
+const listLink = (status: string | undefined, cursor?: string) => statusListLink(PATH, status, cursor);
 
 export const outboxPages: ConsolePage[] = [
   {

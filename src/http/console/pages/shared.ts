@@ -63,3 +63,17 @@ export function confirmedChange(options: {
     { method: 'POST', path: options.path, section: options.section, handle: options.run },
   ];
 }
+
+/** The status filter of a list's query, when it is one of `statuses` (the outbox, invitations). */
+export function statusFilterOf(call: PageCall, statuses: readonly string[]): string | undefined {
+  const status = field(call.query, 'status');
+  return statuses.includes(status) ? status : undefined;
+}
+
+/** A link to the list at `path` with this status (none: all) and cursor. */
+export function statusListLink(path: string, status: string | undefined, cursor?: string): string {
+  const params = new URLSearchParams();
+  if (status !== undefined) params.set('status', status);
+  if (cursor !== undefined) params.set('cursor', cursor);
+  return params.size === 0 ? `${CONSOLE_PATH}${path}` : `${CONSOLE_PATH}${path}?${params}`;
+}

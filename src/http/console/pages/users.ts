@@ -34,7 +34,7 @@ function renderForm(call: PageCall, options: { title: string; action: string; fo
     { name: 'email', label: t.email, type: 'text', value: options.form.email, errors: errors.email },
     { name: 'given_name', label: t.givenName, type: 'text', value: options.form.given_name, errors: errors.given_name },
     { name: 'family_name', label: t.familyName, type: 'text', value: options.form.family_name, errors: errors.family_name },
-    ...(options.withPassword ? [{ name: 'password', label: t.password, type: 'password', value: '', hint: t.passwordHint, errors: errors.password }] : []),
+    ...(options.withPassword ? [{ name: 'password', label: t.password, type: 'password', value: '', hint: t.passwordHint.replace('{min}', String(call.deps.config.passwordMinLength)), errors: errors.password }] : []),
   ];
   return call.render('client-form', { title: options.title, action: options.action, submitLabel: t.save, cancel: options.cancel, hasErrors: Object.keys(errors).length > 0, generalErrors: errors[''] ?? [], fields }, options.status ?? 200);
 }

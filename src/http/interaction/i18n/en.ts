@@ -298,6 +298,19 @@ export const en = {
   registerContinue: 'Continue to sign in',
   registerPending: 'Your account has been created and is awaiting approval by an administrator. You will get an e-mail when you can sign in.',
   registerExists: 'This e-mail address already has an account, so no new one was created. If you have forgotten its password, you can reset it.',
+  /** The password policy's refusals (src/identity/password-policy.ts), on every page that sets a password. `{min}`: the minimum length. */
+  passwordTooShort: 'The password must be at least {min} characters long.',
+  passwordTooLong: 'The password must be at most 1024 characters long.',
+  passwordCommon: 'This password is one of the most commonly used ones, which attackers try first. Choose another.',
+  passwordContext: 'The password must not be your username or e-mail address.',
+  /** The page of an invitation's link (docs/invitations.md). `{email}`: the invited address, also the username. */
+  invitationTitle: 'Create your account',
+  invitationIntro: 'You were invited to make an account. Your username is {email}. Choose a password: at least {min} characters, not a commonly used one.',
+  invitationPassword: 'Password',
+  invitationConfirm: 'Password again',
+  invitationSubmit: 'Create the account',
+  invitationGone: 'This invitation can no longer be used: it was used already, it expired or was revoked, or a newer one was sent. Ask the person who invited you for a new one.',
+  invitationTaken: 'An account with the username {email} exists already. Sign in with it, or ask for a password reset.',
 };
 
 export type Messages = typeof en;

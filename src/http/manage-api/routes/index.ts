@@ -17,6 +17,7 @@ import { userRoutes } from './users.ts';
 import { auditRoutes } from './audit.ts';
 import { outboxRoutes } from './outbox.ts';
 import { registrationRoutes } from './registrations.ts';
+import { invitationRoutes } from './invitations.ts';
 
 export const MANAGE_ROUTES: ManageRoute[] = [
   ...meRoutes,
@@ -33,4 +34,5 @@ export const MANAGE_ROUTES: ManageRoute[] = [
   ...initialAccessTokenRoutes,
   ...outboxRoutes,
   ...registrationRoutes,
+  ...invitationRoutes,
 ];

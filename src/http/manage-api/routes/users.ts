@@ -66,7 +66,7 @@ async function fullView(call: ManageCall, user: User): Promise<Record<string, un
 
 const idParams: JsonSchema = { type: 'object', required: ['id'], properties: { id: uuidSchema } };
 
-const passwordSchema: JsonSchema = { type: 'string', minLength: 1, maxLength: 4096, description: 'At least 8 characters.' };
+const passwordSchema: JsonSchema = { type: 'string', minLength: 1, maxLength: 4096, description: 'The password policy (docs/security.md, "Password policy"): at least GATEHOUSE_PASSWORD_MIN_LENGTH characters (8 by default), not a commonly used password, not the username or e-mail address; refused with 400 naming the rule.' };
 
 export const userRoutes: ManageRoute[] = [
   {
