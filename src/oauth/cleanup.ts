@@ -58,7 +58,7 @@ export const OUTBOX_DEAD_RETENTION_MS = 30 * 24 * 60 * 60_000;
 export const DEFAULT_MAX_BATCHES = 100;
 
 export interface CleanupDeps {
-  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges' | 'outbox' | 'passwordResets'>>;
+  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges' | 'outbox' | 'passwordResets' | 'emailVerifications'>>;
   clock: Clock;
   /** How long stored audit events are kept (ms; GATEHOUSE_AUDIT_RETENTION); 0 or absent: for ever. */
   auditRetentionMs?: number;
@@ -92,6 +92,8 @@ export interface CleanupReport {
   outbox: number;
   /** Password reset links that expired unused (docs/password-reset.md). */
   passwordResets: number;
+  /** E-mail verification links that expired unused (docs/email-verification.md). */
+  emailVerifications: number;
   /** true when some table hit `maxBatches`: the next pass continues there. */
   more: boolean;
   ms: number;
@@ -168,12 +170,15 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
   // Expired reset links (take and find refuse them): deleted at once.
   const passwordResets = store.passwordResets ? await drain(() => store.passwordResets!.deleteExpired(now, batchSize)) : 0;
 
-  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, outbox, passwordResets, more, ms: Date.now() - started };
+  // Expired verification links (take and find refuse them): deleted at once.
+  const emailVerifications = store.emailVerifications ? await drain(() => store.emailVerifications!.deleteExpired(now, batchSize)) : 0;
+
+  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, outbox, passwordResets, emailVerifications, more, ms: Date.now() - started };
 }
 
 /** Every row one pass deleted, over all tables. */
 export function deletedRows(report: CleanupReport): number {
-  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns + report.passkeyChallenges + report.outbox + report.passwordResets;
+  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns + report.passkeyChallenges + report.outbox + report.passwordResets + report.emailVerifications;
 }
 
 function yieldToEventLoop(): Promise<void> {

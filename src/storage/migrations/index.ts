@@ -24,6 +24,7 @@ import * as pendingSignIns from './023-pending-sign-ins.ts';
 import * as passkeys from './024-passkeys.ts';
 import * as outbox from './027-outbox.ts';
 import * as passwordResets from './028-password-resets.ts';
+import * as emailVerification from './029-email-verification.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '024-passkeys': passkeys,
   '027-outbox': outbox,
   '028-password-resets': passwordResets,
+  '029-email-verification': emailVerification,
 };

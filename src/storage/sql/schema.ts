@@ -32,6 +32,8 @@ export interface UsersTable {
   organization_id: string | null;
   created_at: number;
   updated_at: number;
+  /** 1: the address was verified (migration 029); 0 otherwise. */
+  email_verified: number;
 }
 
 export interface GroupsTable {
@@ -210,6 +212,7 @@ export interface Database {
   passkey_challenges: PasskeyChallengesTable;
   outbox: OutboxTable;
   password_resets: PasswordResetsTable;
+  email_verifications: EmailVerificationsTable;
 }
 
 /** Users' second factors (migration 022): the TOTP columns are null for recovery codes. */
@@ -348,6 +351,17 @@ export interface PasswordResetsTable {
   token_hash: string;
   user_id: string;
   password_fingerprint: string;
+  created_at: number;
+  expires_at: number;
+}
+
+/** E-mail verification links (migration 029): the SHA-256 of the token, never the token. */
+export interface EmailVerificationsTable {
+  token_hash: string;
+  user_id: string;
+  email: string;
+  /** The user's address when the link was sent; '' for none. */
+  previous_email: string;
   created_at: number;
   expires_at: number;
 }

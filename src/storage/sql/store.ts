@@ -16,6 +16,7 @@ import { SqlAssertionStore } from './assertion-store.ts';
 import { SqlPasskeyChallengeStore } from './passkey-challenge-store.ts';
 import { SqlPendingSignInStore } from './pending-sign-in-store.ts';
 import { SqlPasswordResetStore } from './password-reset-store.ts';
+import { SqlEmailVerificationStore } from './email-verification-store.ts';
 import { SqlOutboxStore } from './outbox-store.ts';
 import { SqlAuditStore } from './audit-store.ts';
 import { SqlSessionStore } from './session-store.ts';
@@ -108,5 +109,6 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     passkeyChallenges: new SqlPasskeyChallengeStore(db),
     outbox: new SqlOutboxStore(db, dialect),
     passwordResets: new SqlPasswordResetStore(db),
+    emailVerifications: new SqlEmailVerificationStore(db),
   };
 }

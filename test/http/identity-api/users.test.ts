@@ -151,6 +151,7 @@ for (const db of DATABASES) {
         givenName: i % 2 === 0 ? 'Even' : 'Odd',
         familyName: undefined,
         email: `bulk${i}@example.com`,
+        emailVerified: false,
         organizationId: organization,
         attributes: { shard: [`s${i % 7}`] },
         createdAt: now,
