@@ -158,6 +158,7 @@ export const en = {
     updated_at: 'When your profile last changed',
     email: 'Your email address',
     groups: 'The groups you belong to',
+    email_verified: 'Whether your email address is verified',
   },
   /** What went wrong while signing in, in plain words, by the error code shown in small print. */
   signInErrors: {

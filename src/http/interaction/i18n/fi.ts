@@ -149,6 +149,7 @@ export const fi: Messages = {
     updated_at: 'Profiilisi viimeisimmän muutosajan',
     email: 'Sähköpostiosoitteesi',
     groups: 'Ryhmät, joihin kuulut',
+    email_verified: 'Onko sähköpostiosoitteesi vahvistettu',
   },
   signInErrors: {
     invalid_client: 'Sovellus, josta tulit, ei ole tämän kirjautumispalvelun tuntema, tai se on poistettu käytöstä. Ota yhteyttä sovelluksen tukeen.',

@@ -149,6 +149,7 @@ export const sv: Messages = {
     updated_at: 'När din profil senast ändrades',
     email: 'Din e-postadress',
     groups: 'Grupperna du tillhör',
+    email_verified: 'Om din e-postadress är verifierad',
   },
   signInErrors: {
     invalid_client: 'Tjänsten som skickade hit dig är okänd för den här inloggningstjänsten, eller så har den stängts av. Kontakta tjänstens support.',
