@@ -10,6 +10,7 @@ import { consoleRoutes } from './console/plugin.ts';
 import { consentRoutes } from './interaction/consent-route.ts';
 import { accountRoutes } from './interaction/account-routes.ts';
 import { passwordResetRoutes } from './interaction/password-reset-routes.ts';
+import { profileRoutes } from './interaction/profile-routes.ts';
 import { deviceRoutes } from './interaction/device-routes.ts';
 import { interactionRoutes } from './interaction/login-route.ts';
 import { enrolRoutes } from './interaction/enrol-route.ts';
@@ -84,6 +85,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   await app.register(async (scope) => consentRoutes(scope, deps));
   await app.register(async (scope) => deviceRoutes(scope, deps));
   await app.register(async (scope) => accountRoutes(scope, deps));
+  await app.register(async (scope) => profileRoutes(scope, deps));
   await app.register(async (scope) => passwordResetRoutes(scope, deps));
   await app.register(async (scope) => logoutRoutes(scope, deps));
   await app.register(async (scope) => statusRoutes(scope, deps));

@@ -68,6 +68,11 @@ export const AUDIT_EVENTS = {
   'password_reset.sent': 'A password reset link was queued to a user\'s e-mail address: asked for on the "Forgot your password?" page (by user) or sent by an administrator (actor).',
   'password_reset.not_sent': 'A reset was asked for and nothing was sent (no such account, no e-mail address, not enabled, or the account\'s hourly budget spent); the asker got the same answer.',
   'password_reset.completed': 'A user set a new password through a reset link: their sessions ended and their tokens were revoked in the same unit of work.',
+  'email_verification.sent': "An e-mail verification link was queued: to the user's address, or to a new address they asked to change to (change); asked for by the user on their profile page or sent by an administrator (actor).",
+  'email_verification.not_sent': "A user asked for a verification link and nothing was sent: the account's or the recipient address's hourly budget was spent.",
+  'email_verification.verified': 'A user followed a verification link: their address is verified, and for a change (changed) the new address replaced the old one.',
+  'email_verification.marked': "An administrator said explicitly whether a user's e-mail address is verified, when creating or changing the user.",
+  'profile.changed': 'A user changed their own name on their profile page (the fields, never the values).',
 } as const satisfies Record<AuditEvent['event'], string>;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

@@ -28,6 +28,15 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       ],
       footer: 'This message was sent automatically; please do not reply.',
     },
+    email_verification: {
+      subject: 'Confirm your e-mail address for {product}',
+      paragraphs: [
+        'Someone asked to confirm {email} as the e-mail address of the account {username} at {issuer}. If it was you, confirm it here:',
+        '{link}',
+        'The link works once, for {minutes} minutes. If you did not ask, ignore this message: nothing changes.',
+      ],
+      footer: 'This message was sent automatically; please do not reply.',
+    },
   },
   fi: {
     test: {
@@ -44,6 +53,15 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       ],
       footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
     },
+    email_verification: {
+      subject: 'Vahvista sähköpostiosoitteesi palveluun {product}',
+      paragraphs: [
+        'Osoitteessa {issuer} pyydettiin vahvistamaan {email} tilin {username} sähköpostiosoitteeksi. Jos pyysit sitä itse, vahvista osoite täällä:',
+        '{link}',
+        'Linkki toimii kerran ja {minutes} minuutin ajan. Jos et pyytänyt vahvistusta, voit jättää viestin huomiotta: mikään ei muutu.',
+      ],
+      footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
+    },
   },
   sv: {
     test: {
@@ -57,6 +75,15 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
         'Någon bad om att återställa lösenordet för kontot {username} på {issuer}. Om det var du, välj ett nytt lösenord här:',
         '{link}',
         'Länken fungerar en gång, i {minutes} minuter. Om du inte bad om det kan du bortse från meddelandet: ditt lösenord förblir oförändrat.',
+      ],
+      footer: 'Meddelandet skickades automatiskt; svara inte på det.',
+    },
+    email_verification: {
+      subject: 'Bekräfta din e-postadress för {product}',
+      paragraphs: [
+        'Någon bad om att bekräfta {email} som e-postadress för kontot {username} på {issuer}. Om det var du, bekräfta den här:',
+        '{link}',
+        'Länken fungerar en gång, i {minutes} minuter. Om du inte bad om det kan du bortse från meddelandet: ingenting ändras.',
       ],
       footer: 'Meddelandet skickades automatiskt; svara inte på det.',
     },

@@ -11,7 +11,7 @@ export const MAIL_LOCALES = ['en', 'fi', 'sv'] as const;
 export type MailLocale = (typeof MAIL_LOCALES)[number];
 
 /** The kinds of mail, each with its templates (src/adapters/mail/texts.ts, rendered by src/adapters/mail/render.ts). Issue 25's later items add theirs. */
-export const MAIL_KINDS = ['test', 'password_reset'] as const;
+export const MAIL_KINDS = ['test', 'password_reset', 'email_verification'] as const;
 export type MailKind = (typeof MAIL_KINDS)[number];
 
 export interface RenderedMail {
