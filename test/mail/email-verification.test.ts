@@ -14,6 +14,10 @@ import type { User } from '../../src/domain/user.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { actingAs } from '../helpers/administration.ts';
 import { AwaitedAudit } from '../helpers/audit.ts';
+import { runGatehouse } from '../helpers/cli.ts';
+import { bootstrap } from '../helpers/console-browser.ts';
+import { consoleSignIn } from '../helpers/console-signin.ts';
+import { manageCall, manageTokens } from '../helpers/manage.ts';
 import { addClient, basic, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { browse, CookieJar, createTestUser, formAction, formFields, loginThroughForm, submit } from '../helpers/fixtures.ts';
@@ -248,6 +252,61 @@ for (const kind of DATABASES) {
       }
     });
 
+    test('administrators send a link (management API, CLI, console) and mark an address verified; refused clearly when there is nothing to verify', { timeout: 180_000 }, async () => {
+      const { server, audit, mailed, follow } = await setUp();
+      try {
+        const user = await addUser(server, { username: 'adam' });
+        const tokens = await manageTokens(server);
+        const sent = await manageCall(server, 'POST', `/users/${user.id}/email-verification`, { token: tokens.admin, body: { locale: 'sv' } });
+        assert.equal(sent.status, 202, JSON.stringify(sent.json));
+        assert.equal(sent.json.to, 'adam@example.com');
+        assert.equal((await manageCall(server, 'POST', `/users/${user.id}/email-verification`, { token: tokens.reader })).status, 403, 'a reader cannot');
+        const [mail] = await mailed();
+        assert.equal(mail!.subject, 'Bekräfta din e-postadress för gatehouse');
+        assert.deepEqual(audit.of('email_verification.sent').map((e) => [e.userId, e.by, e.change, e.messageId]), [[user.id, 'administrator', false, sent.json.message_id]]);
+        const shown = await manageCall(server, 'GET', `/users/${user.id}`, { token: tokens.reader });
+        assert.equal(shown.json.email_verified, false);
+        assert.equal((await follow(linkIn(mail!))).result?.status, 200);
+        assert.equal((await manageCall(server, 'GET', `/users/${user.id}`, { token: tokens.reader })).json.email_verified, true);
+        const again = await manageCall(server, 'POST', `/users/${user.id}/email-verification`, { token: tokens.admin });
+        assert.deepEqual([again.status, again.json.detail], [400, 'the e-mail address of adam is verified already']);
+        const bare = await addUser(server, { username: 'bare', email: undefined });
+        const refused = await manageCall(server, 'POST', `/users/${bare.id}/email-verification`, { token: tokens.admin });
+        assert.deepEqual([refused.status, refused.json.detail], [400, 'bare has no e-mail address to verify']);
+        const marked = await manageCall(server, 'PATCH', `/users/${bare.id}`, { token: tokens.admin, body: { email: 'bare@example.com', email_verified: true } });
+        assert.deepEqual([marked.status, marked.json.email, marked.json.email_verified], [200, 'bare@example.com', true]);
+        assert.deepEqual(audit.of('email_verification.marked').map((e) => [e.userId, e.verified]), [[bare.id, true]]);
+        const nowhere = await manageCall(server, 'PATCH', `/users/${bare.id}`, { token: tokens.admin, body: { email: null, email_verified: true } });
+        assert.deepEqual([nowhere.status, nowhere.json.detail], [400, 'emailVerified cannot be true for a user with no email address']);
+
+        // The CLI: `user send-verification` queues one (in the outbox, which a running server's sender sends).
+        const cli = await addUser(server, { username: 'cleo' });
+        const run = await runGatehouse(['user', 'send-verification', cli.username, '--json'], { GATEHOUSE_DATABASE_URL: server.database.url, GATEHOUSE_ISSUER: server.issuer, ...mailEnv(smtp) });
+        assert.equal(run.code, 0, run.stderr);
+        const printed = JSON.parse(run.stdout) as Record<string, unknown>;
+        assert.deepEqual([printed.username, printed.to], ['cleo', 'cleo@example.com']);
+        const queued = await server.gatehouse.store.outbox.get(printed.message_id as string);
+        assert.deepEqual([queued?.destination, queued?.kind, queued?.status], ['cleo@example.com', 'mail.email_verification', 'pending']);
+
+        // The console: the user's page shows the state and offers the link while it is unverified.
+        await bootstrap({ databaseUrl: server.database.url, issuer: server.issuer }, 'console-admin', 'console admin password 1');
+        const { jar } = await consoleSignIn(server.url, 'console-admin', 'console admin password 1');
+        const userPage = await (await browse(`${server.url}/manage/users/${cli.id}`, jar)).text();
+        assert.match(userPage, /<dd id="email-verified">Not verified<\/dd>/);
+        const confirmPath = `/manage/users/${cli.id}/email-verification`;
+        assert.match(userPage, new RegExp(`<a href="${confirmPath}">Send a verification link</a>`));
+        const confirm = await (await browse(`${server.url}${confirmPath}`, jar)).text();
+        assert.match(confirm, /Send “cleo” a link to verify their e-mail address/);
+        const token = formFields(confirm).find(([name]) => name === 'csrf_token')![1];
+        const origin = new URL(server.issuer).origin;
+        const posted = await submit(`${server.url}${confirmPath}`, [['csrf_token', token]], jar, { origin, referer: `${origin}${confirmPath}` });
+        assert.deepEqual([posted.status, posted.headers.get('location')], [303, `/manage/users/${cli.id}?done=verificationSent`]);
+        assert.deepEqual((await mailed()).map((m) => m.to), [['cleo@example.com']]);
+      } finally {
+        await server.close();
+      }
+    });
+
     test('without mail the page says so and sends nothing; without a session the page sends the browser to sign in', async () => {
       const { server, profile, post } = await setUp({});
       try {
@@ -259,6 +318,10 @@ for (const kind of DATABASES) {
         const refused = await post(jar, 'send-link');
         assert.equal(refused.status, 404);
         assert.match(await refused.text(), /E-mail verification is not available here/);
+        const tokens = await manageTokens(server);
+        const off = await manageCall(server, 'POST', `/users/${user.id}/email-verification`, { token: tokens.admin });
+        assert.equal(off.status, 409);
+        assert.match(String(off.json.detail), /mail is not configured/);
         const forged = await submit(`${server.url}/uas/account/profile/send-link`, { csrf_token: 'x' }, jar, { origin: 'https://evil.example' });
         assert.equal(forged.status, 403);
       } finally {

@@ -355,6 +355,14 @@ export const en = {
   sendResetLink: 'Send a reset link',
   confirmSendResetLink: 'Send “{name}” a link to choose a new password, to their e-mail address? Their password stays as it is until they use the link.',
   done_resetSent: 'A reset link is on its way to the user’s e-mail address.',
+  emailVerified: 'E-mail verified',
+  emailVerifiedYes: 'Verified',
+  emailVerifiedNo: 'Not verified',
+  markEmailVerified: 'Mark the e-mail address as verified',
+  markEmailVerifiedHint: 'Tick only if you know the address reaches this person. Left unticked, a changed address is unverified until the user follows a verification link.',
+  sendVerificationLink: 'Send a verification link',
+  confirmSendVerificationLink: 'Send “{name}” a link to verify their e-mail address? It counts as verified once they follow the link.',
+  done_verificationSent: 'A verification link is on its way to the user’s e-mail address.',
 };
 
 export type ConsoleMessages = typeof en;

@@ -357,4 +357,12 @@ export const fi: ConsoleMessages = {
   sendResetLink: 'Lähetä salasanan vaihtolinkki',
   confirmSendResetLink: 'Lähetetäänkö käyttäjälle ”{name}” hänen sähköpostiosoitteeseensa linkki uuden salasanan valitsemiseksi? Salasana pysyy ennallaan, kunnes hän käyttää linkkiä.',
   done_resetSent: 'Salasanan vaihtolinkki on matkalla käyttäjän sähköpostiosoitteeseen.',
+  emailVerified: 'Sähköposti vahvistettu',
+  emailVerifiedYes: 'Vahvistettu',
+  emailVerifiedNo: 'Ei vahvistettu',
+  markEmailVerified: 'Merkitse sähköpostiosoite vahvistetuksi',
+  markEmailVerifiedHint: 'Valitse vain, jos tiedät osoitteen tavoittavan tämän henkilön. Muuten vaihdettu osoite on vahvistamaton, kunnes käyttäjä avaa vahvistuslinkin.',
+  sendVerificationLink: 'Lähetä vahvistuslinkki',
+  confirmSendVerificationLink: 'Lähetetäänkö käyttäjälle ”{name}” linkki sähköpostiosoitteen vahvistamiseksi? Osoite on vahvistettu, kun hän avaa linkin.',
+  done_verificationSent: 'Vahvistuslinkki on matkalla käyttäjän sähköpostiosoitteeseen.',
 };

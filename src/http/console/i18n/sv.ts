@@ -357,4 +357,12 @@ export const sv: ConsoleMessages = {
   sendResetLink: 'Skicka en återställningslänk',
   confirmSendResetLink: 'Skicka en länk till ”{name}” för att välja ett nytt lösenord, till hens e-postadress? Lösenordet förblir oförändrat tills hen använder länken.',
   done_resetSent: 'En återställningslänk är på väg till användarens e-postadress.',
+  emailVerified: 'E-post verifierad',
+  emailVerifiedYes: 'Verifierad',
+  emailVerifiedNo: 'Inte verifierad',
+  markEmailVerified: 'Markera e-postadressen som verifierad',
+  markEmailVerifiedHint: 'Kryssa bara i om du vet att adressen når den här personen. Annars är en ändrad adress overifierad tills användaren följer en verifieringslänk.',
+  sendVerificationLink: 'Skicka en verifieringslänk',
+  confirmSendVerificationLink: 'Skicka en länk till ”{name}” för att verifiera hens e-postadress? Den räknas som verifierad när hen följer länken.',
+  done_verificationSent: 'En verifieringslänk är på väg till användarens e-postadress.',
 };
