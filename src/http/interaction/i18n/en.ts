@@ -230,6 +230,8 @@ export const en = {
   verifyDone: 'Your e-mail address {email} is now verified.',
   verifyGone: 'This link can no longer be used: it was used already, it expired, or your e-mail address was changed since it was sent. Ask for a new one on your profile page.',
   verifyProfileLink: 'Go to your profile',
+  accessDeniedUnverified: '{client} requires a verified e-mail address, and yours is not verified yet. Send yourself a verification link from your profile page, follow it, then sign in to the application again.',
+  accessDeniedVerifyLink: 'Verify your e-mail address',
 };
 
 export type Messages = typeof en;

@@ -219,4 +219,6 @@ export const fi: Messages = {
   verifyDone: 'Sähköpostiosoitteesi {email} on nyt vahvistettu.',
   verifyGone: 'Tätä linkkiä ei voi enää käyttää: sitä on jo käytetty, se on vanhentunut tai sähköpostiosoitteesi on vaihtunut sen lähettämisen jälkeen. Pyydä uusi profiilisivullasi.',
   verifyProfileLink: 'Siirry profiiliisi',
+  accessDeniedUnverified: '{client} edellyttää vahvistettua sähköpostiosoitetta, eikä omaasi ole vielä vahvistettu. Lähetä itsellesi vahvistuslinkki profiilisivultasi, avaa se ja kirjaudu sitten sovellukseen uudelleen.',
+  accessDeniedVerifyLink: 'Vahvista sähköpostiosoitteesi',
 };

@@ -219,4 +219,6 @@ export const sv: Messages = {
   verifyDone: 'Din e-postadress {email} är nu verifierad.',
   verifyGone: 'Den här länken kan inte längre användas: den har redan använts, den har gått ut eller din e-postadress har ändrats sedan den skickades. Be om en ny på din profilsida.',
   verifyProfileLink: 'Gå till din profil',
+  accessDeniedUnverified: '{client} kräver en verifierad e-postadress, och din är inte verifierad ännu. Skicka dig en verifieringslänk från din profilsida, följ den och logga sedan in i applikationen igen.',
+  accessDeniedVerifyLink: 'Verifiera din e-postadress',
 };
