@@ -172,6 +172,8 @@ class ProfileView {
       t,
       title: t.profileTitle,
       display: 'page',
+      // The layout's meta must agree with the header: a no-referrer page's form posts `Origin: null`, and the same-origin check would refuse it.
+      referrer: 'same-origin',
       username: user.username,
       givenName: user.givenName ?? '',
       familyName: user.familyName ?? '',
