@@ -118,6 +118,7 @@ await withoutIndexes('users', () => inBatches<UsersTable>(
       given_name: 'Seed',
       family_name: `User ${i}`,
       email: `${username}@example.com`,
+      email_verified: 0,
       organization_id: null,
       created_at: now,
       updated_at: now,

@@ -408,6 +408,27 @@ export const settings = {
     doc: 'How long an invitation link stays usable (docs/invitations.md); a resend makes a new link with a new lifetime and kills the old one.',
     parse: integer(300, 90 * DAY),
   }),
+  emailVerificationLifetime: setting({
+    env: 'GATEHOUSE_EMAIL_VERIFICATION_LIFETIME',
+    type: 'seconds',
+    default: '3600',
+    doc: 'How long an e-mail verification link stays usable (docs/email-verification.md); it is also spent by its use and dies when the address changes any other way.',
+    parse: integer(60, 7 * DAY),
+  }),
+  emailVerificationsPerAccount: setting({
+    env: 'GATEHOUSE_EMAIL_VERIFICATIONS_PER_ACCOUNT',
+    type: 'integer',
+    default: '5',
+    doc: 'Most verification links one account may ask to be sent per hour on its profile page; further asks are refused with a message and send nothing (docs/email-verification.md). Administrators\' sends are not counted. 0: no limit.',
+    parse: integer(0, 1000),
+  }),
+  emailVerificationsPerRecipient: setting({
+    env: 'GATEHOUSE_EMAIL_VERIFICATIONS_PER_RECIPIENT',
+    type: 'integer',
+    default: '5',
+    doc: 'Most verification links one e-mail address may be sent per hour, from all accounts together (so nobody can flood someone else\'s mailbox by asking to change to it); further asks are refused and send nothing. Administrators\' sends are not counted. 0: no limit.',
+    parse: integer(0, 1000),
+  }),
   passkeySignInsPerAddress: setting({
     env: 'GATEHOUSE_PASSKEY_SIGN_INS_PER_ADDRESS',
     type: 'integer',

@@ -108,6 +108,7 @@ export function aUser(username: string): User {
     givenName: 'Ada',
     familyName: 'Lovelace',
     email: `${username}@example.com`,
+    emailVerified: false,
     organizationId: undefined,
     attributes: {},
     createdAt: now,

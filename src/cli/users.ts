@@ -19,6 +19,7 @@ interface PasswordFlags {
 interface CreateFlags extends PasswordFlags, JsonFlag {
   username: string;
   email?: string;
+  emailVerified?: boolean;
   givenName?: string;
   familyName?: string;
   organization?: string;
@@ -28,6 +29,7 @@ interface CreateFlags extends PasswordFlags, JsonFlag {
 interface UpdateFlags extends JsonFlag {
   username?: string;
   email?: string;
+  emailVerified?: boolean;
   givenName?: string;
   familyName?: string;
   organization?: string;
@@ -45,6 +47,7 @@ function userView(user: User | UserProfile, groups: Group[]): Record<string, unk
     username: user.username,
     status: user.status,
     email: user.email,
+    email_verified: user.emailVerified,
     given_name: user.givenName,
     family_name: user.familyName,
     organization_id: user.organizationId,
@@ -72,6 +75,7 @@ export function registerUserCommands(program: Command): void {
   withPasswordOptions(user.command('create').description('create a user (enabled) with a password'))
     .requiredOption('--username <username>', 'unique, compared case-insensitively')
     .option('--email <email>', 'email address')
+    .option('--email-verified', 'you vouch for the address: the email_verified claim says true (docs/email-verification.md); without it the user verifies it by a link')
     .option('--given-name <name>', 'given (first) name')
     .option('--family-name <name>', 'family name (surname)')
     .option('--organization <id>', 'id of the organization the user belongs to')
@@ -84,6 +88,7 @@ export function registerUserCommands(program: Command): void {
           username: flags.username,
           password,
           email: flags.email,
+          emailVerified: flags.emailVerified,
           givenName: flags.givenName,
           familyName: flags.familyName,
           organizationId: flags.organization,
@@ -127,7 +132,9 @@ export function registerUserCommands(program: Command): void {
     .description("change a user's username, email, names, organization or custom attributes; the rest stay")
     .argument('<user>', 'id or username')
     .option('--username <username>', 'a new username (unique, compared case-insensitively)')
-    .option('--email <email>', "email address ('' removes it)")
+    .option('--email <email>', "email address ('' removes it); a changed address is unverified unless --email-verified comes with it")
+    .option('--email-verified', 'you vouch for the address (as it is after this change): the email_verified claim says true (docs/email-verification.md)')
+    .option('--no-email-verified', 'the address is not verified')
     .option('--given-name <name>', "given (first) name ('' removes it)")
     .option('--family-name <name>', "family name ('' removes it)")
     .option('--organization <id>', "id of the organization the user belongs to ('' removes the user from it)")
@@ -139,13 +146,14 @@ export function registerUserCommands(program: Command): void {
         const changes: UserChanges = {
           username: flags.username,
           email: flags.email,
+          emailVerified: flags.emailVerified,
           givenName: flags.givenName,
           familyName: flags.familyName,
           organizationId: flags.organization,
           attributes: attributeChanges(flags.attribute, flags.removeAttribute),
         };
         const fields = Object.entries(changes).filter(([, value]) => value !== undefined).map(([field]) => field);
-        if (fields.length === 0) throw new UsageError('nothing to change: give --username, --email, --given-name, --family-name, --organization, --attribute or --remove-attribute');
+        if (fields.length === 0) throw new UsageError('nothing to change: give --username, --email, --email-verified, --no-email-verified, --given-name, --family-name, --organization, --attribute or --remove-attribute');
         const changed = await admin.users.update(acting, key, changes);
         show(userView(changed, await admin.users.groupsOf(changed.id)), flags.json);
       }),
@@ -172,6 +180,20 @@ export function registerUserCommands(program: Command): void {
         const sent = await admin.users.sendPasswordReset(acting, key, { locale: flags.locale });
         if (flags.json) return printJson({ id: sent.user.id, username: sent.user.username, to: sent.user.email, message_id: sent.messageId });
         printLine(`Reset link for ${sent.user.username} queued to ${sent.user.email ?? ''} (outbox message ${sent.messageId}); a running server sends it.`);
+      }),
+    );
+
+  user
+    .command('send-verification')
+    .description('send the user an e-mail verification link (docs/email-verification.md); exit 2 when mail is off')
+    .argument('<user>', 'id or username')
+    .option('--locale <locale>', 'the language of the mail: en, fi or sv', 'en')
+    .option('--json', 'print JSON only')
+    .action((key: string, flags: { locale: string } & JsonFlag) =>
+      withStore(async ({ admin, acting }) => {
+        const sent = await admin.users.sendEmailVerification(acting, key, { locale: flags.locale });
+        if (flags.json) return printJson({ id: sent.user.id, username: sent.user.username, to: sent.user.email, message_id: sent.messageId });
+        printLine(`Verification link for ${sent.user.username} queued to ${sent.user.email ?? ''} (outbox message ${sent.messageId}); a running server sends it.`);
       }),
     );
 

@@ -52,6 +52,11 @@ export interface PolicyDocument {
    * requirements of src/oauth/levels.ts, always essential. undefined: whatever the request asks.
    */
   minimumAuthentication: PolicyRequirement | undefined;
+  /**
+   * `require_verified_email` (issue 25 item 3, docs/email-verification.md): a user whose e-mail
+   * address is not verified gets no code or token for the client, whatever the access rules say.
+   */
+  requireVerifiedEmail: boolean;
 }
 
 /** The requirements a policy may set: those of the levels of authentication (src/protocol/acr-levels.ts). */
@@ -74,6 +79,8 @@ export interface Policy {
 export const PROTECTED_CLAIMS: ReadonlySet<string> = new Set([
   'sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'amr', 'acr', 'session_index', 'nonce', 'azp', 'jti', 'scope', 'client_id', 'active', 'token_type',
   'at_hash', 'c_hash', 'nbf', 'token_audiences', 'cnf', 'sid',
+  // Exact everywhere it appears (docs/email-verification.md): only the verification state says it.
+  'email_verified',
 ]);
 
 export const POLICY_LIMITS = { name: 100, claims: 50, listItems: 100, text: 255, attributes: 20 } as const;
@@ -97,7 +104,7 @@ const SCOPE = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
 /** The policy in its wire form, checked; throws PolicyDocumentError naming the first field at fault. */
 export function parsePolicyDocument(input: unknown): PolicyDocument {
-  const doc = object(input, '(document)', ['name', 'access', 'claims', 'minimum_authentication']);
+  const doc = object(input, '(document)', ['name', 'access', 'claims', 'minimum_authentication', 'require_verified_email']);
   const name = text(doc.name, 'name', POLICY_LIMITS.name);
   if (!NAME.test(name)) throw new PolicyDocumentError('name', 'must start with a letter or digit and hold only letters, digits, ".", "_" and "-"');
   const access = doc.access === undefined ? undefined : parseAccess(doc.access);
@@ -108,7 +115,8 @@ export function parsePolicyDocument(input: unknown): PolicyDocument {
     seen.add(c.claim);
   });
   const minimumAuthentication = doc.minimum_authentication === undefined ? undefined : requirement(doc.minimum_authentication);
-  return { name, access, claims, minimumAuthentication };
+  if (doc.require_verified_email !== undefined && typeof doc.require_verified_email !== 'boolean') throw new PolicyDocumentError('require_verified_email', 'must be true or false');
+  return { name, access, claims, minimumAuthentication, requireVerifiedEmail: doc.require_verified_email === true };
 }
 
 function requirement(value: unknown): PolicyRequirement {
@@ -220,6 +228,7 @@ export function policyDocumentJson(doc: PolicyDocument): Record<string, unknown>
       ...(c.single ? { single: true } : {}),
     })),
     ...(doc.minimumAuthentication === undefined ? {} : { minimum_authentication: doc.minimumAuthentication }),
+    ...(doc.requireVerifiedEmail ? { require_verified_email: true } : {}),
   };
 }
 

@@ -11,6 +11,12 @@ export interface User {
   givenName: string | undefined;
   familyName: string | undefined;
   email: string | undefined;
+  /**
+   * Whether `email` was proven to reach the user — a verification link followed, or an
+   * administrator's explicit act (docs/email-verification.md) — as the `email_verified` claim
+   * says (OIDC Core §5.1). Never true without an address; any change of the address clears it.
+   */
+  emailVerified: boolean;
   organizationId: string | undefined;
   attributes: Attributes;
   createdAt: number;

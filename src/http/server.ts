@@ -14,6 +14,7 @@ import { recordSessionDevices } from './session-devices.ts';
 import { passwordResetRoutes } from './interaction/password-reset-routes.ts';
 import { selfRegistrationRoutes } from './interaction/registration-routes.ts';
 import { invitationRoutes } from './interaction/invitation-routes.ts';
+import { profileRoutes } from './interaction/profile-routes.ts';
 import { deviceRoutes } from './interaction/device-routes.ts';
 import { interactionRoutes } from './interaction/login-route.ts';
 import { enrolRoutes } from './interaction/enrol-route.ts';
@@ -90,6 +91,7 @@ export async function buildHttpServer(deps: HttpDeps, options: ServerOptions = {
   await app.register(async (scope) => deviceRoutes(scope, deps));
   await app.register(async (scope) => accountRoutes(scope, deps));
   await app.register(async (scope) => accountPages(scope, deps));
+  await app.register(async (scope) => profileRoutes(scope, deps));
   await app.register(async (scope) => passwordResetRoutes(scope, deps));
   await app.register(async (scope) => selfRegistrationRoutes(scope, deps));
   await app.register(async (scope) => invitationRoutes(scope, deps));

@@ -2,6 +2,8 @@
  * Changing a user with CustomerID's update rule (REST API 2.0, "Update user"): the attributes
  * given replace the stored ones, an empty value deletes one, and the rest stay. The same checks
  * as createUser apply, and a status other than `enabled` ends the user's access as setStatus does.
+ * A changed e-mail address is unverified unless the same change says otherwise (AM51), and the
+ * user's pending verification links die with the old address.
  */
 import type { User, UserStatus } from '../domain/user.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -12,7 +14,7 @@ import { IdentityError } from './errors.ts';
 import { hashPassword } from './passwords.ts';
 import type { PasswordPolicy } from './password-policy.ts';
 import { optionalText, requiredText } from './text.ts';
-import { checkedEmail, checkedPassword, endUserSessions, getUser, requireUserOrganization, userStatus, type UnitOfWork } from './users.ts';
+import { checkedEmail, checkedEmailVerified, checkedPassword, endUserSessions, getUser, requireUserOrganization, userStatus, type UnitOfWork } from './users.ts';
 
 export interface UserChangeDeps extends UnitOfWork {
   users: UserStore;
@@ -27,6 +29,8 @@ export interface UserChanges {
   givenName?: string | null;
   familyName?: string | null;
   email?: string | null;
+  /** The administrator's explicit word on the address (as it is after this change); omitted: kept while the address is unchanged, false when it changes (AM51). */
+  emailVerified?: boolean;
   organizationId?: string | null;
   status?: UserStatus;
   password?: string;
@@ -62,11 +66,15 @@ export async function updateUser(deps: UserChangeDeps, idOrUsername: string, cha
       const givenName = changes.givenName === undefined ? current.givenName : optionalText(changes.givenName, 'givenName');
       const familyName = changes.familyName === undefined ? current.familyName : optionalText(changes.familyName, 'familyName');
       const email = changes.email === undefined ? current.email : checkedEmail(changes.email);
+      const emailChanged = email !== current.email;
+      const emailVerified = checkedEmailVerified(changes.emailVerified, email) ?? (emailChanged ? false : current.emailVerified);
       organizationId = changes.organizationId === undefined ? current.organizationId : optionalText(changes.organizationId, 'organizationId');
       if (organizationId !== undefined && organizationId !== current.organizationId) await requireUserOrganization(tx, organizationId);
       const attributes = changes.attributes === undefined ? current.attributes : applyAttributeChanges(current.attributes, changes.attributes);
-      const next: User = { ...current, username, status, givenName, familyName, email, organizationId, attributes, updatedAt: now };
+      const next: User = { ...current, username, status, givenName, familyName, email, emailVerified, organizationId, attributes, updatedAt: now };
       if (!(await tx.users.update(next))) throw gone(idOrUsername);
+      // A link sent for the old address (or to change it) no longer fits: the conditional confirmEmail would refuse it anyway.
+      if (emailChanged) await tx.emailVerifications.deleteOfUser(id);
       if (passwordHash !== undefined && !(await tx.users.setPasswordHash(id, passwordHash, now))) throw gone(idOrUsername);
       if (passwordHash !== undefined || (changes.status !== undefined && status !== 'enabled')) await endUserSessions(tx, id, now);
       return next;

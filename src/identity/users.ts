@@ -43,6 +43,11 @@ export interface NewUser {
   password?: string;
   status?: UserStatus;
   email?: string;
+  /**
+   * The administrator's explicit word that `email` reaches the user (docs/email-verification.md):
+   * without it a new user's address is unverified until a verification link is followed (AM51).
+   */
+  emailVerified?: boolean;
   givenName?: string;
   familyName?: string;
   organizationId?: string;
@@ -61,6 +66,7 @@ export async function createUser(deps: UserDeps, input: NewUser, authority: Auth
   const givenName = optionalText(input.givenName, 'givenName');
   const familyName = optionalText(input.familyName, 'familyName');
   const email = checkedEmail(input.email);
+  const emailVerified = checkedEmailVerified(input.emailVerified, email) ?? false;
   const password = input.password === undefined ? undefined : checkedPassword(input.password, { username, email }, deps.passwordPolicy);
   const organizationId = optionalText(input.organizationId, 'organizationId');
   const groupNames = input.groups ?? [];
@@ -77,6 +83,7 @@ export async function createUser(deps: UserDeps, input: NewUser, authority: Auth
     givenName,
     familyName,
     email,
+    emailVerified,
     organizationId,
     attributes: input.attributes ?? {},
     createdAt: now,
@@ -261,6 +268,17 @@ export function checkedEmail(value: unknown): string | undefined {
   const email = optionalText(value, 'email');
   if (email !== undefined && !EMAIL.test(email)) throw new IdentityError('invalid_argument', `email ${JSON.stringify(email)} is not an email address`, 'email');
   return email;
+}
+
+/**
+ * An administrator's explicit `emailVerified` (undefined: not said), checked against the address
+ * it would be said of: true for no address is refused (AM51), as is anything but a boolean.
+ */
+export function checkedEmailVerified(value: unknown, email: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'boolean') throw new IdentityError('invalid_argument', 'emailVerified must be true or false', 'emailVerified');
+  if (value && email === undefined) throw new IdentityError('invalid_argument', 'emailVerified cannot be true for a user with no email address', 'emailVerified');
+  return value;
 }
 
 function gone(idOrUsername: string): IdentityError {

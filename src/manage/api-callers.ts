@@ -18,7 +18,7 @@ import type { Store } from '../storage/ports.ts';
 import { MANAGE_API_CLIENT_ID } from './management-clients.ts';
 
 export interface ApiCallerDeps {
-  store: Pick<Store, 'tokens' | 'clients' | 'groups' | 'policies'>;
+  store: Pick<Store, 'tokens' | 'clients' | 'groups' | 'policies' | 'users'>;
   clock: Clock;
 }
 

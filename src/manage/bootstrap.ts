@@ -104,7 +104,7 @@ async function bootstrapIn(
     const existing = await tx.users.getByUsername(wanted.username);
     if (existing) user = { id: existing.id, username: existing.username, created: false };
     else {
-      const created: User = { id: await newUserId(tx, deps.random), username: wanted.username, status: 'enabled', givenName: undefined, familyName: undefined, email: wanted.email, organizationId: undefined, attributes: {}, createdAt: now, updatedAt: now };
+      const created: User = { id: await newUserId(tx, deps.random), username: wanted.username, status: 'enabled', givenName: undefined, familyName: undefined, email: wanted.email, emailVerified: false, organizationId: undefined, attributes: {}, createdAt: now, updatedAt: now };
       await tx.users.insert(created, passwordHash);
       const admins = await tx.groups.getByName(config.manageAdminGroup);
       if (!admins) throw new IdentityError('inconsistent', `the group ${config.manageAdminGroup} vanished during the bootstrap`);

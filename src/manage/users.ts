@@ -18,6 +18,7 @@ import type { AdministrationPorts, AdministrationSettings } from './ports.ts';
 import { userFactorAdministration, type UserFactorAdministration } from './user-factors.ts';
 import { passwordResetAdministration, type PasswordResetAdministration } from './password-resets.ts';
 import { passwordPolicyOf } from '../identity/password-policy.ts';
+import { emailVerificationAdministration, type EmailVerificationAdministration } from './email-verifications.ts';
 
 export type { NewUser, UserChanges };
 
@@ -34,7 +35,7 @@ export interface UserIdQuery extends Omit<UserQuery, 'organizationIds'> {
 }
 
 /** The user's second factors are administered here too (user-factors.ts): `factors`, `resetFactors`, `removeFactor`, `importTotp`, `renameFactor`, `sealTotpSecrets`. */
-export interface UserAdministration extends UserFactorAdministration, PasswordResetAdministration {
+export interface UserAdministration extends UserFactorAdministration, PasswordResetAdministration, EmailVerificationAdministration {
   /** A user by id or, failing that, by username (IdentityError `not_found`). */
   get(idOrUsername: string): Promise<User>;
   /** A user by id only (never a username, which could look like another user's id); undefined when none. */
@@ -64,7 +65,7 @@ export interface UserAdministration extends UserFactorAdministration, PasswordRe
 }
 
 /** The ports of the user use cases: of the settings, only the administrators group's name. */
-export type UserPorts = Pick<AdministrationPorts, 'store' | 'clock' | 'random' | 'audit' | 'mail'> & { settings: Pick<AdministrationSettings, 'manageAdminGroup' | 'keyEncryptionKey'> & Partial<Pick<AdministrationSettings, 'issuer' | 'passwordResetLifetime' | 'passwordMinLength'>> };
+export type UserPorts = Pick<AdministrationPorts, 'store' | 'clock' | 'random' | 'audit' | 'mail'> & { settings: Pick<AdministrationSettings, 'manageAdminGroup' | 'keyEncryptionKey'> & Partial<Pick<AdministrationSettings, 'issuer' | 'passwordResetLifetime' | 'passwordMinLength' | 'emailVerificationLifetime'>> };
 
 export function userAdministration(ports: UserPorts): UserAdministration {
   const { store, clock, random, audit } = ports;
@@ -73,6 +74,7 @@ export function userAdministration(ports: UserPorts): UserAdministration {
   return {
     ...userFactorAdministration(ports),
     ...passwordResetAdministration(ports),
+    ...emailVerificationAdministration(ports),
     get: (idOrUsername) => getUser(store, idOrUsername),
     byId: (id) => store.users.get(id),
     profile: (id) => store.users.getProfile(id),
@@ -96,6 +98,7 @@ export function userAdministration(ports: UserPorts): UserAdministration {
     async create(acting, input) {
       const user = await createUser(deps, input, acting.authority);
       audit.emit({ event: 'user.created', userId: user.id, username: user.username, actor: acting.actor });
+      if (input.emailVerified !== undefined) audit.emit({ event: 'email_verification.marked', userId: user.id, username: user.username, verified: user.emailVerified, actor: acting.actor });
       return user;
     },
     async update(acting, idOrUsername, changes) {
@@ -104,6 +107,8 @@ export function userAdministration(ports: UserPorts): UserAdministration {
       // identity API always said it (the one front end whose update can change it).
       const fields = Object.entries(changes).flatMap(([name, value]) => (value === undefined ? [] : [name]));
       audit.emit({ event: 'user.updated', userId: updated.id, username: updated.username, fields, status: changes.status, actor: acting.actor });
+      // The administrator's explicit word on the address (AM51), an event of its own: what makes a claim say "verified" without a link.
+      if (changes.emailVerified !== undefined) audit.emit({ event: 'email_verification.marked', userId: updated.id, username: updated.username, verified: updated.emailVerified, actor: acting.actor });
       return updated;
     },
     async setPassword(acting, idOrUsername, password) {

@@ -10,7 +10,7 @@ import { toNumericDate } from '../lib/clock.ts';
 export const SCOPE_CLAIM_NAMES: Readonly<Record<string, readonly string[]>> = {
   openid: ['sub'],
   profile: ['name', 'given_name', 'family_name', 'preferred_username', 'updated_at'],
-  email: ['email'],
+  email: ['email', 'email_verified'],
 };
 
 /** The standard claim names a granted scope releases, in SCOPE_CLAIM_NAMES order, without duplicates. */
@@ -32,7 +32,12 @@ export function scopeClaims(user: UserProfile, scope: readonly string[]): Record
     claims.preferred_username = user.username;
     claims.updated_at = toNumericDate(user.updatedAt);
   }
-  if (scope.includes('email') && user.email) claims.email = user.email;
+  if (scope.includes('email') && user.email) {
+    claims.email = user.email;
+    // OIDC Core §5.1: true only when the address was verified — a link followed or an
+    // administrator's explicit act (docs/email-verification.md); always beside `email`, never alone.
+    claims.email_verified = user.emailVerified;
+  }
   return claims;
 }
 

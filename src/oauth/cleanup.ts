@@ -58,7 +58,7 @@ export const OUTBOX_DEAD_RETENTION_MS = 30 * 24 * 60 * 60_000;
 export const DEFAULT_MAX_BATCHES = 100;
 
 export interface CleanupDeps {
-  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges' | 'outbox' | 'passwordResets' | 'sessionClients' | 'emailCodes' | 'accountRegistrations'>>;
+  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges' | 'outbox' | 'passwordResets' | 'sessionClients' | 'emailCodes' | 'accountRegistrations' | 'emailVerifications'>>;
   clock: Clock;
   /** How long stored audit events are kept (ms; GATEHOUSE_AUDIT_RETENTION); 0 or absent: for ever. */
   auditRetentionMs?: number;
@@ -98,6 +98,8 @@ export interface CleanupReport {
   emailCodes: number;
   /** Self-registration links that expired unfollowed (docs/registration.md). */
   accountRegistrations: number;
+  /** E-mail verification links that expired unused (docs/email-verification.md). */
+  emailVerifications: number;
   /** true when some table hit `maxBatches`: the next pass continues there. */
   more: boolean;
   ms: number;
@@ -183,12 +185,15 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
   // Expired registration links: deleted at once, as the reset links.
   const accountRegistrations = store.accountRegistrations ? await drain(() => store.accountRegistrations!.deleteExpired(now, batchSize)) : 0;
 
-  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, outbox, passwordResets, sessionClients, emailCodes, accountRegistrations, more, ms: Date.now() - started };
+  // Expired verification links (take and find refuse them): deleted at once.
+  const emailVerifications = store.emailVerifications ? await drain(() => store.emailVerifications!.deleteExpired(now, batchSize)) : 0;
+
+  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, outbox, passwordResets, sessionClients, emailCodes, accountRegistrations, emailVerifications, more, ms: Date.now() - started };
 }
 
 /** Every row one pass deleted, over all tables. */
 export function deletedRows(report: CleanupReport): number {
-  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns + report.passkeyChallenges + report.outbox + report.passwordResets + report.emailCodes + report.sessionClients + report.accountRegistrations;
+  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns + report.passkeyChallenges + report.outbox + report.passwordResets + report.emailCodes + report.sessionClients + report.accountRegistrations + report.emailVerifications;
 }
 
 function yieldToEventLoop(): Promise<void> {

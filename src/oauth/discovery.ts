@@ -37,6 +37,7 @@ export const CLAIMS_SUPPORTED = [
   'preferred_username',
   'updated_at',
   'email',
+  'email_verified',
 ] as const;
 
 /** Paths of the endpoints, relative to the issuer. */

@@ -85,6 +85,11 @@ export const AUDIT_EVENTS = {
   'invitation.resent': 'An administrator resent a pending invitation: a new link was queued and the old one no longer works.',
   'invitation.revoked': 'An administrator revoked a pending invitation: its link no longer works.',
   'invitation.accepted': 'An invitee followed the link and chose a password: the account was made (the address as username) and signed in.',
+  'email_verification.sent': "An e-mail verification link was queued: to the user's address, or to a new address they asked to change to (change); asked for by the user on their profile page or sent by an administrator (actor).",
+  'email_verification.not_sent': "A user asked for a verification link and nothing was sent: the account's or the recipient address's hourly budget was spent.",
+  'email_verification.verified': 'A user followed a verification link: their address is verified, and for a change (changed) the new address replaced the old one.',
+  'email_verification.marked': "An administrator said explicitly whether a user's e-mail address is verified, when creating or changing the user.",
+  'profile.changed': 'A user changed their own name on their profile page (the fields, never the values).',
 } as const satisfies Record<AuditEvent['event'], string>;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

@@ -202,7 +202,20 @@ export type AuditEvent =
   | { event: 'invitation.created'; invitationId: string; email: string; messageId: string; actor: Actor }
   | { event: 'invitation.resent'; invitationId: string; email: string; messageId: string; actor: Actor }
   | { event: 'invitation.revoked'; invitationId: string; email: string; actor: Actor }
-  | { event: 'invitation.accepted'; invitationId: string; userId: string; username: string; ip?: string | undefined };
+  | { event: 'invitation.accepted'; invitationId: string; userId: string; username: string; ip?: string | undefined }
+  /**
+   * E-mail verification (docs/email-verification.md): a link sent (`change`: to a new address the
+   * user wants, not yet theirs; `by`: the user on their profile page, or an administrator's act
+   * with its actor); an ask refused because the account's or the recipient's hourly budget is spent; a link followed (`changed`:
+   * the new address replaced the old one; the addresses themselves are never in the event); an
+   * administrator's explicit word on the address (`verified`), with the create or change that said it.
+   */
+  | { event: 'email_verification.sent'; userId: string; username: string; messageId: string; change: boolean; by: 'user' | 'administrator'; actor?: Actor; ip?: string | undefined }
+  | { event: 'email_verification.not_sent'; userId: string; username: string; reason: 'throttled'; ip?: string | undefined }
+  | { event: 'email_verification.verified'; userId: string; username: string; changed: boolean; ip?: string | undefined }
+  | { event: 'email_verification.marked'; userId: string; username: string; verified: boolean; actor: Actor }
+  /** A user changed their own name on their profile page (the names of the fields, never the values). */
+  | { event: 'profile.changed'; userId: string; username: string; fields: string[]; ip?: string | undefined };
 
 export type ClientAuthEndpoint = 'token' | 'introspection' | 'revocation' | 'device_authorization';
 

@@ -94,6 +94,12 @@ export interface UserStore {
   setPasswordHash(id: string, passwordHash: string, now: number): Promise<boolean>;
   /** Sets the password hash only while it is still `expected` (undefined: none), in ONE conditional UPDATE; false when it changed meanwhile or the user is gone. */
   replacePasswordHash(id: string, expected: string | undefined, passwordHash: string, now: number): Promise<boolean>;
+  /**
+   * Sets the user's address to `email` and marks it verified (a verification link followed,
+   * src/oauth/account/email-verification.ts) only while the address is still `expected`
+   * (undefined: none), in ONE conditional UPDATE; false when it changed meanwhile or the user is gone.
+   */
+  confirmEmail(id: string, expected: string | undefined, email: string, now: number): Promise<boolean>;
   /** Sets the status to `to` only while it is `from`, in ONE conditional UPDATE; false when it is not (an approval decided elsewhere meanwhile) or the user is gone. */
   changeStatus(id: string, from: UserStatus, to: UserStatus, now: number): Promise<boolean>;
   /** Deletes the user only while its status is `status`, in ONE conditional DELETE; false otherwise (a rejection of a registration approved meanwhile). */
@@ -966,6 +972,40 @@ export interface InvitationStore {
   page(query: { status?: InvitationStatus | undefined; now: number; after?: InvitationPageKey | undefined; limit: number }): Promise<Invitation[]>;
 }
 
+/**
+ * An e-mail verification link sent (issue 25 item 3, docs/email-verification.md): keyed by the
+ * SHA-256 of its token, bound to its user, the address it verifies and the address the user had
+ * when it was sent (AM52).
+ */
+export interface EmailVerification {
+  tokenHash: string;
+  userId: string;
+  /** The address the link verifies: the user's own, or the new one of a change. */
+  email: string;
+  /** The user's address when the link was sent (undefined: none); the link works only while it is still that. */
+  previousEmail: string | undefined;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/**
+ * Verification links. Race rule: `take` decides and consumes in ONE conditional DELETE …
+ * RETURNING: of any number of concurrent takes of one token, on any instances, exactly one gets the row.
+ */
+export interface EmailVerificationStore {
+  insert(verification: EmailVerification): Promise<void>;
+  /** The live link of `tokenHash` at `now`, without consuming it (the page's GET: mail scanners prefetch links). */
+  find(tokenHash: string, now: number): Promise<EmailVerification | undefined>;
+  /** Deletes and returns the live link of `tokenHash` at `now`, or undefined (used, expired or unknown). */
+  take(tokenHash: string, now: number): Promise<EmailVerification | undefined>;
+  /** The user's live links at `now`, newest first (the profile page shows a pending change). */
+  listOfUser(userId: string, now: number): Promise<EmailVerification[]>;
+  /** Deletes every link of a user (the address verified or changed: the others are dead anyway). */
+  deleteOfUser(userId: string): Promise<number>;
+  /** Deletes up to `limit` links expired at `now`; how many (the cleanup job). */
+  deleteExpired(now: number, limit: number): Promise<number>;
+}
+
 export interface StoreTransaction {
   clients: ClientStore;
   users: UserStore;
@@ -987,6 +1027,7 @@ export interface StoreTransaction {
   passkeyChallenges: PasskeyChallengeStore;
   outbox: OutboxStore;
   passwordResets: PasswordResetStore;
+  emailVerifications: EmailVerificationStore;
   sessionClients: SessionClientStore;
   emailCodes: EmailCodeStore;
   accountRegistrations: AccountRegistrationStore;

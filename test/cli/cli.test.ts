@@ -343,6 +343,7 @@ for (const kind of DATABASES) {
         username: 'Robert',
         status: 'enabled',
         email: 'robert@example.com',
+        email_verified: false,
         given_name: 'Bob',
         family_name: 'Smith',
         organization_id: org.id,
@@ -360,7 +361,14 @@ for (const kind of DATABASES) {
       failed(await run('user', 'update', 'robert', '--attribute', 'novalue'), /^gatehouse: --attribute takes NAME=VALUE, not "novalue"\n$/);
       failed(await run('user', 'update', 'nobody-such', '--email', 'x@example.com'), /^gatehouse: .*nobody-such/);
       const text = (await run('user', 'update', 'robert', '--given-name', 'Rob')).stdout.split('\n');
-      assert.deepEqual(text.slice(1, 6), ['username         Robert', 'status           enabled', 'email            -', 'given_name       Rob', 'family_name      Smith'], 'text output shows the user');
+      assert.deepEqual(text.slice(1, 7), ['username         Robert', 'status           enabled', 'email            -', 'email_verified   no', 'given_name       Rob', 'family_name      Smith'], 'text output shows the user');
+      // docs/email-verification.md: the operator's explicit word, and any other change of the address clearing it.
+      const verified = async (...flags: string[]) => json(await run('user', 'update', 'robert', ...flags, '--json')).email_verified;
+      assert.equal(await verified('--email', 'rob@example.com', '--email-verified'), true);
+      assert.equal(await verified('--given-name', 'Robbie'), true, 'another field: kept');
+      assert.equal(await verified('--email', 'robbie@example.com'), false, 'a changed address');
+      assert.equal(await verified('--email-verified'), true);
+      assert.equal(await verified('--no-email-verified'), false);
     });
 
     test('policy create, list, show, update and delete; a client refers to a policy by --authorization-policy; a policy in use is not deleted (PO-01, PO-02)', async () => {

@@ -51,7 +51,7 @@ for (const db of DATABASES) {
 
       const email = await tokensFor('openid email');
       const e = (await userInfo(server, email.access_token as string)).body;
-      assert.deepEqual(Object.keys(e).sort(), [...TOKEN_CLAIMS, 'email'].sort());
+      assert.deepEqual(Object.keys(e).sort(), [...TOKEN_CLAIMS, 'email', 'email_verified'].sort());
       assert.equal(e.email, 'katherine@example.test');
 
       const all = await tokensFor('openid email phone address profile');

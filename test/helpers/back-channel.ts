@@ -28,6 +28,7 @@ export async function addUser(store: Store, overrides: Partial<User> = {}): Prom
     givenName: 'Ada',
     familyName: 'Lovelace',
     email: 'ada@example.com',
+    emailVerified: false,
     organizationId: undefined,
     attributes: {},
     createdAt: now,

@@ -52,6 +52,7 @@ export async function createTestUser(store: Store, options: { username?: string;
     givenName: undefined,
     familyName: undefined,
     email: undefined,
+    emailVerified: false,
     organizationId: undefined,
     attributes: {},
     createdAt: now,

@@ -119,6 +119,7 @@ export function aUser(overrides: Partial<User> = {}): User {
     givenName: 'Test',
     familyName: 'User',
     email: `${unique('mail-')}@example.com`,
+    emailVerified: false,
     organizationId: undefined,
     attributes: {},
     createdAt: T0,

@@ -86,7 +86,7 @@ for (const db of DATABASES) {
       assert.match(html, /<p class="client">Partner App asks for access to your account.<\/p>/);
       assert.match(html, /<img class="logo" src="https:\/\/partner.example\/logo.png" alt="Partner App logo" referrerpolicy="no-referrer">/);
       assert.deepEqual(listItems(html, 'consent-scopes'), ['Sign you in', 'See your name and username', 'See your email address']);
-      assert.deepEqual(listItems(html, 'consent-claims'), ['An identifier for you', 'Your full name', 'Your first name', 'Your last name', 'Your username', 'When your profile last changed', 'Your email address']);
+      assert.deepEqual(listItems(html, 'consent-claims'), ['An identifier for you', 'Your full name', 'Your first name', 'Your last name', 'Your username', 'When your profile last changed', 'Your email address', 'Whether your email address is verified']);
       assert.deepEqual(listItems(html, 'consent-audiences'), ['Payroll API']);
       assert.match(html, new RegExp(`Signed in as <strong>${user.username}</strong>`));
       assert.equal(await consentOf(user), undefined, 'nothing remembered before the answer');
@@ -164,7 +164,7 @@ for (const db of DATABASES) {
       assert.deepEqual(listItems(afterLogin, 'consent-claims'), [...profile, 'department', 'The groups you belong to', 'Your email address', 'tenant']);
       // The authorization endpoint's path (single sign-on), with email asked: the standard email claim once, then mail_alias.
       const silent = await assertConsentPage(await authorizeWith(jar, mapped.client, { scope: 'openid email' }));
-      assert.deepEqual(listItems(silent, 'consent-claims'), ['An identifier for you', 'Your email address', 'The groups you belong to', 'mail_alias', 'tenant']);
+      assert.deepEqual(listItems(silent, 'consent-claims'), ['An identifier for you', 'Your email address', 'Whether your email address is verified', 'The groups you belong to', 'mail_alias', 'tenant']);
       // The consent answer's path (an expired form shows the page again), in Finnish.
       const finnish = await assertConsentPage(await authorizeWith(jar, mapped.client, { scope: 'openid', ui_locales: 'fi' }));
       const expired = await assertConsentPage(await answer(jar, finnish, 'allow', (fields) => fields.map(([n, v]): [string, string] => [n, n === 'csrf_token' ? 'A'.repeat(43) : v])), 403);

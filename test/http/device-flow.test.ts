@@ -5,6 +5,7 @@
  * confirmation, localization) and the user-code entry limits. Time moves on an injected clock.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import type { Client } from '../../src/domain/client.ts';
@@ -218,6 +219,25 @@ for (const db of DATABASES) {
       const tokens = await postForm(tokenUrl(), { grant_type: DEVICE_GRANT, device_code: issued.device_code }, { authorization: basic(confidential.client.clientId, confidential.clientSecret) });
       assert.equal(tokens.status, 200);
       assert.deepEqual(Object.keys(tokens.body).sort(), ['access_token', 'expires_in', 'scope', 'token_type']);
+    });
+
+    test('require_verified_email (docs/email-verification.md): a user with an unverified address cannot approve, the device gets access_denied; once verified, the device gets its tokens', async () => {
+      const { store } = server.gatehouse;
+      const name = `device-verified-${randomUUID().slice(0, 8)}`;
+      await store.policies.insert({ document: parsePolicyDocument({ name, require_verified_email: true }), version: 1, createdAt: 0, updatedAt: 0 });
+      const { client: guarded } = await createTestClient(store, { name: 'Verified TV', tokenEndpointAuthMethod: 'none', redirectUris: [], grantTypes: [DEVICE_GRANT], authorizationPolicy: name });
+      const current = (await store.users.get(user.id))!;
+      await store.users.update({ ...current, email: 'tv@example.com', emailVerified: false });
+      const refused = await issue(guarded);
+      assert.equal((await decide(refused.user_code, 'approve')).status, 403);
+      const first = await poll(refused, guarded);
+      assert.deepEqual([first.status, first.body.error], [400, 'access_denied']);
+      await store.users.update({ ...current, email: 'tv@example.com', emailVerified: true });
+      const approved = await issue(guarded);
+      assert.equal((await decide(approved.user_code, 'approve')).status, 200);
+      const tokens = await poll(approved, guarded);
+      assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
+      await store.users.update(current);
     });
 
     test('a user the client\'s authorization policy refuses cannot approve: the page explains it as the authorization endpoint does (en/fi/sv), the device gets access_denied; one removed from the group after approving gets access_denied at the poll (PO-15)', async () => {

@@ -146,7 +146,7 @@ function expectedMetadata(server: RunningServer, { keyEncryptionKey }: { keyEncr
           revocation_endpoint_auth_signing_alg_values_supported: ['RS256', 'PS256', 'ES256', 'EdDSA', 'Ed25519'],
         }),
     code_challenge_methods_supported: ['S256', 'plain'],
-    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'at_hash', 'session_index', 'sid', 'name', 'given_name', 'family_name', 'preferred_username', 'updated_at', 'email'],
+    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'at_hash', 'session_index', 'sid', 'name', 'given_name', 'family_name', 'preferred_username', 'updated_at', 'email', 'email_verified'],
     claims_parameter_supported: false,
     ui_locales_supported: ['en', 'fi', 'sv'],
     display_values_supported: ['page', 'popup', 'touch'],

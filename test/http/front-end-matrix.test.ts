@@ -254,6 +254,34 @@ function invitationCreateRule(outcome: 'refused' | 'done'): Rule {
   };
 }
 
+/**
+ * Changing a verified user's e-mail address (docs/email-verification.md, AM51): without the
+ * administrator's explicit mark the new address is unverified, with it verified — alike in every
+ * front end: `user update --email [--email-verified]`, the identity API's `email` [and
+ * `emailVerified=true`], the management API's `email` [and `email_verified: true`], the console's
+ * edit form [with its box ticked]. The mark is its own audit event.
+ */
+function emailChangeRule(mark: boolean): Rule {
+  return {
+    name: `changing an e-mail address ${mark ? 'with the explicit mark: verified' : 'without a mark: unverified'}, alike`,
+    row: { cli: 'done', 'identity API': 'done', 'management API': 'done', console: 'done' },
+    async attempt(ctx, via, expected) {
+      const admin = await anAdministrator(ctx);
+      const store = ctx.server.gatehouse.store;
+      const user = await createTestUser(store, { password: PASSWORD, email: 'before@example.com', emailVerified: true });
+      const email = `after-${randomUUID().slice(0, 8)}@example.com`;
+      await expectOutcome(ctx, via, expected, {
+        cli: ['user', 'update', user.username, '--email', email, ...(mark ? ['--email-verified'] : [])],
+        identity: { method: 'PUT', path: `/2.0/users/${user.id}`, authorization: await identityBearer(ctx, admin), body: { attributes: { email: [email], ...(mark ? { emailVerified: ['true'] } : {}) } } },
+        manage: { method: 'PATCH', path: `/users/${user.id}`, actor: admin, body: { email, ...(mark ? { email_verified: true } : {}) } },
+        console: { path: `/manage/users/${user.id}/edit`, actor: admin, form: { username: user.username, email, ...(mark ? { email_verified: 'true' } : {}) } },
+      });
+      const after = await store.users.getProfile(user.id);
+      assert.deepEqual([after?.email, after?.emailVerified], [email, mark]);
+    },
+  };
+}
+
 /** The matrix. Every rule is refused or done alike in every front end that has the operation. */
 const RULES: Rule[] = [
   passwordPolicyRule('a password of 11 characters under a minimum of 12', () => 'sea otter 7', /^password must be at least 12 characters$/),
@@ -299,6 +327,8 @@ const RULES: Rule[] = [
     },
     async (ctx, admin) => ctx.server.gatehouse.store.groups.isMember(admin.id, ctx.server.config.manageAdminGroup),
   ),
+  emailChangeRule(false),
+  emailChangeRule(true),
   protectedClientRule('deactivate', CONSOLE_CLIENT_ID, "the web console's client"),
   protectedClientRule('delete', MANAGE_API_CLIENT_ID, "the management API's own client"),
   {

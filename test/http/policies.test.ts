@@ -11,8 +11,9 @@ import { after, before, describe, test } from 'node:test';
 import { decodeJwt } from 'jose';
 import type { Client } from '../../src/domain/client.ts';
 import type { Group } from '../../src/domain/group.ts';
-import { parsePolicyDocument } from '../../src/domain/policy.ts';
+import { parsePolicyDocument, policyDocumentJson } from '../../src/domain/policy.ts';
 import type { User } from '../../src/domain/user.ts';
+import { actingAs } from '../helpers/administration.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { basic, mintCode, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
 import { authorizationUrl, browse, CookieJar, createTestClient, createTestUser, loginThroughForm } from '../helpers/fixtures.ts';
@@ -188,6 +189,40 @@ for (const db of DATABASES) {
       assert.equal(decodeJwt(allowed.body.id_token as string).org, 'Acme Finland');
       await store.policies.update(orgOnly(false), 2);
       assert.equal((await grant()).status, 400);
+    });
+
+    test('require_verified_email: an unverified address gets no code (a page leading to the profile page; prompt=none access_denied), no password grant and no refresh; a verified one gets them (docs/email-verification.md)', async () => {
+      const store = server.gatehouse.store;
+      const name = `${policyName}-verified`;
+      await store.policies.insert({ document: parsePolicyDocument({ name, require_verified_email: true }), version: 1, createdAt: 0, updatedAt: 0 });
+      assert.deepEqual(policyDocumentJson((await store.policies.get(name))!.document), { name, claims: [], require_verified_email: true });
+      const { client, clientSecret } = await createTestClient(store, { redirectUris: [REDIRECT_URI], authorizationPolicy: name, refreshTokens: true, grantTypes: ['authorization_code', 'refresh_token', 'password'] });
+      const auth = { authorization: basic(client.clientId, clientSecret) };
+      const unverified = await createTestUser(store, { password: PASSWORD, email: 'unverified@example.com' });
+      const description = 'The authorization policy of this client requires a verified e-mail address; the user has not verified theirs.';
+
+      const jar = new CookieJar();
+      const page = await loginThroughForm({ baseUrl: server.url, jar }, query(client), { username: unverified.username, password: PASSWORD });
+      assert.equal(page.status, 403);
+      const html = await page.text();
+      assert.match(html, /requires a verified e-mail address, and yours is not verified yet/);
+      assert.match(html, /<a href="\/uas\/account\/profile\?ui_locales=en" id="access-denied-verify">Verify your e-mail address<\/a>/);
+      const href = /<a class="back" href="([^"]+)" id="access-denied-continue">/.exec(html)?.[1]?.replaceAll('&amp;', '&');
+      assert.equal(new URL(href!).searchParams.get('error_description'), description);
+      const silent = assertErrorRedirect(await browse(authorizationUrl(server.url, query(client, { prompt: 'none' })), jar), { redirectUri: REDIRECT_URI, error: 'access_denied', state: 's1', issuer: server.issuer });
+      assert.equal(silent.get('error_description'), description);
+      const password = () => postForm(tokenUrl(), { grant_type: 'password', username: unverified.username, password: PASSWORD, scope: 'openid' }, auth);
+      assert.deepEqual([(await password()).status, (await password()).body.error], [400, 'invalid_grant']);
+
+      await server.gatehouse.deps.admin.users.update(actingAs(), unverified.id, { emailVerified: true });
+      const allowed = await password();
+      assert.equal(allowed.status, 200, JSON.stringify(allowed.body));
+      assertCodeRedirect(await browse(authorizationUrl(server.url, query(client, { prompt: 'none' })), jar), { redirectUri: REDIRECT_URI, state: 's1', issuer: server.issuer });
+      const refresh = () => postForm(tokenUrl(), { grant_type: 'refresh_token', refresh_token: allowed.body.refresh_token as string }, auth);
+      await server.gatehouse.deps.admin.users.update(actingAs(), unverified.id, { email: 'changed@example.com' });
+      assert.deepEqual([(await refresh()).status, (await refresh()).body.error], [400, 'invalid_grant'], 'a changed address is unverified: no refresh');
+      await server.gatehouse.deps.admin.users.update(actingAs(), unverified.id, { emailVerified: true });
+      assert.equal((await refresh()).status, 200);
     });
 
     test('PO-14: the password grant refuses a user the policy refuses with invalid_grant; an allowed user gets the mapped claims', async () => {

@@ -112,6 +112,7 @@ for (const kind of DATABASES) {
       assert.match(await account.text(), new RegExp(email.replace(/\./g, '\\.')), 'the account page shows the signed-in account');
 
       const user = await server.gatehouse.store.users.getByUsername(email);
+      assert.deepEqual([user?.email, user?.emailVerified], [email, true], 'the followed link proved the address (docs/email-verification.md)');
       assert.deepEqual([user?.username, user?.email, user?.givenName, user?.status], [email, email, 'Ines', 'enabled']);
       assert.deepEqual(audit.of('invitation.accepted').filter((e) => e.invitationId === id).map((e) => e.userId), [user!.id]);
       const listed = await manageCall(server, 'GET', `/invitations/${id}`, { token: tokens.reader });

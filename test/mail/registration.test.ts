@@ -134,8 +134,8 @@ for (const kind of DATABASES) {
 
         const user = (await server.gatehouse.store.users.getByUsername('new.person@example.com'))!;
         assert.deepEqual(
-          { username: user.username, email: user.email, status: user.status, givenName: user.givenName, familyName: user.familyName, organizationId: user.organizationId },
-          { username: 'New.Person@example.com', email: 'New.Person@example.com', status: 'enabled', givenName: 'Nova', familyName: 'Person', organizationId: undefined },
+          { username: user.username, email: user.email, emailVerified: user.emailVerified, status: user.status, givenName: user.givenName, familyName: user.familyName, organizationId: user.organizationId },
+          { username: 'New.Person@example.com', email: 'New.Person@example.com', emailVerified: true, status: 'enabled', givenName: 'Nova', familyName: 'Person', organizationId: undefined },
         );
         assert.deepEqual(audit.of('registration.completed').map((e) => [e.userId, e.username, e.status]), [[user.id, user.username, 'enabled']]);
         assert.equal((await follow(link)).page.status, 410, 'the link works once');

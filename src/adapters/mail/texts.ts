@@ -72,6 +72,15 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       ],
       footer: 'This message was sent automatically; please do not reply.',
     },
+    email_verification: {
+      subject: 'Confirm your e-mail address for {product}',
+      paragraphs: [
+        'Someone asked to confirm {email} as the e-mail address of the account {username} at {issuer}. If it was you, confirm it here:',
+        '{link}',
+        'The link works once, for {minutes} minutes. If you did not ask, ignore this message: nothing changes.',
+      ],
+      footer: 'This message was sent automatically; please do not reply.',
+    },
   },
   fi: {
     test: {
@@ -132,6 +141,15 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       ],
       footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
     },
+    email_verification: {
+      subject: 'Vahvista sähköpostiosoitteesi palveluun {product}',
+      paragraphs: [
+        'Osoitteessa {issuer} pyydettiin vahvistamaan {email} tilin {username} sähköpostiosoitteeksi. Jos pyysit sitä itse, vahvista osoite täällä:',
+        '{link}',
+        'Linkki toimii kerran ja {minutes} minuutin ajan. Jos et pyytänyt vahvistusta, voit jättää viestin huomiotta: mikään ei muutu.',
+      ],
+      footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
+    },
   },
   sv: {
     test: {
@@ -189,6 +207,15 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
         'Du är inbjuden att skapa ett konto på {issuer}, med den här e-postadressen ({email}) som användarnamn. Välj ditt lösenord här:',
         '{link}',
         'Länken fungerar en gång, i {days} dagar. Om du inte väntade dig inbjudan kan du bortse från meddelandet: inget konto skapas.',
+      ],
+      footer: 'Meddelandet skickades automatiskt; svara inte på det.',
+    },
+    email_verification: {
+      subject: 'Bekräfta din e-postadress för {product}',
+      paragraphs: [
+        'Någon bad om att bekräfta {email} som e-postadress för kontot {username} på {issuer}. Om det var du, bekräfta den här:',
+        '{link}',
+        'Länken fungerar en gång, i {minutes} minuter. Om du inte bad om det kan du bortse från meddelandet: ingenting ändras.',
       ],
       footer: 'Meddelandet skickades automatiskt; svara inte på det.',
     },

@@ -25,7 +25,7 @@ export interface ConsoleSection {
 }
 
 /** What a finished change says on the page it leads to (`?done=`). */
-export const DONE_KEYS = ['created', 'saved', 'deleted', 'activated', 'deactivated', 'rotated', 'passwordSet', 'enabled', 'disabled', 'ended', 'withdrawn', 'added', 'removed', 'revoked', 'reset', 'renamed', 'redelivered', 'resetSent', 'approved', 'rejected', 'invited', 'resent'] as const;
+export const DONE_KEYS = ['created', 'saved', 'deleted', 'activated', 'deactivated', 'rotated', 'passwordSet', 'enabled', 'disabled', 'ended', 'withdrawn', 'added', 'removed', 'revoked', 'reset', 'renamed', 'redelivered', 'resetSent', 'approved', 'rejected', 'invited', 'resent', 'verificationSent'] as const;
 export type DoneKey = (typeof DONE_KEYS)[number];
 
 export interface PageCall {

@@ -44,6 +44,7 @@ export function userEntity(user: User): Entity {
         [USER_CN, cn],
         [USER.username, user.username],
         [USER.email, user.email],
+        [USER.emailVerified, user.email === undefined ? undefined : String(user.emailVerified)],
         [USER.organizationId, user.organizationId],
         [USER.status, user.status],
       ]),

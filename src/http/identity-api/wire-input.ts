@@ -71,6 +71,12 @@ function booleanFromWire(name: string, value: string): boolean {
   throw invalidArguments(`${name} must be true or false`);
 }
 
+/** A boolean field that may be left out (undefined; also when sent empty). */
+function optionalBoolean(attributes: WireAttributes, name: string): boolean | undefined {
+  const value = single(attributes, name);
+  return value === undefined || value === '' ? undefined : booleanFromWire(name, value);
+}
+
 export function newUser(attributes: WireAttributes): NewUser {
   readOnly(attributes, [USER_CN]);
   const status = single(attributes, USER.status);
@@ -83,6 +89,7 @@ export function newUser(attributes: WireAttributes): NewUser {
     givenName: single(attributes, USER.givenName),
     familyName: single(attributes, USER.familyName),
     email: single(attributes, USER.email),
+    emailVerified: optionalBoolean(attributes, USER.emailVerified),
     organizationId: single(attributes, USER.organizationId),
     attributes: checkedAttributes(Object.fromEntries(Object.entries(custom).filter((entry): entry is [string, string[]] => entry[1] !== null))),
   };
@@ -99,6 +106,7 @@ export function userChanges(attributes: WireAttributes, id: string): UserChanges
     givenName: clearable(attributes, USER.givenName),
     familyName: clearable(attributes, USER.familyName),
     email: clearable(attributes, USER.email),
+    emailVerified: optionalBoolean(attributes, USER.emailVerified),
     organizationId: clearable(attributes, USER.organizationId),
     attributes: Object.keys(custom).length === 0 ? undefined : custom,
   };

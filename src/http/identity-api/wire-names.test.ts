@@ -26,6 +26,7 @@ const user: User = {
   givenName: 'Ada',
   familyName: 'Lovelace',
   email: 'ada@example.com',
+  emailVerified: false,
   organizationId,
   attributes: { mobile: ['+358'] },
   createdAt: 0,

@@ -6,7 +6,7 @@
  * only the document shapes differ (legacy-routes.ts).
  *
  * The names follow the product: users `id firstname surname cn login email organization status`
- * (Lab 2.3 "Using the CustomerID REST API"); organizations `technicalName friendlyName
+ * (Lab 2.3 "Using the CustomerID REST API") and gatehouse's `emailVerified` (issue 25 item 3); organizations `technicalName friendlyName
  * organizationType/organizationClass parentOrganizationId virtual entityName` (REST API 2.0).
  */
 import type { NewOrganization } from '../../identity/organizations.ts';
@@ -21,6 +21,8 @@ export const USER_WIRE_NAMES = {
   givenName: 'firstname',
   familyName: 'surname',
   email: 'email',
+  /** `true` or `false`, as `virtual` is; shown only with an address (docs/email-verification.md). */
+  emailVerified: 'emailVerified',
   organizationId: 'organization',
 } as const satisfies Record<Exclude<keyof NewUser, 'attributes' | 'groups'> | 'id', string>;
 

@@ -155,7 +155,7 @@ export async function sendSignedIn(request: FastifyRequest, reply: FastifyReply,
   if (outcome.type === 'denied') {
     // Signed in (the session serves the user's other clients), but not to this one: say why first.
     setSessionCookie(reply, deps.config, outcome.cookieValue);
-    return sendAccessDeniedPage(request, reply, deps, outcome.request.target, (locale) => clientNameFor(outcome.request.client, locale), outcome.request.uiLocales);
+    return sendAccessDeniedPage(request, reply, deps, outcome.request.target, (locale) => clientNameFor(outcome.request.client, locale), outcome.request.uiLocales, outcome.reason);
   }
   setSessionCookie(reply, deps.config, outcome.cookieValue);
   // A third-party client: the consent page, for the session just started (consent-route.ts takes the answer).

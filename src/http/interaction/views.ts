@@ -28,7 +28,7 @@ export const PASSKEY_JS = readFileSync(join(import.meta.dirname, 'assets', 'pass
  */
 export const WEBAUTHN_JS = readFileSync(join(dirname(createRequire(import.meta.url).resolve('@simplewebauthn/browser')), '..', 'dist', 'bundle', 'index.umd.min.js'), 'utf8');
 
-export type View = 'consent' | 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm' | 'landing' | 'form-post' | 'device-code' | 'device-login' | 'device-confirm' | 'device-done' | 'access-denied' | 'second-factor' | 'account-security' | 'account' | 'enrol-totp' | 'forgot-password' | 'reset-password' | 'register' | 'register-finish' | 'invitation';
+export type View = 'consent' | 'login-page' | 'login-popup' | 'login-touch' | 'error' | 'signed-out' | 'logout-confirm' | 'landing' | 'form-post' | 'device-code' | 'device-login' | 'device-confirm' | 'device-done' | 'access-denied' | 'second-factor' | 'account-security' | 'account' | 'enrol-totp' | 'forgot-password' | 'reset-password' | 'register' | 'register-finish' | 'invitation' | 'account-profile' | 'verify-email';
 
 /** What every page needs of the configuration: where it is served and its theme. */
 export type PageConfig = Pick<ServingConfig, 'issuerPath' | 'theme'>;

@@ -33,7 +33,7 @@ export async function authorizationRoutes(app: FastifyInstance, deps: HttpDeps):
       case 'consent':
         return sendConsentPage(request, reply, deps, outcome.request, outcome.session);
       case 'denied':
-        return sendAccessDeniedPage(request, reply, deps, outcome.request.target, (locale) => clientNameFor(outcome.request.client, locale), outcome.request.uiLocales);
+        return sendAccessDeniedPage(request, reply, deps, outcome.request.target, (locale) => clientNameFor(outcome.request.client, locale), outcome.request.uiLocales, outcome.reason);
       case 'error':
         return sendAuthorizationError(request, reply, deps, outcome.target, outcome.error);
     }

@@ -6,10 +6,10 @@
  * or an HTML error page when the client or redirect_uri could not be verified.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { RedirectTarget } from '../../oauth/authorize/request.ts';
+import type { DeniedReason, RedirectTarget } from '../../oauth/authorize/request.ts';
 import type { Delivery, ResponseParams } from '../../oauth/authorize/response-modes/mode.ts';
 import { AccessDenied, InvalidRedirectUri, type OAuthError } from '../../oauth/errors.ts';
-import { POLICY_REFUSAL } from '../../oauth/policy/evaluate.ts';
+import { POLICY_REFUSAL, UNVERIFIED_EMAIL_REFUSAL } from '../../oauth/policy/evaluate.ts';
 import type { HttpDeps } from '../deps.ts';
 import { chooseLocale, messages } from '../interaction/i18n.ts';
 import { type PageConfig, renderView, sendPage } from '../interaction/views.ts';
@@ -72,10 +72,12 @@ function sendFormPostPage(request: FastifyRequest, reply: FastifyReply, config: 
  * the request's response mode — a link for a redirect, a form (submitted by the user, no script)
  * for form_post. The user reads why before the application gets the error.
  */
-export function sendAccessDeniedPage(request: FastifyRequest, reply: FastifyReply, deps: Pick<HttpDeps, 'config'>, target: RedirectTarget, clientName: (locale: string) => string, uiLocales: string | undefined): FastifyReply {
+export function sendAccessDeniedPage(request: FastifyRequest, reply: FastifyReply, deps: Pick<HttpDeps, 'config'>, target: RedirectTarget, clientName: (locale: string) => string, uiLocales: string | undefined, reason?: DeniedReason): FastifyReply {
   const locale = chooseLocale(uiLocales, request.headers['accept-language']);
   const t = messages(locale, deps.config.theme);
-  const error = new AccessDenied(POLICY_REFUSAL);
+  // An unverified address (require_verified_email): the user can mend it, so the page says how (AM58).
+  const unverified = reason === 'email_unverified';
+  const error = new AccessDenied(unverified ? UNVERIFIED_EMAIL_REFUSAL : POLICY_REFUSAL);
   const delivery = target.responseMode.deliver(target.redirectUri, { error: error.error, error_description: error.description, state: target.state, iss: deps.config.issuer });
   const html = renderView('access-denied', {
     base: deps.config.issuerPath,
@@ -84,7 +86,8 @@ export function sendAccessDeniedPage(request: FastifyRequest, reply: FastifyRepl
     t,
     title: t.accessDeniedTitle,
     display: 'page',
-    message: t.accessDenied.replace('{client}', () => clientName(locale)),
+    message: (unverified ? t.accessDeniedUnverified : t.accessDenied).replace('{client}', () => clientName(locale)),
+    profilePath: unverified ? `${deps.config.issuerPath}/account/profile?ui_locales=${locale}` : undefined,
     location: delivery.type === 'redirect' ? delivery.location : undefined,
     action: delivery.type === 'form_post' ? delivery.action : undefined,
     fields: delivery.type === 'form_post' ? delivery.fields : [],

@@ -242,12 +242,13 @@ export async function completeRegistration(deps: RegistrationDeps, input: { toke
         givenName: registration.givenName,
         familyName: registration.familyName,
         email: registration.email,
+        // The link arrived at this address and was followed: it is proven (docs/email-verification.md).
+        emailVerified: true,
         organizationId,
         attributes: {},
         createdAt: now,
         updatedAt: now,
       };
-      // AM-merge: the link proved the address: emailVerified true
       await tx.users.insert(user, passwordHash);
       return { user, returnTo: registration.returnTo, locale: registration.locale };
     });

@@ -9,7 +9,7 @@ import type { RawParams } from '../params.ts';
 import { checkPkceRequest } from '../pkce.ts';
 import { grantedAudiences, grantedScope, parseScope } from '../scope.ts';
 import { AccessDenied, TemporarilyUnavailable, UnmetAuthenticationRequirements } from '../errors.ts';
-import { checkPolicyAccess, POLICY_REFUSAL, policyRequirement } from '../policy/evaluate.ts';
+import { POLICY_REFUSAL, policyAllows, policyRequirement, readPolicy, unverifiedEmail, UNVERIFIED_EMAIL_REFUSAL } from '../policy/evaluate.ts';
 import { factorsOf } from '../factors/verify.ts';
 import { findUsableSession, touchSession } from '../sessions.ts';
 import { takeSilentAuthorization } from '../throttling/silent-authorizations.ts';
@@ -122,9 +122,14 @@ export async function authorize(deps: OAuthDeps, raw: RawParams, sessionCookie: 
  * delivered at once (RFC 6749 §4.1.2.1: the resource owner's authorization is refused).
  */
 export async function policyRefusal(deps: OAuthDeps, request: AuthorizationRequest, userId: string): Promise<Extract<AuthorizeOutcome, { type: 'denied' | 'error' }> | undefined> {
-  if (await checkPolicyAccess(deps.store, request.client, userId)) return undefined;
-  if (request.prompt.has('none')) return { type: 'error', target: request.target, error: new AccessDenied(POLICY_REFUSAL) };
-  return { type: 'denied', request };
+  if (request.client.authorizationPolicy === undefined) return undefined;
+  const facts = await readPolicy(deps.store, request.client.authorizationPolicy, userId, { forAccess: true });
+  if (policyAllows(facts)) return undefined;
+  // require_verified_email (docs/email-verification.md, AM58): the page says so and leads to the
+  // profile page's "send a verification link"; prompt=none gets access_denied naming the reason.
+  const unverified = unverifiedEmail(facts);
+  if (request.prompt.has('none')) return { type: 'error', target: request.target, error: new AccessDenied(unverified ? UNVERIFIED_EMAIL_REFUSAL : POLICY_REFUSAL) };
+  return { type: 'denied', request, ...(unverified ? { reason: 'email_unverified' as const } : {}) };
 }
 
 /** OIDC Registration §2 default_max_age, as registered (client-metadata.ts checked it is a whole number of seconds). */

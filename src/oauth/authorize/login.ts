@@ -12,7 +12,7 @@ import { confirmLoginPasskey, loginPasskeyEnrolmentOptions, type HeldEnrolment }
 import { policyRefusal } from './authorize.ts';
 import { needsConsent } from './consent.ts';
 import { issueCode } from './issue-code.ts';
-import { carriedFields, type AuthorizationRequest, type RedirectTarget } from './request.ts';
+import { carriedFields, type AuthorizationRequest, type DeniedReason, type RedirectTarget } from './request.ts';
 import { answerSecondFactor, holdSignIn, sendHeldSignInCode, signInBinding, type FoundSignIn, type HeldSignInCode } from './second-factor.ts';
 import type { MailLocale } from '../outbox/mail.ts';
 import { checkPasswordLogin, PASSWORD_AMR, startBrowserSession } from './verify-credentials.ts';
@@ -22,7 +22,7 @@ export type LoginOutcome =
   /** Signed in, but a third-party client needs the user's consent before the code (consent.ts). */
   | { type: 'consent'; session: SsoSession; cookieValue: string }
   /** Signed in, but the client's authorization policy refuses the user: the explanation page (the session stays, for other clients). */
-  | { type: 'denied'; request: AuthorizationRequest; cookieValue: string }
+  | { type: 'denied'; request: AuthorizationRequest; cookieValue: string; reason?: DeniedReason }
   | { type: 'failed' }
   /** The password was right; the user has a second factor: its page, with `pendingCookie` held for this request (second-factor.ts). */
   | { type: 'second_factor'; pendingCookie: string; kinds: FactorKind[] }
@@ -228,7 +228,7 @@ export async function signedIn(deps: OAuthDeps, request: AuthorizationRequest, u
   const acr = acrClaim(deps.config.levels, request.level.requested, amr);
   const { cookieValue, session } = await startBrowserSession(deps, { user, amr, clientId: request.client.clientId, acr, ip }, previousCookie);
   const refused = await policyRefusal(deps, request, user.id);
-  if (refused?.type === 'denied') return { type: 'denied', request, cookieValue };
+  if (refused?.type === 'denied') return { ...refused, cookieValue };
   if (refused) return { ...refused, cookieValue };
   // A third-party client's consent page comes between the login and the code (consent.ts).
   if (await needsConsent(deps, request, user.id)) return { type: 'consent', session, cookieValue };

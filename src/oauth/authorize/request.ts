@@ -77,6 +77,9 @@ export function carriedFields(authorization: AuthorizationRequest): [string, str
 export type Validation = { ok: true; request: AuthorizationRequest } | { ok: false; target: RedirectTarget; error: unknown };
 
 /** What the authorization endpoint answers once the request is valid. */
+/** Why the policy refused, when it is something the user can mend: an unverified e-mail address (require_verified_email). */
+export type DeniedReason = 'email_unverified';
+
 export type AuthorizeOutcome =
   | { type: 'code'; target: RedirectTarget; code: string }
   | { type: 'login'; request: AuthorizationRequest }
@@ -85,5 +88,5 @@ export type AuthorizeOutcome =
   /** The user is signed in, but a third-party client needs their consent first (consent.ts). */
   | { type: 'consent'; request: AuthorizationRequest; session: SsoSession }
   /** The client's authorization policy refused the signed-in user: the explanation page, then access_denied. */
-  | { type: 'denied'; request: AuthorizationRequest }
+  | { type: 'denied'; request: AuthorizationRequest; reason?: DeniedReason }
   | { type: 'error'; target: RedirectTarget; error: unknown };

@@ -10,7 +10,7 @@ import { policyAllows, policyClaims, type PolicyFacts } from './evaluate.ts';
 
 const ROOT = '11111111-1111-4111-8111-111111111111';
 const CHILD = '22222222-2222-4222-8222-222222222222';
-const USER: UserProfile = { id: 'u1', username: 'alice', status: 'enabled', givenName: 'Alice', familyName: undefined, email: 'alice@example.com', organizationId: CHILD, createdAt: 0, updatedAt: 0 };
+const USER: UserProfile = { id: 'u1', username: 'alice', status: 'enabled', givenName: 'Alice', familyName: undefined, email: 'alice@example.com', emailVerified: false, organizationId: CHILD, createdAt: 0, updatedAt: 0 };
 const SUBJECT: PolicySubject = {
   policy: undefined,
   attributes: { department: ['Sales', 'Legal'], level: ['3'] },

@@ -11,16 +11,18 @@
 import type { Client } from '../../domain/client.ts';
 import { parsePolicyDocument, PolicyDocumentError, type ClaimMapping, type ClaimTarget, type PolicyDocument, type PolicyRequirement } from '../../domain/policy.ts';
 import { normalizeUsername, type UserProfile } from '../../domain/user.ts';
-import type { PolicyStore, PolicySubject, TokenWithUser } from '../../storage/ports.ts';
+import type { PolicyStore, PolicySubject, TokenWithUser, UserStore } from '../../storage/ports.ts';
 
 /** What a policy evaluation reads: the store's policies (the store itself, or a unit of work's). */
-export type PolicyReader = { policies: Pick<PolicyStore, 'subject'> };
+export type PolicyReader = { policies: Pick<PolicyStore, 'subject'>; users: Pick<UserStore, 'getProfile'> };
 
 /** The policy of one client, as stored now, with the facts about one user it is evaluated on. */
 export interface PolicyFacts {
   /** undefined: the client names a policy that is not stored (only rows written by hand can): it allows no one and maps nothing. */
   document: PolicyDocument | undefined;
   subject: PolicySubject;
+  /** Read only for access, and only when the policy requires a verified address (`require_verified_email`). */
+  emailVerified?: boolean;
 }
 
 /**
@@ -46,7 +48,9 @@ export async function readPolicy(
     subject = await reader.policies.subject(policyName, userId, { ancestors: true });
     document = subject.policy === undefined ? undefined : parsedDocument(policyName, subject.policy);
   }
-  return { document, subject };
+  // require_verified_email: the user's state as stored now, read only for the policies that ask.
+  const emailVerified = options.forAccess && document?.requireVerifiedEmail === true ? (await reader.users.getProfile(userId))?.emailVerified === true : undefined;
+  return { document, subject, ...(emailVerified === undefined ? {} : { emailVerified }) };
 }
 
 function needsAncestors(document: PolicyDocument | undefined): boolean {
@@ -62,6 +66,7 @@ export function policyAllows(facts: PolicyFacts | undefined): boolean {
   if (facts === undefined) return true;
   const { document, subject } = facts;
   if (document === undefined) return false;
+  if (unverifiedEmail(facts)) return false;
   const access = document.access;
   if (access === undefined) return true;
   if (access.groups.length > 0) {
@@ -115,6 +120,14 @@ function claimValue(mapping: ClaimMapping, user: UserProfile, subject: PolicySub
     }
   }
 }
+
+/** Whether the policy refuses the user for an unverified e-mail address (require_verified_email): the refusal that names its reason. */
+export function unverifiedEmail(facts: PolicyFacts | undefined): boolean {
+  return facts?.document?.requireVerifiedEmail === true && facts.emailVerified !== true;
+}
+
+/** The error_description of a refusal for an unverified address (docs/email-verification.md, AM58). */
+export const UNVERIFIED_EMAIL_REFUSAL = 'The authorization policy of this client requires a verified e-mail address; the user has not verified theirs.';
 
 /** The error_description of a policy refusal (access_denied), for the client's developer. */
 export const POLICY_REFUSAL = 'The authorization policy of this client does not allow this user.';

@@ -14,7 +14,7 @@ export function counterKey(scope: CounterScope | RateScope, value: string): stri
 }
 
 /** Scopes of the rate limits of silent authorizations (silent-authorizations.ts), of user-code entry (device/verification.ts) and of username-less passkey ceremonies (authorize/passkey-sign-in.ts): hits, not failures. */
-export type RateScope = 'sso-session' | 'sso-ip' | 'device-ip' | 'device-all' | 'device-start-ip' | 'passkey-sign-in-ip' | 'reset-ip' | 'reset-user' | 'email-code-user' | 'email-code-address' | 'register-ip' | 'register-email';
+export type RateScope = 'sso-session' | 'sso-ip' | 'device-ip' | 'device-all' | 'device-start-ip' | 'passkey-sign-in-ip' | 'reset-ip' | 'reset-user' | 'email-code-user' | 'email-code-address' | 'register-ip' | 'register-email' | 'verify-user' | 'verify-recipient';
 
 /**
  * The address as the throttle counts it: IPv4 as is (also when mapped into IPv6), IPv6 as its

@@ -24,6 +24,7 @@ import * as pendingSignIns from './023-pending-sign-ins.ts';
 import * as passkeys from './024-passkeys.ts';
 import * as outbox from './027-outbox.ts';
 import * as passwordResets from './028-password-resets.ts';
+import * as emailVerification from './029-email-verification.ts';
 import * as emailCodes from './030-email-codes.ts';
 import * as accountRegistrations from './031-account-registrations.ts';
 import * as invitations from './032-invitations.ts';
@@ -57,6 +58,7 @@ export const migrations: Record<string, Migration> = {
   '024-passkeys': passkeys,
   '027-outbox': outbox,
   '028-password-resets': passwordResets,
+  '029-email-verification': emailVerification,
   '030-email-codes': emailCodes,
   '031-account-registrations': accountRegistrations,
   '032-invitations': invitations,

@@ -32,6 +32,8 @@ export interface UsersTable {
   organization_id: string | null;
   created_at: number;
   updated_at: number;
+  /** 1: the address was verified (migration 029); 0 otherwise. */
+  email_verified: number;
 }
 
 export interface GroupsTable {
@@ -217,6 +219,7 @@ export interface Database {
   email_codes: EmailCodesTable;
   account_registrations: AccountRegistrationsTable;
   invitations: InvitationsTable;
+  email_verifications: EmailVerificationsTable;
 }
 
 /** Users' second factors (migration 022): the TOTP columns are null for recovery codes. */
@@ -409,4 +412,14 @@ export interface InvitationsTable {
   expires_at: number;
   ended_at: number | null;
   user_id: string | null;
+}
+/** E-mail verification links (migration 029): the SHA-256 of the token, never the token. */
+export interface EmailVerificationsTable {
+  token_hash: string;
+  user_id: string;
+  email: string;
+  /** The user's address when the link was sent; '' for none. */
+  previous_email: string;
+  created_at: number;
+  expires_at: number;
 }

@@ -20,6 +20,7 @@ import { SqlPasswordResetStore } from './password-reset-store.ts';
 import { SqlEmailCodeStore } from './email-code-store.ts';
 import { SqlAccountRegistrationStore } from './account-registration-store.ts';
 import { SqlInvitationStore } from './invitation-store.ts';
+import { SqlEmailVerificationStore } from './email-verification-store.ts';
 import { SqlOutboxStore } from './outbox-store.ts';
 import { SqlAuditStore } from './audit-store.ts';
 import { SqlSessionStore } from './session-store.ts';
@@ -116,5 +117,6 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     emailCodes: new SqlEmailCodeStore(db),
     accountRegistrations: new SqlAccountRegistrationStore(db),
     invitations: new SqlInvitationStore(db),
+    emailVerifications: new SqlEmailVerificationStore(db),
   };
 }

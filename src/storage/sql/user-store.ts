@@ -9,7 +9,7 @@ import type { Database, UsersTable } from './schema.ts';
 import { atomically } from './unit-of-work.ts';
 
 /** The columns a profile is built from. */
-export const PROFILE_COLUMNS = ['id', 'username', 'status', 'given_name', 'family_name', 'email', 'organization_id', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof UsersTable>;
+export const PROFILE_COLUMNS = ['id', 'username', 'status', 'given_name', 'family_name', 'email', 'email_verified', 'organization_id', 'created_at', 'updated_at'] as const satisfies ReadonlyArray<keyof UsersTable>;
 export type ProfileColumn = (typeof PROFILE_COLUMNS)[number];
 
 /**
@@ -148,6 +148,16 @@ export class SqlUserStore implements UserStore {
     return result.numDeletedRows > 0n;
   }
 
+  async confirmEmail(id: string, expected: string | undefined, email: string, now: number): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('users')
+      .set({ email, email_verified: 1, updated_at: now })
+      .where('id', '=', id)
+      .where((eb) => (expected === undefined ? eb('email', 'is', null) : eb('email', '=', expected)))
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
   async delete(id: string): Promise<boolean> {
     const result = await this.#db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
     return result.numDeletedRows > 0n;
@@ -199,6 +209,8 @@ function toRow(u: User): Omit<UsersTable, 'password_hash' | 'created_at'> {
     given_name: u.givenName ?? null,
     family_name: u.familyName ?? null,
     email: u.email ?? null,
+    // A verified flag without an address would be a claim about nothing (AM51).
+    email_verified: u.email !== undefined && u.emailVerified ? 1 : 0,
     organization_id: u.organizationId ?? null,
     updated_at: u.updatedAt,
   };
@@ -217,6 +229,7 @@ export function profileFromRow(r: Pick<Selectable<UsersTable>, ProfileColumn>): 
     givenName: r.given_name ?? undefined,
     familyName: r.family_name ?? undefined,
     email: r.email ?? undefined,
+    emailVerified: r.email !== null && Number(r.email_verified) === 1,
     organizationId: r.organization_id ?? undefined,
     createdAt: r.created_at,
     updatedAt: r.updated_at,

@@ -49,7 +49,7 @@ for (const db of DATABASES) {
       assert.deepEqual(entity, {
         id,
         type: 'user',
-        attributes: { firstname: ['Ada'], surname: ['Lovelace'], cn: ['Ada Lovelace'], login: ['ada'], email: ['ada@example.com'], organization: [organization], status: ['enabled'], mobile: ['+358 1', '+358 2'] },
+        attributes: { firstname: ['Ada'], surname: ['Lovelace'], cn: ['Ada Lovelace'], login: ['ada'], email: ['ada@example.com'], emailVerified: ['false'], organization: [organization], status: ['enabled'], mobile: ['+358 1', '+358 2'] },
       });
       const { passwordHash } = (await server.gatehouse.store.users.getCredentials('ada'))!;
       assert.equal(await verifyPassword(passwordHash, 'analytical-engine'), true, 'the password is stored as a hash and works');
@@ -57,6 +57,24 @@ for (const db of DATABASES) {
       assertCleanError(await call(server, 'POST', '/2.0/users/?login=ADA'), 409, 'Already exists');
       assertCleanError(await call(server, 'POST', '/2.0/users/?firstname=NoLogin'), 400, 'Invalid arguments');
       assertCleanError(await call(server, 'POST', '/2.0/users/?login=x&cn=y'), 400, 'Invalid arguments');
+    });
+
+    test('emailVerified: false until the same act says true; any change of email clears it unless that change says true; never true without an email (docs/email-verification.md)', async () => {
+      const id = await create(server, 'users', { login: 'verified-user', email: 'v@example.com', emailVerified: 'true' });
+      const verified = async () => (await read(id)).attributes.emailVerified;
+      assert.deepEqual(await verified(), ['true'], 'an explicit create');
+      assert.equal((await call(server, 'PUT', `/2.0/users/${id}?firstname=Vera`)).status, 200);
+      assert.deepEqual(await verified(), ['true'], 'another field changed: kept');
+      assert.equal((await call(server, 'PUT', `/2.0/users/${id}?email=w@example.com`)).status, 200);
+      assert.deepEqual(await verified(), ['false'], 'a changed address is unverified');
+      assert.equal((await call(server, 'PUT', `/2.0/users/${id}?email=x@example.com&emailVerified=true`)).status, 200);
+      assert.deepEqual(await verified(), ['true'], 'a change that says so');
+      assert.equal((await call(server, 'PUT', `/2.0/users/${id}?emailVerified=false`)).status, 200);
+      assert.deepEqual(await verified(), ['false']);
+      assertCleanError(await call(server, 'PUT', `/2.0/users/${id}?emailVerified=maybe`), 400, 'Invalid arguments');
+      assertCleanError(await call(server, 'PUT', `/2.0/users/${id}?email=&emailVerified=true`), 400, 'Invalid arguments');
+      assert.equal((await call(server, 'PUT', `/2.0/users/${id}?email=`)).status, 200);
+      assert.equal((await read(id)).attributes.emailVerified, undefined, 'no address: not shown');
     });
 
     test('a user can be created from query parameters or an XML <User>, and read as XML', async () => {
@@ -151,6 +169,7 @@ for (const db of DATABASES) {
         givenName: i % 2 === 0 ? 'Even' : 'Odd',
         familyName: undefined,
         email: `bulk${i}@example.com`,
+        emailVerified: false,
         organizationId: organization,
         attributes: { shard: [`s${i % 7}`] },
         createdAt: now,

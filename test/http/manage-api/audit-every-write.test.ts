@@ -75,6 +75,7 @@ const WRITES: Record<string, Entry> = {
   deleteUser: { events: ['user.deleted'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store)).id } }) },
   setUserPassword: { events: ['user.password_changed'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store)).id }, body: { password: 'correct horse battery staple' } }) },
   sendUserPasswordReset: { events: ['password_reset.sent'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store, { email: 'reset@example.com' })).id } }) },
+  sendUserEmailVerification: { events: ['email_verification.sent'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store, { email: 'verify@example.com' })).id } }) },
   enableUser: { events: ['user.status_changed'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store, { status: 'disabled' })).id } }) },
   disableUser: { events: ['user.status_changed'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store)).id } }) },
   approveRegistration: { events: ['registration.approved'], setup: async ({ server }) => ({ params: { id: (await addUser(server.gatehouse.store, { status: 'pending', email: 'approve@example.com' })).id } }) },

@@ -392,6 +392,14 @@ export const en = {
   confirmRevokeInvitation: 'Revoke the invitation to {email}? Its link stops working.',
   done_invited: 'The invitation is on its way.',
   done_resent: 'A new invitation link is on its way; the old one no longer works.',
+  emailVerified: 'E-mail verified',
+  emailVerifiedYes: 'Verified',
+  emailVerifiedNo: 'Not verified',
+  markEmailVerified: 'Mark the e-mail address as verified',
+  markEmailVerifiedHint: 'Tick only if you know the address reaches this person. Left unticked, a changed address is unverified until the user follows a verification link.',
+  sendVerificationLink: 'Send a verification link',
+  confirmSendVerificationLink: 'Send “{name}” a link to verify their e-mail address? It counts as verified once they follow the link.',
+  done_verificationSent: 'A verification link is on its way to the user’s e-mail address.',
 };
 
 export type ConsoleMessages = typeof en;

@@ -394,4 +394,12 @@ export const fi: ConsoleMessages = {
   confirmRevokeInvitation: 'Perutaanko kutsu osoitteeseen {email}? Sen linkki lakkaa toimimasta.',
   done_invited: 'Kutsu on matkalla.',
   done_resent: 'Uusi kutsulinkki on matkalla; vanha ei enää toimi.',
+  emailVerified: 'Sähköposti vahvistettu',
+  emailVerifiedYes: 'Vahvistettu',
+  emailVerifiedNo: 'Ei vahvistettu',
+  markEmailVerified: 'Merkitse sähköpostiosoite vahvistetuksi',
+  markEmailVerifiedHint: 'Valitse vain, jos tiedät osoitteen tavoittavan tämän henkilön. Muuten vaihdettu osoite on vahvistamaton, kunnes käyttäjä avaa vahvistuslinkin.',
+  sendVerificationLink: 'Lähetä vahvistuslinkki',
+  confirmSendVerificationLink: 'Lähetetäänkö käyttäjälle ”{name}” linkki sähköpostiosoitteen vahvistamiseksi? Osoite on vahvistettu, kun hän avaa linkin.',
+  done_verificationSent: 'Vahvistuslinkki on matkalla käyttäjän sähköpostiosoitteeseen.',
 };

@@ -394,4 +394,12 @@ export const sv: ConsoleMessages = {
   confirmRevokeInvitation: 'Återkalla inbjudan till {email}? Dess länk slutar fungera.',
   done_invited: 'Inbjudan är på väg.',
   done_resent: 'En ny inbjudningslänk är på väg; den gamla fungerar inte längre.',
+  emailVerified: 'E-post verifierad',
+  emailVerifiedYes: 'Verifierad',
+  emailVerifiedNo: 'Inte verifierad',
+  markEmailVerified: 'Markera e-postadressen som verifierad',
+  markEmailVerifiedHint: 'Kryssa bara i om du vet att adressen når den här personen. Annars är en ändrad adress overifierad tills användaren följer en verifieringslänk.',
+  sendVerificationLink: 'Skicka en verifieringslänk',
+  confirmSendVerificationLink: 'Skicka en länk till ”{name}” för att verifiera hens e-postadress? Den räknas som verifierad när hen följer länken.',
+  done_verificationSent: 'En verifieringslänk är på väg till användarens e-postadress.',
 };

@@ -24,6 +24,8 @@ interface UserForm {
   given_name: string;
   family_name: string;
   password?: string;
+  /** The "mark as verified" box: always shown unticked; ticked sends `email_verified: true`, unticked sends nothing (AM56). */
+  email_verified?: boolean;
 }
 
 function renderForm(call: PageCall, options: { title: string; action: string; form: UserForm; withPassword: boolean; errors?: Record<string, string[]>; status?: number; cancel: string }): FastifyReply {
@@ -34,13 +36,14 @@ function renderForm(call: PageCall, options: { title: string; action: string; fo
     { name: 'email', label: t.email, type: 'text', value: options.form.email, errors: errors.email },
     { name: 'given_name', label: t.givenName, type: 'text', value: options.form.given_name, errors: errors.given_name },
     { name: 'family_name', label: t.familyName, type: 'text', value: options.form.family_name, errors: errors.family_name },
+    { name: 'email_verified', label: t.markEmailVerified, type: 'checkbox', value: options.form.email_verified === true, hint: t.markEmailVerifiedHint, errors: errors.email_verified },
     ...(options.withPassword ? [{ name: 'password', label: t.password, type: 'password', value: '', hint: t.passwordHint.replace('{min}', String(call.deps.config.passwordMinLength)), errors: errors.password }] : []),
   ];
   return call.render('client-form', { title: options.title, action: options.action, submitLabel: t.save, cancel: options.cancel, hasErrors: Object.keys(errors).length > 0, generalErrors: errors[''] ?? [], fields }, options.status ?? 200);
 }
 
 function postedForm(form: Record<string, unknown>): UserForm {
-  return { username: field(form, 'username').trim(), email: field(form, 'email').trim(), given_name: field(form, 'given_name').trim(), family_name: field(form, 'family_name').trim(), password: field(form, 'password') };
+  return { username: field(form, 'username').trim(), email: field(form, 'email').trim(), given_name: field(form, 'given_name').trim(), family_name: field(form, 'family_name').trim(), password: field(form, 'password'), email_verified: field(form, 'email_verified') === 'true' };
 }
 
 /** A user confirmation page's question, naming the user. */
@@ -76,7 +79,7 @@ export const userPages: ConsolePage[] = [
     section: SECTION,
     async handle(call) {
       const form = postedForm(call.form);
-      const body = Object.fromEntries(Object.entries(form).filter(([, v]) => v !== undefined && v !== ''));
+      const body = Object.fromEntries(Object.entries(form).filter(([, v]) => v !== undefined && v !== '' && v !== false));
       const answer = await call.api.call('POST', '/users', { body });
       if (answer.status === 400 || answer.status === 409) return renderForm(call, { title: call.t.newUserTitle, action: `${CONSOLE_PATH}/users/new`, form, withPassword: true, errors: formErrors(answer.body), status: answer.status, cancel: `${CONSOLE_PATH}/users` });
       const user = ensureOk<UserView>(answer);
@@ -148,7 +151,7 @@ export const userPages: ConsolePage[] = [
       const id = call.params.id ?? '';
       const form = postedForm(call.form);
       // An emptied optional field removes the value (null in the patch).
-      const body = { username: form.username, email: form.email || null, given_name: form.given_name || null, family_name: form.family_name || null };
+      const body = { username: form.username, email: form.email || null, given_name: form.given_name || null, family_name: form.family_name || null, ...(form.email_verified === true ? { email_verified: true } : {}) };
       const answer = await call.api.call('PATCH', userPath(id), { body });
       if (answer.status === 400 || answer.status === 409) return renderForm(call, { title: fill(call.t.editUserTitle, { name: form.username || id }), action: `${CONSOLE_PATH}${userPath(id)}/edit`, form, withPassword: false, errors: formErrors(answer.body), status: answer.status, cancel: `${CONSOLE_PATH}${userPath(id)}` });
       ensureOk(answer);
@@ -207,6 +210,17 @@ export const userPages: ConsolePage[] = [
     async run(call) {
       await call.api.send('POST', `${userPath(call.params.id ?? '')}/password-reset`, { locale: call.locale });
       return call.redirect(userPath(call.params.id ?? ''), 'resetSent');
+    },
+  }),
+  ...confirmedChange({
+    path: '/users/:id/email-verification',
+    section: SECTION,
+    question: aboutUser((t) => t.confirmSendVerificationLink),
+    submit: (t) => t.sendVerificationLink,
+    back: (call) => userPath(call.params.id ?? ''),
+    async run(call) {
+      await call.api.send('POST', `${userPath(call.params.id ?? '')}/email-verification`, { locale: call.locale });
+      return call.redirect(userPath(call.params.id ?? ''), 'verificationSent');
     },
   }),
   ...confirmedChange({

@@ -29,13 +29,13 @@ const nameParam: JsonSchema = { type: 'object', required: ['name'], properties: 
 /** The document's rules are the use case's (parsePolicyDocument), which names the field at fault (`claims[2].from`). */
 const documentSchema: JsonSchema = {
   type: 'object',
-  description: 'A policy document (docs/authorization.md, "Authorization policies"): `name`, `access`, `claims`, `minimum_authentication`.',
-  properties: { name: { type: 'string', maxLength: 100 }, access: { type: 'object' }, claims: { type: 'array', maxItems: 50, items: { type: 'object' } }, minimum_authentication: MINIMUM_AUTHENTICATION },
+  description: 'A policy document (docs/authorization.md, "Authorization policies"): `name`, `access`, `claims`, `minimum_authentication`, `require_verified_email` (docs/email-verification.md).',
+  properties: { name: { type: 'string', maxLength: 100 }, access: { type: 'object' }, claims: { type: 'array', maxItems: 50, items: { type: 'object' } }, minimum_authentication: MINIMUM_AUTHENTICATION, require_verified_email: { type: 'boolean' } },
 };
 const policySchema: JsonSchema = {
   type: 'object',
   required: ['name', 'version', 'created_at', 'updated_at'],
-  properties: { name: { type: 'string' }, access: { type: 'object' }, claims: { type: 'array' }, minimum_authentication: MINIMUM_AUTHENTICATION, version: { type: 'integer' }, clients: { type: 'array', items: { type: 'string' } }, created_at: { type: 'string' }, updated_at: { type: 'string' } },
+  properties: { name: { type: 'string' }, access: { type: 'object' }, claims: { type: 'array' }, minimum_authentication: MINIMUM_AUTHENTICATION, require_verified_email: { type: 'boolean' }, version: { type: 'integer' }, clients: { type: 'array', items: { type: 'string' } }, created_at: { type: 'string' }, updated_at: { type: 'string' } },
 };
 
 export const policyRoutes: ManageRoute[] = [

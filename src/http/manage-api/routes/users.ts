@@ -30,6 +30,7 @@ export const userSchema: JsonSchema = {
     id: { type: 'string' },
     username: { type: 'string' },
     email: { type: ['string', 'null'] },
+    email_verified: { type: 'boolean', description: 'Whether the address was verified: a link followed or an administrator\'s explicit act (docs/email-verification.md). Never true without an address.' },
     given_name: { type: ['string', 'null'] },
     family_name: { type: ['string', 'null'] },
     name: { type: ['string', 'null'], description: 'Given and family name, when there is either.' },
@@ -48,6 +49,7 @@ export function userView(user: UserProfile & { attributes?: User['attributes'] }
     id: user.id,
     username: user.username,
     email: user.email ?? null,
+    email_verified: user.emailVerified,
     given_name: user.givenName ?? null,
     family_name: user.familyName ?? null,
     name: name === '' ? null : name,
@@ -67,6 +69,37 @@ async function fullView(call: ManageCall, user: User): Promise<Record<string, un
 const idParams: JsonSchema = { type: 'object', required: ['id'], properties: { id: uuidSchema } };
 
 const passwordSchema: JsonSchema = { type: 'string', minLength: 1, maxLength: 4096, description: 'The password policy (docs/security.md, "Password policy"): at least GATEHOUSE_PASSWORD_MIN_LENGTH characters (8 by default), not a commonly used password, not the username or e-mail address; refused with 400 naming the rule.' };
+
+/**
+ * A route that queues a mail with a single-use link to the user's address (password reset, e-mail
+ * verification): `{locale}` optional, 202 with the outbox message's id and the address.
+ */
+function mailedLinkRoute(r: { path: string; operationId: string; summary: string; description: string; send: (call: ManageCall, id: string, locale: string | undefined) => Promise<{ user: UserProfile; messageId: string }> }): ManageRoute {
+  return {
+    method: 'POST',
+    path: r.path,
+    operationId: r.operationId,
+    summary: r.summary,
+    description: r.description,
+    tag: 'Users',
+    access: 'write',
+    params: idParams,
+    body: { type: 'object', additionalProperties: false, properties: { locale: { type: 'string', enum: ['en', 'fi', 'sv'], description: 'The mail\'s language (default en).' } } },
+    bodyOptional: true,
+    responses: {
+      202: {
+        description: 'The mail is queued in the outbox.',
+        schema: { type: 'object', required: ['message_id', 'to'], properties: { message_id: { type: 'string', description: 'The outbox message (GET /outbox/{id}).' }, to: { type: 'string' } } },
+      },
+    },
+    async handle(call) {
+      const user = await pathUser(call);
+      const { locale } = call.body as { locale?: string };
+      const sent = await r.send(call, user.id, locale);
+      return { status: 202, body: { message_id: sent.messageId, to: sent.user.email } };
+    },
+  };
+}
 
 export const userRoutes: ManageRoute[] = [
   {
@@ -113,6 +146,7 @@ export const userRoutes: ManageRoute[] = [
         username: text,
         password: passwordSchema,
         email: text,
+        email_verified: { type: 'boolean', description: 'true: the administrator vouches for the address (docs/email-verification.md); default false.' },
         given_name: text,
         family_name: text,
         status: { type: 'string', enum: ['enabled', 'disabled'] },
@@ -128,6 +162,7 @@ export const userRoutes: ManageRoute[] = [
         username: body.username as string,
         password: body.password as string | undefined,
         email: body.email as string | undefined,
+        emailVerified: body.email_verified as boolean | undefined,
         givenName: body.given_name as string | undefined,
         familyName: body.family_name as string | undefined,
         status: body.status as User['status'] | undefined,
@@ -156,7 +191,7 @@ export const userRoutes: ManageRoute[] = [
     path: '/users/:id',
     operationId: 'updateUser',
     summary: 'Change a user',
-    description: 'The members given replace the stored values (null clears an optional one); for `attributes`, a list replaces that attribute and null deletes it, the others stay. The status and the password have their own routes.',
+    description: 'The members given replace the stored values (null clears an optional one); for `attributes`, a list replaces that attribute and null deletes it, the others stay. A changed `email` is unverified unless `email_verified: true` comes with it (docs/email-verification.md). The status and the password have their own routes.',
     tag: 'Users',
     access: 'write',
     params: idParams,
@@ -164,7 +199,7 @@ export const userRoutes: ManageRoute[] = [
       type: 'object',
       minProperties: 1,
       additionalProperties: false,
-      properties: { username: text, email: nullableText, given_name: nullableText, family_name: nullableText, organization_id: nullableText, attributes: attributeChangesSchema },
+      properties: { username: text, email: nullableText, email_verified: { type: 'boolean' }, given_name: nullableText, family_name: nullableText, organization_id: nullableText, attributes: attributeChangesSchema },
     },
     responses: { 200: { description: 'The user as changed.', schema: userSchema } },
     async handle(call) {
@@ -173,6 +208,7 @@ export const userRoutes: ManageRoute[] = [
       const changes: UserChanges = {
         username: body.username as string | undefined,
         email: body.email as string | null | undefined,
+        emailVerified: body.email_verified as boolean | undefined,
         givenName: body.given_name as string | null | undefined,
         familyName: body.family_name as string | null | undefined,
         organizationId: body.organization_id as string | null | undefined,
@@ -216,31 +252,22 @@ export const userRoutes: ManageRoute[] = [
       return { status: 204 };
     },
   },
-  {
-    method: 'POST',
+  mailedLinkRoute({
     path: '/users/:id/password-reset',
     operationId: 'sendUserPasswordReset',
     summary: 'Send a user a password reset link',
     description:
       "Instead of setting a password: queues a mail to the user's e-mail address with a single-use link (GATEHOUSE_PASSWORD_RESET_LIFETIME) where the user chooses one (docs/password-reset.md). Nothing changes until the link is used. 409 while mail is off; 400 when the user has no e-mail address or is not enabled.",
-    tag: 'Users',
-    access: 'write',
-    params: idParams,
-    body: { type: 'object', additionalProperties: false, properties: { locale: { type: 'string', enum: ['en', 'fi', 'sv'], description: 'The mail\'s language (default en).' } } },
-    bodyOptional: true,
-    responses: {
-      202: {
-        description: 'The mail is queued in the outbox.',
-        schema: { type: 'object', required: ['message_id', 'to'], properties: { message_id: { type: 'string', description: 'The outbox message (GET /outbox/{id}).' }, to: { type: 'string' } } },
-      },
-    },
-    async handle(call) {
-      const user = await pathUser(call);
-      const { locale } = call.body as { locale?: string };
-      const sent = await call.deps.admin.users.sendPasswordReset(call.acting, user.id, { locale });
-      return { status: 202, body: { message_id: sent.messageId, to: sent.user.email } };
-    },
-  },
+    send: (call, id, locale) => call.deps.admin.users.sendPasswordReset(call.acting, id, { locale }),
+  }),
+  mailedLinkRoute({
+    path: '/users/:id/email-verification',
+    operationId: 'sendUserEmailVerification',
+    summary: 'Send a user an e-mail verification link',
+    description:
+      "Queues a mail to the user's e-mail address with a single-use link (GATEHOUSE_EMAIL_VERIFICATION_LIFETIME); the address is verified when the user follows it (docs/email-verification.md). 409 while mail is off; 400 when the user has no e-mail address, it is verified already, or the user is not enabled.",
+    send: (call, id, locale) => call.deps.admin.users.sendEmailVerification(call.acting, id, { locale }),
+  }),
   ...(['enable', 'disable'] as const).map(
     (verb): ManageRoute => ({
       method: 'POST',
