@@ -47,7 +47,7 @@ const NOTICES: Record<string, MessageKey> = {
 export async function accountPages(app: FastifyInstance, deps: HttpDeps): Promise<void> {
   useHtmlScope(app, deps);
   const paths = accountSectionPaths(deps.config);
-  const actions = { password: paths.password, endSession: `${paths.sessions}/end`, endOthers: `${paths.sessions}/end-others`, withdraw: `${paths.applications}/withdraw`, signIn: `${paths.security}/sign-in` };
+  const actions = actionsOf(deps);
   const origin = new URL(deps.config.issuer).origin;
   const pages = async (request: FastifyRequest, reply: FastifyReply, raw: RawParams) => {
     const locale = pageLocale(request);
@@ -136,6 +136,22 @@ interface Options {
 type Actions = Record<'password' | 'endSession' | 'endOthers' | 'withdraw' | 'signIn', string>;
 
 /** The sections' renderings, in the page's language; every one sends `Referrer-Policy: same-origin` (the Origin check, SA53). */
+/** The forms' actions of the sections. */
+function actionsOf(deps: HttpDeps): Actions {
+  const paths = accountSectionPaths(deps.config);
+  return { password: paths.password, endSession: `${paths.sessions}/end`, endOthers: `${paths.sessions}/end-others`, withdraw: `${paths.applications}/withdraw`, signIn: `${paths.security}/sign-in` };
+}
+
+/**
+ * The sign-in form of the account page, which brings the browser back to `section` (with the
+ * carried client_id's back link): for a section served elsewhere (the profile, profile-routes.ts).
+ */
+export async function sendAccountSignIn(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, section: AccountSection, options: { status?: number } = {}): Promise<FastifyReply> {
+  const locale = pageLocale(request);
+  const back = await backLinkOf(deps, carriedClientId(request, requestParams(request)), locale);
+  return new AccountPages(request, reply, deps, locale, back, actionsOf(deps)).signIn(section, options);
+}
+
 class AccountPages {
   readonly reply: FastifyReply;
   private readonly request: FastifyRequest;

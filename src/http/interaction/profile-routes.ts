@@ -8,7 +8,9 @@ import type { RawParams } from '../../oauth/params.ts';
 import { clientAddress } from '../client-address.ts';
 import { sameOrigin } from '../console/csrf.ts';
 import type { HttpDeps } from '../deps.ts';
-import { accountSecurityPath } from './account-routes.ts';
+import { backLinkOf } from '../../oauth/account/self-service.ts';
+import { accountNav, carriedClientId, withClient } from './account-nav.ts';
+import { sendAccountSignIn } from './account-pages.ts';
 import { readSessionCookie } from './cookies.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
 import { formField, pageLocale, requestParams, useHtmlScope } from './html-scope.ts';
@@ -52,11 +54,15 @@ export async function profileRoutes(app: FastifyInstance, deps: HttpDeps): Promi
   const paths = { page, names: `${page}/names`, sendLink: `${page}/send-link`, changeEmail: `${page}/change-email` };
   const verify = `${deps.config.issuerPath}${VERIFY_PAGE}`;
   const origin = new URL(deps.config.issuer).origin;
-  const security = accountSecurityPath(deps.config);
 
   const signedIn = async (request: FastifyRequest) => (await accountOf(deps, readSessionCookie(request, deps.config)))?.user;
-  const toSignIn = (reply: FastifyReply) => reply.code(303).header('cache-control', 'no-store').redirect(security, 303);
-  const back = (reply: FastifyReply, outcome: string) => reply.code(303).header('cache-control', 'no-store').header('referrer-policy', 'same-origin').redirect(`${page}?done=${outcome}`, 303);
+  // The account page's sign-in form, which comes back here (account-pages.ts); a POST without a session is answered 401 with it.
+  const toSignIn = (reply: FastifyReply) => sendAccountSignIn(reply.request, reply, deps, 'profile', reply.request.method === 'POST' ? { status: 401 } : {});
+  const back = (reply: FastifyReply, outcome: string) => {
+    const clientId = carriedClientId(reply.request, requestParams(reply.request));
+    const to = `${page}?done=${outcome}${clientId === undefined ? '' : `&client_id=${encodeURIComponent(clientId)}`}`;
+    return reply.code(303).header('cache-control', 'no-store').header('referrer-policy', 'same-origin').redirect(to, 303);
+  };
   const forged = (request: FastifyRequest, raw: RawParams) => !sameOrigin(request, origin) || !csrfValid(request, deps, formField(raw, 'csrf_token'));
 
   app.get(page, async (request, reply) => {
@@ -165,7 +171,11 @@ class ProfileView {
     const pending = await pendingChange(deps, user);
     const text = (key: MessageKey | undefined) => (key === undefined ? undefined : t[key].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0)).replace('{email}', () => pending ?? user.email ?? ''));
     reply.header('referrer-policy', 'same-origin');
+    // The account pages' navigation and back link (account-nav.ts); the forms carry the client_id so they stay.
+    const clientId = carriedClientId(request, requestParams(request));
+    const backLink = await backLinkOf(deps, clientId, locale);
     const html = renderView('account-profile', {
+      nav: accountNav(deps.config, t, 'profile', backLink),
       base: deps.config.issuerPath,
       theme: deps.config.theme,
       lang: locale,
@@ -181,7 +191,7 @@ class ProfileView {
       verified: user.emailVerified,
       pending: pending === undefined ? undefined : t.profilePending.replace('{email}', () => pending),
       mailOff: deps.mail === undefined,
-      actions: paths,
+      actions: Object.fromEntries(Object.entries(paths).map(([key, path]) => [key, withClient(path, backLink?.clientId)])),
       csrfToken: csrfToken(request, reply, deps),
       notice: text(options.notice),
       message: text(options.message),
