@@ -63,7 +63,7 @@ export interface ClientStore {
 }
 
 export interface UserQuery {
-  /** Attribute filters; `id`, `username`, `email`, `givenName`, `familyName`, `organizationId`, `status` and custom names. */
+  /** Attribute filters; `id`, `username`, `email`, `emailVerified` (`true` or `false`), `givenName`, `familyName`, `organizationId`, `status` and custom names. */
   filters?: Record<string, string>;
   /** true: values must match exactly; false: prefix match. */
   exactMatch?: boolean;

@@ -21,6 +21,7 @@ function filters(query: Record<string, unknown>, known: Readonly<Record<string, 
     const storeName = Object.hasOwn(known, name) ? known[name] : undefined;
     if (storeName !== undefined) {
       if (storeName in out) throw invalidArguments(`${name} is given twice`);
+      if (name === USER_WIRE_NAMES.emailVerified && value !== 'true' && value !== 'false') throw invalidArguments(`${name} must be true or false`);
       out[storeName] = name === USER_WIRE_NAMES.status ? statusFromWire(value) : value;
       continue;
     }

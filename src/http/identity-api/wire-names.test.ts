@@ -78,6 +78,7 @@ describe('identity API wire names', () => {
       givenName: 'Ada',
       familyName: 'Lovelace',
       email: 'ada@example.com',
+      emailVerified: 'false',
       organizationId,
       mobile: '+358',
     });
@@ -106,6 +107,7 @@ describe('identity API wire names', () => {
       'firstname is required',
       'surname is required',
       'email is required',
+      'emailVerified is required',
       'organization is required',
       'technicalName is required',
       'friendlyName is required',

@@ -60,7 +60,7 @@ export const ORGANIZATION_LIST_CONTROLS: ReadonlySet<string> = new Set(['exactMa
  * The user filters, wire name → the storage port's filter name, which is the field's
  * (UserQuery in src/storage/ports.ts). The password is no filter.
  */
-const USER_FILTER_FIELDS = ['id', 'username', 'givenName', 'familyName', 'email', 'organizationId', 'status'] as const satisfies UserField[];
+const USER_FILTER_FIELDS = ['id', 'username', 'givenName', 'familyName', 'email', 'emailVerified', 'organizationId', 'status'] as const satisfies UserField[];
 export const USER_FILTERS: Readonly<Record<string, string>> = Object.fromEntries(USER_FILTER_FIELDS.map((field) => [USER_WIRE_NAMES[field], field]));
 
 /** The organization filters' names in the storage port (OrganizationQuery); `virtual` is no filter. */

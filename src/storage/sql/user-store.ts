@@ -94,7 +94,9 @@ export class SqlUserStore implements UserStore {
     for (const [name, value] of Object.entries(query.filters ?? {})) {
       // Own keys only: a filter named `toString` or `constructor` is a custom attribute, not Object.prototype's member (found by the fuzzer).
       const column = Object.hasOwn(COLUMNS, name) ? COLUMNS[name] : undefined;
-      if (column) q = q.where(matches(sql.ref(`users.${column}`), value, exact));
+      // A flag, not text: `true` or `false` (the identity API refuses anything else), never a prefix.
+      if (name === 'emailVerified') q = q.where('users.email_verified', '=', value === 'true' ? 1 : 0);
+      else if (column) q = q.where(matches(sql.ref(`users.${column}`), value, exact));
       else
         q = q.where(({ exists, selectFrom }) =>
           exists(

@@ -73,6 +73,11 @@ for (const db of DATABASES) {
       assert.deepEqual(await verified(), ['false']);
       assertCleanError(await call(server, 'PUT', `/2.0/users/${id}?emailVerified=maybe`), 400, 'Invalid arguments');
       assertCleanError(await call(server, 'PUT', `/2.0/users/${id}?email=&emailVerified=true`), 400, 'Invalid arguments');
+      // A listing filter like every attribute shown: exactly the flag, never a prefix, and only true or false.
+      const other = await create(server, 'users', { login: 'verified-other', email: 'vo@example.com', emailVerified: 'true' });
+      assert.deepEqual(await ids(server, '/2.0/users/?login=verified-&emailVerified=true&exactMatch=false'), [other]);
+      assert.deepEqual(await ids(server, '/2.0/users/?login=verified-&emailVerified=false&exactMatch=false'), [id]);
+      assertCleanError(await call(server, 'GET', '/2.0/users/?emailVerified=t'), 400, 'Invalid arguments');
       assert.equal((await call(server, 'PUT', `/2.0/users/${id}?email=`)).status, 200);
       assert.equal((await read(id)).attributes.emailVerified, undefined, 'no address: not shown');
     });
