@@ -6,36 +6,21 @@
  * violation) under the strict CSP, with no CSP violation.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { describe, test } from 'node:test';
 import { addClient, basic, postForm, REDIRECT_URI } from '../helpers/back-channel.ts';
 import { clientBrowser } from '../helpers/client-browser.ts';
-import { launchChromium, noChromium } from '../helpers/console-browser.ts';
-import { DATABASES } from '../helpers/databases.ts';
+import { noChromium } from '../helpers/console-browser.ts';
 import { codeIn } from '../helpers/email-codes.ts';
 import { createTestUser } from '../helpers/fixtures.ts';
-import { startServer, type RunningServer } from '../helpers/server.ts';
-import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.ts';
+import { mailBrowserRig } from '../helpers/mail-browser.ts';
 
-const sqlite = DATABASES.find((db) => db.name === 'sqlite')!;
 const PASSWORD = 'a password and a mailbox';
 
 describe('e-mail codes in Chromium', { skip: noChromium }, () => {
-  let smtp: TestSmtpServer;
-  let server: RunningServer;
-  let browser: Browser;
-  before(async () => {
-    smtp = await startSmtpServer();
-    server = await startServer(sqlite, { env: { GATEHOUSE_SMTP_URL: smtp.url, GATEHOUSE_SMTP_STARTTLS: 'off', GATEHOUSE_MAIL_FROM: 'sso@mail.example', GATEHOUSE_OUTBOX_INTERVAL: '0' } });
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-    await smtp?.stop();
-  });
+  const rig = mailBrowserRig();
 
   test('account page → "Add e-mail codes" → the mailed code → then a sign-in with password and a mailed code; amr exact; every page axe-clean', { timeout: 120_000 }, async () => {
+    const { smtp, server, browser } = rig;
     const user = await createTestUser(server.gatehouse.store, { username: 'erika', password: PASSWORD, email: 'erika@example.com' });
     const { client, secret } = await addClient(server.gatehouse.store);
     const { context, page, clean } = await clientBrowser(browser);

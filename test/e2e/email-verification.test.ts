@@ -6,34 +6,19 @@
  * clean (no serious or critical violation) under the strict CSP, with no CSP violation.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { describe, test } from 'node:test';
 import { addClient, REDIRECT_URI } from '../helpers/back-channel.ts';
-import { cspViolations, launchChromium, noChromium, recordCspViolations, seriousViolations } from '../helpers/console-browser.ts';
-import { DATABASES } from '../helpers/databases.ts';
+import { cspViolations, noChromium, recordCspViolations, seriousViolations } from '../helpers/console-browser.ts';
 import { createTestUser } from '../helpers/fixtures.ts';
-import { startServer, type RunningServer } from '../helpers/server.ts';
-import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.ts';
+import { mailBrowserRig } from '../helpers/mail-browser.ts';
 
-const sqlite = DATABASES.find((db) => db.name === 'sqlite')!;
 const PASSWORD = 'profile page password';
 
 describe('e-mail verification in Chromium', { skip: noChromium }, () => {
-  let smtp: TestSmtpServer;
-  let server: RunningServer;
-  let browser: Browser;
-  before(async () => {
-    smtp = await startSmtpServer();
-    server = await startServer(sqlite, { env: { GATEHOUSE_SMTP_URL: smtp.url, GATEHOUSE_SMTP_STARTTLS: 'off', GATEHOUSE_MAIL_FROM: 'sso@mail.example', GATEHOUSE_OUTBOX_INTERVAL: '0' } });
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-    await smtp?.stop();
-  });
+  const rig = mailBrowserRig();
 
   test('signed in → the profile page → a name and a new address → the mailed link confirmed → the new address, verified; every page axe-clean', { timeout: 120_000 }, async () => {
+    const { smtp, server, browser } = rig;
     const user = await createTestUser(server.gatehouse.store, { username: 'petra', password: PASSWORD, email: 'petra@old.example' });
     const { client } = await addClient(server.gatehouse.store);
     const authorize = `${server.url}/uas/oauth2/authorization?${new URLSearchParams({ response_type: 'code', client_id: client.clientId, redirect_uri: REDIRECT_URI, scope: 'openid', state: 'e2e' })}`;

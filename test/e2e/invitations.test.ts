@@ -6,33 +6,18 @@
  * clean (no serious or critical violation) under the strict CSP, with no CSP violation.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { cspViolations, launchChromium, noChromium, recordCspViolations, seriousViolations } from '../helpers/console-browser.ts';
-import { DATABASES } from '../helpers/databases.ts';
+import { describe, test } from 'node:test';
+import { cspViolations, noChromium, recordCspViolations, seriousViolations } from '../helpers/console-browser.ts';
 import { manageCall, manageTokens } from '../helpers/manage.ts';
-import { startServer, type RunningServer } from '../helpers/server.ts';
-import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp.ts';
+import { mailBrowserRig } from '../helpers/mail-browser.ts';
 
-const sqlite = DATABASES.find((db) => db.name === 'sqlite')!;
 const PASSWORD = 'lanterns over the harbour';
 
 describe('invitation in Chromium', { skip: noChromium }, () => {
-  let smtp: TestSmtpServer;
-  let server: RunningServer;
-  let browser: Browser;
-  before(async () => {
-    smtp = await startSmtpServer();
-    server = await startServer(sqlite, { env: { GATEHOUSE_SMTP_URL: smtp.url, GATEHOUSE_SMTP_STARTTLS: 'off', GATEHOUSE_MAIL_FROM: 'sso@mail.example', GATEHOUSE_OUTBOX_INTERVAL: '0' } });
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-    await server?.close();
-    await smtp?.stop();
-  });
+  const rig = mailBrowserRig();
 
   test('the mailed link → choose a password → signed in on the account page; every page axe-clean', { timeout: 120_000 }, async () => {
+    const { smtp, server, browser } = rig;
     const tokens = await manageTokens(server);
     const invited = await manageCall(server, 'POST', '/invitations', { token: tokens.admin, body: { email: 'aino@example.com', given_name: 'Aino' } });
     assert.equal(invited.status, 201, invited.text);
