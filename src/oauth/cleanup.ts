@@ -56,9 +56,11 @@ export const OUTBOX_DELIVERED_RETENTION_MS = 7 * 24 * 60 * 60_000;
 export const OUTBOX_DEAD_RETENTION_MS = 30 * 24 * 60 * 60_000;
 /** Batches per table in one pass: 100 × 1000 rows; whatever remains waits for the next pass. */
 export const DEFAULT_MAX_BATCHES = 100;
+/** Ended invitations stay listed for administrators this long (docs/invitations.md; item 7 of issue 25). */
+export const INVITATION_RETENTION_MS = 30 * 24 * 60 * 60_000;
 
 export interface CleanupDeps {
-  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges' | 'outbox' | 'passwordResets' | 'sessionClients' | 'emailCodes' | 'accountRegistrations' | 'emailVerifications'>>;
+  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges' | 'outbox' | 'passwordResets' | 'sessionClients' | 'emailCodes' | 'accountRegistrations' | 'invitations' | 'emailVerifications'>>;
   clock: Clock;
   /** How long stored audit events are kept (ms; GATEHOUSE_AUDIT_RETENTION); 0 or absent: for ever. */
   auditRetentionMs?: number;
@@ -98,6 +100,8 @@ export interface CleanupReport {
   emailCodes: number;
   /** Self-registration links that expired unfollowed (docs/registration.md). */
   accountRegistrations: number;
+  /** Invitations ended (accepted, revoked, expired) more than INVITATION_RETENTION_MS ago (docs/invitations.md). */
+  invitations: number;
   /** E-mail verification links that expired unused (docs/email-verification.md). */
   emailVerifications: number;
   /** true when some table hit `maxBatches`: the next pass continues there. */
@@ -188,12 +192,15 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
   // Expired verification links (take and find refuse them): deleted at once.
   const emailVerifications = store.emailVerifications ? await drain(() => store.emailVerifications!.deleteExpired(now, batchSize)) : 0;
 
-  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, outbox, passwordResets, sessionClients, emailCodes, accountRegistrations, emailVerifications, more, ms: Date.now() - started };
+  // Ended invitations, once administrators have had a month to see them (docs/invitations.md).
+  const invitations = store.invitations ? await drain(() => store.invitations!.deleteEnded(now - INVITATION_RETENTION_MS, batchSize)) : 0;
+
+  return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, outbox, passwordResets, sessionClients, emailCodes, accountRegistrations, emailVerifications, invitations, more, ms: Date.now() - started };
 }
 
 /** Every row one pass deleted, over all tables. */
 export function deletedRows(report: CleanupReport): number {
-  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns + report.passkeyChallenges + report.outbox + report.passwordResets + report.emailCodes + report.sessionClients + report.accountRegistrations + report.emailVerifications;
+  return report.sessions + report.codes + report.tokens + report.throttling + report.assertions + report.deviceAuthorizations + report.auditEvents + report.initialAccessTokens + report.pendingSignIns + report.passkeyChallenges + report.outbox + report.passwordResets + report.emailCodes + report.sessionClients + report.accountRegistrations + report.emailVerifications + report.invitations;
 }
 
 function yieldToEventLoop(): Promise<void> {

@@ -970,6 +970,8 @@ export interface InvitationStore {
   revoke(id: string, now: number): Promise<Invitation | undefined>;
   /** At most `limit` invitations, newest first by (createdAt, id), after `after`; only those whose status at `now` is `status` when given. */
   page(query: { status?: InvitationStatus | undefined; now: number; after?: InvitationPageKey | undefined; limit: number }): Promise<Invitation[]>;
+  /** Deletes up to `limit` invitations that ended (accepted, revoked, expired or past their expiry) before `before`; how many (the cleanup job). */
+  deleteEnded(before: number, limit: number): Promise<number>;
 }
 
 /**

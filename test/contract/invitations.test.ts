@@ -51,6 +51,24 @@ for (const kind of DATABASES) {
       };
     }
 
+    test('the cleanup deletes invitations that ended before the cut (accepted, revoked, expired, or pending past expiry) and keeps the rest', async () => {
+      // A cut far ahead of every other test's rows would delete theirs too: these rows are far in the past.
+      const past = T0 - 400 * DAY;
+      const cut = past + 100 * DAY;
+      const rows = {
+        accepted: anInvitation({ status: 'accepted', createdAt: past, expiresAt: past + 7 * DAY, endedAt: past + DAY }),
+        revoked: anInvitation({ status: 'revoked', createdAt: past, expiresAt: past + 7 * DAY, endedAt: past + DAY }),
+        expired: anInvitation({ status: 'expired', createdAt: past, expiresAt: past + 7 * DAY, endedAt: past + 8 * DAY }),
+        lapsed: anInvitation({ createdAt: past, expiresAt: past + 7 * DAY }),
+        live: anInvitation({ createdAt: past, expiresAt: cut + DAY }),
+        acceptedLate: anInvitation({ status: 'accepted', createdAt: past, expiresAt: cut + DAY, endedAt: cut + 1 }),
+      };
+      for (const row of Object.values(rows)) await store.invitations.insert(row);
+      assert.equal(await store.invitations.deleteEnded(cut, 1000), 4);
+      const left = await Promise.all(Object.entries(rows).map(async ([name, row]) => [name, (await store.invitations.get(row.id)) !== undefined] as const));
+      assert.deepEqual(left, [['accepted', false], ['revoked', false], ['expired', false], ['lapsed', false], ['live', true], ['acceptedLate', true]]);
+    });
+
     test('found by its link while pending and live, on every instance; accepted once; the account recorded', async () => {
       const row = anInvitation();
       await invitations.insert(row);

@@ -80,6 +80,18 @@ export class SqlInvitationStore implements InvitationStore {
     const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
     return rows.map(fromRow);
   }
+
+  async deleteEnded(before: number, limit: number): Promise<number> {
+    const batch = this.#db.selectFrom('invitations').select('id').where(endedBefore(before)).limit(limit);
+    const result = await this.#db.deleteFrom('invitations').where('id', 'in', batch).where(endedBefore(before)).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}
+
+/** Rows that ended before `before`: accepted or revoked then, or expired by then (a pending row past its expiry counts by its expiry). */
+function endedBefore(before: number) {
+  return (eb: ExpressionBuilder<Database, 'invitations'>) =>
+    eb.or([eb.and([eb('status', '!=', 'pending'), eb('ended_at', 'is not', null), eb('ended_at', '<', before)]), eb.and([eb('status', 'in', ['pending', 'expired']), eb('expires_at', '<', before)])]);
 }
 
 /** Rows whose status at `now` is `status` (invitationStatus in SQL: a pending row past its expiry is expired). */
