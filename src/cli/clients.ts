@@ -45,6 +45,8 @@ interface MetadataFlags {
   defaultMaxAge?: string;
   backchannelLogoutUri?: string;
   backchannelLogoutSessionRequired?: boolean;
+  frontchannelLogoutUri?: string;
+  frontchannelLogoutSessionRequired?: boolean;
 }
 
 interface JsonFlag {
@@ -104,6 +106,8 @@ function withMetadataOptions(command: Command, clientAuth: ClientAuthSetup | und
     .option('--default-max-age <seconds>', 'the max_age of a request that sends none: an older sign-in is asked for again (default_max_age)')
     .option('--backchannel-logout-uri <uri>', 'where gatehouse POSTs a logout token when a session this client got tokens in ends (backchannel_logout_uri; docs/logout.md); "" removes it')
     .option('--backchannel-logout-session-required', 'the client needs sid in its logout tokens (backchannel_logout_session_required)')
+    .option('--frontchannel-logout-uri <uri>', 'the page the signed-out page loads in an iframe when a session this client got tokens in ends (frontchannel_logout_uri; docs/logout.md); "" removes it')
+    .option('--frontchannel-logout-session-required', 'the client needs iss and sid on its front-channel logout URI (frontchannel_logout_session_required)')
     .option('--json', 'print JSON only');
 }
 
@@ -140,6 +144,8 @@ async function metadataFrom(flags: MetadataFlags): Promise<Record<string, unknow
   if (flags.defaultMaxAge !== undefined) doc.default_max_age = wholeNumber(flags.defaultMaxAge, '--default-max-age');
   if (flags.backchannelLogoutUri !== undefined) doc.backchannel_logout_uri = flags.backchannelLogoutUri === '' ? null : flags.backchannelLogoutUri;
   if (flags.backchannelLogoutSessionRequired !== undefined) doc.backchannel_logout_session_required = flags.backchannelLogoutSessionRequired;
+  if (flags.frontchannelLogoutUri !== undefined) doc.frontchannel_logout_uri = flags.frontchannelLogoutUri === '' ? null : flags.frontchannelLogoutUri;
+  if (flags.frontchannelLogoutSessionRequired !== undefined) doc.frontchannel_logout_session_required = flags.frontchannelLogoutSessionRequired;
   // "" removes the policy (null: the key's default, none).
   if (flags.authorizationPolicy !== undefined) doc.authorization_policy = flags.authorizationPolicy === '' ? null : flags.authorizationPolicy;
   return doc;

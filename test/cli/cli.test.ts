@@ -106,8 +106,8 @@ for (const kind of DATABASES) {
       assert.equal(out.active, true);
       const levels = json(await run('client', 'create', '--name', 'Levels', '--redirect-uri', 'https://levels.example/cb', '--default-acr-value', 'urn:mfa', '--default-acr-value', 'urn:pwd', '--default-max-age', '900', '--json'));
       assert.deepEqual([levels.default_acr_values, levels.default_max_age], [['urn:mfa', 'urn:pwd'], 900], 'issue 24: OIDC Registration §2 defaults');
-      const logout = json(await run('client', 'create', '--name', 'Logout', '--redirect-uri', 'https://logout.example/cb', '--backchannel-logout-uri', 'https://logout.example/bcl', '--backchannel-logout-session-required', '--json'));
-      assert.deepEqual([logout.backchannel_logout_uri, logout.backchannel_logout_session_required], ['https://logout.example/bcl', true], 'issue 26: Back-Channel Logout §2.2');
+      const logout = json(await run('client', 'create', '--name', 'Logout', '--redirect-uri', 'https://logout.example/cb', '--backchannel-logout-uri', 'https://logout.example/bcl', '--backchannel-logout-session-required', '--frontchannel-logout-uri', 'https://logout.example/fcl', '--json'));
+      assert.deepEqual([logout.backchannel_logout_uri, logout.backchannel_logout_session_required, logout.frontchannel_logout_uri], ['https://logout.example/bcl', true, 'https://logout.example/fcl'], 'issue 26: Back-/Front-Channel Logout §2');
       const shown = json(await run('client', 'show', out.client_id as string, '--json'));
       assert.equal(shown.client_secret, undefined);
       assert.deepEqual({ ...shown }, Object.fromEntries(Object.entries(out).filter(([key]) => key !== 'client_secret')));

@@ -105,10 +105,10 @@ for (const db of DATABASES) {
 
     test('the management API registers and removes a back-channel logout URI, and refuses one with a fragment (§2.2)', async () => {
       const token = await issueManageToken(server);
-      const body = { client_name: 'Logout app', redirect_uris: ['https://app.example.com/cb'], backchannel_logout_uri: 'https://app.example.com/bcl', backchannel_logout_session_required: true };
+      const body = { client_name: 'Logout app', redirect_uris: ['https://app.example.com/cb'], backchannel_logout_uri: 'https://app.example.com/bcl', backchannel_logout_session_required: true, frontchannel_logout_uri: 'https://app.example.com/fcl' };
       const created = await manageCall(server, 'POST', '/clients', { token, body });
       assert.equal(created.status, 201, created.text);
-      assert.deepEqual([created.json.backchannel_logout_uri, created.json.backchannel_logout_session_required], ['https://app.example.com/bcl', true]);
+      assert.deepEqual([created.json.backchannel_logout_uri, created.json.backchannel_logout_session_required, created.json.frontchannel_logout_uri], ['https://app.example.com/bcl', true, 'https://app.example.com/fcl']);
       const removed = await manageCall(server, 'PATCH', `/clients/${String(created.json.client_id)}`, { token, body: { backchannel_logout_uri: null } });
       assert.deepEqual([removed.status, removed.json.backchannel_logout_uri], [200, undefined], removed.text);
       const bad = await manageCall(server, 'POST', '/clients', { token, body: { ...body, backchannel_logout_uri: 'https://app.example.com/bcl#x' } });

@@ -60,6 +60,8 @@ function metadataSchema(patch: boolean): JsonSchema {
       // Back-Channel Logout 1.0 §2.2 (docs/logout.md).
       backchannel_logout_uri: { type: t('string'), maxLength: 2048 },
       backchannel_logout_session_required: { type: t('boolean') },
+      frontchannel_logout_uri: { type: t('string'), maxLength: 2048 },
+      frontchannel_logout_session_required: { type: t('boolean') },
     },
   };
 }
