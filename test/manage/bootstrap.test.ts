@@ -74,7 +74,8 @@ for (const kind of DATABASES) {
       assert.equal(typeof result.generatedPassword, 'string');
       assert.ok(result.generatedPassword!.length >= 20);
       assert.equal(await verifyPassword((await harness.store.users.getCredentials('second-admin'))!.passwordHash, result.generatedPassword!), true);
-      await assert.rejects(bootstrap(deps(harness.store), config, { username: 'x', password: 'short' }), { name: 'IdentityError', field: 'password' });
+      // The password policy's own refusal (an IdentityError naming its rule, docs/security.md "Password policy").
+      await assert.rejects(bootstrap(deps(harness.store), config, { username: 'x', password: 'short' }), { name: 'PasswordRefused', field: 'password', reason: 'too_short' });
       await assert.rejects(bootstrap(deps(harness.store), config, { username: 'y', email: 'not-an-address' }), { name: 'IdentityError', field: 'email' });
       assert.equal(await harness.store.users.getByUsername('x'), undefined);
     });
