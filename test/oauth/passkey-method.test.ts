@@ -19,8 +19,9 @@ describe('the passkey method', () => {
       ['totp', 'code'],
       ['recovery_codes', 'code'],
       ['passkey', 'ceremony'],
+      ['email_otp', 'code'],
     ]);
-    assert.deepEqual(CODE_METHODS.map((m) => m.kind), ['totp', 'recovery_codes']);
+    assert.deepEqual(CODE_METHODS.map((m) => m.kind), ['totp', 'recovery_codes', 'email_otp']);
   });
 
   test('amrOfFactor: hwk for a device-bound passkey, swk for a backup-eligible one; the code methods\' own', () => {
