@@ -9,7 +9,7 @@ import { MAIL_LOCALES } from '../../../oauth/outbox/mail.ts';
 import { segment } from '../api.ts';
 import { fill } from '../i18n.ts';
 import { field, formErrors, type ConsolePage, type PageCall } from '../page.ts';
-import { confirmedChange, formatTime, listQuery, PAGE_SIZE, statusFilterOf, statusListLink, type Page } from './shared.ts';
+import { confirmedChange, formatTime, listQuery, PAGE_SIZE, statusFilterOf, statusList, type Page } from './shared.ts';
 
 const SECTION = 'invitations';
 const PATH = '/invitations';
@@ -18,7 +18,6 @@ type InvitationView = { id: string; email: string; status: (typeof INVITATION_ST
 type InviteForm = { email: string; given_name: string; family_name: string; locale: string };
 
 const statusOf = (call: PageCall) => statusFilterOf(call, INVITATION_STATUSES);
-const listLink = (status: string | undefined, cursor?: string) => statusListLink(PATH, status, cursor);
 
 function inviteForm(call: PageCall, form: InviteForm, errors: Record<string, string[]> = {}, status = 200) {
   const { t } = call;
@@ -56,7 +55,7 @@ export const invitationPages: ConsolePage[] = [
         title: t.invitationsTitle,
         mailOn: call.deps.config.smtpUrl !== undefined,
         newHref: `${CONSOLE_PATH}${PATH}/new`,
-        filters: [undefined, ...INVITATION_STATUSES].map((s) => ({ label: s === undefined ? t.outboxAll : t[`invitation_${s}`], href: listLink(s), current: s === status })),
+        ...statusList(PATH, INVITATION_STATUSES, { status, cursor, nextCursor: page.next_cursor }, (s) => (s === undefined ? t.outboxAll : t[`invitation_${s}`])),
         items: page.items.map((i) => ({
           ...i,
           state: t[`invitation_${i.status}`],
@@ -65,7 +64,6 @@ export const invitationPages: ConsolePage[] = [
           resend: i.status === 'pending' || i.status === 'expired' ? `${CONSOLE_PATH}${PATH}/${segment(i.id)}/resend` : undefined,
           revoke: i.status === 'pending' ? `${CONSOLE_PATH}${PATH}/${segment(i.id)}/revoke` : undefined,
         })),
-        pager: { cursor, first: listLink(status), next: typeof page.next_cursor === 'string' && page.next_cursor !== '' ? listLink(status, page.next_cursor) : undefined },
       });
     },
   },

@@ -9,7 +9,7 @@ import { CONSOLE_PATH } from '../../../manage/management-clients.ts';
 import { segment } from '../api.ts';
 import { fill } from '../i18n.ts';
 import type { ConsolePage, PageCall } from '../page.ts';
-import { confirmedChange, formatTime, listQuery, PAGE_SIZE, statusFilterOf, statusListLink, type Page } from './shared.ts';
+import { confirmedChange, formatTime, listQuery, PAGE_SIZE, statusFilterOf, statusList, type Page } from './shared.ts';
 
 const SECTION = 'outbox';
 const PATH = '/outbox';
@@ -17,7 +17,6 @@ const PATH = '/outbox';
 type MessageView = { id: string; kind: string; destination: string; status: 'pending' | 'delivered' | 'dead'; attempts: number; next_attempt_at: string; last_error: string | null; created_at: string; delivered_at: string | null };
 
 const statusOf = (call: PageCall) => statusFilterOf(call, OUTBOX_STATUSES);
-const listLink = (status: string | undefined, cursor?: string) => statusListLink(PATH, status, cursor);
 
 export const outboxPages: ConsolePage[] = [
   {
@@ -33,7 +32,7 @@ export const outboxPages: ConsolePage[] = [
       return call.render('outbox', {
         title: t.outboxTitle,
         mailOn: call.deps.config.smtpUrl !== undefined,
-        filters: [undefined, ...OUTBOX_STATUSES].map((s) => ({ label: s === undefined ? t.outboxAll : t[`outbox_${s}`], href: listLink(s), current: s === status })),
+        ...statusList(PATH, OUTBOX_STATUSES, { status, cursor, nextCursor: page.next_cursor }, (s) => (s === undefined ? t.outboxAll : t[`outbox_${s}`])),
         items: page.items.map((m) => ({
           ...m,
           state: stateLabel(m),
@@ -41,7 +40,6 @@ export const outboxPages: ConsolePage[] = [
           when: m.status === 'delivered' ? formatTime(call.locale, m.delivered_at) : m.status === 'pending' ? formatTime(call.locale, m.next_attempt_at) : '',
           redeliver: m.status === 'dead' ? `${CONSOLE_PATH}${PATH}/${segment(m.id)}/redeliver` : undefined,
         })),
-        pager: { cursor, first: listLink(status), next: typeof page.next_cursor === 'string' && page.next_cursor !== '' ? listLink(status, page.next_cursor) : undefined },
       });
     },
   },

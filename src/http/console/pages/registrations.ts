@@ -8,7 +8,7 @@
 import { segment } from '../api.ts';
 import { fill } from '../i18n.ts';
 import type { ConsolePage, PageCall } from '../page.ts';
-import { confirmedChange, formatTime, listQuery, PAGE_SIZE, type Page } from './shared.ts';
+import { confirmedChange, formatTime, listQuery, PAGE_SIZE, statusPager, type Page } from './shared.ts';
 
 const SECTION = 'users';
 const PATH = '/registrations';
@@ -30,7 +30,6 @@ export const registrationPages: ConsolePage[] = [
       const { t } = call;
       const { cursor } = listQuery(call);
       const page = await call.api.get<Page<PendingView>>('/users', { cursor, limit: PAGE_SIZE, status: 'pending' });
-      const link = (next?: string) => (next === undefined ? `/manage${PATH}` : `/manage${PATH}?cursor=${encodeURIComponent(next)}`);
       return call.render('registrations', {
         title: t.registrationsTitle,
         approvalOn: call.deps.config.registrationApproval,
@@ -41,7 +40,7 @@ export const registrationPages: ConsolePage[] = [
           approve: `/manage${PATH}/${segment(u.id)}/approve`,
           reject: `/manage${PATH}/${segment(u.id)}/reject`,
         })),
-        pager: { cursor, first: link(), next: typeof page.next_cursor === 'string' && page.next_cursor !== '' ? link(page.next_cursor) : undefined },
+        pager: statusPager(PATH, undefined, cursor, page.next_cursor),
       });
     },
   },

@@ -70,6 +70,23 @@ export function statusFilterOf(call: PageCall, statuses: readonly string[]): str
   return statuses.includes(status) ? status : undefined;
 }
 
+/**
+ * What a list filtered by status shows around its rows (the outbox, invitations, pending
+ * registrations): a filter link for all and one per status, and the pager of the current filter.
+ */
+export function statusList<S extends string>(path: string, statuses: readonly S[], current: { status: string | undefined; cursor: string; nextCursor: unknown }, label: (status: S | undefined) => string) {
+  const { status, cursor, nextCursor } = current;
+  return {
+    filters: [undefined, ...statuses].map((s) => ({ label: label(s), href: statusListLink(path, s), current: s === status })),
+    pager: statusPager(path, status, cursor, nextCursor),
+  };
+}
+
+/** The pager of the list at `path` with this status (none: all): its first page and the next, when the API gave a cursor. */
+export function statusPager(path: string, status: string | undefined, cursor: string, nextCursor: unknown): { cursor: string; first: string; next: string | undefined } {
+  return { cursor, first: statusListLink(path, status), next: typeof nextCursor === 'string' && nextCursor !== '' ? statusListLink(path, status, nextCursor) : undefined };
+}
+
 /** A link to the list at `path` with this status (none: all) and cursor. */
 export function statusListLink(path: string, status: string | undefined, cursor?: string): string {
   const params = new URLSearchParams();
