@@ -40,9 +40,17 @@ export class OutboundRefused extends Error {
 /** How much of an answer is kept: enough for a short error, never a document. */
 export const RESPONSE_PREFIX = 256;
 
+/**
+ * The addresses that reach this host: 127/8 and ::1, and also "this network" 0.0.0.0/8 and the
+ * unspecified address ::, to which Linux connects as to the local host (RFC 1122 §3.2.1.3 forbids
+ * them as destinations; the kernel does not). IPv4-mapped forms (::ffff:0.0.0.0) are judged by the
+ * IPv4 rules: BlockList applies them to those.
+ */
 const LOOPBACK = new BlockList();
 LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addSubnet('0.0.0.0', 8, 'ipv4');
 LOOPBACK.addAddress('::1', 'ipv6');
+LOOPBACK.addAddress('::', 'ipv6');
 
 /** Every address that is not public unicast: RFC 6890 (IPv4 and IPv6 special-purpose registries), RFC 6598, RFC 4193. */
 const NOT_PUBLIC = new BlockList();
@@ -53,8 +61,9 @@ for (const [network, prefix] of [
 ] as const) NOT_PUBLIC.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of [
   // IPv4-mapped addresses (::ffff:0:0/96) are judged by the IPv4 rules above: BlockList applies them to those.
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
-  ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
+  // ::/96: the deprecated IPv4-compatible addresses (RFC 4291 §2.5.5.1); fec0::/10: the deprecated site-local ones (RFC 3879).
+  ['::', 96], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32],
+  ['2002::', 16], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) NOT_PUBLIC.addSubnet(network, prefix, 'ipv6');
 
 /** Why gatehouse may not connect to `address` under `settings`, or undefined when it may. */

@@ -35,6 +35,10 @@ describe('outbound POSTs', () => {
     assert.deepEqual(refused.filter((a) => refusalOf(a, { allowLoopback: true, allowPrivate: true }) !== undefined), [], 'all allowed when both are on');
     assert.deepEqual(['127.0.0.1', '::1'].map((a) => refusalOf(a, OPEN)), [undefined, undefined], 'loopback alone');
     assert.equal(refusalOf('10.0.0.1', OPEN), '10.0.0.1 is not a public address (GATEHOUSE_OUTBOUND_PRIVATE)');
+    // Addresses that reach this host on Linux are loopback, refused even where private ranges are allowed.
+    const local = ['0.0.0.0', '0.1.2.3', '::', '::ffff:0.0.0.0'];
+    assert.deepEqual(local.map((a) => refusalOf(a, { allowLoopback: false, allowPrivate: true })), local.map((a) => `${a} is a loopback address (GATEHOUSE_OUTBOUND_LOOPBACK)`));
+    assert.deepEqual(['::a9fe:a9fe', 'fec0::1'].filter((a) => refusalOf(a, CLOSED) === undefined), [], 'IPv4-compatible and site-local forms');
     assert.deepEqual(['93.184.216.34', '2606:2800:220:1:248:1893:25c8:1946'].map((a) => refusalOf(a, CLOSED)), [undefined, undefined]);
   });
 
