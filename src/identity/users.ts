@@ -180,7 +180,7 @@ export async function replacePassword(tx: Pick<StoreTransaction, 'users' | 'sess
 }
 
 /** The argon2id hash of a password that passed the rules (checkedPassword): what setPassword stores. */
-export async function hashCheckedPassword(password: unknown, context?: PasswordContext, policy?: PasswordPolicy): Promise<string> {
+export async function hashCheckedPassword(password: unknown, context: PasswordContext, policy: PasswordPolicy | undefined): Promise<string> {
   return hashPassword(checkedPassword(password, context, policy));
 }
 
@@ -241,7 +241,7 @@ export async function endUserSessions(tx: Pick<StoreTransaction, 'sessions' | 'c
  * (`context`). Throws PasswordRefused (invalid_argument, field `password`) otherwise. The one
  * check every front end's way of choosing a password goes through.
  */
-export function checkedPassword(password: unknown, context?: PasswordContext, policy?: PasswordPolicy): string {
+export function checkedPassword(password: unknown, context: PasswordContext, policy: PasswordPolicy | undefined): string {
   return checkPassword(password, context, policy);
 }
 

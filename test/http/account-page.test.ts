@@ -40,7 +40,7 @@ for (const db of DATABASES) {
     const url = (path: string) => `${server.url}/uas/account${path}`;
 
     before(async () => {
-      server = await startServer(db, { clock, audit, env: { GATEHOUSE_THROTTLE_USER_FAILURES: '2' } });
+      server = await startServer(db, { clock, audit, env: { GATEHOUSE_THROTTLE_USER_FAILURES: '2', GATEHOUSE_PASSWORD_MIN_LENGTH: '12' } });
       app = await createTestClient(server.gatehouse.store, { name: 'Staff Portal', refreshTokens: true, redirectUris: ['https://portal.example.test/callback', 'https://other.example.test/cb'], metadata: { 'client_name#fi': 'Henkilöstöportaali' } });
       partner = await createTestClient(server.gatehouse.store, { name: 'Partner App', refreshTokens: true, metadata: { consent_required: true } });
     });
@@ -285,20 +285,25 @@ for (const db of DATABASES) {
       assert.deepEqual([await signedInAt(jar), (await server.gatehouse.store.sessions.findLive(started.session.idHash, clock.now())) === undefined], [true, true], 'the stale session was ended, this one kept');
     });
 
-    test('a refused new password: different twice, too short, huge — 400 and nothing changed', async () => {
+    test('a refused new password: different twice, under the configured minimum, common, the username or address, huge — 400 with the policy’s reason, nothing changed', async () => {
       const user = await newUser();
       const jar = await signedIn(user);
       const form = formOf(await page('/password', jar), '/password');
-      const cases: [Record<string, string>, RegExp][] = [
-        [{ new_password: NEW_PASSWORD, confirm_password: `${NEW_PASSWORD}!` }, /The two passwords are not the same/],
-        [{ new_password: 'short', confirm_password: 'short' }, /The password must be/],
-        [{ new_password: 'x'.repeat(3000), confirm_password: 'x'.repeat(3000) }, /The password must be/],
+      const twice = (password: string) => ({ new_password: password, confirm_password: password });
+      const cases: [Record<string, string>, string][] = [
+        [{ new_password: NEW_PASSWORD, confirm_password: `${NEW_PASSWORD}!` }, 'The two passwords are not the same.'],
+        // GATEHOUSE_PASSWORD_MIN_LENGTH=12: 11 characters pass the default 8, not this server's policy.
+        [twice('sea otter 7'), 'The password must be at least 12 characters long.'],
+        [twice('QWERTY123456'), 'This password is one of the most commonly used ones, which attackers try first. Choose another.'],
+        [twice(user.username), 'The password must not be your username or e-mail address.'],
+        [twice('ada@example.test'), 'The password must not be your username or e-mail address.'],
+        [twice('x'.repeat(3000)), 'The password must be at most 1024 characters long.'],
       ];
       for (const [fields, text] of cases) {
         const answer = await post(form.action, { ...form.fields, ...fields }, jar);
         assert.equal(answer.status, 400);
         const html = await answer.text();
-        assert.match(html, text);
+        assert.equal(/<p[^>]*role="alert"[^>]*>([^<]*)</.exec(html)?.[1], text);
         assert.match(html, /id="new_password"[^>]*aria-invalid="true"/);
       }
       assert.equal(await passwordIs(user, PASSWORD), true);
@@ -387,6 +392,14 @@ for (const db of DATABASES) {
       assert.notEqual(await server.gatehouse.store.consents.find(bob.id, partner.client.clientId), undefined, 'Bob’s consent stays');
       assert.equal(await refreshes(partner, tokens.refresh_token), 400);
       assert.equal(audit.of('account.consent_withdrawn').find((e) => e.userId === alice.id)?.revoked, 2);
+    });
+
+    test('a notice name that is an inherited member of a plain object (__proto__, constructor, toString) is no notice, never a 500', async () => {
+      const jar = await signedIn(await newUser());
+      for (const path of ['?notice=__proto__', '/sessions?notice=constructor', '/password?notice=toString', '/applications?notice=hasOwnProperty']) {
+        const html = await page(path, jar);
+        assert.doesNotMatch(html, /role="status"/, path);
+      }
     });
 
     test('every POST needs the CSRF token and the issuer’s Origin; without a session, the sign-in form (401)', async () => {

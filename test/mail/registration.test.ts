@@ -358,6 +358,26 @@ for (const kind of DATABASES) {
       }
     });
 
+    test('the password policy of every front end: the configured minimum, not the username (the address), the page says which rule', async () => {
+      const { server, ask, settle, follow } = await setUp({ GATEHOUSE_PASSWORD_MIN_LENGTH: '12' });
+      try {
+        assert.equal((await ask({ email: 'policy@example.com' })).status, 200);
+        const link = linkIn((await settle(1))[0]!);
+        const alertOf = async (answer: Response | undefined) => /<p[^>]*role="alert"[^>]*>([^<]*)</.exec(await answer!.text())?.[1];
+        const short = await follow(link, 'sea otter 7');
+        assert.equal(short.result?.status, 400, '11 characters pass the default 8, not this policy');
+        assert.equal(await alertOf(short.result), 'The password must be at least 12 characters long.');
+        assert.match(await (await browse(link)).text(), /name="password"[^>]*minlength="12"/);
+        const own = await follow(link, 'policy@example.com');
+        assert.equal(own.result?.status, 400);
+        assert.equal(await alertOf(own.result), 'The password must not be your username or e-mail address.');
+        assert.equal(await server.gatehouse.store.users.getByUsername('policy@example.com'), undefined);
+        assert.equal((await follow(link)).result?.status, 200, 'the link was left usable');
+      } finally {
+        await server.close();
+      }
+    });
+
     test('malformed and oversized input is answered 4xx, never 5xx; a refused password leaves the link usable', async () => {
       const { server, ask, settle, follow } = await setUp();
       try {

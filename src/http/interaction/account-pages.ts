@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { passwordPolicyOf, refusalMessageKey } from '../../identity/password-policy.ts';
 import { accountOf, type Account } from '../../oauth/account/security.ts';
 import {
   accountApplications,
@@ -62,7 +63,9 @@ export async function accountPages(app: FastifyInstance, deps: HttpDeps): Promis
       const view = await pages(request, reply, raw);
       const signedIn = await account(request);
       if (signedIn === undefined) return view.signIn(name);
-      const notice = NOTICES[formField(raw, 'notice')];
+      // Own keys only: `?notice=__proto__` must not reach an inherited member.
+      const key = formField(raw, 'notice');
+      const notice = Object.hasOwn(NOTICES, key) ? NOTICES[key] : undefined;
       return show(view, signedIn, notice === undefined ? {} : { notice });
     });
 
@@ -97,7 +100,7 @@ export async function accountPages(app: FastifyInstance, deps: HttpDeps): Promis
     }
     const refused: Record<Exclude<typeof changed.type, 'changed' | 'throttled'>, Options> = {
       mismatch: { status: 400, message: 'resetMismatch', invalid: 'new' },
-      invalid_password: { status: 400, message: 'resetInvalidPassword', invalid: 'new' },
+      invalid_password: { status: 400, message: changed.type === 'invalid_password' && changed.reason !== undefined ? refusalMessageKey(changed.reason) : 'resetInvalidPassword', invalid: 'new' },
       wrong_current: { status: 401, message: 'accountPasswordWrongCurrent', invalid: 'current' },
       // Without a password, the page itself says to sign in again (accountPasswordNoneStale).
       reauthenticate: has ? { status: 401, message: 'accountPasswordCurrentNeeded', invalid: 'current' } : { status: 401 },
@@ -257,7 +260,8 @@ class AccountPages {
 
   private send(mode: string, current: AccountSection | undefined, options: Options, data: Record<string, unknown>): FastifyReply {
     const { t, locale } = this;
-    const text = (key: MessageKey | undefined) => (key === undefined ? undefined : t[key].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0)));
+    const minLength = String(passwordPolicyOf(this.deps.config).minLength);
+    const text = (key: MessageKey | undefined) => (key === undefined ? undefined : t[key].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0)).replace('{min}', minLength));
     const clientId = this.back?.clientId;
     const action = (path: string) => withClient(path, clientId);
     const html = renderView('account', {

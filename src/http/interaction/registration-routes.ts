@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { IdentityError } from '../../identity/errors.ts';
+import { PasswordRefused, passwordPolicyOf, refusalMessageKey } from '../../identity/password-policy.ts';
 import { FORGOT_PAGE } from '../../oauth/account/password-reset.ts';
 import { askToRegister, completeRegistration, FINISH_PAGE, REGISTER_PAGE, registrationLinkStatus, selfRegistrationOn } from '../../oauth/account/registration.ts';
 import { clientAddress } from '../client-address.ts';
@@ -72,9 +73,9 @@ export async function selfRegistrationRoutes(app: FastifyInstance, deps: HttpDep
     const view = page(request, reply);
     const raw = requestParams(request);
     const token = formField(raw, 'token');
-    const again = async (status: number, message: MessageKey) => {
+    const again = async (status: number, message: MessageKey, minLength?: number) => {
       const link = await registrationLinkStatus(deps, token);
-      return link.type === 'usable' ? view.finish('form', { status, message, token, email: link.email }) : view.finish('gone', { status: 410 });
+      return link.type === 'usable' ? view.finish('form', { status, message, token, email: link.email, ...(minLength === undefined ? {} : { minLength }) }) : view.finish('gone', { status: 410 });
     };
     if (!csrfValid(request, deps, formField(raw, 'csrf_token'))) return again(403, 'resetForged');
     try {
@@ -84,6 +85,7 @@ export async function selfRegistrationRoutes(app: FastifyInstance, deps: HttpDep
       if (outcome.type === 'exists') return view.finish('exists', { status: 409 });
       return view.finish(outcome.pending ? 'pending' : 'done', { returnTo: outcome.returnTo ?? '' });
     } catch (error) {
+      if (error instanceof PasswordRefused) return again(400, refusalMessageKey(error.reason), error.minLength);
       if (error instanceof IdentityError && error.code === 'invalid_argument' && error.field === 'password') return again(400, 'resetInvalidPassword');
       throw error;
     }
@@ -94,6 +96,8 @@ interface Options {
   status?: number;
   message?: MessageKey;
   retryAfter?: number;
+  /** The password policy's minimum length, for a `passwordTooShort` message. */
+  minLength?: number;
   token?: string;
   email?: string;
   returnTo?: string;
@@ -123,7 +127,8 @@ class RegistrationView {
   private send(view: 'register' | 'register-finish', mode: string, title: string, action: string, options: Options): FastifyReply {
     const { t, locale } = this;
     const { config } = this.at.deps;
-    const message = options.message === undefined ? undefined : t[options.message].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0));
+    const minLength = options.minLength ?? passwordPolicyOf(config).minLength;
+    const message = options.message === undefined ? undefined : t[options.message].replace('{wait}', () => formatWait(locale, options.retryAfter ?? 0)).replace('{min}', String(minLength));
     const html = renderView(view, {
       base: config.issuerPath,
       theme: config.theme,
@@ -139,6 +144,7 @@ class RegistrationView {
       token: options.token ?? '',
       email: options.email ?? '',
       returnTo: options.returnTo ?? '',
+      minLength,
       invalid: options.invalid,
       values: options.values ?? { email: '', given_name: '', family_name: '' },
       required: { given_name: config.registrationFields.includes('given_name'), family_name: config.registrationFields.includes('family_name') },

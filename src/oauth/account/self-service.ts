@@ -11,6 +11,7 @@ import { isNativeClient } from '../../domain/client.ts';
 import type { Consent } from '../../domain/consent.ts';
 import type { SsoSession } from '../../domain/session.ts';
 import { IdentityError } from '../../identity/errors.ts';
+import { PasswordRefused, passwordPolicyOf, type PasswordRefusal } from '../../identity/password-policy.ts';
 import { checkedPassword, hashCheckedPassword } from '../../identity/users.ts';
 import { fingerprint } from '../../observability/audit.ts';
 import { checkPasswordLogin } from '../authorize/verify-credentials.ts';
@@ -30,7 +31,8 @@ export const MAX_LISTED_SESSIONS = 100;
 export type PasswordChange =
   | { type: 'changed'; sessionsEnded: number; revoked: number }
   | { type: 'mismatch' }
-  | { type: 'invalid_password' }
+  /** Refused by the password policy (`reason`, and the policy's minimum length for `too_short`); no reason: not a password at all. */
+  | { type: 'invalid_password'; reason?: PasswordRefusal; minLength?: number }
   | { type: 'wrong_current' }
   | { type: 'throttled'; retryAfter: number }
   | { type: 'reauthenticate' }
@@ -50,13 +52,16 @@ export type PasswordChange =
  */
 export async function changeAccountPassword(deps: OAuthDeps, account: Account, input: { current: string; password: string; confirmation: string; ip: string | undefined }): Promise<PasswordChange> {
   if (input.password !== input.confirmation) return { type: 'mismatch' };
+  const { user } = account;
+  const context = { username: user.username, email: user.email };
+  const policy = passwordPolicyOf(deps.config);
   try {
-    checkedPassword(input.password);
+    checkedPassword(input.password, context, policy);
   } catch (error) {
+    if (error instanceof PasswordRefused) return { type: 'invalid_password', reason: error.reason, minLength: error.minLength };
     if (error instanceof IdentityError && error.code === 'invalid_argument') return { type: 'invalid_password' };
     throw error;
   }
-  const { user } = account;
   let expected: string | undefined;
   let by: 'current_password' | 'recent_sign_in';
   if (input.current === '') {
@@ -72,7 +77,7 @@ export async function changeAccountPassword(deps: OAuthDeps, account: Account, i
     expected = check.passwordHash;
     by = 'current_password';
   }
-  const passwordHash = await hashCheckedPassword(input.password);
+  const passwordHash = await hashCheckedPassword(input.password, context, policy);
   const now = deps.clock.now();
   const done = await deps.store.transaction(async (tx) => {
     if (!(await tx.users.replacePasswordHash(user.id, expected, passwordHash, now))) return undefined;
