@@ -356,7 +356,7 @@ export const settings = {
     env: 'GATEHOUSE_ACCOUNT_REAUTH_WINDOW',
     type: 'seconds',
     default: '300',
-    doc: 'How recent the sign-in of a browser session must be for its user to change their second factors on the account security page (`<issuer>/account/security`), or their password without typing the current one on the account page (`<issuer>/account/password`, docs/account.md); an older one is asked for the password (and the second factor) again first (docs/second-factors.md, "Self-service").',
+    doc: 'How recent the sign-in of a browser session must be for its user to change their second factors on the account security page (`<issuer>/account/security`), or their password without typing the current one on the account page (`<issuer>/account/password`, docs/account.md), or their e-mail address (`<issuer>/account/profile`); an older one is asked for the password (and the second factor) again first (docs/second-factors.md, "Self-service").',
     parse: integer(10, DAY),
   }),
   passwordResetLifetime: setting({

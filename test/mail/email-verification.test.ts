@@ -171,11 +171,19 @@ for (const kind of DATABASES) {
         assert.match(page, /<p class="notice" id="email-pending">Waiting for verification: carl@new.example\./);
         await assertClaims(server, user, 'carl@example.com', true);
 
+        // A reset link mailed to the old address before the change (AM120: it dies with the change).
+        const store = server.gatehouse.store;
+        await store.passwordResets.insert({ tokenHash: 'h'.repeat(43), userId: user.id, passwordFingerprint: 'f', createdAt: Date.now(), expiresAt: Date.now() + 3_600_000 });
         const { result } = await follow(linkIn(mail!));
         assert.equal(result?.status, 200);
-        const after = await server.gatehouse.store.users.getProfile(user.id);
+        const after = await store.users.getProfile(user.id);
         assert.deepEqual([after?.email, after?.emailVerified], ['carl@new.example', true]);
         assert.deepEqual(audit.of('email_verification.verified').map((e) => [e.userId, e.changed]), [[user.id, true]]);
+        assert.equal(await store.passwordResets.deleteOfUser(user.id), 0, 'the pending reset link was deleted with the change');
+        // The old address is told, once.
+        const notices = await mailed();
+        assert.deepEqual(notices.map((m) => [m.to, m.subject]), [[['carl@example.com'], 'The e-mail address of your gatehouse account was changed']]);
+        assert.match(notices[0]!.raw.replace(/=\r?\n/g, ''), /from this address to carl@new\.example/);
         assert.doesNotMatch(await profile(jar), /email-pending/);
         await assertClaims(server, user, 'carl@new.example', true);
 
@@ -185,6 +193,27 @@ for (const kind of DATABASES) {
           assert.match(await refused.text(), /aria-invalid="true"/);
         }
         assert.deepEqual(await mailed(), []);
+      } finally {
+        await server.close();
+      }
+    });
+
+    test('changing the address needs a recent sign-in: a stale session gets the sign-in form (401), nothing is sent; signed in again, it works', async () => {
+      const { server, clock, post, mailed } = await setUp();
+      try {
+        const user = await addUser(server, { username: 'dora', emailVerified: true });
+        const { jar } = await signIn(server, user);
+        clock.advance(301_000);
+        const stale = await post(jar, 'change-email', { new_email: 'thief@evil.example' });
+        assert.equal(stale.status, 401);
+        const html = await stale.text();
+        assert.equal(/<p[^>]*role="alert"[^>]*>([^<]*)</.exec(html)?.[1], 'To change your e-mail address, confirm it is you: sign in again.');
+        assert.equal(formAction(html), '/uas/account/security/sign-in');
+        assert.deepEqual(await mailed(), [], 'no link was sent');
+        assert.equal((await post(jar, 'send-link')).status, 400, 'a link to the own address needs no fresh sign-in (already verified here)');
+        const fresh = await signIn(server, user);
+        assert.equal((await post(fresh.jar, 'change-email', { new_email: 'dora@new.example' })).status, 303);
+        assert.deepEqual((await mailed()).map((m) => m.to), [['dora@new.example']]);
       } finally {
         await server.close();
       }
@@ -204,7 +233,8 @@ for (const kind of DATABASES) {
         assert.equal((await submit(new URL(formAction(html), server.url).toString(), formFields(html))).status, 410);
         assert.equal((await follow(link)).page.status, 410);
 
-        await post(jar, 'change-email', { new_email: 'ella@other.example' });
+        // Thirty minutes on, the change needs a fresh sign-in (AM120).
+        assert.equal((await post((await signIn(server, user)).jar, 'change-email', { new_email: 'ella@other.example' })).status, 303);
         const change = linkIn((await mailed())[0]!);
         await server.gatehouse.deps.admin.users.update(actingAs(), user.id, { email: 'ella@admin.example' });
         assert.equal((await follow(change)).page.status, 410, 'sent under the old address');

@@ -81,6 +81,14 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       ],
       footer: 'This message was sent automatically; please do not reply.',
     },
+    email_changed: {
+      subject: 'The e-mail address of your {product} account was changed',
+      paragraphs: [
+        'The e-mail address of the account {username} at {issuer} was changed from this address to {email} at {time}. Password reset links now go to the new address.',
+        'If it was you, there is nothing to do. If it was not, someone is using your account: contact your administrator at once.',
+      ],
+      footer: 'This message was sent automatically; please do not reply.',
+    },
   },
   fi: {
     test: {
@@ -150,6 +158,14 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
       ],
       footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
     },
+    email_changed: {
+      subject: 'Palvelun {product} tilisi sähköpostiosoite vaihdettiin',
+      paragraphs: [
+        'Tilin {username} sähköpostiosoite osoitteessa {issuer} vaihdettiin tästä osoitteesta osoitteeseen {email} {time}. Salasanan palautuslinkit lähetetään nyt uuteen osoitteeseen.',
+        'Jos vaihdoit sen itse, sinun ei tarvitse tehdä mitään. Jos et vaihtanut, joku käyttää tiliäsi: ota heti yhteyttä ylläpitäjään.',
+      ],
+      footer: 'Tämä viesti on lähetetty automaattisesti; älä vastaa siihen.',
+    },
   },
   sv: {
     test: {
@@ -216,6 +232,14 @@ export const MAIL_TEXTS: Record<MailLocale, Record<MailKind, MailTexts>> = {
         'Någon bad om att bekräfta {email} som e-postadress för kontot {username} på {issuer}. Om det var du, bekräfta den här:',
         '{link}',
         'Länken fungerar en gång, i {minutes} minuter. Om du inte bad om det kan du bortse från meddelandet: ingenting ändras.',
+      ],
+      footer: 'Meddelandet skickades automatiskt; svara inte på det.',
+    },
+    email_changed: {
+      subject: 'E-postadressen för ditt {product}-konto har ändrats',
+      paragraphs: [
+        'E-postadressen för kontot {username} på {issuer} ändrades från den här adressen till {email} {time}. Länkar för att återställa lösenordet skickas nu till den nya adressen.',
+        'Om det var du behöver du inte göra något. Om inte använder någon ditt konto: kontakta din administratör genast.',
       ],
       footer: 'Meddelandet skickades automatiskt; svara inte på det.',
     },

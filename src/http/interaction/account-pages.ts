@@ -149,7 +149,7 @@ function actionsOf(deps: HttpDeps): Actions {
  * The sign-in form of the account page, which brings the browser back to `section` (with the
  * carried client_id's back link): for a section served elsewhere (the profile, profile-routes.ts).
  */
-export async function sendAccountSignIn(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, section: AccountSection, options: { status?: number } = {}): Promise<FastifyReply> {
+export async function sendAccountSignIn(request: FastifyRequest, reply: FastifyReply, deps: HttpDeps, section: AccountSection, options: { status?: number; message?: MessageKey } = {}): Promise<FastifyReply> {
   const locale = pageLocale(request);
   const back = await backLinkOf(deps, carriedClientId(request, requestParams(request)), locale);
   return new AccountPages(request, reply, deps, locale, back, actionsOf(deps)).signIn(section, options);

@@ -96,10 +96,14 @@ export async function profileRoutes(app: FastifyInstance, deps: HttpDeps): Promi
   ] as const) {
     app.post(path, async (request, reply) => {
       const raw = requestParams(request);
-      const user = await signedIn(request);
-      if (user === undefined) return toSignIn(reply);
+      const account = await accountOf(deps, readSessionCookie(request, deps.config));
+      if (account === undefined) return toSignIn(reply);
+      const { user } = account;
       const view = new ProfileView(request, reply, deps, paths);
       if (forged(request, raw)) return view.show(user, { status: 403, message: 'formExpired' });
+      // The address is where password reset links go: moving it is as strong a change as the
+      // password's, so it needs a recent sign-in as every change on the security page does (AM120).
+      if (field !== undefined && !account.fresh) return sendAccountSignIn(request, reply, deps, 'profile', { status: 401, message: 'profileChangeReauth' });
       const newEmail = field === undefined ? undefined : formField(raw, field);
       if (field !== undefined && newEmail === '') return view.show(user, { status: 400, message: 'profileInvalidEmail', field: 'email' });
       const asked = await askForVerification(deps, user, { newEmail, locale: view.locale, ip: clientAddress(request) });
@@ -133,7 +137,7 @@ export async function profileRoutes(app: FastifyInstance, deps: HttpDeps): Promi
       if (status.type === 'gone') return view.link({ mode: 'gone', status: 410 });
       return view.link({ mode: 'form', status: 403, message: view.t.formExpired, token, intro: view.t.verifyIntro.replace('{email}', () => status.email).replace('{username}', () => status.username) });
     }
-    const outcome = await verifyEmail(deps, { token, ip: clientAddress(request) });
+    const outcome = await verifyEmail(deps, { token, locale: view.locale, ip: clientAddress(request) });
     if (outcome.type === 'gone') return view.link({ mode: 'gone', status: 410 });
     return view.link({ mode: 'done', done: view.t.verifyDone.replace('{email}', () => outcome.email) });
   });

@@ -193,9 +193,13 @@ export type VerifyOutcome = { type: 'done'; email: string; username: string; cha
  * concurrent posts of one link exactly one gets it), sets the address it verifies and marks it
  * verified only while the user's address is still the one the link was sent under (one
  * conditional UPDATE), and deletes the user's other links (they were sent under the old address
- * or verify it: dead either way). `gone`: used, expired, unknown, or the address changed meanwhile.
+ * or verify it: dead either way). For a change of address (AM120), the same unit of work also
+ * deletes the user's pending password reset links — mailed to the old address, they would
+ * otherwise outlive it — and queues a notice to the old address, so an owner whose session was
+ * used to move the account's mail elsewhere learns of it. `gone`: used, expired, unknown, or the
+ * address changed meanwhile.
  */
-export async function verifyEmail(deps: Pick<OAuthDeps, 'store' | 'clock' | 'audit'>, input: { token: unknown; ip: string | undefined }): Promise<VerifyOutcome> {
+export async function verifyEmail(deps: VerificationLinkDeps, input: { token: unknown; locale: MailLocale; ip: string | undefined }): Promise<VerifyOutcome> {
   if (typeof input.token !== 'string' || !TOKEN.test(input.token)) return { type: 'gone' };
   const tokenHash = hashSecret(input.token);
   const done = await deps.store.transaction(async (tx) => {
@@ -206,9 +210,20 @@ export async function verifyEmail(deps: Pick<OAuthDeps, 'store' | 'clock' | 'aud
     if (profile?.status !== 'enabled') return undefined;
     if (!(await tx.users.confirmEmail(profile.id, link.previousEmail, link.email, now))) return undefined;
     await tx.emailVerifications.deleteOfUser(profile.id);
-    return { user: profile, email: link.email, changed: link.email !== link.previousEmail };
+    const changed = link.email !== link.previousEmail;
+    if (changed) {
+      await tx.passwordResets.deleteOfUser(profile.id);
+      if (link.previousEmail !== undefined && deps.mail !== undefined) await tx.outbox.enqueue(changeNotice(deps, deps.mail, profile, link.previousEmail, link.email, input.locale, tokenHash, now));
+    }
+    return { user: profile, email: link.email, changed };
   });
   if (done === undefined) return { type: 'gone' };
   deps.audit.emit({ event: 'email_verification.verified', userId: done.user.id, username: done.user.username, changed: done.changed, ...(input.ip !== undefined ? { ip: input.ip } : {}) });
   return { type: 'done', email: done.email, username: done.user.username, changed: done.changed };
+}
+
+/** The notice of a change to the address it replaced; its dedupe key is the link's, so a unit of work run again queues it once. */
+function changeNotice(deps: VerificationLinkDeps, mail: MailService, user: UserProfile, previous: string, email: string, locale: MailLocale, tokenHash: string, now: number) {
+  const rendered = mail.composer.compose('email_changed', locale, { issuer: deps.config.issuer, username: user.username, email, time: new Date(now).toISOString() });
+  return mailMessage({ id: deps.random.uuid(), kind: 'email_changed', to: previous, locale, mail: rendered, dedupeKey: `mail.email_changed:${tokenHash}`, now });
 }

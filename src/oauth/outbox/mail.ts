@@ -11,7 +11,7 @@ export const MAIL_LOCALES = ['en', 'fi', 'sv'] as const;
 export type MailLocale = (typeof MAIL_LOCALES)[number];
 
 /** The kinds of mail, each with its templates (src/adapters/mail/texts.ts, rendered by src/adapters/mail/render.ts). Issue 25's later items add theirs. */
-export const MAIL_KINDS = ['test', 'password_reset', 'email_code_sign_in', 'email_code_enrol', 'email_code_verify_email', 'registration', 'registration_exists', 'registration_approved', 'registration_rejected', 'invitation', 'email_verification'] as const;
+export const MAIL_KINDS = ['test', 'password_reset', 'email_code_sign_in', 'email_code_enrol', 'email_code_verify_email', 'registration', 'registration_exists', 'registration_approved', 'registration_rejected', 'invitation', 'email_verification', 'email_changed'] as const;
 export type MailKind = (typeof MAIL_KINDS)[number];
 
 export interface RenderedMail {

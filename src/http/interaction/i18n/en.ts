@@ -341,6 +341,7 @@ export const en = {
   verifyProfileLink: 'Go to your profile',
   accessDeniedUnverified: '{client} requires a verified e-mail address, and yours is not verified yet. Send yourself a verification link from your profile page, follow it, then sign in to the application again.',
   accessDeniedVerifyLink: 'Verify your e-mail address',
+  profileChangeReauth: 'To change your e-mail address, confirm it is you: sign in again.',
 };
 
 export type Messages = typeof en;

@@ -328,4 +328,5 @@ export const fi: Messages = {
   verifyProfileLink: 'Siirry profiiliisi',
   accessDeniedUnverified: '{client} edellyttää vahvistettua sähköpostiosoitetta, eikä omaasi ole vielä vahvistettu. Lähetä itsellesi vahvistuslinkki profiilisivultasi, avaa se ja kirjaudu sitten sovellukseen uudelleen.',
   accessDeniedVerifyLink: 'Vahvista sähköpostiosoitteesi',
+  profileChangeReauth: 'Vahvista henkilöllisyytesi ennen sähköpostiosoitteen vaihtamista: kirjaudu uudelleen.',
 };

@@ -328,4 +328,5 @@ export const sv: Messages = {
   verifyProfileLink: 'Gå till din profil',
   accessDeniedUnverified: '{client} kräver en verifierad e-postadress, och din är inte verifierad ännu. Skicka dig en verifieringslänk från din profilsida, följ den och logga sedan in i applikationen igen.',
   accessDeniedVerifyLink: 'Verifiera din e-postadress',
+  profileChangeReauth: 'Bekräfta att det är du innan du byter e-postadress: logga in igen.',
 };
