@@ -55,7 +55,8 @@ export function smtpTransport(settings: SmtpSettings): SmtpTransport {
       try {
         await transporter.sendMail({
           from: settings.mailFrom,
-          to: mail.to,
+          // An address object, never a string nodemailer would parse for names and groups.
+          to: { name: '', address: mail.to },
           subject: mail.subject,
           text: mail.text,
           html: mail.html,

@@ -56,8 +56,13 @@ export interface NewUser {
   attributes?: Attributes;
 }
 
-/** Deliberately loose (RFC 5321 allows much); the only proof of an address is a mail that arrives. */
-const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)*$/;
+/**
+ * Loose (RFC 5321 allows much; the only proof of an address is a mail that arrives), but never
+ * the specials of RFC 5322 §3.2.3 — `( ) < > [ ] : ; , \ "` — outside a quoted local part, which
+ * gatehouse does not accept: a mail library reads them as display names, groups and comments, so
+ * `a<postmaster>x@allowed.example` would pass a domain rule and be delivered to `postmaster`.
+ */
+const EMAIL = /^[^\s@()<>[\]:;,\\"]+@[^\s@()<>[\]:;,\\".]+(\.[^\s@()<>[\]:;,\\".]+)*$/;
 
 /** `authority` decides whether `groups` may name an administrator group (administrators.ts). */
 export async function createUser(deps: UserDeps, input: NewUser, authority: Authority): Promise<User> {
