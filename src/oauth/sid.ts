@@ -3,8 +3,9 @@
  * §2.4: "a Session of a User Agent or device for a logged-in End-User at an RP". gatehouse gives
  * each relying party its own value for one SSO session (decisions LO1): the SHA-256 of the
  * session's index and the client_id, base64url. It needs no storage — the logout token and the
- * front-channel iframe compute it again from the session and the client — and one RP's value says
- * nothing about another's session at the same OP. Its syntax is a client identifier's (§3: VSCHAR),
+ * front-channel iframe compute it again from the session and the client. It is not a secret: the
+ * ID token's `session_index` (Ubisecure's claim) lets any RP of the session compute any other's,
+ * which vouches for nothing beyond what that RP may already ask (LO1, LO2). Its syntax is a client identifier's (§3: VSCHAR),
  * which base64url is.
  */
 import { createHash } from 'node:crypto';
