@@ -31,7 +31,7 @@ import { loadConfig } from '../src/config.ts';
 import { ARGON2_PARAMETERS } from '../src/identity/passwords.ts';
 import type { Store } from '../src/storage/ports.ts';
 import { generateClientKey, type ClientKey } from './lib/assertions.ts';
-import { seedFixture, seedMachineClients } from './lib/fixtures.ts';
+import { REDIRECT_URI, SCOPE, seedFixture, seedMachineClients } from './lib/fixtures.ts';
 import { probeFrontChannel, type FrontChannel } from './lib/front-channel.ts';
 import { runLoad, summarize, median, withMismatches, type RoundResult, type Summary } from './lib/load.ts';
 import { freePort, hasTaskset, killAll, onCleanup, pinSelf, runNode, startNode, waitUntilReady, type Started } from './lib/processes.ts';
@@ -377,9 +377,10 @@ async function runScenario(
       seconds,
       amount: prepared.amount,
       connections,
-      ok: scenario.ok,
+      ok: prepared.ok ?? scenario.ok,
       opStatus: prepared.opStatus ?? scenario.opStatus,
       serverPid: server.started.pid,
+      ...(prepared.operations ? { operations: prepared.operations } : {}),
     });
     const result = prepared.mismatches ? withMismatches(loaded, prepared.mismatches()) : loaded;
     const warning = prepared.after?.();
@@ -496,6 +497,14 @@ async function withPeer<T>(work: (server: Pick<Server, 'base' | 'started'>, ctx:
   const base = `http://127.0.0.1:${port}`;
   try {
     await waitUntilReady(`${base}/.well-known/openid-configuration`, started);
+    const discovery = await discover(base, '/.well-known/openid-configuration');
+    // The peer's front channel, probed as gatehouse's: its authorization endpoint without a
+    // session leads to its login interaction; the login's session then gets codes silently.
+    const authorize = discovery?.authorization_endpoint
+      ? `${new URL(discovery.authorization_endpoint).pathname}?${new URLSearchParams({ response_type: 'code', client_id: fixture.rp.clientId, redirect_uri: REDIRECT_URI, scope: SCOPE, state: 'bench', nonce: 'n-0S6_WzA2Mj' })}`
+      : undefined;
+    const frontChannel: FrontChannel = authorize ? await probeFrontChannel(base, authorize, fixture.login) : { available: false, reason: 'the peer names no authorization_endpoint' };
+    if (!frontChannel.available) log(`   the peer's S2–S6: ${frontChannel.reason}`);
     const ctx: PeerContext = {
       kind: 'peer',
       base,
@@ -504,8 +513,9 @@ async function withPeer<T>(work: (server: Pick<Server, 'base' | 'started'>, ctx:
       measured: {},
       warmedUp: {},
       serverCores: pinning ? 1 : cores,
-      discovery: await discover(base, '/.well-known/openid-configuration'),
+      discovery,
       clientKey: key,
+      frontChannel,
     };
     const value = await work({ base, started }, ctx);
     return { value, exit: await started.stop() };
