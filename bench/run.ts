@@ -20,6 +20,7 @@
  * Every process started here is ended on any exit (bench/lib/processes.ts).
  */
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, release, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
@@ -31,14 +32,14 @@ import { loadConfig } from '../src/config.ts';
 import { ARGON2_PARAMETERS } from '../src/identity/passwords.ts';
 import type { Store } from '../src/storage/ports.ts';
 import { generateClientKey, type ClientKey } from './lib/assertions.ts';
-import { REDIRECT_URI, SCOPE, seedFixture, seedMachineClients } from './lib/fixtures.ts';
+import { basic, REDIRECT_URI, SCOPE, seedFixture, seedMachineClients } from './lib/fixtures.ts';
 import { probeFrontChannel, type FrontChannel } from './lib/front-channel.ts';
 import { runLoad, summarize, median, withMismatches, type RoundResult, type Summary } from './lib/load.ts';
 import { freePort, hasTaskset, killAll, onCleanup, pinSelf, runNode, startNode, waitUntilReady, type Started } from './lib/processes.ts';
-import { makePeerFixture } from './lib/peer.ts';
+import { makePeerFixture, type PeerFixture } from './lib/peer.ts';
 import { formatProfile, summarizeProfile, type ProfileSummary } from './lib/profile.ts';
 import { discover } from './lib/protocol.ts';
-import { authorizationEndpointPath, authorizePath, SCENARIOS, type CeilingId, type PeerContext, type Scenario, type ScenarioContext, type ScenarioId } from './lib/scenarios.ts';
+import { authorizationEndpointPath, authorizePath, SCENARIOS, type CeilingId, type PeerContext, type PeerName, type Scenario, type ScenarioContext, type ScenarioId } from './lib/scenarios.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'src/main.ts');
@@ -47,9 +48,31 @@ const START_NODE_FLAGS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'u
   .split(/\s+/)
   .filter((word) => word.startsWith('--'));
 const CEILINGS_DIR = join(ROOT, 'bench/ceilings');
-const PEER = join(ROOT, 'bench/peers/oidc-provider.ts');
-/** The peer's version, from its package.json as installed. */
-const PEER_VERSION = (JSON.parse(readFileSync(join(ROOT, 'node_modules/oidc-provider/package.json'), 'utf8')) as { version: string }).version;
+/** A package's version as installed, or undefined when it is not (a peer whose package is missing is skipped). */
+function installedVersion(name: string): string | undefined {
+  try {
+    return (JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A peer of the same run: a script of bench/peers/ started as gatehouse is, and how it is described. */
+interface PeerSpec {
+  name: PeerName;
+  script: string;
+  /** The package whose installed version is reported. */
+  package: string;
+  /** What keeps its state, for the report. */
+  store: string;
+  /** Its discovery document, relative to its base URL. */
+  discoveryPath: string;
+}
+
+const PEERS: PeerSpec[] = [
+  { name: 'oidc-provider', script: join(ROOT, 'bench/peers/oidc-provider.ts'), package: 'oidc-provider', store: 'in-memory adapter', discoveryPath: '/.well-known/openid-configuration' },
+  { name: 'better-auth', script: join(ROOT, 'bench/peers/better-auth.ts'), package: 'better-auth', store: 'SQLite file (node:sqlite)', discoveryPath: '/.well-known/openid-configuration' },
+];
 /**
  * The published anchor of issue 12: Keycloak 26's sizing guide, 120 client-credentials grants/s per
  * vCPU. Another machine, another setup (TLS with a new connection per request, a 3-pod cluster,
@@ -75,6 +98,7 @@ const { values: flags } = parseArgs({
     'no-pin': { type: 'boolean', default: false },
     'no-cluster': { type: 'boolean', default: false },
     'no-peer': { type: 'boolean', default: false },
+    peers: { type: 'string' },
     profile: { type: 'boolean', default: false },
     scale: { type: 'string' },
     'server-node-options': { type: 'string' },
@@ -194,16 +218,39 @@ async function cpuCeilingRound(script: string, args: string[] = []): Promise<Cpu
  */
 const ADJACENT_CEILINGS: Partial<Record<CeilingId, string>> = { R3: 'argon2.ts' };
 
-async function bareHttpCeiling(options: { rounds: number; profileDir?: string; onRoundStart?: (spawnedAt: number) => void } = { rounds: settings.rounds }): Promise<Summary> {
+/** A reference server of bench/ceilings/ under load: R1 (bare node:http) or R5 (R1 + SHA-256 + one SQLite point read). */
+interface HttpReference {
+  script: string;
+  env?: Record<string, string>;
+  requests: { method: string; path: string; headers?: Record<string, string>; body?: string }[];
+}
+
+const R1_REFERENCE: HttpReference = { script: 'bare-http.ts', requests: [{ method: 'GET', path: '/' }] };
+
+/** R5 (issue 27): the token is sent as S1 sends its own, in a form body; the server keeps its SQLite file in the run's directory. */
+function r5Reference(): HttpReference {
+  const token = randomBytes(32).toString('base64url');
+  const database = join(runDir, 'r5.db');
+  onCleanup(() => {
+    for (const suffix of ['', '-wal', '-shm']) rmSync(`${database}${suffix}`, { force: true });
+  });
+  return {
+    script: 'stateful-http.ts',
+    env: { BENCH_R5_DATABASE: database, BENCH_R5_TOKEN: token },
+    requests: [{ method: 'POST', path: '/introspect', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token }).toString() }],
+  };
+}
+
+async function bareHttpCeiling(options: { rounds: number; profileDir?: string; onRoundStart?: (spawnedAt: number) => void; reference?: HttpReference } = { rounds: settings.rounds }): Promise<Summary> {
+  const reference = options.reference ?? R1_REFERENCE;
   const port = await freePort();
   const spawnedAt = performance.now();
   const nodeArgs = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`] : [];
-  const started = startNode([...nodeArgs, join(CEILINGS_DIR, 'bare-http.ts')], { cpus: pinning ? SERVER_CPU : undefined, env: { PORT: String(port) }, onStdout: () => {} });
+  const started = startNode([...nodeArgs, join(CEILINGS_DIR, reference.script)], { cpus: pinning ? SERVER_CPU : undefined, env: { PORT: String(port), ...reference.env }, onStdout: () => {} });
   try {
     const base = `http://127.0.0.1:${port}`;
     await waitUntilReady(`${base}/`, started);
-    const requests = [{ method: 'GET', path: '/' }];
-    const load = { base, requests, connections: settings.connections, ok: [200], opStatus: 200, serverPid: started.pid };
+    const load = { base, requests: reference.requests, connections: settings.connections, ok: [200], opStatus: 200, serverPid: started.pid };
     await runLoad({ ...load, seconds: settings.warmup });
     options.onRoundStart?.(spawnedAt);
     const rounds: RoundResult[] = [];
@@ -322,8 +369,8 @@ async function startGatehouse(url: string, options: { workers: number; pinned: b
 interface ScenarioResult {
   id: ScenarioId;
   name: string;
-  /** Whose figures these are: gatehouse, or the peer of the same run. */
-  server: 'gatehouse' | 'oidc-provider';
+  /** Whose figures these are: gatehouse, or a peer of the same run. */
+  server: 'gatehouse' | PeerName;
   store: string;
   workers: number;
   pinned: boolean;
@@ -362,8 +409,9 @@ async function runScenario(
   onRoundStart?: () => void,
   seconds = settings.duration,
 ): Promise<ScenarioResult> {
-  const peer = ctx.kind === 'peer';
-  const base: ScenarioResult = { id: scenario.id, name: scenario.name, server: peer ? 'oidc-provider' : 'gatehouse', ...label, ceiling: scenario.ceiling, target: scenario.target, status: 'unavailable' };
+  const base: ScenarioResult = { id: scenario.id, name: scenario.name, server: ctx.kind === 'peer' ? ctx.name : 'gatehouse', ...label, ceiling: scenario.ceiling, target: scenario.target, status: 'unavailable' };
+  const notOffered = ctx.kind === 'peer' ? ctx.notOffered?.[scenario.id] : undefined;
+  if (notOffered !== undefined) return { ...base, reason: `not offered: ${notOffered}` };
   const connections = scenario.connections ?? settings.connections;
   const notes: string[] = [];
   const once = async (seconds: number, measured: boolean): Promise<RoundResult | string> => {
@@ -482,31 +530,48 @@ function clientKey(): Promise<ClientKey> {
   return sharedClientKey;
 }
 
+/** A peer up beside gatehouse: its process and its context for the scenarios' peer halves. */
+interface PeerSide {
+  spec: PeerSpec;
+  version: string;
+  server: Pick<Server, 'base' | 'started'>;
+  ctx: PeerContext;
+}
+
 /**
- * The peer, node-oidc-provider, started as gatehouse is: its own process with the node flags of
- * `npm start`, pinned to the server's core, NODE_ENV=production as it would be deployed.
+ * A peer started as gatehouse is: its own process with the node flags of `npm start`, pinned to
+ * the server's core, NODE_ENV=production as it would be deployed. Its front channel is probed as
+ * gatehouse's: its authorization endpoint without a session leads to its login, and the login's
+ * session then gets codes silently. What it does not offer it says on its stdout's last line
+ * (`{"notOffered": {"S6": "why"}}`), read once it is ready.
  */
-async function withPeer<T>(work: (server: Pick<Server, 'base' | 'started'>, ctx: PeerContext) => Promise<T>): Promise<{ value: T; exit: number | string }> {
+async function startPeer(spec: PeerSpec, version: string): Promise<PeerSide> {
   const key = await clientKey();
   const fixture = makePeerFixture(key.publicJwk);
   const port = await freePort();
-  const started = startNode([...START_NODE_FLAGS, PEER], {
+  let stdout = '';
+  const started = startNode([...START_NODE_FLAGS, spec.script], {
     cpus: pinning ? SERVER_CPU : undefined,
-    env: { PORT: String(port), BENCH_PEER_FIXTURE: JSON.stringify(fixture.config), NODE_ENV: 'production' },
+    env: { PORT: String(port), BENCH_PEER_FIXTURE: JSON.stringify(fixture.config), BENCH_PEER_DIR: runDir, NODE_ENV: 'production' },
+    onStdout: (chunk) => (stdout += chunk),
   });
   const base = `http://127.0.0.1:${port}`;
   try {
-    await waitUntilReady(`${base}/.well-known/openid-configuration`, started);
-    const discovery = await discover(base, '/.well-known/openid-configuration');
-    // The peer's front channel, probed as gatehouse's: its authorization endpoint without a
-    // session leads to its login interaction; the login's session then gets codes silently.
+    await waitUntilReady(`${base}${spec.discoveryPath}`, started);
+    const said = stdout.trim().split('\n').pop();
+    const told = said ? (JSON.parse(said) as PeerSays) : {};
+    const notOffered = told.notOffered ?? {};
+    // A peer that makes up its clients' ids and secrets itself (better-auth) says them.
+    if (told.clients) Object.assign(fixture, peerClients(told.clients));
+    const discovery = await discover(base, spec.discoveryPath);
     const authorize = discovery?.authorization_endpoint
-      ? `${new URL(discovery.authorization_endpoint).pathname}?${new URLSearchParams({ response_type: 'code', client_id: fixture.rp.clientId, redirect_uri: REDIRECT_URI, scope: SCOPE, state: 'bench', nonce: 'n-0S6_WzA2Mj' })}`
+      ? `${new URL(discovery.authorization_endpoint).pathname}?${new URLSearchParams({ response_type: 'code', client_id: fixture.rp.clientId, redirect_uri: REDIRECT_URI, scope: told.authorizeScope ?? SCOPE, state: 'bench', nonce: 'n-0S6_WzA2Mj' })}`
       : undefined;
-    const frontChannel: FrontChannel = authorize ? await probeFrontChannel(base, authorize, fixture.login) : { available: false, reason: 'the peer names no authorization_endpoint' };
-    if (!frontChannel.available) log(`   the peer's S2–S6: ${frontChannel.reason}`);
+    const frontChannel: FrontChannel = authorize ? await probeFrontChannel(base, authorize, fixture.login) : { available: false, reason: `${spec.name} names no authorization_endpoint` };
+    if (!frontChannel.available) log(`   ${spec.name}'s S2–S6: ${frontChannel.reason}`);
     const ctx: PeerContext = {
       kind: 'peer',
+      name: spec.name,
       base,
       fixture,
       ceilings,
@@ -516,12 +581,52 @@ async function withPeer<T>(work: (server: Pick<Server, 'base' | 'started'>, ctx:
       discovery,
       clientKey: key,
       frontChannel,
+      notOffered,
     };
-    const value = await work({ base, started }, ctx);
-    return { value, exit: await started.stop() };
+    return { spec, version, server: { base, started }, ctx };
   } catch (error) {
     await started.stop();
     throw error;
+  }
+}
+
+/** What a peer may say on its stdout's last line once ready. */
+interface PeerSays {
+  notOffered?: PeerContext['notOffered'];
+  clients?: { ccBasic?: { clientId: string; secret: string }; rs?: { clientId: string; secret: string }; ccJwt?: { clientId: string }; rp?: { clientId: string; secret: string } };
+  /** The scope its front channel's authorization requests ask for (better-auth: offline_access too, for refresh tokens). */
+  authorizeScope?: string;
+}
+
+function peerClients(clients: NonNullable<PeerSays['clients']>): Partial<PeerFixture> {
+  return {
+    ...(clients.ccBasic ? { ccBasic: { clientId: clients.ccBasic.clientId, basic: basic(clients.ccBasic.clientId, clients.ccBasic.secret) } } : {}),
+    ...(clients.rs ? { rs: { clientId: clients.rs.clientId, basic: basic(clients.rs.clientId, clients.rs.secret) } } : {}),
+    ...(clients.ccJwt ? { ccJwt: clients.ccJwt } : {}),
+    ...(clients.rp ? { rp: { clientId: clients.rp.clientId, basic: basic(clients.rp.clientId, clients.rp.secret) } } : {}),
+  };
+}
+
+/** The peers asked for (--peers, default every installed one), each up for `work`, each stopped after. */
+async function withPeers<T>(work: (peers: PeerSide[]) => Promise<T>): Promise<T> {
+  const wanted = flags.peers ? new Set(flags.peers.split(',').map((s) => s.trim())) : undefined;
+  const sides: PeerSide[] = [];
+  try {
+    for (const spec of PEERS) {
+      if (wanted && !wanted.has(spec.name)) continue;
+      const version = installedVersion(spec.package);
+      if (!version) {
+        log(`   ${spec.name} is not installed (npm ci installs the bench's dev dependencies): skipped`);
+        continue;
+      }
+      sides.push(await startPeer(spec, version));
+    }
+    return await work(sides);
+  } finally {
+    for (const side of sides) {
+      const exit = await side.server.started.stop();
+      if (exit !== 0) log(`   warning: ${side.spec.name} exited with ${exit} on SIGTERM (expected 0)`);
+    }
   }
 }
 
@@ -543,6 +648,8 @@ const fmt = (n: number | undefined, digits = 0) => (n === undefined || Number.is
 
 interface VersusPeer {
   id: ScenarioId;
+  /** Which peer. */
+  peerName: PeerName;
   gatehouse: Summary | undefined;
   peer: Summary | undefined;
   /** gatehouse's ops/s ÷ the peer's, both on one core in this run. */
@@ -562,6 +669,7 @@ function versusPeer(gatehouse: ScenarioResult[], peer: ScenarioResult[]): Versus
     const reason = !gs ? (g?.reason ?? 'gatehouse not measured') : !ps ? p.reason : undefined;
     return {
       id: p.id,
+      peerName: p.server as PeerName,
       gatehouse: gs,
       peer: ps,
       ...(gs && ps ? { ratio: gs.opsPerSec / ps.opsPerSec } : {}),
@@ -600,6 +708,59 @@ function peerTable(rows: VersusPeer[]): string {
   const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
   const line = (row: string[]) => `| ${row.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
   return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
+}
+
+/** gatehouse ÷ R5 (issue 27 §2): S1 and S2 against the stateful reference of the same run. */
+function versusR5(gatehouse: ScenarioResult[]): { id: ScenarioId; ratio: number | undefined; cpuRatio: number | undefined }[] {
+  return gatehouse
+    .filter((r) => (r.id === 'S1' || r.id === 'S2') && r.summary)
+    .map((r) => ({
+      id: r.id,
+      ratio: ceilings.R5 ? r.summary!.opsPerSec / ceilings.R5 : undefined,
+      cpuRatio: capacities.R5 && r.summary!.opsPerCpuSecond ? r.summary!.opsPerCpuSecond / capacities.R5 : undefined,
+    }));
+}
+
+/**
+ * The one table of ratios (issue 27 §4): per scenario, gatehouse ÷ each peer per request and per
+ * CPU-second, and S1 and S2 ÷ R5; a cell says "not offered" or why a side was not measured.
+ */
+function ratioTable(gatehouse: ScenarioResult[], peerResults: ScenarioResult[], peers: PeerName[], r5: ReturnType<typeof versusR5>): string {
+  const header = ['scenario', ...peers.flatMap((name) => [`× ${name}`, `× ${name}/CPU-s`]), '÷ R5', '÷ R5/CPU-s'];
+  const ids = [...new Set([...gatehouse.filter((r) => SCENARIOS.find((s) => s.id === r.id)?.peer || r5.some((x) => x.id === r.id)).map((r) => r.id)])];
+  const body = ids.map((id) => {
+    const g = gatehouse.find((r) => r.id === id);
+    const cells = peers.flatMap((name) => {
+      const p = peerResults.find((r) => r.id === id && r.server === name);
+      if (!p) return ['', ''];
+      if (!p.summary) return [p.reason?.startsWith('not offered') ? 'not offered' : 'not measured', ''];
+      if (!g?.summary) return ['gatehouse not measured', ''];
+      if (p.summary.opsPerSec === 0) return [`${name}: no operation completed (${p.summary.unexpected} unexpected)`, ''];
+      const cpu = g.summary.opsPerCpuSecond && p.summary.opsPerCpuSecond ? g.summary.opsPerCpuSecond / p.summary.opsPerCpuSecond : undefined;
+      const dirty = [g.summary, p.summary].some((s) => s.errors > 0 || s.unexpected > 0) ? ' (errors)' : '';
+      return [`${fmt(g.summary.opsPerSec / p.summary.opsPerSec, 2)}${dirty}`, fmt(cpu, 2)];
+    });
+    const toR5 = r5.find((x) => x.id === id);
+    return [id, ...cells, toR5 ? fmt(toR5.ratio, 2) : '', toR5 ? fmt(toR5.cpuRatio, 2) : ''];
+  });
+  const all = [header, ...body];
+  const widths = header.map((_, i) => Math.max(...all.map((row) => (row[i] ?? '').length)));
+  const line = (row: string[]) => `| ${row.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
+  return [line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
+}
+
+/** Peak RSS of the gatehouse worker per scenario on SQLite (issue 27 §6: ≤ 150 MiB under full load). */
+const RSS_TARGET_MIB = 150;
+
+function memoryLines(gatehouse: ScenarioResult[]): string[] {
+  const measured = gatehouse.filter((r) => r.store === 'sqlite' && r.summary?.rssMiB);
+  if (measured.length === 0) return [];
+  const peak = Math.max(...measured.map((r) => r.summary!.rssMiB!.rss));
+  return [
+    `Memory (SQLite, one worker, peak RSS sampled every 250 ms during the rounds, MiB; anonymous memory in brackets; target ≤ ${RSS_TARGET_MIB} MiB): ` +
+      measured.map((r) => `${r.id} ${fmt(r.summary!.rssMiB!.rss)} (${fmt(r.summary!.rssMiB!.anon)})`).join(', ') +
+      `; largest ${fmt(peak)} MiB: ${peak <= RSS_TARGET_MIB ? 'ok' : 'ABOVE'}. The process is not restarted between scenarios, so a figure includes what earlier scenarios left on the heap.`,
+  ];
 }
 
 function table(results: ScenarioResult[], referenceSqlite?: ScenarioResult[]): string {
@@ -665,17 +826,22 @@ async function measureCeilings(): Promise<Record<string, unknown>> {
   ceilings.R1 = r1.opsPerSec;
   capacities.R1 = r1.opsPerCpuSecond;
   log(`    ${fmt(r1.opsPerSec)} req/s at ${fmt(100 * (r1.serverCpuShare ?? 0))} % of the core (${fmt(r1.opsPerCpuSecond)}/CPU-s), p99 ${r1.p99} ms`);
-  return { R1: r1, R2: r2, R3: { ...r3, parameters: ARGON2_PARAMETERS }, R4: r4 };
+  log('R5: bare node:http + one SHA-256 + one prepared SQLite point read (node:sqlite)…');
+  const r5 = await bareHttpCeiling({ rounds: settings.rounds, reference: r5Reference() });
+  ceilings.R5 = r5.opsPerSec;
+  capacities.R5 = r5.opsPerCpuSecond;
+  log(`    ${fmt(r5.opsPerSec)} req/s at ${fmt(100 * (r5.serverCpuShare ?? 0))} % of the core (${fmt(r5.opsPerCpuSecond)}/CPU-s), p99 ${r5.p99} ms`);
+  return { R1: r1, R2: r2, R3: { ...r3, parameters: ARGON2_PARAMETERS }, R4: r4, R5: r5 };
 }
 
 /**
- * One worker, pinned, every selected scenario. With `peer`, the peer is up beside gatehouse (both
- * on the server's core; the idle one costs nothing) and each scenario that has a peer half runs on
- * the peer right after gatehouse, so that both are measured seconds apart in the same conditions.
+ * One worker, pinned, every selected scenario. With `peer`, the peers are up beside gatehouse (all
+ * on the server's core; the idle ones cost nothing) and each scenario that has a peer half runs on
+ * each peer right after gatehouse, so that all are measured seconds apart in the same conditions.
  */
-async function runSuite(store: BenchStore, peer: boolean): Promise<{ results: ScenarioResult[]; peerResults: ScenarioResult[]; gracefulExit: number | string }> {
-  const suite = async (peerSide?: { server: Pick<Server, 'base' | 'started'>; ctx: PeerContext }) => {
-    log(`\n== ${store.kind}: one worker${pinning ? ' pinned to one core' : ''}${peerSide ? `; the peer, node-oidc-provider ${PEER_VERSION}, beside it` : ''} ==`);
+async function runSuite(store: BenchStore, peer: boolean): Promise<{ results: ScenarioResult[]; peerResults: ScenarioResult[]; peers: { name: PeerName; version: string; store: string }[]; gracefulExit: number | string }> {
+  const suite = async (peers: PeerSide[]) => {
+    log(`\n== ${store.kind}: one worker${pinning ? ' pinned to one core' : ''}${peers.length ? `; beside it ${peers.map((p) => `${p.spec.name} ${p.version}`).join(', ')}` : ''} ==`);
     const peerResults: ScenarioResult[] = [];
     const { value, exit } = await withServer(store, { workers: 1, pinned: pinning }, async (server, ctx, variant) => {
       if (!ctx.frontChannel.available) log(`   S5/S6/S6t: ${ctx.frontChannel.reason}`);
@@ -687,9 +853,10 @@ async function runSuite(store: BenchStore, peer: boolean): Promise<{ results: Sc
         const result = await runScenario(scenario, on.ctx, on.server, { store: store.kind, workers: 1, pinned: pinning }, settings.rounds);
         logResult(result);
         results.push(result);
-        if (peerSide && scenario.peer) {
-          log(`${scenario.id} on the peer…`);
-          const peerResult = await runScenario(scenario, peerSide.ctx, peerSide.server, { store: 'memory', workers: 1, pinned: pinning }, settings.rounds);
+        if (!scenario.peer) continue;
+        for (const side of peers) {
+          log(`${scenario.id} on ${side.spec.name}…`);
+          const peerResult = await runScenario(scenario, side.ctx, side.server, { store: side.spec.store, workers: 1, pinned: pinning }, settings.rounds);
           logResult(peerResult);
           peerResults.push(peerResult);
         }
@@ -697,12 +864,10 @@ async function runSuite(store: BenchStore, peer: boolean): Promise<{ results: Sc
       return results;
     });
     if (exit !== 0) log(`   warning: the server exited with ${exit} on SIGTERM (expected 0)`);
-    return { results: value, peerResults, gracefulExit: exit };
+    return { results: value, peerResults, peers: peers.map((p) => ({ name: p.spec.name, version: p.version, store: p.spec.store })), gracefulExit: exit };
   };
-  if (!peer || flags['no-peer'] || !selected(SCENARIOS).some((s) => s.peer)) return suite();
-  const { value, exit } = await withPeer((server, ctx) => suite({ server, ctx }));
-  if (exit !== 0) log(`   warning: the peer exited with ${exit} on SIGTERM (expected 0)`);
-  return value;
+  if (!peer || flags['no-peer'] || !selected(SCENARIOS).some((s) => s.peer)) return suite([]);
+  return withPeers(suite);
 }
 
 async function runClusterScaling(store: BenchStore): Promise<ScenarioResult[]> {
@@ -862,11 +1027,13 @@ async function main(): Promise<void> {
   const exits: Record<string, number | string> = {};
   let cluster: ScenarioResult[] = [];
   const peer: ScenarioResult[] = [];
+  const peers: { name: PeerName; version: string; store: string }[] = [];
   let profiles: Record<string, ProfileSummary> = {};
   try {
     const sqliteSuite = await runSuite(sqlite, true);
     suites.push(...sqliteSuite.results);
     peer.push(...sqliteSuite.peerResults);
+    peers.push(...sqliteSuite.peers);
     exits.sqlite = sqliteSuite.gracefulExit;
     if (!flags['no-cluster'] && cores >= 2) cluster = await runClusterScaling(sqlite);
     if (flags.profile) profiles = await runProfiles(sqlite, true);
@@ -903,8 +1070,9 @@ async function main(): Promise<void> {
     settings: { ...settings, serverNodeOptions: flags['server-node-options'] },
     ceilings: ceilingResults,
     scenarios: suites,
-    peer: { name: 'oidc-provider', version: PEER_VERSION, store: 'in-memory adapter', results: peer },
+    peers: peers.map((p) => ({ ...p, results: peer.filter((r) => r.server === p.name) })),
     versusPeer: versusPeer(sqliteResults, peer),
+    versusR5: versusR5(sqliteResults),
     versusScenarios,
     publishedAnchor: KEYCLOAK_ANCHOR,
     cluster,
@@ -919,7 +1087,7 @@ async function main(): Promise<void> {
   const lines = [
     '',
     `Machine: ${info.nproc} cores (${info.cpuModel}), Node ${info.node}, ${info.pinned}; load average ${info.loadAverage} at start, ${report.machine.loadAverageAtEnd} at end.`,
-    `Ceilings (one core): R1 ${fmt(ceilings.R1)} req/s (bare node:http; ${fmt(capacities.R1)}/CPU-s), R2 ${fmt(ceilings.R2)} RS256 signatures/s (${fmt(capacities.R2)}/CPU-s), R3 ${fmt(ceilings.R3, 1)} argon2id hashes/s (${fmt(capacities.R3, 1)}/CPU-s), R4 ${fmt(ceilings.R4)} ES256 assertion verifications/s (${fmt(capacities.R4)}/CPU-s).`,
+    `Ceilings (one core): R1 ${fmt(ceilings.R1)} req/s (bare node:http; ${fmt(capacities.R1)}/CPU-s), R2 ${fmt(ceilings.R2)} RS256 signatures/s (${fmt(capacities.R2)}/CPU-s), R3 ${fmt(ceilings.R3, 1)} argon2id hashes/s (${fmt(capacities.R3, 1)}/CPU-s), R4 ${fmt(ceilings.R4)} ES256 assertion verifications/s (${fmt(capacities.R4)}/CPU-s), R5 ${fmt(ceilings.R5)} req/s (node:http + SHA-256 + one SQLite point read; ${fmt(capacities.R5)}/CPU-s).`,
     `Rounds: ${settings.rounds} × ${settings.duration} s (medians), warm-up ${settings.warmup} s, ${settings.connections} connections.`,
     '',
     table(suites, sqliteResults),
@@ -933,15 +1101,21 @@ async function main(): Promise<void> {
     const verdict = met.every(Boolean) ? 'ok' : met.some(Boolean) ? 'unclear' : 'BELOW';
     lines.push(`${v.id} / ${v.versus} (${v.store}, same run): ${fmt(v.ratio, 3)} ops/s, ${fmt(v.cpuRatio, 3)} per CPU-s; target ≥ ${v.target}: ${verdict}`);
   }
-  if (peer.length) {
-    lines.push('', `Against the peer of the same run: node-oidc-provider ${PEER_VERSION} (one process, in-memory adapter${pinning ? ', pinned to the same core' : ''}):`, '', table(peer), '', peerTable(report.versusPeer));
-    const s7 = report.versusPeer.find((v) => v.id === 'S7');
-    const s8 = report.versusPeer.find((v) => v.id === 'S8');
+  for (const p of peers) {
+    lines.push('', `Against ${p.name} ${p.version} in the same run (one process, ${p.store}${pinning ? ', pinned to the same core' : ''}):`, '', table(peer.filter((r) => r.server === p.name)), '', peerTable(report.versusPeer.filter((v) => v.peerName === p.name)));
+  }
+  if (peers.length || report.versusR5.length) {
+    lines.push('', `Ratios of the same run — gatehouse ÷ each peer per request and per CPU-second; S1 and S2 ÷ R5 (${fmt(ceilings.R5)} req/s, ${fmt(capacities.R5)}/CPU-s):`, '', ratioTable(sqliteResults, peer, peers.map((p) => p.name), report.versusR5));
+  }
+  if (peers.some((p) => p.name === 'oidc-provider')) {
+    const s7 = report.versusPeer.find((v) => v.id === 'S7' && v.peerName === 'oidc-provider');
+    const s8 = report.versusPeer.find((v) => v.id === 'S8' && v.peerName === 'oidc-provider');
     const mine = [s7, s8]
       .filter((v) => v?.gatehouse?.opsPerCpuSecond !== undefined)
       .map((v) => `${v!.id} ${fmt(v!.gatehouse!.opsPerCpuSecond)}/CPU-s`);
     lines.push(`Published reference, not a same-run figure: ${KEYCLOAK_ANCHOR.what} (${KEYCLOAK_ANCHOR.source}).${mine.length ? ` gatehouse here: ${mine.join(', ')} on one core of this machine, plain HTTP over loopback.` : ''}`);
   }
+  lines.push('', ...memoryLines(sqliteResults));
   if (cluster.length) {
     lines.push('', `Cluster (SQLite, no pinning, 1 round of ${settings.clusterSeconds} s each):`, '', table(cluster));
     for (const s of scaling) lines.push(`${s.id}: 2 workers / 1 worker = ${fmt(s.gain, 2)}× (server CPU ${fmt(100 * (s.cpuOne ?? 0))} % → ${fmt(100 * (s.cpuTwo ?? 0))} %)`);

@@ -12,7 +12,7 @@ import type { PeerFixture } from './peer.ts';
 import { missing, pathOf, requestDeviceCodes, type DeviceCodes, type Discovery } from './protocol.ts';
 import { TotpLogins } from './totp-logins.ts';
 
-export type CeilingId = 'R1' | 'R2' | 'R3' | 'R4';
+export type CeilingId = 'R1' | 'R2' | 'R3' | 'R4' | 'R5';
 export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S3-ES' | 'S3j' | 'S3a' | 'S4a' | 'S4b' | 'S5' | 'S6' | 'S6t' | 'S6p' | 'S7' | 'S7a' | 'S8' | 'S9' | 'S10';
 
 /** What S7–S9 need of a server, gatehouse or the peer, so that both get the same requests. */
@@ -56,9 +56,15 @@ export interface ScenarioContext extends MachineSide {
   passkeys?: { logins: PasskeyLogins; probe: Awaited<ReturnType<typeof probePasskeyLogin>> };
 }
 
-/** The peer (bench/peers/oidc-provider.ts) as the peer half of a scenario sees it. */
+/** The peers of the same run (bench/peers/*.ts). */
+export type PeerName = 'oidc-provider' | 'better-auth';
+
+/** A peer (bench/peers/*.ts) as the peer half of a scenario sees it. */
 export interface PeerContext extends MachineSide {
   kind: 'peer';
+  name: PeerName;
+  /** Scenarios the peer does not offer, and why: reported as "not offered", never measured. */
+  notOffered?: Partial<Record<ScenarioId, string>>;
   /** http://127.0.0.1:PORT */
   base: string;
   fixture: PeerFixture;
@@ -161,7 +167,7 @@ function fromPool(pool: string[], build: (value: string) => autocannon.Request):
 
 /** The server's name in "S7: gatehouse has no client_credentials grant yet". */
 function serverName(side: ScenarioContext | PeerContext): string {
-  return side.kind === 'gatehouse' ? 'gatehouse' : 'the peer (oidc-provider)';
+  return side.kind === 'gatehouse' ? 'gatehouse' : `the peer (${side.name})`;
 }
 
 /** A path (and query) with one query parameter replaced. */
