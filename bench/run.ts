@@ -32,14 +32,14 @@ import { loadConfig } from '../src/config.ts';
 import { ARGON2_PARAMETERS } from '../src/identity/passwords.ts';
 import type { Store } from '../src/storage/ports.ts';
 import { generateClientKey, type ClientKey } from './lib/assertions.ts';
-import { basic, REDIRECT_URI, SCOPE, seedFixture, seedMachineClients } from './lib/fixtures.ts';
+import { basic, REDIRECT_URI, SCOPE, seedFixture, seedMachineClients, type Fixture, type MachineClients } from './lib/fixtures.ts';
 import { probeFrontChannel, type FrontChannel } from './lib/front-channel.ts';
 import { runLoad, summarize, median, withMismatches, type RoundResult, type Summary } from './lib/load.ts';
-import { freePort, hasTaskset, killAll, onCleanup, pinSelf, runNode, startNode, waitUntilReady, type Started } from './lib/processes.ts';
+import { cpuSeconds, freePort, hasTaskset, killAll, machineJiffies, onCleanup, pidsNamed, pinSelf, runNode, startNode, waitUntilReady, type Started } from './lib/processes.ts';
 import { makePeerFixture, type PeerFixture } from './lib/peer.ts';
 import { formatProfile, summarizeProfile, type ProfileSummary } from './lib/profile.ts';
 import { discover } from './lib/protocol.ts';
-import { authorizationEndpointPath, authorizePath, SCENARIOS, type CeilingId, type PeerContext, type PeerName, type Scenario, type ScenarioContext, type ScenarioId } from './lib/scenarios.ts';
+import { authorizationEndpointPath, authorizePath, SCENARIOS, type CeilingId, type PeerContext, type PeerName, type Prepared, type Scenario, type ScenarioContext, type ScenarioId } from './lib/scenarios.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = join(ROOT, 'src/main.ts');
@@ -101,6 +101,7 @@ const { values: flags } = parseArgs({
     peers: { type: 'string' },
     profile: { type: 'boolean', default: false },
     scale: { type: 'string' },
+    'scale-out': { type: 'string' },
     'server-node-options': { type: 'string' },
     help: { type: 'boolean', default: false },
   },
@@ -127,10 +128,14 @@ if (flags.help) {
   --no-postgres      ignore GATEHOUSE_BENCH_POSTGRES_URL
   --no-pin           do not pin server and load generator to separate cores
   --no-cluster       skip the 1-vs-2-worker scaling runs
-  --no-peer          skip the peer (node-oidc-provider) halves of S1 and S7–S9
+  --no-peer          skip the peers (oidc-provider, better-auth)
   --profile          also profile each scenario with node --cpu-prof and summarise it
   --server-node-options "…"  NODE_OPTIONS for the gatehouse server (e.g. "--max-semi-space-size=4")
   --scale URL        only: introspection p99 on an empty store vs the seeded store at URL (npm run bench:seed)
+  --scale-out N      only: 1, 2 … N gatehouse instances (one worker each, unpinned) on one PostgreSQL
+                     (--postgres or GATEHOUSE_BENCH_POSTGRES_URL), S1, S3 and S7 on all at once; throughput
+                     per added instance, and the CPU of the instances and of PostgreSQL
+  --peers a,b        only these peers (oidc-provider, better-auth; default: every one installed)
 Results: a table on stdout (then gatehouse against the peer, with Keycloak's published figure
 beside S7/S8 as a reference), JSON in bench/results/.
 `);
@@ -317,6 +322,14 @@ function openBenchStore(url: string): Promise<Store> {
   return openStore(loadConfig({ GATEHOUSE_DATABASE_URL: url, GATEHOUSE_DATABASE_POOL_SIZE: '8', GATEHOUSE_WORKERS: '1' }));
 }
 
+/** The safety limits the bench turns off (0: no limit), the same on every gatehouse it starts. */
+const BENCH_LIMITS_OFF = {
+  GATEHOUSE_SILENT_AUTHORIZATIONS_PER_SESSION: '0',
+  GATEHOUSE_SILENT_AUTHORIZATIONS_PER_ADDRESS: '0',
+  GATEHOUSE_DEVICE_AUTHORIZATIONS_PER_ADDRESS: '0',
+  GATEHOUSE_PASSKEY_SIGN_INS_PER_ADDRESS: '0',
+} as const;
+
 interface Server {
   base: string;
   /** performance.now() when the process was spawned. */
@@ -338,22 +351,16 @@ async function startGatehouse(url: string, options: { workers: number; pinned: b
       GATEHOUSE_WORKERS: String(options.workers),
       GATEHOUSE_LOG_LEVEL: logLevel,
       GATEHOUSE_ISSUER: `http://127.0.0.1:${port}/uas`,
-      // One session on one address makes every silent authorization (S3's codes, S5): limits far
-      // above any rate here keep the limiter's cost (one upsert per code) in the measurement
-      // without its refusals.
-      GATEHOUSE_SILENT_AUTHORIZATIONS_PER_SESSION: '1000000',
-      GATEHOUSE_SILENT_AUTHORIZATIONS_PER_ADDRESS: '1000000',
+      // The safety limits are off in the bench (issue 27 §4; docs/performance.md, "Round 2: peers in
+      // the same run"): one load generator on one address with one SSO session makes every silent
+      // authorization (S3's codes, S5), every device authorization (S9's pool) and every passkey
+      // sign-in (S6p), which the limits exist to refuse. 0 is "no limit" for each (docs/config.md);
+      // no limiter row is read or written, and neither peer has such limits.
+      ...BENCH_LIMITS_OFF,
       // S9 polls pending device codes round-robin, each at most once per interval: the shortest
       // interval gatehouse allows (1 s) keeps that pool small. The interval's rule (slow_down)
       // is still checked on every poll.
       GATEHOUSE_DEVICE_CODE_INTERVAL: '1',
-      // S9's pool of pending codes is started from one address before the rounds: the limit on
-      // starting device authorizations (30 per minute per address) would refuse it. The polls it
-      // measures are not under that limit.
-      GATEHOUSE_DEVICE_AUTHORIZATIONS_PER_ADDRESS: '0',
-      // S6p: every pass starts a username-less passkey sign-in from the one load-generator address;
-      // a limit far above any rate keeps the limiter's cost (one upsert per sign-in) measured.
-      GATEHOUSE_PASSKEY_SIGN_INS_PER_ADDRESS: '1000000',
       ...(flags['server-node-options'] ? { NODE_OPTIONS: flags['server-node-options'] } : {}),
       ...options.env,
     },
@@ -462,6 +469,28 @@ async function runScenario(
   };
 }
 
+/** What the scenarios need of one running gatehouse: its front channel as probed, its discovery document, the fixture. */
+async function gatehouseContext(server: Server, storeHandle: Store, fixture: Fixture, machine: MachineClients, serverCores: number): Promise<ScenarioContext> {
+  const endpoint = await authorizationEndpointPath(server.base);
+  const frontChannel: FrontChannel = endpoint
+    ? await probeFrontChannel(server.base, authorizePath(fixture, 'bench', endpoint), fixture.login)
+    : { available: false, reason: 'the discovery document names no authorization_endpoint' };
+  return {
+    kind: 'gatehouse',
+    base: server.base,
+    store: storeHandle,
+    fixture,
+    frontChannel,
+    ceilings,
+    measured: {},
+    warmedUp: {},
+    serverCores,
+    machine,
+    discovery: await discover(server.base, '/uas/.well-known/openid-configuration'),
+    clientKey: await clientKey(),
+  };
+}
+
 async function withServer<T>(
   store: BenchStore,
   options: { workers: number; pinned: boolean; profileDir?: string; env?: Record<string, string> },
@@ -472,26 +501,7 @@ async function withServer<T>(
   try {
     const fixture = await seedFixture(storeHandle);
     const machine = await seedMachineClients(storeHandle, (await clientKey()).publicJwk);
-    const contextOf = async (server: Server): Promise<ScenarioContext> => {
-      const endpoint = await authorizationEndpointPath(server.base);
-      const frontChannel: FrontChannel = endpoint
-        ? await probeFrontChannel(server.base, authorizePath(fixture, 'bench', endpoint), fixture.login)
-        : { available: false, reason: 'the discovery document names no authorization_endpoint' };
-      return {
-        kind: 'gatehouse',
-        base: server.base,
-        store: storeHandle,
-        fixture,
-        frontChannel,
-        ceilings,
-        measured: {},
-        warmedUp: {},
-        serverCores: options.pinned ? 1 : Math.min(options.workers, cores),
-        machine,
-        discovery: await discover(server.base, '/uas/.well-known/openid-configuration'),
-        clientKey: await clientKey(),
-      };
-    };
+    const contextOf = (server: Server) => gatehouseContext(server, storeHandle, fixture, machine, options.pinned ? 1 : Math.min(options.workers, cores));
     // A second server with other settings (Scenario.serverEnv), on the same store and core, started
     // once when a scenario first asks for it; the idle one of the two costs nothing.
     const variant = (env: Record<string, string>) => {
@@ -999,6 +1009,125 @@ async function runScale(url: string): Promise<void> {
   );
 }
 
+/** One round of a scale-out step: every instance loaded at once by this one process. */
+interface ScaleOutRow {
+  id: ScenarioId;
+  instances: number;
+  opsPerSec: number;
+  /** Gain over the step with one instance fewer (undefined for one instance). */
+  gain?: number;
+  /** CPU of the gatehouse instances and of PostgreSQL, in cores (CPU-seconds per second). */
+  gatehouseCores: number;
+  postgresCores: number | undefined;
+  /** Every process of the machine (other work, the load generator included), in cores busy. */
+  machineCores: number | undefined;
+  p99: number;
+  errors: number;
+  unexpected: number;
+}
+
+/**
+ * Scale-out (issue 27 §5): 1, 2 … N gatehouse instances, each its own process with one worker,
+ * all on one fresh PostgreSQL schema, none pinned (nor the load generator). Each step starts one
+ * more instance; S1, S3 and S7 then run on every instance at once from this one process (the
+ * scenario's connections per instance), and the report gives the sum of their operations per
+ * second, the gain of each added instance, and the CPU the instances and PostgreSQL used (when
+ * its processes are on this machine and readable). Rough by design: the load generator shares
+ * the machine and becomes a limit of its own.
+ */
+async function runScaleOut(count: number): Promise<void> {
+  if (!Number.isInteger(count) || count < 1) throw new Error('--scale-out takes a number of instances, 1 or more');
+  if (!postgresUrl) throw new Error('--scale-out needs PostgreSQL: --postgres URL or GATEHOUSE_BENCH_POSTGRES_URL');
+  if (pinning) pinSelf(`0-${cores - 1}`);
+  const scenarios = SCENARIOS.filter((s) => ['S1', 'S3', 'S7'].includes(s.id) && (!only || only.has(s.id)));
+  const store = await postgresStore(postgresUrl, 'scaleout');
+  const handle = await openBenchStore(store.url);
+  const servers: Server[] = [];
+  const rows: ScaleOutRow[] = [];
+  try {
+    const fixture = await seedFixture(handle);
+    const machine = await seedMachineClients(handle, (await clientKey()).publicJwk);
+    const contexts: ScenarioContext[] = [];
+    for (let n = 1; n <= count; n++) {
+      log(`\n== scale-out: ${n} instance(s) on one PostgreSQL ==`);
+      const server = await startGatehouse(store.url, { workers: 1, pinned: false });
+      servers.push(server);
+      contexts.push(await gatehouseContext(server, handle, fixture, machine, 1));
+      for (const scenario of scenarios) {
+        const once = async (seconds: number) => {
+          const prepared = await Promise.all(contexts.map((ctx) => scenario.prepare(ctx, seconds)));
+          const refused = prepared.find((p): p is string => typeof p === 'string');
+          if (refused) throw new Error(`${scenario.id}: ${refused}`);
+          const postgresPids = pidsNamed('postgres');
+          const postgresBefore = postgresPids.length ? cpuSeconds(postgresPids) : undefined;
+          const machineBefore = machineJiffies();
+          const started = performance.now();
+          const results = await Promise.all(
+            contexts.map((ctx, i) => {
+              const p = prepared[i] as Prepared;
+              return runLoad({
+                base: ctx.base,
+                requests: p.requests,
+                seconds,
+                amount: p.amount,
+                connections: scenario.connections ?? settings.connections,
+                ok: p.ok ?? scenario.ok,
+                opStatus: p.opStatus ?? scenario.opStatus,
+                serverPid: servers[i]!.started.pid,
+              });
+            }),
+          );
+          const wall = (performance.now() - started) / 1000;
+          const machineAfter = machineJiffies();
+          const machineCores = machineBefore && machineAfter && machineAfter.total > machineBefore.total ? cores * (1 - (machineAfter.idle - machineBefore.idle) / (machineAfter.total - machineBefore.total)) : undefined;
+          contexts.forEach((ctx, i) => (ctx.warmedUp[scenario.id] = results[i]!.opsPerSec));
+          return {
+            opsPerSec: results.reduce((sum, r) => sum + r.opsPerSec, 0),
+            gatehouseCores: results.reduce((sum, r) => sum + (r.serverCpuSeconds ?? 0), 0) / wall,
+            postgresCores: postgresBefore === undefined ? undefined : (cpuSeconds(postgresPids) - postgresBefore) / wall,
+            machineCores,
+            p99: Math.max(...results.map((r) => r.p99)),
+            errors: results.reduce((sum, r) => sum + r.errors, 0),
+            unexpected: results.reduce((sum, r) => sum + r.unexpected, 0),
+          };
+        };
+        log(`${scenario.id} ${scenario.name} on ${n} instance(s)…`);
+        await once(settings.warmup);
+        const measured = await once(settings.duration);
+        const previous = rows.find((r) => r.id === scenario.id && r.instances === n - 1);
+        const row: ScaleOutRow = { id: scenario.id, instances: n, ...measured, ...(previous ? { gain: measured.opsPerSec / previous.opsPerSec } : {}) };
+        rows.push(row);
+        log(`    ${fmt(row.opsPerSec)} ops/s${row.gain ? ` (${fmt(row.gain, 2)}× ${n - 1})` : ''}; gatehouse ${fmt(row.gatehouseCores, 2)} cores, PostgreSQL ${fmt(row.postgresCores, 2)} cores, machine ${fmt(row.machineCores, 2)} of ${cores} busy; p99 ${row.p99} ms${row.unexpected || row.errors ? `; ${row.unexpected} unexpected, ${row.errors} errors` : ''}`);
+      }
+    }
+  } finally {
+    for (const server of servers) await server.stop();
+    await handle.close();
+    await store.dispose();
+  }
+  const header = ['scenario', 'instances', 'ops/s', '× one fewer', 'gatehouse cores', 'PostgreSQL cores', 'machine busy cores', 'p99 ms', 'errors', 'unexpected'];
+  const body = rows.map((r) => [r.id, String(r.instances), fmt(r.opsPerSec), r.gain === undefined ? '' : fmt(r.gain, 2), fmt(r.gatehouseCores, 2), fmt(r.postgresCores, 2), fmt(r.machineCores, 2), fmt(r.p99), String(r.errors), String(r.unexpected)]);
+  const widths = header.map((_, i) => Math.max(...[header, ...body].map((row) => row[i]!.length)));
+  const line = (row: string[]) => `| ${row.map((cell, i) => cell.padEnd(widths[i]!)).join(' | ')} |`;
+  // Where the database becomes the limit: the first step whose added instance gains under 10 %.
+  const limits = scenarios.map((s) => {
+    const flat = rows.find((r) => r.id === s.id && r.gain !== undefined && r.gain < 1.1);
+    if (!flat) return `${s.id}: every added instance gained 10 % or more up to ${count}`;
+    // With the cores full (other work and the load generator included) nothing says the database is the limit.
+    const full = flat.machineCores === undefined || flat.machineCores >= 0.9 * cores;
+    return (
+      `${s.id}: instance ${flat.instances} added ${fmt(100 * (flat.gain! - 1))} %; gatehouse used ${fmt(flat.gatehouseCores, 2)} cores, PostgreSQL ${fmt(flat.postgresCores, 2)}, the machine ${fmt(flat.machineCores, 2)} of ${cores}: ` +
+      (full ? 'the machine is full, so the limit is its cores (the load generator and any other work share them), not the database alone' : 'cores to spare, so the database (its locks, WAL syncs or round trips) is the limit')
+    );
+  });
+  const report = { kind: 'scale-out', runId, machine: machine(), settings, instances: count, postgres: postgresUrl.replace(/\/\/[^@]*@/, '//'), rows, limits };
+  writeFileSync(join(runDir, 'scale-out.json'), JSON.stringify(report, null, 2));
+  process.stdout.write(
+    `\nScale-out on one PostgreSQL (${cores} cores; instances, PostgreSQL and the one load generator share them; ${settings.duration} s per step after ${settings.warmup} s warm-up, ${settings.connections} connections per instance):\n\n` +
+      `${[line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n')}\n\n${limits.join('\n')}\n\nJSON: ${relative(ROOT, join(runDir, 'scale-out.json'))}\n`,
+  );
+}
+
 /** Each result whose scenario is held against another of the same suite (Scenario.versus): their ratio. */
 function versusScenario(results: ScenarioResult[]): { id: ScenarioId; versus: ScenarioId; store: string; ratio: number; cpuRatio: number | undefined; target: number }[] {
   return results.flatMap((r) => {
@@ -1020,6 +1149,7 @@ async function main(): Promise<void> {
   if (pinning && !pinSelf(LOAD_CPU)) throw new Error('taskset could not pin the load generator');
 
   if (flags.scale) return runScale(flags.scale);
+  if (flags['scale-out']) return runScaleOut(Number(flags['scale-out']));
 
   const ceilingResults = await measureCeilings();
   const sqlite = sqliteStore('sqlite');
