@@ -7,14 +7,17 @@
  * node:http server), then starts gatehouse (`node src/main.ts`, its own process) on a fresh SQLite
  * store — and on PostgreSQL when GATEHOUSE_BENCH_POSTGRES_URL is set — and runs the scenarios in
  * bench/lib/scenarios.ts: warm-up, then rounds whose medians are reported with their ratio to the
- * ceiling. The scenarios that have a peer half (S1, S7–S9) run again on the peer, node-oidc-provider
- * (bench/peers/oidc-provider.ts), started and pinned the same way, right after gatehouse, so that
- * gatehouse is compared with it in the same run. Then the same server with 1 and 2 workers, unpinned, for cluster scaling.
+ * ceiling. The scenarios that have a peer half (S1–S9, S3-ES) run again on each peer,
+ * node-oidc-provider and better-auth (bench/peers/*.ts), started and pinned the same way, right
+ * after gatehouse, so that gatehouse is compared with them in the same run; R5 (node:http + SHA-256
+ * + one SQLite point read) is measured beside R1. Then the same server with 1 and 2 workers,
+ * unpinned, for cluster scaling.
  *
  *   npm run bench                  full run (about 16 minutes with PostgreSQL)
  *   npm run bench -- --quick       about a minute: 1 short round each
  *   npm run bench -- --profile     also a CPU profile of each scenario (node --cpu-prof), summarised
  *   npm run bench -- --scale=URL   introspection p99 on an empty store vs the store at URL (bench:seed)
+ *   npm run bench -- --scale-out=3 1, 2, 3 instances on one PostgreSQL (S1, S3, S7)
  *   npm run bench -- --help
  *
  * Every process started here is ended on any exit (bench/lib/processes.ts).
@@ -122,8 +125,8 @@ if (flags.help) {
                      S7 client_credentials + client_secret_basic,
                      S8 client_credentials + private_key_jwt, S9 device-flow polling, S10 introspection
                      for a client with a five-claim authorization policy; S3j, S6t and S10 are also reported
-                     ÷ S3, ÷ S6 and ÷ S1 of the same run; S1 and S7–S9
-                     also run on the peer, node-oidc-provider, in the same run)
+                     ÷ S3, ÷ S6 and ÷ S1 of the same run; S3-ES = S3 with ES256 ID tokens; S1–S9 and
+                     S3-ES also run on the peers, oidc-provider and better-auth, in the same run)
   --postgres URL     also on PostgreSQL (default: GATEHOUSE_BENCH_POSTGRES_URL); a fresh schema is made and dropped
   --no-postgres      ignore GATEHOUSE_BENCH_POSTGRES_URL
   --no-pin           do not pin server and load generator to separate cores
@@ -136,8 +139,9 @@ if (flags.help) {
                      (--postgres or GATEHOUSE_BENCH_POSTGRES_URL), S1, S3 and S7 on all at once; throughput
                      per added instance, and the CPU of the instances and of PostgreSQL
   --peers a,b        only these peers (oidc-provider, better-auth; default: every one installed)
-Results: a table on stdout (then gatehouse against the peer, with Keycloak's published figure
-beside S7/S8 as a reference), JSON in bench/results/.
+Results: a table on stdout (then gatehouse against each peer, one table of ratios to the peers
+and of S1/S2 to R5, Keycloak's published figure beside S7/S8 as a reference, and peak RSS per
+scenario), JSON in bench/results/.
 `);
   process.exit(0);
 }
