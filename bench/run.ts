@@ -14,7 +14,7 @@
  * unpinned, for cluster scaling.
  *
  *   npm run bench                  full run (about 16 minutes with PostgreSQL)
- *   npm run bench -- --quick       about a minute: 1 short round each
+ *   npm run bench -- --quick       1 short round each (minutes with both peers; --no-peer: about a minute)
  *   npm run bench -- --profile     also a CPU profile of each scenario (node --cpu-prof), summarised
  *   npm run bench -- --scale=URL   introspection p99 on an empty store vs the store at URL (bench:seed)
  *   npm run bench -- --scale-out=3 1, 2, 3 instances on one PostgreSQL (S1, S3, S7)
@@ -112,7 +112,8 @@ const { values: flags } = parseArgs({
 
 if (flags.help) {
   process.stdout.write(`npm run bench -- [options]
-  --quick            1 round of 3 s per scenario, short ceilings (about a minute)
+  --quick            1 round of 3 s per scenario, short ceilings (6.5 minutes with both peers on a busy
+                     2-core machine; about a minute with --no-peer)
   --rounds N         rounds per scenario (default 3; quick 1)
   --duration S       seconds per round (default 10; quick 3)
   --warmup S         seconds of warm-up per scenario (default 2; quick 1)
