@@ -608,7 +608,7 @@ async function startPeer(spec: PeerSpec, version: string): Promise<PeerSide> {
 /** What a peer may say on its stdout's last line once ready. */
 interface PeerSays {
   notOffered?: PeerContext['notOffered'];
-  clients?: { ccBasic?: { clientId: string; secret: string }; rs?: { clientId: string; secret: string }; ccJwt?: { clientId: string }; rp?: { clientId: string; secret: string } };
+  clients?: { ccBasic?: { clientId: string; secret: string }; rs?: { clientId: string; secret: string }; ccJwt?: { clientId: string }; rp?: { clientId: string; secret: string }; device?: { clientId: string } };
   /** The scope its front channel's authorization requests ask for (better-auth: offline_access too, for refresh tokens). */
   authorizeScope?: string;
 }
@@ -618,6 +618,7 @@ function peerClients(clients: NonNullable<PeerSays['clients']>): Partial<PeerFix
     ...(clients.ccBasic ? { ccBasic: { clientId: clients.ccBasic.clientId, basic: basic(clients.ccBasic.clientId, clients.ccBasic.secret) } } : {}),
     ...(clients.rs ? { rs: { clientId: clients.rs.clientId, basic: basic(clients.rs.clientId, clients.rs.secret) } } : {}),
     ...(clients.ccJwt ? { ccJwt: clients.ccJwt } : {}),
+    ...(clients.device ? { device: clients.device } : {}),
     ...(clients.rp ? { rp: { clientId: clients.rp.clientId, basic: basic(clients.rp.clientId, clients.rp.secret) } } : {}),
   };
 }

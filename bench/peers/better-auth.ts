@@ -11,6 +11,8 @@
  * - the JWT plugin for ID-token keys, RS256 (its `jwks.keyPairConfig`);
  * - e-mail and password accounts, hashed with argon2id at gatehouse's parameters through
  *   @node-rs/argon2 (its default is scrypt), the bench's login user signed up at start;
+ * - the device authorization grant through its `oauthDeviceAuthorization` extension, for a
+ *   public client (S9); its interval is 5 s;
  * - its rate limits off (`rateLimit.enabled: false` and each of the plugin's own), as gatehouse's
  *   are raised or off in the bench: a refusal would measure the limit, not the grant;
  * - clients registered through its own admin API at start (`adminCreateOAuthClient`), which makes
@@ -25,7 +27,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { hash, verify, type Algorithm } from '@node-rs/argon2';
-import { oauthProvider, oauthProviderOpenIdConfigMetadata } from '@better-auth/oauth-provider';
+import { DEVICE_CODE_GRANT_TYPE, oauthDeviceAuthorization, oauthProvider, oauthProviderOpenIdConfigMetadata } from '@better-auth/oauth-provider';
 import { betterAuth } from 'better-auth';
 import { getMigrations } from 'better-auth/db/migration';
 import { toNodeHandler } from 'better-auth/node';
@@ -74,6 +76,8 @@ const auth = betterAuth({
       grantTypes: ['authorization_code', 'client_credentials', 'refresh_token'],
       rateLimit: { token: false, authorize: false, introspect: false, revoke: false, register: false },
     }),
+    // S9: its device authorization grant (RFC 8628), an extension of the provider.
+    oauthDeviceAuthorization(),
   ],
 });
 await (await getMigrations(auth.options)).runMigrations();
@@ -102,6 +106,8 @@ const rp = await create({
   skip_consent: true,
   require_pkce: false,
 });
+// S9's public device client.
+const device = await create({ client_name: 'bench TV', grant_types: [DEVICE_CODE_GRANT_TYPE], token_endpoint_auth_method: 'none' });
 let ccJwt: Created | undefined;
 let ccJwtRefused: string | undefined;
 try {
@@ -112,7 +118,6 @@ try {
 
 const notOffered: Record<string, string> = {
   'S3-ES': 'its ID tokens are signed with the one key pair of its JWT plugin (RS256 here; discovery lists id_token_signing_alg_values_supported ["RS256"]), not per client',
-  S9: 'the device authorization grant is a separate extension (oauthDeviceAuthorization) not wired in this bench',
   ...(ccJwtRefused ? { S8: ccJwtRefused } : {}),
 };
 process.stdout.write(
@@ -124,6 +129,7 @@ process.stdout.write(
       rs: { clientId: ccBasic.client_id, secret: ccBasic.client_secret },
       ...(ccJwt ? { ccJwt: { clientId: ccJwt.client_id } } : {}),
       rp: { clientId: rp.client_id, secret: rp.client_secret },
+      device: { clientId: device.client_id },
     },
     // It issues refresh tokens only when offline_access is granted.
     authorizeScope: 'openid profile email offline_access',

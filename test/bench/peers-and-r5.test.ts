@@ -79,8 +79,8 @@ test(
       const base = `http://127.0.0.1:${port}`;
       await waitUntilReady(`${base}/.well-known/openid-configuration`, peer);
       const told = JSON.parse(stdout.trim().split('\n').pop()!) as { clients: Record<string, { clientId: string }>; authorizeScope: string; notOffered: Record<string, string> };
-      assert.deepEqual(Object.keys(told.clients).sort(), ['ccBasic', 'ccJwt', 'rp', 'rs']);
-      assert.deepEqual(Object.keys(told.notOffered).sort(), ['S3-ES', 'S9']);
+      assert.deepEqual(Object.keys(told.clients).sort(), ['ccBasic', 'ccJwt', 'device', 'rp', 'rs']);
+      assert.deepEqual(Object.keys(told.notOffered), ['S3-ES']);
       const authorize = `/api/auth/oauth2/authorize?${new URLSearchParams({ response_type: 'code', client_id: told.clients.rp!.clientId, redirect_uri: REDIRECT_URI, scope: told.authorizeScope, state: 's', nonce: 'n' })}`;
       const wrong = await probeFrontChannel(base, authorize, { ...fixture.login, password: `${fixture.login.password}!` });
       assert.deepEqual(wrong, { available: false, reason: 'the login POST answered 200 without a redirect, not a redirect to the client with a code' });
