@@ -14,7 +14,7 @@
  * - the device authorization grant through its `oauthDeviceAuthorization` extension, for a
  *   public client (S9); its interval is 5 s;
  * - its rate limits off (`rateLimit.enabled: false` and each of the plugin's own), as gatehouse's
- *   are raised or off in the bench: a refusal would measure the limit, not the grant;
+ *   are off in the bench: a refusal would measure the limit, not the grant;
  * - clients registered through its own admin API at start (`adminCreateOAuthClient`), which makes
  *   up their ids and secrets: the script prints them, with what it does not offer, as one JSON
  *   line on stdout (`{"clients": …, "notOffered": …}`), which the benchmark reads.
