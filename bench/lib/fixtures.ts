@@ -31,6 +31,8 @@ export interface ClientCredentials {
 export interface Fixture {
   /** The relying party: code exchange and refresh without rotation. */
   rp: ClientCredentials;
+  /** A relying party like `rp` whose ID tokens are signed with ES256 (S3-ES). */
+  rpEs: ClientCredentials;
   /** A relying party whose refresh tokens rotate on use. */
   rotating: ClientCredentials;
   /** A resource server that introspects tokens. */
@@ -144,6 +146,10 @@ export async function seedFixture(store: Store): Promise<Fixture> {
   // The rp may ask for jwtRs as an audience (S3j); S3's scope names none, so its tokens stay opaque.
   const rp = await addClient(store, `bench rp ${tag}`, { metadata: { client_name: `bench rp ${tag}`, redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'client_secret_basic', aud: [jwtRs.clientId] } });
   const rotating = await addClient(store, `bench rotating rp ${tag}`, { rotateRefreshTokens: true });
+  const rpEs = await addClient(store, `bench ES256 rp ${tag}`, {
+    idTokenSignedResponseAlg: 'ES256',
+    metadata: { client_name: `bench ES256 rp ${tag}`, redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'client_secret_basic', id_token_signed_response_alg: 'ES256' },
+  });
   const rs = await addClient(store, `bench resource server ${tag}`, { grantTypes: [], refreshTokens: false, redirectUris: [REDIRECT_URI] });
   const user = aUser(`bench-${tag}`);
   await store.users.insert(user, undefined);
@@ -168,11 +174,11 @@ export async function seedFixture(store: Store): Promise<Fixture> {
   await store.groups.addMember(group.id, member.id);
   const policyAccessToken = randomBytes(32).toString('base64url');
   await store.tokens.insert(tokenRow('access_token', policyAccessToken, policyRp.clientId, member.id, now));
-  return { rp, rotating, rs, jwtRs, userId: user.id, login, accessToken, refreshToken, policyAccessToken };
+  return { rp, rpEs, rotating, rs, jwtRs, userId: user.id, login, accessToken, refreshToken, policyAccessToken };
 }
 
-/** `count` fresh authorization codes for the rp, as the authorization endpoint would issue them. */
-export async function mintCodes(store: Store, fixture: Fixture, count: number, scope = SCOPE): Promise<string[]> {
+/** `count` fresh authorization codes for the rp (or `clientId`), as the authorization endpoint would issue them. */
+export async function mintCodes(store: Store, fixture: Fixture, count: number, scope = SCOPE, clientId = fixture.rp.clientId): Promise<string[]> {
   const codes: string[] = [];
   const now = Date.now();
   const rows: AuthorizationCode[] = [];
@@ -181,7 +187,7 @@ export async function mintCodes(store: Store, fixture: Fixture, count: number, s
     codes.push(code);
     rows.push({
       codeHash: hashSecret(code),
-      clientId: fixture.rp.clientId,
+      clientId,
       userId: fixture.userId,
       redirectUri: REDIRECT_URI,
       scope,

@@ -21,8 +21,16 @@ export type FrontChannel =
       sessionCookie: string;
       /** Same-origin redirects between the authorization request and the login form. */
       hops: number;
-      /** The status of the login POST's answer (302 or 303). */
+      /** The status of the answer that ends a login with a redirect to the client (302 or 303). */
       loginStatus: number;
+      /**
+       * Same-origin redirects between the login POST and the redirect to the client with a code:
+       * none on gatehouse; one on oidc-provider, whose interaction hands back to its authorization
+       * endpoint (`/auth/:uid`), which then redirects to the client.
+       */
+      afterLoginHops: number;
+      /** The status of an authorization request's answer with the session cookie (302 or 303). */
+      ssoStatus: number;
     };
 
 interface ParsedForm {
@@ -157,16 +165,21 @@ export async function probeFrontChannel(base: string, authorizePath: string, log
   try {
     const reached = await reachLoginForm(browser, authorizePath);
     if (typeof reached === 'string') return { available: false, reason: reached };
-    const posted = await browser.post(reached.form.action, formBody(reached.form, login));
-    const notCode = notRedirectWithCode('the login POST', posted.response);
+    let posted = await browser.post(reached.form.action, formBody(reached.form, login));
+    let afterLoginHops = 0;
+    for (let next = sameOriginPath(posted.response.headers.get('location')); [302, 303].includes(posted.response.status) && next !== undefined && afterLoginHops < 3; next = sameOriginPath(posted.response.headers.get('location'))) {
+      posted = await browser.get(next);
+      afterLoginHops++;
+    }
+    const notCode = notRedirectWithCode(afterLoginHops ? `the login POST, after ${afterLoginHops} same-origin redirect(s),` : 'the login POST', posted.response);
     if (notCode) return { available: false, reason: notCode };
     const sessionCookie = cookieHeader(browser.jar);
     const sso = await fetch(base + authorizePath, { redirect: 'manual', headers: { cookie: sessionCookie } });
     await sso.arrayBuffer();
-    if (sso.status !== 302 || !/[?&]code=/.test(sso.headers.get('location') ?? '')) {
-      return { available: false, reason: `an authorization request with the session cookie answered ${sso.status}, not a 302 with a code` };
+    if (![302, 303].includes(sso.status) || !/[?&]code=/.test(sso.headers.get('location') ?? '')) {
+      return { available: false, reason: `an authorization request with the session cookie answered ${sso.status}, not a redirect with a code` };
     }
-    return { available: true, authorizePath, sessionCookie, hops: reached.hops, loginStatus: posted.response.status };
+    return { available: true, authorizePath, sessionCookie, hops: reached.hops, loginStatus: posted.response.status, afterLoginHops, ssoStatus: sso.status };
   } catch (error) {
     return { available: false, reason: `probe failed: ${(error as Error).message}` };
   }
@@ -219,8 +232,16 @@ function toLoginPage(front: Front, parse: (html: string, pagePath: string) => un
  * the probe's number of same-origin hops, then POST the form it found. Each connection keeps its
  * own cookie jar in autocannon's per-connection context, reset at the start of every pass.
  */
-export function loginFlow(front: Front, login: Login): autocannon.Request[] {
-  return [
+export function loginFlow(front: Front, login: Login, completed?: () => void): autocannon.Request[] {
+  // After the POST: the probe's number of same-origin redirects to the one that reaches the client.
+  const follow = (status: number, _body: string, context: Record<string, unknown>, headers: Record<string, string | string[]>) => {
+    storeCookies((context.jar ??= {}) as Record<string, string>, setCookies(headers));
+    context.next = [301, 302, 303, 307].includes(status) ? sameOriginPath(header(headers, 'location')) : undefined;
+  };
+  const done = (status: number, headers: Record<string, string | string[]>) => {
+    if (completed && [302, 303].includes(status) && /[?&]code=/.test(header(headers, 'location') ?? '')) completed();
+  };
+  const requests: autocannon.Request[] = [
     ...toLoginPage(front),
     {
       method: 'POST',
@@ -228,8 +249,18 @@ export function loginFlow(front: Front, login: Login): autocannon.Request[] {
         const parsed = context.form as ParsedForm | undefined;
         return { ...request, method: 'POST', path: parsed?.action ?? front.authorizePath, headers: { ...FORM_HEADERS, cookie: jarOf(context) }, body: parsed ? formBody(parsed, login) : 'missing=form' };
       },
+      onResponse: (status, body, context, headers) => (front.afterLoginHops ? follow(status, body, context, headers) : done(status, headers)),
     },
   ];
+  for (let i = 0; i < front.afterLoginHops; i++) {
+    const last = i === front.afterLoginHops - 1;
+    requests.push({
+      method: 'GET',
+      setupRequest: (request, context) => ({ ...request, method: 'GET', path: (context.next as string | undefined) ?? front.authorizePath, headers: { accept: 'text/html', cookie: jarOf(context) } }),
+      onResponse: (status, body, context, headers) => (last ? done(status, headers) : follow(status, body, context, headers)),
+    });
+  }
+  return requests;
 }
 
 /** The second factor's form: where it posts, its hidden fields, and its one visible text field (the code). */
@@ -353,7 +384,7 @@ export async function mintCodesViaAuthorization(base: string, front: Extract<Fro
       const response = await fetch(base + front.authorizePath, { redirect: 'manual', headers: { cookie: front.sessionCookie } });
       await response.arrayBuffer();
       const code = new URL(response.headers.get('location') ?? '', 'http://host/').searchParams.get('code');
-      if (response.status === 302 && code) codes.push(code);
+      if ([302, 303].includes(response.status) && code) codes.push(code);
       else if (++failures > 10) throw new Error(`minting codes through the authorization endpoint failed: ${response.status}`);
     }
   };

@@ -40,6 +40,8 @@ export interface LoadOptions {
   opStatus: number;
   /** The server's root pid, to sample RSS; undefined: no sampling. */
   serverPid?: number;
+  /** Completed operations as the scenario counted them (a login of several redirects); default: responses with opStatus. */
+  operations?: () => number;
 }
 
 export async function runLoad(options: LoadOptions): Promise<RoundResult> {
@@ -70,7 +72,7 @@ export async function runLoad(options: LoadOptions): Promise<RoundResult> {
   }
   const okCount = options.ok.reduce((sum, status) => sum + (statusCounts[String(status)] ?? 0), 0);
   const seconds = result.duration || options.seconds;
-  const ops = statusCounts[String(options.opStatus)] ?? 0;
+  const ops = options.operations ? options.operations() : (statusCounts[String(options.opStatus)] ?? 0);
   return {
     seconds,
     reqPerSec: total / seconds,

@@ -4,7 +4,7 @@
  * its own process group and the whole group is signalled, which also reaches cluster workers.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 const children = new Set<ChildProcess>();
@@ -272,4 +272,37 @@ export function pinSelf(cpus: string): boolean {
 
 export function hasTaskset(): boolean {
   return spawnSync('taskset', ['-V'], { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * The pids of every process whose command name is `name` (from /proc/PID/comm): the PostgreSQL
+ * server's backends, for the scale-out run's share of the database. Read only; nothing is signalled.
+ */
+export function pidsNamed(name: string): number[] {
+  const out: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === name) out.push(Number(entry));
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return out;
+}
+
+/** Jiffies of the whole machine so far (/proc/stat's first line): all of them, and the idle ones (idle + iowait). */
+export function machineJiffies(): { total: number; idle: number } | undefined {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    return { total: fields.reduce((sum, value) => sum + value, 0), idle: fields[3]! + (fields[4] ?? 0) };
+  } catch {
+    return undefined;
+  }
 }

@@ -7,7 +7,9 @@
 /** The parts of a discovery document (RFC 8414 §2, OpenID Connect Discovery §3) S7–S9 read. */
 export interface Discovery {
   issuer?: string;
+  authorization_endpoint?: string;
   token_endpoint?: string;
+  userinfo_endpoint?: string;
   introspection_endpoint?: string;
   device_authorization_endpoint?: string;
   grant_types_supported?: string[];

@@ -12,8 +12,8 @@ import type { PeerFixture } from './peer.ts';
 import { missing, pathOf, requestDeviceCodes, type DeviceCodes, type Discovery } from './protocol.ts';
 import { TotpLogins } from './totp-logins.ts';
 
-export type CeilingId = 'R1' | 'R2' | 'R3' | 'R4';
-export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S3j' | 'S3a' | 'S4a' | 'S4b' | 'S5' | 'S6' | 'S6t' | 'S6p' | 'S7' | 'S7a' | 'S8' | 'S9' | 'S10';
+export type CeilingId = 'R1' | 'R2' | 'R3' | 'R4' | 'R5';
+export type ScenarioId = 'S1' | 'S2' | 'S3' | 'S3-ES' | 'S3j' | 'S3a' | 'S4a' | 'S4b' | 'S5' | 'S6' | 'S6t' | 'S6p' | 'S7' | 'S7a' | 'S8' | 'S9' | 'S10';
 
 /** What S7–S9 need of a server, gatehouse or the peer, so that both get the same requests. */
 interface MachineSide {
@@ -56,9 +56,15 @@ export interface ScenarioContext extends MachineSide {
   passkeys?: { logins: PasskeyLogins; probe: Awaited<ReturnType<typeof probePasskeyLogin>> };
 }
 
-/** The peer (bench/peers/oidc-provider.ts) as the peer half of a scenario sees it. */
+/** The peers of the same run (bench/peers/*.ts). */
+export type PeerName = 'oidc-provider' | 'better-auth';
+
+/** A peer (bench/peers/*.ts) as the peer half of a scenario sees it. */
 export interface PeerContext extends MachineSide {
   kind: 'peer';
+  name: PeerName;
+  /** Scenarios the peer does not offer, and why: reported as "not offered", never measured. */
+  notOffered?: Partial<Record<ScenarioId, string>>;
   /** http://127.0.0.1:PORT */
   base: string;
   fixture: PeerFixture;
@@ -66,12 +72,20 @@ export interface PeerContext extends MachineSide {
   measured: Partial<Record<ScenarioId, number>>;
   /** An access token of the peer's, for its S1 (made on first use). */
   accessToken?: string;
+  /** The peer's front channel as probed (its own login interaction), for its S3–S6. */
+  frontChannel: FrontChannel;
+  /** An access token of the peer's account from a code exchange (scope openid profile email), for its S2. */
+  userAccessToken?: string;
 }
 
 export interface Prepared {
   requests: autocannon.Request[];
   /** Overrides the scenario's opStatus (S6: whatever status the login answered in the probe). */
   opStatus?: number;
+  /** Overrides the scenario's ok statuses (the peer's S5 answers 303 where gatehouse answers 302). */
+  ok?: number[];
+  /** Completed operations, counted by the scenario's own requests (the peer's S6: redirects to the client with a code). */
+  operations?: () => number;
   /**
    * End the run after this many requests instead of after the duration: a pool sized from an
    * estimate of the rate is then used up exactly, however the rate turns out.
@@ -153,7 +167,98 @@ function fromPool(pool: string[], build: (value: string) => autocannon.Request):
 
 /** The server's name in "S7: gatehouse has no client_credentials grant yet". */
 function serverName(side: ScenarioContext | PeerContext): string {
-  return side.kind === 'gatehouse' ? 'gatehouse' : 'the peer (oidc-provider)';
+  return side.kind === 'gatehouse' ? 'gatehouse' : `the peer (${side.name})`;
+}
+
+/** A path (and query) with one query parameter replaced. */
+function withParam(path: string, name: string, value: string): string {
+  const url = new URL(path, 'http://host');
+  url.searchParams.set(name, value);
+  return `${url.pathname}${url.search}`;
+}
+
+/** Each code exchanged at `tokenEndpoint` by `client` (client_secret_basic), `concurrency` in flight: the token responses. */
+async function exchangeCodes(tokenEndpoint: string, client: ClientCredentials, codes: string[], concurrency = 24): Promise<{ access_token?: string; refresh_token?: string }[]> {
+  const out: { access_token?: string; refresh_token?: string }[] = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < codes.length) {
+      const code = codes[next++]!;
+      const response = await fetch(tokenEndpoint, { method: 'POST', headers: { 'content-type': FORM, authorization: client.basic }, body: form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }) });
+      const body = (await response.json()) as { access_token?: string; refresh_token?: string; error?: string };
+      if (!response.ok) throw new Error(`the code exchange answered ${response.status}: ${JSON.stringify(body)}`);
+      out.push(body);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, codes.length) }, lane));
+  return out;
+}
+
+/**
+ * The peer's S3 and S3-ES: as gatehouse's rounds, codes from its authorization endpoint with the
+ * probe's SSO session, as many as the warm-up's rate says a round uses (the warm-up: from R2).
+ */
+async function peerCodeExchange(side: PeerContext, seconds: number, id: ScenarioId, client: ClientCredentials): Promise<Prepared | string> {
+  const front = side.frontChannel;
+  if (!front.available) return `${id}: ${front.reason}`;
+  const tokenEndpoint = side.discovery?.token_endpoint;
+  if (!tokenEndpoint) return `${id}: the peer names no token_endpoint`;
+  const rate = side.warmedUp[id] || undefined;
+  const count = Math.ceil((rate ?? (side.ceilings.R2 ?? 1000) * 0.5 * side.serverCores) * seconds * 1.2) + 100;
+  const codes = await mintCodesViaAuthorization(side.base, { ...front, authorizePath: withParam(front.authorizePath, 'client_id', client.clientId) }, count);
+  const { request, after } = fromPool(codes, (code) => ({
+    method: 'POST',
+    path: pathOf(tokenEndpoint),
+    headers: { 'content-type': FORM, authorization: client.basic },
+    body: form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }),
+  }));
+  return { requests: [request], after, ...(rate !== undefined ? { amount: codes.length } : {}) };
+}
+
+/** The peer's S2: its UserInfo endpoint with the Bearer access token of one code exchange. */
+async function peerUserinfo(side: PeerContext): Promise<Prepared | string> {
+  const front = side.frontChannel;
+  if (!front.available) return `S2: ${front.reason}`;
+  const { token_endpoint: tokenEndpoint, userinfo_endpoint: userinfo } = side.discovery ?? {};
+  if (!tokenEndpoint || !userinfo) return 'S2: the peer names no token_endpoint or userinfo_endpoint';
+  if (side.userAccessToken === undefined) {
+    const [code] = await mintCodesViaAuthorization(side.base, front, 1, 1);
+    side.userAccessToken = (await exchangeCodes(tokenEndpoint, side.fixture.rp, [code!]))[0]?.access_token;
+  }
+  return { requests: [{ method: 'GET', path: pathOf(userinfo), headers: { authorization: `Bearer ${side.userAccessToken}` } }] };
+}
+
+/**
+ * The peer's S4 (gatehouse's S4b): rotating refresh tokens, each used once, from a pool made
+ * before the run by code exchanges (the peer keeps its tokens in its own memory, not in a store
+ * the bench could fill), sized from the warm-up's rate (the warm-up: from R1).
+ */
+async function peerRefresh(side: PeerContext, seconds: number): Promise<Prepared | string> {
+  const front = side.frontChannel;
+  if (!front.available) return `S4b: ${front.reason}`;
+  const tokenEndpoint = side.discovery?.token_endpoint;
+  if (!tokenEndpoint) return 'S4b: the peer names no token_endpoint';
+  const rate = side.warmedUp.S4b || undefined;
+  const count = Math.ceil((rate ?? (side.ceilings.R1 ?? 10_000) * 0.1 * side.serverCores) * seconds * 1.2) + 100;
+  const started = performance.now();
+  const codes = await mintCodesViaAuthorization(side.base, front, count);
+  const tokens = (await exchangeCodes(tokenEndpoint, side.fixture.rp, codes)).map((t) => t.refresh_token).filter((t): t is string => t !== undefined);
+  if (tokens.length === 0) return 'S4b: the peer issued no refresh token';
+  const { request, after } = fromPool(tokens, (token) => ({
+    method: 'POST',
+    path: pathOf(tokenEndpoint),
+    headers: { 'content-type': FORM, authorization: side.fixture.rp.basic },
+    body: form({ grant_type: 'refresh_token', refresh_token: token }),
+  }));
+  return { requests: [request], after, ...(rate !== undefined ? { amount: tokens.length } : {}), note: `pool of ${tokens.length} refresh tokens made by as many authorizations and code exchanges in ${((performance.now() - started) / 1000).toFixed(1)} s before the run` };
+}
+
+/** The peer's S6: its own login interaction, one login per pass, counted at the redirect to the client with a code. */
+function peerLogin(side: PeerContext): Prepared | string {
+  const front = side.frontChannel;
+  if (!front.available) return `S6: ${front.reason}`;
+  let completed = 0;
+  return { requests: loginFlow(front, side.fixture.login, () => completed++), opStatus: front.loginStatus, operations: () => completed };
 }
 
 function machineClients(side: ScenarioContext | PeerContext): MachineClients {
@@ -335,6 +440,7 @@ export const SCENARIOS: Scenario[] = [
     async prepare({ fixture }) {
       return { requests: [{ method: 'GET', path: '/uas/oauth2/userinfo', headers: { authorization: `Bearer ${fixture.accessToken}` } }] };
     },
+    peer: { prepare: (side) => peerUserinfo(side) },
   },
   {
     id: 'S3',
@@ -347,6 +453,19 @@ export const SCENARIOS: Scenario[] = [
     // Issue 14: what the audit store may cost, held against S3a (the store off) of the same run.
     versus: { id: 'S3a', target: 0.95 },
     prepare: (ctx, seconds) => prepareCodeExchange(ctx, seconds, 'S3', SCOPE),
+    peer: { prepare: (side, seconds) => peerCodeExchange(side, seconds, 'S3', side.fixture.rp) },
+  },
+  {
+    // Issue 27: S3 for a relying party whose ID tokens are signed with ES256, on both servers.
+    id: 'S3-ES',
+    name: 'authorization_code exchange as S3, ES256 ID token',
+    ceiling: 'R2',
+    target: 0.7,
+    ok: [200],
+    opStatus: 200,
+    hotPath: true,
+    prepare: (ctx, seconds) => prepareCodeExchange(ctx, seconds, 'S3-ES', SCOPE, ctx.fixture.rpEs),
+    peer: { prepare: (side, seconds) => peerCodeExchange(side, seconds, 'S3-ES', side.fixture.rpEs) },
   },
   {
     // Issue 14: S3 on a second server with GATEHOUSE_AUDIT_STORE=off, so `S3 / S3a` of the same run
@@ -419,6 +538,7 @@ export const SCENARIOS: Scenario[] = [
       }));
       return { requests: [request], after, ...(rate !== undefined ? { amount: tokens.length } : {}) };
     },
+    peer: { prepare: (side, seconds) => peerRefresh(side, seconds) },
   },
   {
     id: 'S5',
@@ -431,6 +551,12 @@ export const SCENARIOS: Scenario[] = [
     async prepare({ frontChannel }) {
       if (!frontChannel.available) return `not yet measurable: ${frontChannel.reason}`;
       return { requests: [{ method: 'GET', path: frontChannel.authorizePath, headers: { cookie: frontChannel.sessionCookie } }] };
+    },
+    peer: {
+      async prepare({ frontChannel }) {
+        if (!frontChannel.available) return `S5: ${frontChannel.reason}`;
+        return { requests: [{ method: 'GET', path: frontChannel.authorizePath, headers: { cookie: frontChannel.sessionCookie } }], opStatus: frontChannel.ssoStatus, ok: [frontChannel.ssoStatus] };
+      },
     },
   },
   {
@@ -446,6 +572,7 @@ export const SCENARIOS: Scenario[] = [
       if (!frontChannel.available) return `not yet measurable: ${frontChannel.reason}`;
       return { requests: loginFlow(frontChannel, fixture.login), opStatus: frontChannel.loginStatus };
     },
+    peer: { prepare: async (side) => peerLogin(side) },
   },
   {
     // Issue 24: S6's login for users with a TOTP factor — the password, the second factor's page,
@@ -598,16 +725,22 @@ const PASSKEY_USERS = 256;
  * the front channel exists) gets codes put straight into the store, as many as the signing ceiling
  * allows, since every exchange signs one ID token.
  */
-async function prepareCodeExchange({ base, store, fixture, frontChannel, ceilings, serverCores, warmedUp }: ScenarioContext, seconds: number, id: ScenarioId, scope: string): Promise<Prepared> {
+async function prepareCodeExchange(
+  { base, store, fixture, frontChannel, ceilings, serverCores, warmedUp }: ScenarioContext,
+  seconds: number,
+  id: ScenarioId,
+  scope: string,
+  client: ClientCredentials = fixture.rp,
+): Promise<Prepared> {
   const rate = warmedUp[id];
   const viaAuthorization = frontChannel.available && rate !== undefined;
   const codes = viaAuthorization
-    ? await mintCodesViaAuthorization(base, { ...frontChannel, authorizePath: withScope(frontChannel.authorizePath, scope) }, Math.ceil(rate * seconds * 1.2) + 100)
-    : await mintCodes(store, fixture, Math.ceil((ceilings.R2 ?? 2000) * serverCores * seconds * 1.3) + 500, scope);
+    ? await mintCodesViaAuthorization(base, { ...frontChannel, authorizePath: withParam(withScope(frontChannel.authorizePath, scope), 'client_id', client.clientId) }, Math.ceil(rate * seconds * 1.2) + 100)
+    : await mintCodes(store, fixture, Math.ceil((ceilings.R2 ?? 2000) * serverCores * seconds * 1.3) + 500, scope, client.clientId);
   const { request, after } = fromPool(codes, (code) => ({
     method: 'POST',
     path: '/uas/oauth2/token',
-    headers: { 'content-type': FORM, authorization: fixture.rp.basic },
+    headers: { 'content-type': FORM, authorization: client.basic },
     body: form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI }),
   }));
   return { requests: [request], after, ...(viaAuthorization ? { amount: codes.length } : {}) };
