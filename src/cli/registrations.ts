@@ -38,7 +38,7 @@ export function registerRegistrationCommands(program: Command): void {
       .command(verb)
       .description(verb === 'approve' ? 'approve a pending registration: the user may sign in, and is mailed that the account is ready' : 'reject a pending registration: the account is deleted, and the user mailed')
       .argument('<user>', 'id or username (the e-mail address)')
-      .option('--locale <locale>', "the mail's language: en, fi or sv", 'en');
+      .option('--locale <locale>', "the mail's language: en, fi or sv (default: the one the user registered in)");
     if (verb === 'reject') command.option('--no-mail', 'delete without mailing the user');
     command.option('--json', 'print JSON only').action((key: string, flags: Flags) =>
       withStore(async ({ admin, acting }) => {

@@ -11,15 +11,21 @@ import type { UserProfile } from '../domain/user.ts';
 import { requireReachOfUser } from '../identity/administrators.ts';
 import { IdentityError } from '../identity/errors.ts';
 import { getUser } from '../identity/users.ts';
+import { mailLocaleOf } from '../oauth/account/registration.ts';
 import { MAIL_LOCALES, mailMessage, type MailKind, type MailLocale } from '../oauth/outbox/mail.ts';
 import type { StoreTransaction } from '../storage/ports.ts';
 import type { Acting } from './acting.ts';
 import type { AdministrationPorts } from './ports.ts';
 
 export interface RegistrationAdministration {
-  /** Enables a pending account and queues the "your account is ready" mail (when mail is on and the user has an address); IdentityError `in_use` when it is not pending. */
+  /**
+   * Enables a pending account and queues the "your account is ready" mail (when mail is on and the
+   * user has an address) in `locale` if given, else in the language the user registered in (the
+   * mail is theirs, not the administrator's; AM105), else English. IdentityError `in_use` when it
+   * is not pending.
+   */
   approve(acting: Acting, idOrUsername: string, options?: { locale?: string | undefined }): Promise<{ user: UserProfile; messageId: string | undefined }>;
-  /** Deletes a pending account and, unless `notify` is false, queues a mail saying so; IdentityError `in_use` when it is not pending. */
+  /** Deletes a pending account and, unless `notify` is false, queues a mail saying so (its language chosen as approve's); IdentityError `in_use` when it is not pending. */
   reject(acting: Acting, idOrUsername: string, options?: { locale?: string | undefined; notify?: boolean | undefined }): Promise<{ user: UserProfile; messageId: string | undefined }>;
 }
 
@@ -33,17 +39,22 @@ export function registrationAdministration(ports: Pick<AdministrationPorts, 'sto
     return id;
   }
 
-  async function pendingUser(acting: Acting, idOrUsername: string, verb: string): Promise<UserProfile> {
+  /**
+   * The pending user to decide on, and the language of the decision's mail: the one the
+   * administrator names, else the one the user registered in (the mail is theirs, not the
+   * administrator's; AM105), else English.
+   */
+  async function pendingUser(acting: Acting, idOrUsername: string, verb: string, named: string | undefined): Promise<{ user: UserProfile; locale: MailLocale }> {
+    const checked = named === undefined ? undefined : mailLocale(named);
     const user = await getUser(ports.store, idOrUsername);
     await requireReachOfUser(ports.store, acting.authority, user.id, `${verb} the registration of ${user.username}`);
     if (user.status !== 'pending') throw notPending(user);
-    return user;
+    return { user, locale: checked ?? mailLocaleOf(await ports.store.users.registrationLocale(user.id)) };
   }
 
   return {
     async approve(acting, idOrUsername, options = {}) {
-      const locale = mailLocale(options.locale);
-      const user = await pendingUser(acting, idOrUsername, 'approving');
+      const { user, locale } = await pendingUser(acting, idOrUsername, 'approving', options.locale);
       const now = ports.clock.now();
       const messageId = await ports.store.transaction(async (tx) => {
         // Only while still pending: a rejection or another approval meanwhile wins, and this one says so.
@@ -54,8 +65,7 @@ export function registrationAdministration(ports: Pick<AdministrationPorts, 'sto
       return { user: { ...user, status: 'enabled', updatedAt: now }, messageId };
     },
     async reject(acting, idOrUsername, options = {}) {
-      const locale = mailLocale(options.locale);
-      const user = await pendingUser(acting, idOrUsername, 'rejecting');
+      const { user, locale } = await pendingUser(acting, idOrUsername, 'rejecting', options.locale);
       const now = ports.clock.now();
       const messageId = await ports.store.transaction(async (tx) => {
         // A pending account never signed in: it has no sessions or tokens to end.
@@ -74,8 +84,8 @@ function notPending(user: UserProfile): IdentityError {
   return new IdentityError('in_use', `${user.username} is not a pending registration: ${why}`, 'status');
 }
 
-function mailLocale(locale: string | undefined): MailLocale {
-  if (locale === undefined) return 'en';
+/** A locale an administrator named, checked (IdentityError invalid_argument for another). */
+function mailLocale(locale: string): MailLocale {
   if (!(MAIL_LOCALES as readonly string[]).includes(locale)) throw new IdentityError('invalid_argument', `locale must be one of ${MAIL_LOCALES.join(', ')}`, 'locale');
   return locale as MailLocale;
 }

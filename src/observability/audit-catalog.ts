@@ -84,7 +84,7 @@ export const AUDIT_EVENTS = {
   'invitation.created': 'An administrator invited someone by e-mail address; the invitation mail was queued in the same unit of work.',
   'invitation.resent': 'An administrator resent a pending invitation: a new link was queued and the old one no longer works.',
   'invitation.revoked': 'An administrator revoked a pending invitation: its link no longer works.',
-  'invitation.accepted': 'An invitee followed the link and chose a password: the account was made (the address as username) and signed in.',
+  'invitation.accepted': 'An invitee followed the link and chose a password or made a passkey: the account was made (the address as username) and signed in.',
   'email_verification.sent': "An e-mail verification link was queued: to the user's address, or to a new address they asked to change to (change); asked for by the user on their profile page or sent by an administrator (actor).",
   'email_verification.not_sent': "A user asked for a verification link and nothing was sent: the account's or the recipient address's hourly budget was spent.",
   'email_verification.verified': 'A user followed a verification link: their address is verified, and for a change (changed) the new address replaced the old one.',

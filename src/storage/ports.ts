@@ -104,6 +104,10 @@ export interface UserStore {
   changeStatus(id: string, from: UserStatus, to: UserStatus, now: number): Promise<boolean>;
   /** Deletes the user only while its status is `status`, in ONE conditional DELETE; false otherwise (a rejection of a registration approved meanwhile). */
   deleteWithStatus(id: string, status: UserStatus): Promise<boolean>;
+  /** Records the language the user registered in (migration 035), for the mails of an administrator's decision on the registration. */
+  setRegistrationLocale(id: string, locale: string): Promise<void>;
+  /** The language the user registered in; undefined for an account made otherwise (or before migration 035). */
+  registrationLocale(id: string): Promise<string | undefined>;
   delete(id: string): Promise<boolean>;
   /**
    * One page of users in username order (the case-insensitive key), after the key `after`: at

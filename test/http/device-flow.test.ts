@@ -229,7 +229,17 @@ for (const db of DATABASES) {
       const current = (await store.users.get(user.id))!;
       await store.users.update({ ...current, email: 'tv@example.com', emailVerified: false });
       const refused = await issue(guarded);
-      assert.equal((await decide(refused.user_code, 'approve')).status, 403);
+      const page = await decide(refused.user_code, 'approve');
+      assert.equal(page.status, 403);
+      // The login page's words for it (AM58, AM106), not the generic refusal, and the way to mend it.
+      const html = await page.clone().text();
+      assert.deepEqual(await donePage(page), [
+        'No access to this application',
+        'Verified TV requires a verified e-mail address, and yours is not verified yet. Send yourself a verification link from your profile page, follow it, then sign in to the application again.',
+      ]);
+      assert.deepEqual(/<a href="([^"]*)" id="access-denied-verify">([^<]*)<\/a>/.exec(html)?.slice(1), ['/uas/account/profile?ui_locales=en', 'Verify your e-mail address']);
+      const finnish = await decide((await issue(guarded)).user_code, 'approve', { 'accept-language': 'fi' });
+      assert.equal((await donePage(finnish))[1], 'Verified TV edellyttää vahvistettua sähköpostiosoitetta, eikä omaasi ole vielä vahvistettu. Lähetä itsellesi vahvistuslinkki profiilisivultasi, avaa se ja kirjaudu sitten sovellukseen uudelleen.');
       const first = await poll(refused, guarded);
       assert.deepEqual([first.status, first.body.error], [400, 'access_denied']);
       await store.users.update({ ...current, email: 'tv@example.com', emailVerified: true });

@@ -109,7 +109,8 @@ for (const kind of DATABASES) {
       const { response, page, mail } = await sendCode(html, jar);
       assert.equal(response.status, 200);
       const masked = `${user.email![0]}***@mail.example`;
-      assert.ok(page.includes(`We sent a code to ${masked}. It works once, for 2 minutes.`), 'the page says where the code went, masked');
+      // A notice, not an alert (AM107): styled as the account pages' notices and announced politely.
+      assert.deepEqual(/<p class="([^"]*)" role="([^"]*)" id="code-message">We sent a code to ([^ ]*)\. It works once, for 2 minutes\./.exec(page)?.slice(1), ['notice', 'status', masked], 'the page says where the code went, masked');
       assert.ok(mail, 'the mail arrived');
       assert.deepEqual([mail.to, mail.subject], [[user.email], 'Your gatehouse sign-in code']);
       assert.deepEqual(audit.of('email_code.sent').map((e) => [e.userId, e.purpose]), [[user.id, 'sign_in']]);
@@ -132,7 +133,8 @@ for (const kind of DATABASES) {
       const second = await atSecondFactor(user);
       const again = await typeCode(second.html, code, second.jar);
       assert.equal(again.status, 401);
-      assert.match(await again.text(), /That code is not valid, or it has already been used/);
+      // A refusal stays an alert (AM107: only the news that a code was sent is a notice).
+      assert.match(await again.text(), /<p class="message" role="alert" id="code-message">That code is not valid, or it has already been used/);
     });
 
     test('a code expires after GATEHOUSE_EMAIL_CODE_LIFETIME; a new one then works', async () => {
@@ -179,7 +181,7 @@ for (const kind of DATABASES) {
       audit.clear();
       const refused = await sendCode(page, jar);
       assert.deepEqual([refused.response.status, refused.response.headers.get('retry-after'), refused.mail], [429, '3600', undefined]);
-      assert.match(refused.page, /Too many codes were sent\. Try again in/);
+      assert.match(refused.page, /<p class="message" role="alert" id="code-message">Too many codes were sent\. Try again in/);
       assert.deepEqual(audit.of('email_code.refused').map((e) => [e.userId, e.reason]), [[user.id, 'throttled']]);
       clock.advance(3600_000);
       // The held sign-in expired meanwhile: sign in again, and a code goes.

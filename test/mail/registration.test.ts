@@ -237,6 +237,38 @@ for (const kind of DATABASES) {
       }
     });
 
+    test("approval and rejection mails go out in the registrant's language, not the administrator's; a locale the administrator names still wins", async () => {
+      const { server, ask, settle, follow } = await setUp({ GATEHOUSE_REGISTRATION_APPROVAL: 'on' });
+      try {
+        const registerUrl = `${server.url}/uas/account/register`;
+        assert.equal((await ask({ email: 'aino@example.com' }, undefined, `${registerUrl}?ui_locales=fi`)).status, 200);
+        assert.equal((await ask({ email: 'sven@example.com' }, undefined, `${registerUrl}?ui_locales=sv`)).status, 200);
+        assert.equal((await ask({ email: 'erik@example.com' }, undefined, `${registerUrl}?ui_locales=sv`)).status, 200);
+        const mails = await settle(3);
+        for (const to of ['aino@example.com', 'sven@example.com', 'erik@example.com']) assert.equal((await follow(linkIn(mails.find((m) => m.to[0] === to)!))).result?.status, 200);
+        const user = async (username: string) => (await server.gatehouse.store.users.getByUsername(username))!;
+        const [aino, sven, erik] = [await user('aino@example.com'), await user('sven@example.com'), await user('erik@example.com')];
+        assert.deepEqual([await server.gatehouse.store.users.registrationLocale(aino.id), await server.gatehouse.store.users.registrationLocale(sven.id)], ['fi', 'sv']);
+
+        // The administrator's console is in English (and the API call names no locale): the registrant's language decides.
+        const tokens = await manageTokens(server);
+        smtp.received.length = 0;
+        assert.equal((await manageCall(server, 'POST', `/users/${aino.id}/approve`, { token: tokens.admin })).status, 200);
+        assert.equal((await manageCall(server, 'POST', `/users/${sven.id}/reject`, { token: tokens.admin })).status, 200);
+        // Named explicitly, the administrator's choice is kept (the CLI's --locale).
+        assert.equal((await manageCall(server, 'POST', `/users/${erik.id}/approve`, { token: tokens.admin, body: { locale: 'en' } })).status, 200);
+        await server.gatehouse.outbox.sender.tick();
+        assert.deepEqual(smtp.received.map((m) => [m.to[0], m.subject]).sort((a, b) => String(a[0]).localeCompare(String(b[0]))), [
+          ['aino@example.com', 'Tilisi palveluun gatehouse on valmis'],
+          ['erik@example.com', 'Your gatehouse account is ready'],
+          ['sven@example.com', 'Din registrering hos gatehouse godkändes inte'],
+        ]);
+        assert.match(textOf(smtp.received.find((m) => m.to[0] === 'aino@example.com')!), /Ylläpitäjä hyväksyi tilisi aino@example\.com osoitteessa /);
+      } finally {
+        await server.close();
+      }
+    });
+
     test('an address that already has an account: a mail saying so with the reset page, and no new account', async () => {
       const { server, audit, ask, settle } = await setUp();
       try {

@@ -24,3 +24,17 @@ export function csrfValid(request: FastifyRequest, deps: Pick<HttpDeps, 'config'
   if (cookie === undefined || submitted === undefined || !TOKEN.test(cookie)) return false;
   return constantTimeEqual(cookie, submitted);
 }
+
+/**
+ * Whether the browser says nothing against the POST coming from a page of `origin` (AM103), for
+ * pages that must send `Referrer-Policy: no-referrer` (a secret in their URL), whose POSTs carry
+ * `Origin: null` and no Referer, so sameOrigin (console/csrf.ts) cannot be required: refused when
+ * `Sec-Fetch-Site` (Fetch Metadata) is present and not `same-origin`, or when `Origin` names another
+ * origin. The CSRF token is required besides.
+ */
+export function notCrossOrigin(request: FastifyRequest, origin: string): boolean {
+  const site = request.headers['sec-fetch-site'];
+  if (typeof site === 'string' && site !== 'same-origin') return false;
+  const header = request.headers.origin;
+  return typeof header !== 'string' || header === 'null' || header === origin;
+}

@@ -151,12 +151,15 @@ export async function deviceRoutes(app: FastifyInstance, deps: HttpDeps): Promis
     const approved = decided.authorization.status === 'approved';
     // Refused by the client's authorization policy: the same explanation as the authorization
     // endpoint's refusal page (sendAccessDeniedPage), and its 403; the device polls access_denied.
+    // An unverified address (require_verified_email): its words and the profile link, as that page's (AM106).
+    const unverified = decided.reason === 'email_unverified';
     const { title, message } = decided.refusedByPolicy
-      ? { title: t.accessDeniedTitle, message: t.accessDenied.replace('{client}', () => clientNameFor(device.client, locale)) }
+      ? { title: t.accessDeniedTitle, message: (unverified ? t.accessDeniedUnverified : t.accessDenied).replace('{client}', () => clientNameFor(device.client, locale)) }
       : approved
         ? { title: t.deviceApprovedTitle, message: t.deviceApproved }
         : { title: t.deviceDeniedTitle, message: t.deviceDenied };
-    const html = renderView('device-done', { base: deps.config.issuerPath, theme: deps.config.theme, lang: locale, t, display: 'page', title, message });
+    const profilePath = unverified ? `${deps.config.issuerPath}/account/profile?ui_locales=${locale}` : undefined;
+    const html = renderView('device-done', { base: deps.config.issuerPath, theme: deps.config.theme, lang: locale, t, display: 'page', title, message, profilePath });
     return sendPage(reply, decided.refusedByPolicy ? 403 : 200, html);
   });
 }

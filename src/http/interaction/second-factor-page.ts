@@ -80,6 +80,9 @@ export interface SecondFactorPage {
   sentTo?: string;
 }
 
+/** The page's messages that are news, not errors: shown as the account pages' notices (`.notice`, role=status). */
+const NOTICES: ReadonlySet<MessageKey> = new Set<MessageKey>(['emailCodeSent']);
+
 /**
  * The second factor's page (issue 24), shared by the login page and the device page: one field,
  * labelled and described (its hint, and the error when there is one, through aria-describedby),
@@ -117,6 +120,8 @@ export function sendSecondFactorPage(request: FastifyRequest, reply: FastifyRepl
     scripts: passkey === undefined ? [] : passkeyScripts(deps.config),
     referrer: page.referrer,
     invalid: page.invalid === true,
+    // What the page tells rather than warns of (a code is on its way) is a notice, announced politely (AM107).
+    notice: page.message !== undefined && NOTICES.has(page.message),
     message:
       page.message === undefined
         ? undefined

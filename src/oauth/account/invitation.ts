@@ -16,7 +16,7 @@ import type { User } from '../../domain/user.ts';
 import { passwordPolicyOf } from '../../identity/password-policy.ts';
 import { hashCheckedPassword, newUserId } from '../../identity/users.ts';
 import { hashSecret } from '../../lib/hash.ts';
-import { ConflictError, MissingReferenceError, type StoreTransaction } from '../../storage/ports.ts';
+import { ConflictError, MissingReferenceError } from '../../storage/ports.ts';
 import type { NewOutboxMessage } from '../../domain/outbox.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { mailMessage, type MailLocale, type MailService } from '../outbox/mail.ts';
@@ -86,7 +86,7 @@ export async function acceptInvitation(deps: AcceptDeps, input: { token: unknown
       const now = deps.clock.now();
       const invitation = await tx.invitations.accept(tokenHash, now);
       if (invitation === undefined) return undefined;
-      const created = await accountOf(tx, deps, invitation, now);
+      const created = accountOf(invitation, await newUserId(tx, deps.random), now);
       await tx.users.insert(created, passwordHash);
       await tx.invitations.recordUser(invitation.id, created.id);
       return created;
@@ -103,10 +103,10 @@ export async function acceptInvitation(deps: AcceptDeps, input: { token: unknown
   return { type: 'done', user };
 }
 
-/** The account an invitation makes: enabled, the address as username and e-mail, the names and organization it carries. */
-async function accountOf(tx: StoreTransaction, deps: Pick<AcceptDeps, 'random'>, invitation: Invitation, now: number): Promise<User> {
+/** The account an invitation makes, with id `id`: enabled, the address as username and e-mail, the names and organization it carries. */
+export function accountOf(invitation: Invitation, id: string, now: number): User {
   return {
-    id: await newUserId(tx, deps.random),
+    id,
     username: invitation.email,
     status: 'enabled',
     givenName: invitation.givenName,

@@ -257,6 +257,8 @@ export async function completeRegistration(deps: RegistrationDeps, input: { toke
         updatedAt: now,
       };
       await tx.users.insert(user, passwordHash);
+      // The registrant's language, for the mail of an administrator's approval or rejection (AM105).
+      await tx.users.setRegistrationLocale(user.id, registration.locale);
       return { user, returnTo: registration.returnTo, locale: registration.locale };
     });
   } catch (error) {

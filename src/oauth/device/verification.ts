@@ -17,7 +17,8 @@ import type { RateBudget } from '../../storage/ports.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { factorsOf } from '../factors/verify.ts';
 import { acrClaim, meets, raisingKinds } from '../levels.ts';
-import { checkPolicyAccess, policyRequirement } from '../policy/evaluate.ts';
+import { policyAllows, policyRequirement, readPolicy, unverifiedEmail } from '../policy/evaluate.ts';
+import type { DeniedReason } from '../authorize/request.ts';
 import { addressGroup, counterKey } from '../throttling/keys.ts';
 import type { PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/server';
 import { answerPasskeySecondFactor, passkeySecondFactorOptions } from '../authorize/passkey-sign-in.ts';
@@ -161,6 +162,8 @@ function deviceBinding(device: PendingDevice): string {
 export interface DeviceDecision {
   authorization: DeviceAuthorization;
   refusedByPolicy: boolean;
+  /** Why, when the user can mend it: the policy requires a verified e-mail address and theirs is not (AM106, as the authorization endpoint's AM58). */
+  reason?: DeniedReason;
 }
 
 /**
@@ -177,11 +180,16 @@ export async function decideDevice(deps: OAuthDeps, device: PendingDevice, sessi
   // denial, so the device gets access_denied (RFC 8628 §3.5); the token endpoint checks again. So
   // is a session below the policy's minimum_authentication (issue 24; docs/authorization.md).
   const required = approve ? await policyRequirement(deps.store, device.client) : undefined;
-  const allowed = approve && (required === undefined || meets(required, session.amr)) && (await checkPolicyAccess(deps.store, device.client, session.userId));
+  const levelMet = required === undefined || meets(required, session.amr);
+  const policy = device.client.authorizationPolicy;
+  const facts = approve && levelMet && policy !== undefined ? await readPolicy(deps.store, policy, session.userId, { forAccess: true }) : undefined;
+  const allowed = approve && levelMet && (policy === undefined || policyAllows(facts));
   const decided = await deps.store.deviceAuthorizations.decide(device.authorization.userCode, allowed ? { approve: approval } : 'deny', now);
   if (decided) {
     const facts = { clientId: decided.clientId, userId: session.userId, session: fingerprint(session.sessionIndex), userCode: fingerprint(decided.userCode), ip };
     deps.audit.emit(allowed ? { event: 'device.approved', ...facts } : { event: 'device.denied', ...facts });
   }
-  return decided && { authorization: decided, refusedByPolicy: approve && !allowed };
+  // require_verified_email: the page says how to mend it, as the authorization endpoint's does.
+  const unverified = approve && !allowed && unverifiedEmail(facts);
+  return decided && { authorization: decided, refusedByPolicy: approve && !allowed, ...(unverified ? { reason: 'email_unverified' as const } : {}) };
 }

@@ -36,8 +36,11 @@ export const PASSKEY_ALGORITHMS = [-7, -8, -257] as const;
 /** How long a ceremony may take (seconds): the browser's timeout, and the challenge's life. */
 export const CHALLENGE_SECONDS = 300;
 
-/** What a challenge serves: enrolment on the account page, a username-less sign-in, or the second step of a password sign-in. */
-export type CeremonyPurpose = 'register' | 'sign_in' | 'second_factor';
+/**
+ * What a challenge serves: enrolment on the account page, a username-less sign-in, the second
+ * step of a password sign-in, or the passkey an invitation's account is made with (AM100).
+ */
+export type CeremonyPurpose = 'register' | 'sign_in' | 'second_factor' | 'invitation';
 
 export const DEFAULT_PASSKEY_NAME = 'Passkey';
 
@@ -53,9 +56,13 @@ export function relyingParty(config: Pick<OAuthDeps['config'], 'issuer'>): { rpI
 /** A fresh challenge, kept server-side by its SHA-256 for this purpose and binding; the value for the browser (base64url). */
 async function newChallenge(deps: Pick<PasskeyDeps, 'store' | 'clock' | 'random'>, purpose: CeremonyPurpose, binding: string, userId: string | undefined): Promise<string> {
   const challenge = deps.random.token(32);
+  await keepChallenge(deps, challenge, purpose, binding, userId);
+  return challenge;
+}
+
+async function keepChallenge(deps: Pick<PasskeyDeps, 'store' | 'clock'>, challenge: string, purpose: CeremonyPurpose, binding: string, userId: string | undefined): Promise<void> {
   const now = deps.clock.now();
   await deps.store.passkeyChallenges.insert({ challengeHash: hashSecret(challenge), purpose, binding, userId, createdAt: now, expiresAt: now + CHALLENGE_SECONDS * 1000 });
-  return challenge;
 }
 
 /**
@@ -64,15 +71,21 @@ async function newChallenge(deps: Pick<PasskeyDeps, 'store' | 'clock' | 'random'
  * before the signature is checked, so a challenge serves one try, right or wrong.
  */
 async function takeChallenge(deps: Pick<PasskeyDeps, 'store' | 'clock'>, clientDataJSON: string, purpose: CeremonyPurpose, binding: string): Promise<{ challenge: string; userId: string | undefined } | undefined> {
+  const challenge = clientChallenge(clientDataJSON);
+  if (challenge === undefined) return undefined;
+  const taken = await deps.store.passkeyChallenges.take(hashSecret(challenge), purpose, binding, deps.clock.now());
+  return taken === undefined ? undefined : { challenge, userId: taken.userId };
+}
+
+/** clientDataJSON's `challenge`, if it has the shape of ours (32 bytes, base64url). */
+function clientChallenge(clientDataJSON: string): string | undefined {
   let challenge: unknown;
   try {
     challenge = (JSON.parse(isoBase64URL.toUTF8String(clientDataJSON)) as { challenge?: unknown }).challenge;
   } catch {
     return undefined;
   }
-  if (typeof challenge !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(challenge)) return undefined;
-  const taken = await deps.store.passkeyChallenges.take(hashSecret(challenge), purpose, binding, deps.clock.now());
-  return taken === undefined ? undefined : { challenge, userId: taken.userId };
+  return typeof challenge === 'string' && /^[A-Za-z0-9_-]{43}$/.test(challenge) ? challenge : undefined;
 }
 
 /** The user's WebAuthn user handle (SA61): 32 random bytes made once, base64url; never the user id. */
@@ -91,20 +104,45 @@ export async function userHandleOf(deps: Pick<PasskeyDeps, 'store' | 'random'>, 
  * attestation, one of PASSKEY_ALGORITHMS, none of the user's existing passkeys again.
  */
 export async function startPasskeyRegistration(deps: PasskeyDeps, user: UserProfile, binding: string): Promise<PublicKeyCredentialCreationOptionsJSON> {
-  const rp = relyingParty(deps.config);
   const handle = await userHandleOf(deps, user.id);
   const existing = await deps.store.factors.passkeys(user.id);
   const challenge = await newChallenge(deps, 'register', binding, user.id);
+  return creationOptions(deps, { name: user.username, displayName: user.username, handle, challenge, exclude: existing });
+}
+
+/**
+ * The options of a registration for an account not made yet (an invitation's, AM100): `draw`
+ * makes, from the fresh challenge, the binding it answers and the user handle the account will
+ * have; the challenge is kept under `purpose` and that binding, naming no user (there is none yet).
+ */
+export async function startNewAccountPasskeyRegistration(
+  deps: PasskeyDeps,
+  purpose: CeremonyPurpose,
+  who: { name: string; displayName: string },
+  draw: (challenge: string) => { binding: string; handle: string },
+): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  const challenge = deps.random.token(32);
+  const { binding, handle } = draw(challenge);
+  await keepChallenge(deps, challenge, purpose, binding, undefined);
+  return creationOptions(deps, { ...who, handle, challenge, exclude: [] });
+}
+
+/** Registration options: a discoverable credential with user verification, no attestation, one of PASSKEY_ALGORITHMS, none of `exclude` again. */
+function creationOptions(
+  deps: Pick<PasskeyDeps, 'config'>,
+  o: { name: string; displayName: string; handle: string; challenge: string; exclude: readonly PasskeyFactor[] },
+): Promise<PublicKeyCredentialCreationOptionsJSON> {
+  const rp = relyingParty(deps.config);
   return generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.rpID,
-    userName: user.username,
-    userDisplayName: user.username,
-    userID: isoBase64URL.toBuffer(handle),
-    challenge: isoBase64URL.toBuffer(challenge),
+    userName: o.name,
+    userDisplayName: o.displayName,
+    userID: isoBase64URL.toBuffer(o.handle),
+    challenge: isoBase64URL.toBuffer(o.challenge),
     timeout: CHALLENGE_SECONDS * 1000,
     attestationType: 'none',
-    excludeCredentials: existing.map((p) => ({ id: p.credentialId, transports: p.transports })),
+    excludeCredentials: o.exclude.map((p) => ({ id: p.credentialId, transports: p.transports })),
     // Platform and roaming authenticators alike: no authenticatorAttachment.
     authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
     supportedAlgorithmIDs: [...PASSKEY_ALGORITHMS],
@@ -120,10 +158,47 @@ export type PasskeyRegistration = { type: 'enrolled'; factor: Factor } | { type:
  */
 export async function finishPasskeyRegistration(deps: PasskeyDeps, userId: string, binding: string, input: { response: unknown; name?: string | undefined }): Promise<PasskeyRegistration> {
   const name = passkeyName(input.name);
-  const response = registrationResponse(input.response);
-  if (response === undefined) return { type: 'refused' };
-  const taken = await takeChallenge(deps, response.response.clientDataJSON, 'register', binding);
-  if (taken?.userId !== userId) return { type: 'refused' };
+  const passkey = await verifyPasskeyRegistration(deps, input.response, { purpose: 'register', binding, challengeUserId: userId, userId, name });
+  if (passkey === undefined) return { type: 'refused' };
+  try {
+    await deps.store.factors.insertPasskey(passkey);
+  } catch (error) {
+    if (error instanceof ConflictError) return { type: 'refused' };
+    if (error instanceof MissingReferenceError) throw new FactorUserMissingError();
+    throw error;
+  }
+  deps.audit.emit({ event: 'factor.enrolled', userId, kind: 'passkey', factorId: passkey.factor.id, name });
+  return { type: 'enrolled', factor: passkey.factor };
+}
+
+/** The challenge a registration response's client data carries (not yet checked against anything), or undefined. */
+export function registrationChallenge(response: unknown): string | undefined {
+  const parsed = registrationResponse(response);
+  return parsed === undefined ? undefined : clientChallenge(parsed.response.clientDataJSON);
+}
+
+/** What a registration must answer, and whose passkey it makes. */
+export interface ExpectedRegistration {
+  purpose: CeremonyPurpose;
+  binding: string;
+  /** The user the challenge row names (undefined when the account does not exist yet: an invitation's). */
+  challengeUserId: string | undefined;
+  /** The user the passkey is for. */
+  userId: string;
+  name: string;
+}
+
+/**
+ * The passkey a registration response makes, not yet stored, if it answers a live challenge of
+ * `expected`'s purpose and binding (taken: one try), at our origin and RP ID, with user
+ * verification; undefined otherwise. The caller stores it (FactorStore.insertPasskey), whose
+ * unique credential ID refuses one registered before (WebAuthn L3 §7.1 step 26).
+ */
+export async function verifyPasskeyRegistration(deps: PasskeyDeps, input: unknown, expected: ExpectedRegistration): Promise<PasskeyFactor | undefined> {
+  const response = registrationResponse(input);
+  if (response === undefined) return undefined;
+  const taken = await takeChallenge(deps, response.response.clientDataJSON, expected.purpose, expected.binding);
+  if (taken === undefined || taken.userId !== expected.challengeUserId) return undefined;
   const rp = relyingParty(deps.config);
   let info;
   try {
@@ -135,16 +210,15 @@ export async function finishPasskeyRegistration(deps: PasskeyDeps, userId: strin
       requireUserVerification: true,
       supportedAlgorithmIDs: [...PASSKEY_ALGORITHMS],
     });
-    if (!verified.verified) return { type: 'refused' };
+    if (!verified.verified) return undefined;
     info = verified.registrationInfo;
   } catch {
     // The library throws on every malformed or wrong response: a refusal, never a 5xx.
-    return { type: 'refused' };
+    return undefined;
   }
   const backupEligible = info.credentialDeviceType === 'multiDevice';
-  const factor = { id: deps.random.uuid(), userId, kind: 'passkey' as const, name, createdAt: deps.clock.now(), lastUsedAt: undefined, backupEligible };
-  const passkey: PasskeyFactor = {
-    factor,
+  return {
+    factor: { id: deps.random.uuid(), userId: expected.userId, kind: 'passkey' as const, name: expected.name, createdAt: deps.clock.now(), lastUsedAt: undefined, backupEligible },
     credentialId: info.credential.id,
     publicKey: isoBase64URL.fromBuffer(info.credential.publicKey),
     signCount: info.credential.counter,
@@ -152,15 +226,6 @@ export async function finishPasskeyRegistration(deps: PasskeyDeps, userId: strin
     backedUp: info.credentialBackedUp,
     aaguid: info.aaguid,
   };
-  try {
-    await deps.store.factors.insertPasskey(passkey);
-  } catch (error) {
-    if (error instanceof ConflictError) return { type: 'refused' };
-    if (error instanceof MissingReferenceError) throw new FactorUserMissingError();
-    throw error;
-  }
-  deps.audit.emit({ event: 'factor.enrolled', userId, kind: 'passkey', factorId: factor.id, name });
-  return { type: 'enrolled', factor };
 }
 
 /**

@@ -34,6 +34,8 @@ export interface UsersTable {
   updated_at: number;
   /** 1: the address was verified (migration 029); 0 otherwise. */
   email_verified: number;
+  /** The language a self-registered user registered in (migration 035); null for accounts made otherwise. Optional: only the registration's statements write it. */
+  registration_locale?: string | null;
 }
 
 export interface GroupsTable {

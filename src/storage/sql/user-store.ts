@@ -150,6 +150,15 @@ export class SqlUserStore implements UserStore {
     return result.numDeletedRows > 0n;
   }
 
+  async setRegistrationLocale(id: string, locale: string): Promise<void> {
+    await this.#db.updateTable('users').set({ registration_locale: locale }).where('id', '=', id).execute();
+  }
+
+  async registrationLocale(id: string): Promise<string | undefined> {
+    const row = await this.#db.selectFrom('users').select('registration_locale').where('id', '=', id).executeTakeFirst();
+    return row?.registration_locale ?? undefined;
+  }
+
   async confirmEmail(id: string, expected: string | undefined, email: string, now: number): Promise<boolean> {
     const result = await this.#db
       .updateTable('users')

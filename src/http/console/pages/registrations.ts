@@ -52,7 +52,8 @@ export const registrationPages: ConsolePage[] = [
       submit: (t) => (verb === 'approve' ? t.approveRegistration : t.rejectRegistration),
       back: () => PATH,
       async run(call) {
-        await call.api.send('POST', `/users/${segment(call.params.id ?? '')}/${verb}`, { locale: call.locale });
+        // No locale: the mail goes out in the language the user registered in, not the console's (AM105).
+        await call.api.send('POST', `/users/${segment(call.params.id ?? '')}/${verb}`, {});
         return call.redirect(PATH, verb === 'approve' ? 'approved' : 'rejected');
       },
     }),

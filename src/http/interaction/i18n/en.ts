@@ -342,6 +342,11 @@ export const en = {
   accessDeniedUnverified: '{client} requires a verified e-mail address, and yours is not verified yet. Send yourself a verification link from your profile page, follow it, then sign in to the application again.',
   accessDeniedVerifyLink: 'Verify your e-mail address',
   profileChangeReauth: 'To change your e-mail address, confirm it is you: sign in again.',
+  /** The invitation page's passkey choice (AM100): instead of a password, the account is made with a passkey. */
+  invitationPasskeyOr: 'Or, instead of a password, use a passkey: your device’s screen lock, your phone or a security key signs you in.',
+  invitationPasskeySubmit: 'Use a passkey',
+  invitationPasskeyRefused: 'The passkey was not made: the browser’s answer was not accepted, or the setup took too long. Try again, or choose a password.',
+  invitationPasskeyNoScript: 'Using a passkey instead of a password needs JavaScript, which is turned off in this browser.',
 };
 
 export type Messages = typeof en;

@@ -329,4 +329,8 @@ export const fi: Messages = {
   accessDeniedUnverified: '{client} edellyttää vahvistettua sähköpostiosoitetta, eikä omaasi ole vielä vahvistettu. Lähetä itsellesi vahvistuslinkki profiilisivultasi, avaa se ja kirjaudu sitten sovellukseen uudelleen.',
   accessDeniedVerifyLink: 'Vahvista sähköpostiosoitteesi',
   profileChangeReauth: 'Vahvista henkilöllisyytesi ennen sähköpostiosoitteen vaihtamista: kirjaudu uudelleen.',
+  invitationPasskeyOr: 'Tai käytä salasanan sijaan pääsyavainta: kirjaudut laitteesi näytön lukituksella, puhelimellasi tai suojausavaimella.',
+  invitationPasskeySubmit: 'Käytä pääsyavainta',
+  invitationPasskeyRefused: 'Pääsyavainta ei luotu: selaimen vastausta ei hyväksytty tai luominen kesti liian kauan. Yritä uudelleen tai valitse salasana.',
+  invitationPasskeyNoScript: 'Pääsyavaimen käyttö salasanan sijaan vaatii JavaScriptin, joka on poistettu käytöstä tässä selaimessa.',
 };

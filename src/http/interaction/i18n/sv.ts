@@ -329,4 +329,8 @@ export const sv: Messages = {
   accessDeniedUnverified: '{client} kräver en verifierad e-postadress, och din är inte verifierad ännu. Skicka dig en verifieringslänk från din profilsida, följ den och logga sedan in i applikationen igen.',
   accessDeniedVerifyLink: 'Verifiera din e-postadress',
   profileChangeReauth: 'Bekräfta att det är du innan du byter e-postadress: logga in igen.',
+  invitationPasskeyOr: 'Eller använd en lösennyckel i stället för ett lösenord: enhetens skärmlås, din telefon eller en säkerhetsnyckel loggar in dig.',
+  invitationPasskeySubmit: 'Använd en lösennyckel',
+  invitationPasskeyRefused: 'Lösennyckeln skapades inte: webbläsarens svar godtogs inte, eller det tog för lång tid. Försök igen, eller välj ett lösenord.',
+  invitationPasskeyNoScript: 'Att använda en lösennyckel i stället för ett lösenord kräver JavaScript, som är avstängt i den här webbläsaren.',
 };

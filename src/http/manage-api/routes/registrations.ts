@@ -9,7 +9,7 @@ import { pathUser, uuidSchema } from './identity-shared.ts';
 import { userSchema, userView } from './users.ts';
 
 const idParams: JsonSchema = { type: 'object', required: ['id'], properties: { id: uuidSchema } };
-const locale: JsonSchema = { type: 'string', enum: ['en', 'fi', 'sv'], description: 'The mail\'s language (default en).' };
+const locale: JsonSchema = { type: 'string', enum: ['en', 'fi', 'sv'], description: 'The mail\'s language (default: the one the user registered in, else en).' };
 const decided = (description: string): JsonSchema => ({
   type: 'object',
   required: ['user', 'message_id'],
