@@ -231,7 +231,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     if (markedGroups.length > 0) app.log.info({ groups: markedGroups }, 'marked the configured administrator groups as administrator groups (docs/identity-api.md, "Administrators are out of reach")');
     if (sealed > 0) app.log.info({ sealed }, 'sealed the signing keys stored in the clear with GATEHOUSE_KEY_ENCRYPTION_KEY');
     // Expired codes, tokens, sessions and throttling counters are deleted in the background.
-    const cleanup = config.cleanupInterval > 0 && runtime.cleanup !== false ? scheduleCleanup({ store, clock, auditRetentionMs: config.auditRetention * 86_400_000 }, { intervalMs: config.cleanupInterval * 1000, log: app.log.child({ component: 'cleanup' }) }) : undefined;
+    const cleanup = config.cleanupInterval > 0 && runtime.cleanup !== false ? scheduleCleanup({ store, clock, auditRetentionMs: config.auditRetention * 86_400_000, logoutOnExpiry: config.backchannelLogoutOnExpiry }, { intervalMs: config.cleanupInterval * 1000, log: app.log.child({ component: 'cleanup' }) }) : undefined;
     if (cleanup) app.log.info({ component: 'cleanup', intervalSeconds: config.cleanupInterval }, 'this process runs the cleanup job');
     let metricsListener: Server | undefined;
     if (metrics && runtime.metricsListener !== false) {

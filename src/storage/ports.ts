@@ -267,6 +267,12 @@ export interface SessionStore {
    */
   deleteExpired(before: number, limit: number): Promise<number>;
   /**
+   * Cleanup with expiry notices (GATEHOUSE_BACKCHANNEL_LOGOUT_ON_EXPIRY; decisions LO10): deletes
+   * up to `limit` sessions expired before `before`, in one statement, and returns the ones this
+   * statement deleted — so of two instances (or a logout) ending the same session, one gets it.
+   */
+  endExpired(before: number, limit: number): Promise<Pick<SsoSession, 'sessionIndex' | 'userId'>[]>;
+  /**
    * One page of a user's sessions live at `now`, newest first: (createdAt, sessionIndex)
    * descending, after the key `after` (management API). Never exposes what the cookie holds.
    */
