@@ -119,7 +119,7 @@ export function outboxFor(config: Config, store: Store, deps: Pick<OutboxSenderD
   const smtp = config.smtpUrl !== undefined && config.mailFrom !== undefined ? smtpTransport({ ...config, smtpUrl: config.smtpUrl, mailFrom: config.mailFrom }) : undefined;
   // Logout tokens need no settings but the key ring: every server sends them (the CLI, which has none here, does not).
   const outbound = { allowLoopback: config.outboundLoopback, allowPrivate: config.outboundPrivate, timeoutMs: config.outboundTimeout * 1000 };
-  const logoutTokens = deps.keyRing && backchannelLogoutTransport({ issuer: config.issuer, clients: store.clients, keyRing: deps.keyRing, clock: deps.clock, outbound });
+  const logoutTokens = deps.keyRing && backchannelLogoutTransport({ issuer: config.issuer, clients: store.clients, keyRing: deps.keyRing, clock: deps.clock, outbound, deliveries: store.logoutDeliveries });
   const { keyRing: _keyRing, ...senderDeps } = deps;
   const sender = new OutboxSender({
     outbox: store.outbox,

@@ -373,6 +373,13 @@ for (const db of DATABASES) {
         assert.equal(appView.authorization_policy, 'extras-policy');
         assert.deepEqual([appView.backchannel_logout_uri, appView.backchannel_logout_session_required], ['https://app.extras.example/bcl', true], 'issue 26: Back-Channel Logout §2.2');
         assert.deepEqual([appView.frontchannel_logout_uri, appView.frontchannel_logout_session_required], ['https://app.extras.example/fcl', true], 'issue 26: Front-Channel Logout §2');
+        // The client page says how its last back-channel logout token went (decisions LO13); a client without a URI says nothing of it.
+        const line = (html: string) => /<dt id="logout-delivery">([^<]*)<\/dt>\s*<dd>([\s\S]*?)<\/dd>/.exec(html)?.slice(1);
+        assert.deepEqual(line((await ctx.page(jar, `/manage/clients/${appId}`)).html), ['Last back-channel logout token', 'None sent yet']);
+        await ctx.server.gatehouse.store.logoutDeliveries.record({ clientId: appId, status: 'failed', attemptedAt: Date.parse('2026-11-28T10:00:00Z'), messageId: 'bcl-x', error: 'the relying party answered 503' });
+        const failedLine = line((await ctx.page(jar, `/manage/clients/${appId}`)).html);
+        assert.match(failedLine?.[1] ?? '', /^Failed .+: <code>the relying party answered 503<\/code>$/);
+        assert.equal(line((await ctx.page(jar, `/manage/clients/${apiId}`)).html), undefined);
 
         // The edit form shows them, and emptying one removes it.
         const edit = await ctx.page(jar, `/manage/clients/${apiId}/edit`);

@@ -405,4 +405,8 @@ export const fi: ConsoleMessages = {
   frontchannelLogoutUri: 'Selainkanavan uloskirjautumisen URI',
   frontchannelLogoutUriHint: 'Sovelluksen sivu, jonka gatehousen uloskirjautumissivu lataa näkymättömään kehykseen iss- ja sid-arvoin, kun selain kirjautuu ulos istunnosta, jossa tämä asiakas sai tunnisteita (docs/logout.md): https tai paikallisella koneella http. Tyhjä: ei mitään.',
   frontchannelLogoutSessionRequired: 'Tarvitsee iss- ja sid-arvot selainkanavan uloskirjautumisen URI:ssa',
+  lastLogoutDelivery: 'Viimeisin taustakanavan uloskirjautumistunniste',
+  logoutDeliveryNone: 'Yhtään ei ole vielä lähetetty',
+  logoutDeliveryDelivered: 'Toimitettu {time}',
+  logoutDeliveryFailed: 'Epäonnistui {time}',
 };

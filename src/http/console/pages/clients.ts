@@ -297,6 +297,19 @@ function editableText(document: Record<string, unknown>): string {
   return JSON.stringify(rest, null, 2);
 }
 
+/** What the API answers for a client's last back-channel logout delivery (decisions LO13). */
+interface LogoutDeliveryView {
+  last_delivery: { status: 'delivered' | 'failed'; attempted_at: string; jti: string; error?: string } | null;
+}
+
+/** The client page's line on its last back-channel logout delivery: what happened, when, and the error if it failed. */
+async function logoutDeliveryRow(call: PageCall, id: string): Promise<{ text: string; error: string | undefined }> {
+  const { last_delivery: last } = await call.api.get<LogoutDeliveryView>(`${clientPath(id)}/logout-delivery`);
+  if (last === null) return { text: call.t.logoutDeliveryNone, error: undefined };
+  const time = formatTime(call.locale, last.attempted_at);
+  return { text: fill(last.status === 'delivered' ? call.t.logoutDeliveryDelivered : call.t.logoutDeliveryFailed, { time }), error: last.error };
+}
+
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The label of each metadata member the client page shows; members not named here are shown by their key. */
@@ -490,6 +503,7 @@ export const clientPages: ConsolePage[] = [
         created: formatTime(call.locale, created_at),
         updated: formatTime(call.locale, updated_at),
         settings: settingRows(call.t, call.locale, rest),
+        logoutDelivery: typeof rest.backchannel_logout_uri === 'string' ? await logoutDeliveryRow(call, id) : undefined,
         // Rotation only for a client that holds a secret, as its method's handler says (private_key_jwt
         // and none hold none); the API answers the registered method, or none registered.
         hasSecret: secretOf(client.token_endpoint_auth_method as ClientAuthMethod | undefined) !== 'none',
