@@ -221,6 +221,9 @@ describe('mod_auth_openidc (Apache httpd) as two relying parties: back-channel l
       assert.deepEqual(report, { delivered: 2, retried: 0, dead: 0, leaseLost: 0 }, apache.log());
       const messages = (await server.gatehouse.store.outbox.page({ limit: 10 })).filter((m) => m.channel === 'backchannel_logout');
       assert.deepEqual(messages.map((m) => [m.destination, m.status]).sort(), apps.map((app) => [`${app.redirectUri}?logout=backchannel`, 'delivered']).sort());
+      // The module answered 2xx to both: each client's last delivery says so (LO13).
+      const outcomes = await Promise.all(apps.map((app) => server.gatehouse.store.logoutDeliveries.get(app.clientId)));
+      assert.deepEqual(outcomes.map((o) => [o?.status, o?.error]), [['delivered', undefined], ['delivered', undefined]]);
 
       // App 2's session is gone: its protected page sends the browser to gatehouse again, whose
       // own session ended too, so it asks for the password.
