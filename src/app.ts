@@ -119,7 +119,7 @@ export function outboxFor(config: Config, store: Store, deps: Pick<OutboxSenderD
   const smtp = config.smtpUrl !== undefined && config.mailFrom !== undefined ? smtpTransport({ ...config, smtpUrl: config.smtpUrl, mailFrom: config.mailFrom }) : undefined;
   // Logout tokens need no settings but the key ring: every server sends them (the CLI, which has none here, does not).
   const outbound = { allowLoopback: config.outboundLoopback, allowPrivate: config.outboundPrivate, timeoutMs: config.outboundTimeout * 1000 };
-  const logoutTokens = deps.keyRing && backchannelLogoutTransport({ issuer: config.issuer, clients: store.clients, keyRing: deps.keyRing, clock: deps.clock, outbound });
+  const logoutTokens = deps.keyRing && backchannelLogoutTransport({ issuer: config.issuer, clients: store.clients, keyRing: deps.keyRing, clock: deps.clock, outbound, deliveries: store.logoutDeliveries });
   const { keyRing: _keyRing, ...senderDeps } = deps;
   const sender = new OutboxSender({
     outbox: store.outbox,
@@ -231,7 +231,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     if (markedGroups.length > 0) app.log.info({ groups: markedGroups }, 'marked the configured administrator groups as administrator groups (docs/identity-api.md, "Administrators are out of reach")');
     if (sealed > 0) app.log.info({ sealed }, 'sealed the signing keys stored in the clear with GATEHOUSE_KEY_ENCRYPTION_KEY');
     // Expired codes, tokens, sessions and throttling counters are deleted in the background.
-    const cleanup = config.cleanupInterval > 0 && runtime.cleanup !== false ? scheduleCleanup({ store, clock, auditRetentionMs: config.auditRetention * 86_400_000 }, { intervalMs: config.cleanupInterval * 1000, log: app.log.child({ component: 'cleanup' }) }) : undefined;
+    const cleanup = config.cleanupInterval > 0 && runtime.cleanup !== false ? scheduleCleanup({ store, clock, auditRetentionMs: config.auditRetention * 86_400_000, logoutOnExpiry: config.backchannelLogoutOnExpiry }, { intervalMs: config.cleanupInterval * 1000, log: app.log.child({ component: 'cleanup' }) }) : undefined;
     if (cleanup) app.log.info({ component: 'cleanup', intervalSeconds: config.cleanupInterval }, 'this process runs the cleanup job');
     let metricsListener: Server | undefined;
     if (metrics && runtime.metricsListener !== false) {

@@ -804,6 +804,13 @@ export const settings = {
     doc: 'Whether gatehouse may POST back-channel logout tokens to addresses that are not public (private networks such as 10.0.0.0/8 and fc00::/7, link-local, shared and reserved ranges), checked against the address the receiver\'s name resolves to at each delivery. `off`: only public addresses, so a registered URL cannot reach into the network gatehouse runs in.',
     parse: boolean,
   }),
+  backchannelLogoutOnExpiry: setting({
+    env: 'GATEHOUSE_BACKCHANNEL_LOGOUT_ON_EXPIRY',
+    type: 'boolean',
+    default: 'off',
+    doc: 'Whether a session that expires (its idle or absolute lifetime, GATEHOUSE_SESSION_TTL and GATEHOUSE_SESSION_MAX_TTL) also logs the user out of the applications it signed in to: the cleanup job (GATEHOUSE_CLEANUP_INTERVAL, or `gatehouse cleanup`) ends each such session 15 minutes after it expired and queues a back-channel logout token for each of its applications, in the same unit of work (docs/logout.md). `off`: an expired session is deleted an hour later and tells nobody.',
+    parse: boolean,
+  }),
   outboundTimeout: setting({
     env: 'GATEHOUSE_OUTBOUND_TIMEOUT',
     type: 'seconds',

@@ -15,7 +15,7 @@ import type { LogoutTokenPayload } from '../identity/logout-notices.ts';
 import { toNumericDate, type Clock } from '../lib/clock.ts';
 import { BACKCHANNEL_LOGOUT_EVENT } from '../oauth/backchannel-logout.ts';
 import { DeliveryFailure, type OutboxTransport } from '../oauth/outbox/transport.ts';
-import type { ClientStore } from '../storage/ports.ts';
+import type { ClientStore, LogoutDeliveryStore } from '../storage/ports.ts';
 import { OutboundRefused, postOutbound, type OutboundSettings } from './outbound-http.ts';
 
 /** A logout token's lifetime (s): §2.4 asks for a short one; the RP checks `iat`/`exp` against its own clock. */
@@ -27,6 +27,8 @@ export interface BackchannelLogoutDeps {
   keyRing: Pick<KeyRing, 'activeKey'>;
   clock: Clock;
   outbound: OutboundSettings;
+  /** Where each attempt's outcome is kept per client (decisions LO13); absent: nowhere. */
+  deliveries?: Pick<LogoutDeliveryStore, 'record'>;
 }
 
 /** The claims of the logout token of `message` signed at `now` (exported for the tests' independent check). */
@@ -45,17 +47,35 @@ export function backchannelLogoutTransport(deps: BackchannelLogoutDeps): OutboxT
       // A client deleted or deactivated since the logout has no session left to end.
       if (!client?.active) throw new DeliveryFailure(`client ${clientId} is gone or inactive`, true);
       const token = await signJwt(logoutTokenClaims(deps.issuer, message, deps.clock.now()), await deps.keyRing.activeKey(client.idTokenSignedResponseAlg), 'logout+jwt');
-      let answer;
+      const attemptedAt = deps.clock.now();
+      let failure: DeliveryFailure | undefined;
       try {
-        answer = await postOutbound(message.destination, new URLSearchParams({ logout_token: token }).toString(), 'application/x-www-form-urlencoded', deps.outbound, { 'cache-control': 'no-store' });
+        const answer = await postOutbound(message.destination, new URLSearchParams({ logout_token: token }).toString(), 'application/x-www-form-urlencoded', deps.outbound, { 'cache-control': 'no-store' });
+        if (answer.status < 200 || answer.status >= 300) {
+          const said = answer.bodyPrefix.replace(/\s+/g, ' ').trim().slice(0, 120);
+          failure = new DeliveryFailure(`the relying party answered ${answer.status}${said === '' ? '' : `: ${said}`}`, answer.status === 400);
+        }
       } catch (error) {
         // An address refused stays refused until the settings change: dead, for an administrator to redeliver.
-        if (error instanceof OutboundRefused) throw new DeliveryFailure(`refused: ${error.message}`, true, { cause: error });
-        throw new DeliveryFailure(`${(error as Error).name === 'TimeoutError' ? 'timed out' : (error as Error).message}`, false, { cause: error });
+        failure =
+          error instanceof OutboundRefused
+            ? new DeliveryFailure(`refused: ${error.message}`, true, { cause: error })
+            : new DeliveryFailure(`${(error as Error).name === 'TimeoutError' ? 'timed out' : (error as Error).message}`, false, { cause: error });
       }
-      if (answer.status >= 200 && answer.status < 300) return;
-      const said = answer.bodyPrefix.replace(/\s+/g, ' ').trim().slice(0, 120);
-      throw new DeliveryFailure(`the relying party answered ${answer.status}${said === '' ? '' : `: ${said}`}`, answer.status === 400);
+      await recordOutcome(deps, { clientId, status: failure ? 'failed' : 'delivered', attemptedAt, messageId: message.id, error: failure?.message });
+      if (failure) throw failure;
     },
   };
+}
+
+/**
+ * Keeps the attempt's outcome for the client (LO13). Only a record: a store failing here must not
+ * turn a token the relying party accepted into a failed attempt, which would send it again.
+ */
+async function recordOutcome(deps: BackchannelLogoutDeps, delivery: Parameters<LogoutDeliveryStore['record']>[0]): Promise<void> {
+  try {
+    await deps.deliveries?.record(delivery);
+  } catch {
+    // The outcome is informational; the outbox message's own state stays the truth (its lastError).
+  }
 }

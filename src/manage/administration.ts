@@ -70,6 +70,6 @@ export function administration(ports: AdministrationPorts): Administration {
     registrations: registrationAdministration(ports),
     invitations: invitationAdministration(ports),
     bootstrap: bootstrapAdministration(ports),
-    cleanup: (options) => cleanUp({ store: ports.store, clock: ports.clock, auditRetentionMs: ports.settings.auditRetention * 86_400_000 }, options),
+    cleanup: (options) => cleanUp({ store: ports.store, clock: ports.clock, auditRetentionMs: ports.settings.auditRetention * 86_400_000, logoutOnExpiry: ports.settings.backchannelLogoutOnExpiry }, options),
   };
 }

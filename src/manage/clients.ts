@@ -25,7 +25,7 @@ import {
   type ClientRegistrationDeps,
   type ClientWithSecret,
 } from '../oauth/client-registration.ts';
-import type { PageQuery } from '../storage/ports.ts';
+import type { LogoutDelivery, PageQuery } from '../storage/ports.ts';
 import type { Acting } from './acting.ts';
 import { CONSOLE_CLIENT_ID, MANAGE_API_CLIENT_ID, refuseProtectedClientChange } from './management-clients.ts';
 import type { AdministrationPorts } from './ports.ts';
@@ -41,6 +41,8 @@ export interface ClientAdministration {
   get(clientId: string): Promise<Client>;
   /** The document that registers the same client elsewhere: its metadata with the client_id, no times, no secret. */
   export(clientId: string): Promise<Record<string, unknown>>;
+  /** The last attempt at a back-channel logout token for the client, if any (decisions LO13); ClientNotFound when none has the client_id. */
+  lastLogoutDelivery(clientId: string): Promise<LogoutDelivery | undefined>;
   /**
    * The two management clients as the store has them (undefined where missing): where the API and
    * the console are, for `gatehouse admin bootstrap`'s answer (docs/decisions.md CO14).
@@ -91,6 +93,10 @@ export function clientAdministration(ports: Pick<AdministrationPorts, 'store' | 
     get: (clientId) => getClient(registration, clientId),
     async export(clientId) {
       return exportDocument(await getClient(registration, clientId));
+    },
+    async lastLogoutDelivery(clientId) {
+      await getClient(registration, clientId);
+      return store.logoutDeliveries.get(clientId);
     },
     async managementClients() {
       const [api, console] = await Promise.all([store.clients.get(MANAGE_API_CLIENT_ID), store.clients.get(CONSOLE_CLIENT_ID)]);

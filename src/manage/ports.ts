@@ -12,7 +12,7 @@ import type { Store } from '../storage/ports.ts';
 import type { MailService } from '../oauth/outbox/mail.ts';
 
 /** The settings the management rules read. */
-export type AdministrationSettings = Pick<Config, 'issuer' | 'keyEncryptionKey' | 'apiClientId' | 'manageAdminGroup' | 'manageReadonlyGroup' | 'auditRetention' | 'passwordResetLifetime' | 'passwordMinLength' | 'invitationLifetime' | 'emailVerificationLifetime'>;
+export type AdministrationSettings = Pick<Config, 'issuer' | 'keyEncryptionKey' | 'apiClientId' | 'manageAdminGroup' | 'manageReadonlyGroup' | 'auditRetention' | 'backchannelLogoutOnExpiry' | 'passwordResetLifetime' | 'passwordMinLength' | 'invitationLifetime' | 'emailVerificationLifetime'>;
 
 export interface AdministrationPorts {
   store: Store;

@@ -12,7 +12,9 @@
  * What is kept, and why (also in docs/operations.md, "Cleanup"):
  * - Everything survives at least GRACE_MS past the moment it stopped mattering, so clocks that
  *   differ a little between instances, and requests in flight, never see a row vanish early.
- * - A session goes once its inactivity or absolute deadline has passed.
+ * - A session goes once its inactivity or absolute deadline has passed. With
+ *   GATEHOUSE_BACKCHANNEL_LOGOUT_ON_EXPIRY (`logoutOnExpiry`), EXPIRY_NOTICE_GRACE_MS after it, and
+ *   its relying parties are told in the same unit of work (decisions LO10, LO11).
  * - A code never redeemed goes UNREDEEMED_CODE_GRACE_MS after it expired (a late redemption fails
  *   either way): minutes, not the hour of the rest, so codes minted and abandoned in bulk (a
  *   signed-in browser repeating silent authorizations) do not pile up for an hour.
@@ -34,11 +36,19 @@
  *   expired, used up or not: it authorizes nothing then, and the hour keeps it in the console's
  *   list as "expired" for whoever wonders why a registration was refused (docs/decisions.md DR12).
  */
+import { tellRelyingParties } from '../identity/logout-notices.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { CodeCursor, Store } from '../storage/ports.ts';
 
 /** How long past its last use any row is kept (clock skew between instances, requests in flight). */
 export const GRACE_MS = 60 * 60_000;
+/**
+ * With expiry notices (LO11), how long past its deadline a session is ended and its relying parties
+ * told: longer than the longest authorization code (GATEHOUSE_CODE_TTL ≤ 600 s), so a code minted
+ * just before the deadline has been exchanged — and its relying party remembered — by then, plus
+ * clock skew between instances; far less than GRACE_MS, so the applications hear of it soon.
+ */
+export const EXPIRY_NOTICE_GRACE_MS = 15 * 60_000;
 /**
  * How long past its expiry a never-redeemed code is kept: enough for clocks that differ a little
  * between instances (a redemption on an instance whose clock is behind), far less than GRACE_MS.
@@ -60,10 +70,15 @@ export const DEFAULT_MAX_BATCHES = 100;
 export const INVITATION_RETENTION_MS = 30 * 24 * 60 * 60_000;
 
 export interface CleanupDeps {
-  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges' | 'outbox' | 'passwordResets' | 'sessionClients' | 'emailCodes' | 'accountRegistrations' | 'invitations' | 'emailVerifications'>>;
+  store: Pick<Store, 'codes' | 'tokens' | 'sessions'> & Partial<Pick<Store, 'transaction' | 'throttling' | 'assertions' | 'deviceAuthorizations' | 'audit' | 'registrations' | 'pendingSignIns' | 'passkeyChallenges' | 'outbox' | 'passwordResets' | 'sessionClients' | 'emailCodes' | 'accountRegistrations' | 'invitations' | 'emailVerifications'>>;
   clock: Clock;
   /** How long stored audit events are kept (ms; GATEHOUSE_AUDIT_RETENTION); 0 or absent: for ever. */
   auditRetentionMs?: number;
+  /**
+   * GATEHOUSE_BACKCHANNEL_LOGOUT_ON_EXPIRY: expired sessions are ended with back-channel logout
+   * tokens to their relying parties, in one unit of work per batch (needs `store.transaction`).
+   */
+  logoutOnExpiry?: boolean;
 }
 
 export interface CleanupOptions {
@@ -137,7 +152,7 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
     return total;
   };
 
-  const sessions = await drain(() => store.sessions.deleteExpired(before, batchSize));
+  const sessions = deps.logoutOnExpiry ? await drain(() => endExpiredSessions(store, now - EXPIRY_NOTICE_GRACE_MS, now, batchSize)) : await drain(() => store.sessions.deleteExpired(before, batchSize));
   // Tokens before codes: a code whose last tokens just went can go in the same pass.
   const tokens = await drain(() => store.tokens.deleteExpired(before, now - REVOKED_RETENTION_MS, batchSize));
 
@@ -196,6 +211,26 @@ export async function cleanUp(deps: CleanupDeps, options: CleanupOptions = {}): 
   const invitations = store.invitations ? await drain(() => store.invitations!.deleteEnded(now - INVITATION_RETENTION_MS, batchSize)) : 0;
 
   return { sessions, codes, tokens, throttling, assertions, deviceAuthorizations, auditEvents, initialAccessTokens, pendingSignIns, passkeyChallenges, outbox, passwordResets, sessionClients, emailCodes, accountRegistrations, emailVerifications, invitations, more, ms: Date.now() - started };
+}
+
+/**
+ * One batch of expired sessions ended as a logout ends one (LO11): deleted, their relying parties'
+ * rows taken and a logout token queued for each, in one unit of work — a session is gone exactly
+ * when its tokens will be sent. The DELETE … RETURNING of the sessions, then of their
+ * session_clients rows, names only what this unit deleted: against a logout of the same session or
+ * another instance's pass, one of them wins and tells the relying parties, once (and the outbox's
+ * dedupe key, LO7, would make a second telling the same message). Idempotent: a batch run again
+ * finds nothing.
+ */
+async function endExpiredSessions(store: CleanupDeps['store'], before: number, now: number, limit: number): Promise<number> {
+  if (!store.transaction) throw new Error('logout on expiry needs a store with units of work');
+  return store.transaction(async (tx) => {
+    const ended = await tx.sessions.endExpired(before, limit);
+    const byUser = new Map<string, string[]>();
+    for (const session of ended) byUser.set(session.userId, [...(byUser.get(session.userId) ?? []), session.sessionIndex]);
+    for (const [userId, sessionIndexes] of byUser) await tellRelyingParties(tx, userId, sessionIndexes, now);
+    return ended.length;
+  });
 }
 
 /** Every row one pass deleted, over all tables. */

@@ -271,6 +271,12 @@ export interface SessionStore {
    */
   deleteExpired(before: number, limit: number): Promise<number>;
   /**
+   * Cleanup with expiry notices (GATEHOUSE_BACKCHANNEL_LOGOUT_ON_EXPIRY; decisions LO10): deletes
+   * up to `limit` sessions expired before `before`, in one statement, and returns the ones this
+   * statement deleted — so of two instances (or a logout) ending the same session, one gets it.
+   */
+  endExpired(before: number, limit: number): Promise<Pick<SsoSession, 'sessionIndex' | 'userId'>[]>;
+  /**
    * One page of a user's sessions live at `now`, newest first: (createdAt, sessionIndex)
    * descending, after the key `after` (management API). Never exposes what the cookie holds.
    */
@@ -902,6 +908,26 @@ export interface SessionClient {
  * ended meanwhile gets no row; `takeOfSessions` deletes and returns in one statement, so of two
  * units of work ending one session only one queues its logout tokens.
  */
+/**
+ * The last attempt at a back-channel logout token for a client (decisions LO13): `delivered` (a
+ * 2xx) or `failed` (any other answer, a timeout, an address refused), with the message's id (the
+ * token's jti) and, when failed, what went wrong.
+ */
+export interface LogoutDelivery {
+  clientId: string;
+  status: 'delivered' | 'failed';
+  attemptedAt: number;
+  messageId: string;
+  error: string | undefined;
+}
+
+/** Per-client outcomes of back-channel logout deliveries (migration 037, `logout_deliveries`). */
+export interface LogoutDeliveryStore {
+  /** Keeps `delivery` as the client's last, in one statement, unless a later attempt is already recorded. */
+  record(delivery: LogoutDelivery): Promise<void>;
+  get(clientId: string): Promise<LogoutDelivery | undefined>;
+}
+
 export interface SessionClientStore {
   /** Remembers that `clientId` received tokens in the live session `sessionIndex` (nothing when it is gone or already remembered). */
   record(entry: SessionClient, now: number): Promise<void>;
@@ -1035,6 +1061,7 @@ export interface StoreTransaction {
   passwordResets: PasswordResetStore;
   emailVerifications: EmailVerificationStore;
   sessionClients: SessionClientStore;
+  logoutDeliveries: LogoutDeliveryStore;
   emailCodes: EmailCodeStore;
   accountRegistrations: AccountRegistrationStore;
   invitations: InvitationStore;

@@ -104,6 +104,10 @@ describe('the web console in Chromium', { skip }, () => {
       await page.getByLabel('Name', { exact: true }).fill('Browser-registered app');
       await page.getByLabel('Redirect URIs', { exact: true }).fill('http://127.0.0.1:3000/callback');
       await page.getByLabel('Post-logout redirect URIs').fill('http://127.0.0.1:3000/');
+      // Both kinds of logout notice (issue 26: Back-Channel Logout §2.2, Front-Channel Logout §2).
+      await page.getByLabel('Back-channel logout URI', { exact: true }).fill('http://127.0.0.1:3000/logout/back');
+      await page.getByLabel('Front-channel logout URI', { exact: true }).fill('http://127.0.0.1:3000/logout/front');
+      await page.getByLabel('Needs iss and sid in its front-channel logout URI').check();
       await page.getByRole('button', { name: 'Register' }).click();
       await page.getByRole('heading', { name: 'Client registered' }).waitFor();
       await check('client registered');
@@ -118,6 +122,10 @@ describe('the web console in Chromium', { skip }, () => {
       assert.equal(await page.evaluate<string>('navigator.clipboard.readText()'), secret);
       const stored = await server.gatehouse.store.clients.get(clientId);
       assert.equal(stored?.name, 'Browser-registered app');
+      assert.deepEqual(
+        [stored?.metadata.backchannel_logout_uri, stored?.metadata.backchannel_logout_session_required, stored?.metadata.frontchannel_logout_uri, stored?.metadata.frontchannel_logout_session_required],
+        ['http://127.0.0.1:3000/logout/back', undefined, 'http://127.0.0.1:3000/logout/front', true],
+      );
 
       // The detail page never shows the secret again.
       await page.goto(`${server.url}/manage/clients/${encodeURIComponent(clientId)}`);

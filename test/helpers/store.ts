@@ -1,3 +1,4 @@
+import { after, before } from 'node:test';
 /**
  * A store on a fresh test database, and builders for valid domain objects. Builders take
  * overrides and fill everything else with unique random values, so tests sharing one database
@@ -70,6 +71,24 @@ export async function withTestStore<T>(kind: TestDatabaseKind, work: (store: Sql
  */
 export async function warmUp(store: Store, connections: number): Promise<void> {
   await Promise.all(Array.from({ length: connections }, () => store.ping()));
+}
+
+/**
+ * For a describe block whose tests race two instances: registers the hooks that open a fresh test
+ * store and another instance's store on the same database, each warmed to `racers / 2`
+ * connections, and closes them after. Read `store` and `other` inside the tests.
+ */
+export function twoInstances(kind: TestDatabaseKind, racers: number): { readonly store: Store; readonly other: Store } {
+  let harness: TestStore | undefined;
+  const instances = {} as { store: Store; other: Store };
+  before(async () => {
+    harness = await openTestStore(kind, { poolSize: racers / 2 });
+    instances.store = harness.store;
+    instances.other = await harness.open({ poolSize: racers / 2 });
+    await Promise.all([warmUp(instances.store, racers / 2), warmUp(instances.other, racers / 2)]);
+  });
+  after(async () => harness?.close());
+  return instances;
 }
 
 /** A short random name part, to make usernames, group names and filter prefixes unique. */

@@ -167,6 +167,32 @@ for (const db of DATABASES) {
       assert.deepEqual((await deliver()).received, []);
     });
 
+    test('the management API answers each client\'s last delivery: delivered with its jti, or failed with the error; none yet is null (LO13)', async () => {
+      const token = await issueManageToken(server);
+      const last = async (clientId: string) => {
+        const answer = await manageCall(server, 'GET', `/clients/${clientId}/logout-delivery`, { token });
+        assert.equal(answer.status, 200, answer.text);
+        return answer.json as { client_id: string; last_delivery: Record<string, unknown> | null };
+      };
+      assert.deepEqual(await last(d.client.clientId), { client_id: d.client.clientId, last_delivery: null });
+      assert.equal((await manageCall(server, 'GET', '/clients/no-such-client/logout-delivery', { token })).status, 404);
+      const { jar, idTokens } = await signedIn();
+      await browse(`${server.url}/uas/oauth2/logout?${new URLSearchParams({ id_token_hint: idTokens.get(a)! })}`, jar);
+      receiver.status = 503;
+      await deliver();
+      const failedAt = new Date(clock.now()).toISOString();
+      const failed = await last(a.client.clientId);
+      const jti = String(failed.last_delivery?.jti);
+      assert.match(jti, /^bcl-/);
+      assert.deepEqual(failed, { client_id: a.client.clientId, last_delivery: { status: 'failed', attempted_at: failedAt, jti, error: 'the relying party answered 503: logout failed' } });
+      receiver.status = 200;
+      clock.advance(10 * MINUTE);
+      const { received } = await deliver();
+      assert.equal(received.length, 2);
+      assert.deepEqual(await last(a.client.clientId), { client_id: a.client.clientId, last_delivery: { status: 'delivered', attempted_at: new Date(clock.now()).toISOString(), jti } });
+      assert.equal((await last(b.client.clientId)).last_delivery?.status, 'delivered');
+    });
+
     test('a relying party that answers 400 could not log out: the message is dead after the permanent-failure attempts, for an administrator to see', async () => {
       const { jar, idTokens } = await signedIn();
       await browse(`${server.url}/uas/oauth2/logout?${new URLSearchParams({ id_token_hint: idTokens.get(a)! })}`, jar);

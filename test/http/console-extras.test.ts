@@ -353,6 +353,8 @@ for (const db of DATABASES) {
           ['authorization_policy', 'extras-policy'],
           ['backchannel_logout_uri', 'https://app.extras.example/bcl'],
           ['backchannel_logout_session_required', 'true'],
+          ['frontchannel_logout_uri', 'https://app.extras.example/fcl'],
+          ['frontchannel_logout_session_required', 'true'],
         ];
         const appMade = await ctx.post(jar, '/manage/clients/new', app, '/manage/clients/new');
         assert.equal(appMade.response.status, 200, appMade.html.slice(0, 2000));
@@ -370,12 +372,20 @@ for (const db of DATABASES) {
         assert.equal(appView.scope, 'openid extras.read');
         assert.equal(appView.authorization_policy, 'extras-policy');
         assert.deepEqual([appView.backchannel_logout_uri, appView.backchannel_logout_session_required], ['https://app.extras.example/bcl', true], 'issue 26: Back-Channel Logout §2.2');
+        assert.deepEqual([appView.frontchannel_logout_uri, appView.frontchannel_logout_session_required], ['https://app.extras.example/fcl', true], 'issue 26: Front-Channel Logout §2');
+        // The client page says how its last back-channel logout token went (decisions LO13); a client without a URI says nothing of it.
+        const line = (html: string) => /<dt id="logout-delivery">([^<]*)<\/dt>\s*<dd>([\s\S]*?)<\/dd>/.exec(html)?.slice(1);
+        assert.deepEqual(line((await ctx.page(jar, `/manage/clients/${appId}`)).html), ['Last back-channel logout token', 'None sent yet']);
+        await ctx.server.gatehouse.store.logoutDeliveries.record({ clientId: appId, status: 'failed', attemptedAt: Date.parse('2026-11-28T10:00:00Z'), messageId: 'bcl-x', error: 'the relying party answered 503' });
+        const failedLine = line((await ctx.page(jar, `/manage/clients/${appId}`)).html);
+        assert.match(failedLine?.[1] ?? '', /^Failed .+: <code>the relying party answered 503<\/code>$/);
+        assert.equal(line((await ctx.page(jar, `/manage/clients/${apiId}`)).html), undefined);
 
         // The edit form shows them, and emptying one removes it.
         const edit = await ctx.page(jar, `/manage/clients/${apiId}/edit`);
         assert.match(edit.html, /name="client_name#fi" type="text" value="Lisä-API"/);
         assert.match(edit.html, /<option value="jwt" selected>/);
-        const fields = formFields(edit.html).filter(([n]) => n !== 'csrf_token' && n !== 'grant_types' && n !== 'resource_server' && n !== 'consent_required' && n !== 'backchannel_logout_session_required' && n !== 'refresh_tokens').map(([n, v]): [string, string] => [n, n === 'client_name#fi' ? '' : v]);
+        const fields = formFields(edit.html).filter(([n]) => n !== 'csrf_token' && n !== 'grant_types' && n !== 'resource_server' && n !== 'consent_required' && n !== 'backchannel_logout_session_required' && n !== 'frontchannel_logout_session_required' && n !== 'refresh_tokens').map(([n, v]): [string, string] => [n, n === 'client_name#fi' ? '' : v]);
         const textareas = [...edit.html.matchAll(/<textarea id="[^"]*" name="([^"]*)"[^>]*>([^<]*)<\/textarea>/g)].map((m): [string, string] => [m[1]!, textOf(m[2]!)]);
         const selects = [...edit.html.matchAll(/<select id="[^"]*" name="([^"]*)"[^>]*>[\s\S]*?<option value="([^"]*)" selected>/g)].map((m): [string, string] => [m[1]!, m[2]!]);
         const saved = await ctx.post(jar, `/manage/clients/${apiId}/edit`, [...fields, ...textareas, ...selects, ['grant_types', 'client_credentials'], ['resource_server', 'true']], `/manage/clients/${apiId}/edit`);

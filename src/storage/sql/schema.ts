@@ -218,6 +218,7 @@ export interface Database {
   outbox: OutboxTable;
   password_resets: PasswordResetsTable;
   session_clients: SessionClientsTable;
+  logout_deliveries: LogoutDeliveriesTable;
   email_codes: EmailCodesTable;
   account_registrations: AccountRegistrationsTable;
   invitations: InvitationsTable;
@@ -372,6 +373,15 @@ export interface SessionClientsTable {
   client_id: string;
   sid: string;
   created_at: number;
+}
+
+/** The last back-channel logout delivery per client (migration 037). */
+export interface LogoutDeliveriesTable {
+  client_id: string;
+  status: string;
+  attempted_at: number;
+  message_id: string;
+  error: string | null;
 }
 
 /** E-mail one-time codes (migration 030): the keyed hash of the code, never the code. */

@@ -96,15 +96,25 @@ export class SqlSessionStore implements SessionStore {
   }
 
   async deleteExpired(before: number, limit: number): Promise<number> {
+    const result = await this.#expired(before, limit).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  async endExpired(before: number, limit: number): Promise<Pick<SsoSession, 'sessionIndex' | 'userId'>[]> {
+    // RETURNING names only the rows this statement deleted: a concurrent logout or another
+    // instance's pass that deleted a session first leaves it out (LO10).
+    const rows = await this.#expired(before, limit).returning(['session_index', 'user_id']).execute();
+    return rows.map((r) => ({ sessionIndex: r.session_index, userId: r.user_id }));
+  }
+
+  #expired(before: number, limit: number) {
     // The condition is repeated outside the subquery: on PostgreSQL a session touched meanwhile is
     // checked again in its new version, and kept.
     const expired = (eb: ExpressionBuilder<Database, 'sessions'>) => eb.or([eb('expires_at', '<', before), eb('max_expires_at', '<', before)]);
-    const result = await this.#db
+    return this.#db
       .deleteFrom('sessions')
       .where('id_hash', 'in', this.#db.selectFrom('sessions').select('id_hash').where(expired).limit(limit))
-      .where(expired)
-      .executeTakeFirst();
-    return Number(result.numDeletedRows);
+      .where(expired);
   }
 }
 

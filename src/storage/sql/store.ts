@@ -16,6 +16,7 @@ import { SqlAssertionStore } from './assertion-store.ts';
 import { SqlPasskeyChallengeStore } from './passkey-challenge-store.ts';
 import { SqlPendingSignInStore } from './pending-sign-in-store.ts';
 import { SqlSessionClientStore } from './session-client-store.ts';
+import { SqlLogoutDeliveryStore } from './logout-delivery-store.ts';
 import { SqlPasswordResetStore } from './password-reset-store.ts';
 import { SqlEmailCodeStore } from './email-code-store.ts';
 import { SqlAccountRegistrationStore } from './account-registration-store.ts';
@@ -114,6 +115,7 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     outbox: new SqlOutboxStore(db, dialect),
     passwordResets: new SqlPasswordResetStore(db),
     sessionClients: new SqlSessionClientStore(db),
+    logoutDeliveries: new SqlLogoutDeliveryStore(db),
     emailCodes: new SqlEmailCodeStore(db),
     accountRegistrations: new SqlAccountRegistrationStore(db),
     invitations: new SqlInvitationStore(db),

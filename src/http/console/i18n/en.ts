@@ -400,6 +400,13 @@ export const en = {
   sendVerificationLink: 'Send a verification link',
   confirmSendVerificationLink: 'Send “{name}” a link to verify their e-mail address? It counts as verified once they follow the link.',
   done_verificationSent: 'A verification link is on its way to the user’s e-mail address.',
+  frontchannelLogoutUri: 'Front-channel logout URI',
+  frontchannelLogoutUriHint: 'A page of the application that gatehouse’s signed-out page loads in an invisible frame, with iss and sid, when a browser signs out of a session this client got tokens in (docs/logout.md): https, or http on a loopback host. Empty: none.',
+  frontchannelLogoutSessionRequired: 'Needs iss and sid in its front-channel logout URI',
+  lastLogoutDelivery: 'Last back-channel logout token',
+  logoutDeliveryNone: 'None sent yet',
+  logoutDeliveryDelivered: 'Delivered {time}',
+  logoutDeliveryFailed: 'Failed {time}',
 };
 
 export type ConsoleMessages = typeof en;

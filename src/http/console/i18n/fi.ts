@@ -402,4 +402,11 @@ export const fi: ConsoleMessages = {
   sendVerificationLink: 'Lähetä vahvistuslinkki',
   confirmSendVerificationLink: 'Lähetetäänkö käyttäjälle ”{name}” linkki sähköpostiosoitteen vahvistamiseksi? Osoite on vahvistettu, kun hän avaa linkin.',
   done_verificationSent: 'Vahvistuslinkki on matkalla käyttäjän sähköpostiosoitteeseen.',
+  frontchannelLogoutUri: 'Selainkanavan uloskirjautumisen URI',
+  frontchannelLogoutUriHint: 'Sovelluksen sivu, jonka gatehousen uloskirjautumissivu lataa näkymättömään kehykseen iss- ja sid-arvoin, kun selain kirjautuu ulos istunnosta, jossa tämä asiakas sai tunnisteita (docs/logout.md): https tai paikallisella koneella http. Tyhjä: ei mitään.',
+  frontchannelLogoutSessionRequired: 'Tarvitsee iss- ja sid-arvot selainkanavan uloskirjautumisen URI:ssa',
+  lastLogoutDelivery: 'Viimeisin taustakanavan uloskirjautumistunniste',
+  logoutDeliveryNone: 'Yhtään ei ole vielä lähetetty',
+  logoutDeliveryDelivered: 'Toimitettu {time}',
+  logoutDeliveryFailed: 'Epäonnistui {time}',
 };

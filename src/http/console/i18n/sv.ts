@@ -402,4 +402,11 @@ export const sv: ConsoleMessages = {
   sendVerificationLink: 'Skicka en verifieringslänk',
   confirmSendVerificationLink: 'Skicka en länk till ”{name}” för att verifiera hens e-postadress? Den räknas som verifierad när hen följer länken.',
   done_verificationSent: 'En verifieringslänk är på väg till användarens e-postadress.',
+  frontchannelLogoutUri: 'URI för utloggning via webbläsaren',
+  frontchannelLogoutUriHint: 'En sida i applikationen som gatehouses utloggningssida laddar i en osynlig ram, med iss och sid, när en webbläsare loggar ut från en session där den här klienten fick token (docs/logout.md): https, eller http på en lokal värd. Tomt: ingen.',
+  frontchannelLogoutSessionRequired: 'Behöver iss och sid i sin URI för utloggning via webbläsaren',
+  lastLogoutDelivery: 'Senaste utloggningstoken via bakkanalen',
+  logoutDeliveryNone: 'Ingen skickad ännu',
+  logoutDeliveryDelivered: 'Levererad {time}',
+  logoutDeliveryFailed: 'Misslyckades {time}',
 };

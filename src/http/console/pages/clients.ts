@@ -31,6 +31,9 @@ interface ClientForm {
   /** Back-Channel Logout 1.0 §2.2 (docs/logout.md). */
   backchannel_logout_uri: string;
   backchannel_logout_session_required: boolean;
+  /** Front-Channel Logout 1.0 §2 (docs/logout.md). */
+  frontchannel_logout_uri: string;
+  frontchannel_logout_session_required: boolean;
   grant_types: string[];
   refresh_tokens: boolean;
   token_endpoint_auth_method: string;
@@ -68,6 +71,8 @@ function formFromClient(client: ClientView | undefined): ClientForm {
     post_logout_redirect_uris: list(client?.post_logout_redirect_uris),
     backchannel_logout_uri: text(client?.backchannel_logout_uri),
     backchannel_logout_session_required: client?.backchannel_logout_session_required === true,
+    frontchannel_logout_uri: text(client?.frontchannel_logout_uri),
+    frontchannel_logout_session_required: client?.frontchannel_logout_session_required === true,
     grant_types: client === undefined ? defaults.grantTypes : Array.isArray(client.grant_types) ? (client.grant_types as string[]) : [],
     refresh_tokens: client === undefined ? defaults.refreshTokens : client.refresh_tokens === true,
     token_endpoint_auth_method: text(client?.token_endpoint_auth_method) || DEFAULT_AUTH_METHOD,
@@ -94,6 +99,8 @@ function formFromPost(form: Record<string, unknown>): ClientForm {
     post_logout_redirect_uris: field(form, 'post_logout_redirect_uris'),
     backchannel_logout_uri: field(form, 'backchannel_logout_uri'),
     backchannel_logout_session_required: field(form, 'backchannel_logout_session_required') === 'true',
+    frontchannel_logout_uri: field(form, 'frontchannel_logout_uri'),
+    frontchannel_logout_session_required: field(form, 'frontchannel_logout_session_required') === 'true',
     grant_types: fieldValues(form, 'grant_types'),
     refresh_tokens: field(form, 'refresh_tokens') === 'true',
     token_endpoint_auth_method: field(form, 'token_endpoint_auth_method'),
@@ -126,6 +133,8 @@ function documentOf(form: ClientForm, editing: boolean): Record<string, unknown>
     post_logout_redirect_uris: lines(form.post_logout_redirect_uris),
     backchannel_logout_uri: optional(form.backchannel_logout_uri),
     backchannel_logout_session_required: form.backchannel_logout_session_required ? true : editing ? null : undefined,
+    frontchannel_logout_uri: optional(form.frontchannel_logout_uri),
+    frontchannel_logout_session_required: form.frontchannel_logout_session_required ? true : editing ? null : undefined,
     grant_types: form.grant_types,
     // Always sent: with grant_types given, an absent refresh_tokens would follow the list, not the box.
     refresh_tokens: form.refresh_tokens,
@@ -189,6 +198,8 @@ async function renderForm(call: PageCall, options: { title: string; action: stri
         { name: 'post_logout_redirect_uris', label: t.postLogoutRedirectUris, type: 'textarea', value: options.form.post_logout_redirect_uris, hint: t.oneUriPerLine, errors: errors.post_logout_redirect_uris },
         { name: 'backchannel_logout_uri', label: t.backchannelLogoutUri, type: 'text', value: options.form.backchannel_logout_uri, hint: t.backchannelLogoutUriHint, errors: errors.backchannel_logout_uri },
         { name: 'backchannel_logout_session_required', label: t.backchannelLogoutSessionRequired, type: 'checkbox', value: options.form.backchannel_logout_session_required, errors: errors.backchannel_logout_session_required },
+        { name: 'frontchannel_logout_uri', label: t.frontchannelLogoutUri, type: 'text', value: options.form.frontchannel_logout_uri, hint: t.frontchannelLogoutUriHint, errors: errors.frontchannel_logout_uri },
+        { name: 'frontchannel_logout_session_required', label: t.frontchannelLogoutSessionRequired, type: 'checkbox', value: options.form.frontchannel_logout_session_required, errors: errors.frontchannel_logout_session_required },
         {
           name: 'token_endpoint_auth_method',
           label: t.authMethod,
@@ -286,6 +297,19 @@ function editableText(document: Record<string, unknown>): string {
   return JSON.stringify(rest, null, 2);
 }
 
+/** What the API answers for a client's last back-channel logout delivery (decisions LO13). */
+interface LogoutDeliveryView {
+  last_delivery: { status: 'delivered' | 'failed'; attempted_at: string; jti: string; error?: string } | null;
+}
+
+/** The client page's line on its last back-channel logout delivery: what happened, when, and the error if it failed. */
+async function logoutDeliveryRow(call: PageCall, id: string): Promise<{ text: string; error: string | undefined }> {
+  const { last_delivery: last } = await call.api.get<LogoutDeliveryView>(`${clientPath(id)}/logout-delivery`);
+  if (last === null) return { text: call.t.logoutDeliveryNone, error: undefined };
+  const time = formatTime(call.locale, last.attempted_at);
+  return { text: fill(last.status === 'delivered' ? call.t.logoutDeliveryDelivered : call.t.logoutDeliveryFailed, { time }), error: last.error };
+}
+
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The label of each metadata member the client page shows; members not named here are shown by their key. */
@@ -294,6 +318,8 @@ const SETTING_LABELS: Record<string, ConsoleMessageKey> = {
   post_logout_redirect_uris: 'postLogoutRedirectUris',
   backchannel_logout_uri: 'backchannelLogoutUri',
   backchannel_logout_session_required: 'backchannelLogoutSessionRequired',
+  frontchannel_logout_uri: 'frontchannelLogoutUri',
+  frontchannel_logout_session_required: 'frontchannelLogoutSessionRequired',
   grant_types: 'grantTypes',
   token_endpoint_auth_method: 'authMethod',
   code_challenge_method: 'setting_code_challenge_method',
@@ -477,6 +503,7 @@ export const clientPages: ConsolePage[] = [
         created: formatTime(call.locale, created_at),
         updated: formatTime(call.locale, updated_at),
         settings: settingRows(call.t, call.locale, rest),
+        logoutDelivery: typeof rest.backchannel_logout_uri === 'string' ? await logoutDeliveryRow(call, id) : undefined,
         // Rotation only for a client that holds a secret, as its method's handler says (private_key_jwt
         // and none hold none); the API answers the registered method, or none registered.
         hasSecret: secretOf(client.token_endpoint_auth_method as ClientAuthMethod | undefined) !== 'none',

@@ -70,6 +70,19 @@ const clientIdParam: JsonSchema = { type: 'object', required: ['id'], properties
 const clientSchema: JsonSchema = { type: 'object', required: ['client_id', 'client_name', 'active', 'created_at', 'updated_at'], properties: { client_id: { type: 'string' }, client_name: { type: 'string' }, active: { type: 'boolean' }, created_at: { type: 'string' }, updated_at: { type: 'string' } }, additionalProperties: true };
 const withSecret: JsonSchema = { ...clientSchema, properties: { ...(clientSchema.properties as object), client_secret: { type: 'string', description: 'The generated secret: shown this once, never again.' } } };
 
+const logoutDeliverySchema: JsonSchema = {
+  type: 'object',
+  required: ['client_id', 'last_delivery'],
+  properties: {
+    client_id: { type: 'string' },
+    last_delivery: {
+      type: ['object', 'null'],
+      required: ['status', 'attempted_at', 'jti'],
+      properties: { status: { type: 'string', enum: ['delivered', 'failed'] }, attempted_at: { type: 'string' }, jti: { type: 'string' }, error: { type: 'string' } },
+    },
+  },
+};
+
 function clientId(call: ManageCall): string {
   return call.params.id!;
 }
@@ -145,6 +158,24 @@ export const clientRoutes: ManageRoute[] = [
     responses: { 200: { description: 'The client.', schema: clientSchema } },
     async handle(call) {
       return { body: clientJson(await call.deps.admin.clients.get(clientId(call))) };
+    },
+  },
+  {
+    method: 'GET',
+    path: '/clients/:id/logout-delivery',
+    operationId: 'getClientLogoutDelivery',
+    summary: "The outcome of the last back-channel logout token sent to a client",
+    description:
+      'The last attempt at POSTing a logout token to the client’s `backchannel_logout_uri` (docs/logout.md, "Delivery"): `delivered` (a 2xx) or `failed` (another status, a timeout, an address refused), when, the token’s `jti`, and the error. `last_delivery` is null when none was sent yet. Every message is listed in `GET /outbox`.',
+    tag: TAG,
+    access: 'read',
+    params: clientIdParam,
+    responses: { 200: { description: 'The client’s last delivery.', schema: logoutDeliverySchema } },
+    async handle(call) {
+      const id = clientId(call);
+      const last = await call.deps.admin.clients.lastLogoutDelivery(id);
+      const lastDelivery = last === undefined ? null : { status: last.status, attempted_at: new Date(last.attemptedAt).toISOString(), jti: last.messageId, ...(last.error === undefined ? {} : { error: last.error }) };
+      return { body: { client_id: id, last_delivery: lastDelivery } };
     },
   },
   {
