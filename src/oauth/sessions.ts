@@ -36,6 +36,13 @@ const SESSION_INDEX = /^_[0-9a-f]{40}$/;
  * characters as in the product we replace; the idle deadline moves on use, the absolute one never.
  */
 export async function createSession(deps: SessionDeps, authentication: Authentication): Promise<NewSession> {
+  const made = newSession(deps, authentication);
+  await deps.store.sessions.insert(made.session);
+  return made;
+}
+
+/** A new SSO session and its cookie value, not yet stored (for a unit of work that stores it with other changes). */
+export function newSession(deps: Pick<OAuthDeps, 'config' | 'clock' | 'random'>, authentication: Authentication): NewSession {
   const now = deps.clock.now();
   const cookieValue = deps.random.token(32);
   const session: SsoSession = {
@@ -49,7 +56,6 @@ export async function createSession(deps: SessionDeps, authentication: Authentic
     expiresAt: now + deps.config.sessionIdleTtl * 1000,
     maxExpiresAt: now + deps.config.sessionMaxTtl * 1000,
   };
-  await deps.store.sessions.insert(session);
   return { cookieValue, session };
 }
 

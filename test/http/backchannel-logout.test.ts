@@ -207,5 +207,33 @@ for (const db of DATABASES) {
       const messages = (await server.gatehouse.store.outbox.page({ status: 'dead', limit: 10 })).filter((m) => m.channel === 'backchannel_logout');
       assert.deepEqual(messages.map((m) => m.lastError).sort(), ['the relying party answered 400: logout failed', 'the relying party answered 400: logout failed']);
     });
+    test('the same user signing in again in the browser keeps the RPs of the session replaced (LO4): a later logout tells them by the sid they know', async () => {
+      const { user, jar, idTokens } = await signedIn();
+      const again = await loginThroughForm({ baseUrl: server.url, jar }, { ...query(d), prompt: 'login' }, { username: user.username, password: PASSWORD });
+      await exchange(again.headers.get('location'), d);
+      assert.deepEqual((await deliver()).received, [], 'replacing the session told nobody');
+      const logout = await browse(`${server.url}/uas/oauth2/logout?${new URLSearchParams({ id_token_hint: idTokens.get(a)! })}`, jar);
+      assert.equal(logout.status, 200);
+      const { received } = await deliver();
+      assert.deepEqual(received.map((r) => r.path), ['/a', '/b?tenant=1']);
+      await validated(received[0]!, a, user, idTokens.get(a)!);
+      await validated(received[1]!, b, user, idTokens.get(b)!);
+    });
+
+    test('another user signing in where a session was (a shared computer): the previous user\'s RPs are told at once (LO14); the new user\'s logout tells only theirs', async () => {
+      const first = await signedIn();
+      const other = await createTestUser(server.gatehouse.store, { password: PASSWORD });
+      const login = await loginThroughForm({ baseUrl: server.url, jar: first.jar }, { ...query(b), prompt: 'login' }, { username: other.username, password: PASSWORD });
+      const otherToken = await exchange(login.headers.get('location'), b);
+      const { received } = await deliver();
+      assert.deepEqual(received.map((r) => r.path), ['/a', '/b?tenant=1']);
+      await validated(received[0]!, a, first.user, first.idTokens.get(a)!);
+      await validated(received[1]!, b, first.user, first.idTokens.get(b)!);
+      const logout = await browse(`${server.url}/uas/oauth2/logout?${new URLSearchParams({ id_token_hint: otherToken })}`, first.jar);
+      assert.equal(logout.status, 200);
+      const after = await deliver();
+      assert.deepEqual(after.received.map((r) => r.path), ['/b?tenant=1']);
+      await validated(after.received[0]!, b, other, otherToken);
+    });
   });
 }

@@ -1,12 +1,13 @@
 import type { FactorKind } from '../../domain/factor.ts';
 import type { UserProfile } from '../../domain/user.ts';
 import { dummyVerify, hashPassword, needsRehash, verifyPassword } from '../../identity/passwords.ts';
+import { tellRelyingParties } from '../../identity/logout-notices.ts';
 import { fingerprint, type LoginFailureReason } from '../../observability/audit.ts';
 import type { OAuthDeps } from '../deps.ts';
 import { acrClaim } from '../levels.ts';
 import { isLookupKey } from '../lookup-key.ts';
 import { factorsOf } from '../factors/verify.ts';
-import { createSession, findSession, type NewSession } from '../sessions.ts';
+import { findSession, newSession, type NewSession } from '../sessions.ts';
 import { passwordAbandoned, passwordFailed, passwordSucceeded, reservePasswordAttempt } from '../throttling/password-attempts.ts';
 
 /** Longer input is no username we could have; it is still answered after a verification's time. */
@@ -142,19 +143,31 @@ export interface BrowserSignIn {
 /**
  * A browser's sign-in, once checkPasswordLogin answered `ok` (or the second factor completed what
  * it answered `second_factor` for): the login form and the device flow's user-code page share it.
- * One browser, one session: the new SSO session (with the `amr` proved, RFC 8176 §2) replaces the browser's previous one, which ends (its tokens stay
- * valid; only logout revokes them); then `login.succeeded` names the new session.
+ * One browser, one session: the new SSO session (with the `amr` proved, RFC 8176 §2) replaces the
+ * browser's previous one, which ends (its tokens stay valid; only logout revokes them), in one
+ * unit of work with what the replacement means for the previous session's relying parties (LO4,
+ * LO14); then `login.succeeded` names the new session.
  */
 export async function startBrowserSession(deps: Pick<OAuthDeps, 'config' | 'store' | 'clock' | 'random' | 'audit'>, signIn: BrowserSignIn, previousCookie: string | undefined): Promise<NewSession> {
   const { user, clientId, ip } = signIn;
   const previous = await findSession(deps, previousCookie);
-  if (previous) await deps.store.sessions.end(previous.idHash);
   // Without a request's own choice (the device and account pages), the strongest level the amr meets (levels.ts).
   const acr = signIn.acr ?? acrClaim(deps.config.levels, [], signIn.amr);
-  const started = await createSession(deps, { userId: user.id, amr: [...signIn.amr], acr });
-  // The same user again in this browser (a step-up, a sign-in after max_age): the relying parties
-  // of the session replaced are told when this one ends, by the sid they know (LO4).
-  if (previous?.userId === user.id) await deps.store.sessionClients.move(previous.sessionIndex, started.session.sessionIndex);
+  const started = newSession(deps, { userId: user.id, amr: [...signIn.amr], acr });
+  if (previous === undefined) await deps.store.sessions.insert(started.session);
+  else {
+    await deps.store.transaction(async (tx) => {
+      await tx.sessions.insert(started.session);
+      // Ended meanwhile (a logout in another tab): that end told its relying parties already.
+      if ((await tx.sessions.end(previous.idHash)) === undefined) return;
+      // The same user again in this browser (a step-up, a sign-in after max_age): the relying
+      // parties of the session replaced are told when this one ends, by the sid they know (LO4).
+      if (previous.userId === user.id) await tx.sessionClients.move(previous.sessionIndex, started.session.sessionIndex);
+      // Another user signing in where this one's session was (a shared computer): the previous
+      // user's relying parties must not keep them signed in in this browser (LO14).
+      else await tellRelyingParties(tx, previous.userId, [previous.sessionIndex], deps.clock.now());
+    });
+  }
   deps.audit.emit({ event: 'login.succeeded', userId: user.id, username: user.username, clientId, session: fingerprint(started.session.sessionIndex), ip });
   return started;
 }
