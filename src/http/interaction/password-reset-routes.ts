@@ -4,6 +4,7 @@ import { PasswordRefused, refusalMessageKey } from '../../identity/password-poli
 import { askForReset, FORGOT_PAGE, RESET_PAGE, resetLinkStatus, resetPassword } from '../../oauth/account/password-reset.ts';
 import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
+import { afterAnswer } from './after-answer.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
 import { formField, pageLocale, requestParams, useHtmlScope } from './html-scope.ts';
 import { formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
@@ -26,11 +27,7 @@ export async function passwordResetRoutes(app: FastifyInstance, deps: HttpDeps):
   const forgot = forgotPasswordPath(deps.config);
   const reset = `${deps.config.issuerPath}${RESET_PAGE}`;
   const page = (request: FastifyRequest, reply: FastifyReply) => new ResetView(request, reply, deps, { forgot, reset });
-  /** The asks' work still running after their answers: closing the server waits for it, before the store closes. */
-  const working = new Set<Promise<void>>();
-  app.addHook('onClose', async () => {
-    await Promise.allSettled([...working]);
-  });
+  const later = afterAnswer(app);
 
   app.get(forgot, async (request, reply) => (deps.mail === undefined ? page(request, reply).forgot('off', { status: 404 }) : page(request, reply).forgot('form')));
 
@@ -49,11 +46,7 @@ export async function passwordResetRoutes(app: FastifyInstance, deps: HttpDeps):
     // The answer is sent before the account is looked up (AM40): nothing the answer holds, nor
     // when it leaves, depends on whether one exists. The lookup and the mail follow it, once the
     // response is done ('close' comes after 'finish', and also when the client went away first).
-    reply.raw.once('close', () => {
-      const work = asked.work().catch((error: unknown) => request.log.error({ err: error }, 'password reset: could not queue the reset link'));
-      working.add(work);
-      void work.finally(() => working.delete(work));
-    });
+    later(reply, asked.work, 'password reset: could not queue the reset link');
     return view.forgot('sent');
   });
 

@@ -5,6 +5,7 @@ import { FORGOT_PAGE } from '../../oauth/account/password-reset.ts';
 import { askToRegister, completeRegistration, FINISH_PAGE, REGISTER_PAGE, registrationLinkStatus, selfRegistrationOn } from '../../oauth/account/registration.ts';
 import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
+import { afterAnswer } from './after-answer.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
 import { formField, pageLocale, requestParams, useHtmlScope } from './html-scope.ts';
 import { formatWait, messages, type Locale, type MessageKey } from './i18n.ts';
@@ -25,11 +26,7 @@ export async function selfRegistrationRoutes(app: FastifyInstance, deps: HttpDep
   useHtmlScope(app, deps);
   const paths = { register: registerPath(deps.config), finish: `${deps.config.issuerPath}${FINISH_PAGE}`, forgot: `${deps.config.issuerPath}${FORGOT_PAGE}` };
   const page = (request: FastifyRequest, reply: FastifyReply) => new RegistrationView(request, reply, deps, paths);
-  /** The asks' work still running after their answers: closing the server waits for it, before the store closes. */
-  const working = new Set<Promise<void>>();
-  app.addHook('onClose', async () => {
-    await Promise.allSettled([...working]);
-  });
+  const later = afterAnswer(app);
 
   app.get(paths.register, async (request, reply) => {
     const view = page(request, reply);
@@ -54,11 +51,7 @@ export async function selfRegistrationRoutes(app: FastifyInstance, deps: HttpDep
     }
     // The answer is sent before the address is looked up (AM61), as password reset's (AM40):
     // the lookup and the mail follow once the response is done.
-    reply.raw.once('close', () => {
-      const work = asked.work().catch((error: unknown) => request.log.error({ err: error }, 'registration: could not queue the mail'));
-      working.add(work);
-      void work.finally(() => working.delete(work));
-    });
+    later(reply, asked.work, 'registration: could not queue the mail');
     return view.register('sent');
   });
 
