@@ -811,6 +811,13 @@ export const settings = {
     doc: 'The longest one POST to a relying party (a back-channel logout token) may take, connection to answer; then the attempt fails and is retried later with back-off (GATEHOUSE_OUTBOX_MAX_ATTEMPTS).',
     parse: integer(1, 60),
   }),
+  webhookSecretOverlap: setting({
+    env: 'GATEHOUSE_WEBHOOK_SECRET_OVERLAP',
+    type: 'seconds',
+    default: '86400',
+    doc: 'After a webhook endpoint\'s secret is rotated (`gatehouse webhooks rotate-secret`), how long the previous secret still signs each delivery beside the new one, so receivers can switch without missing one (docs/webhooks.md, "Rotating the secret"); then only the new one signs. 0: the old secret stops at once.',
+    parse: integer(0, 30 * DAY),
+  }),
   // Only the folder: the theme is loaded where it is used (configuredTheme in
   // src/http/interaction/theme.ts, at start-up and by `gatehouse theme check`).
   themeDir: setting<string>({

@@ -30,6 +30,7 @@ import * as accountRegistrations from './031-account-registrations.ts';
 import * as invitations from './032-invitations.ts';
 import * as sessionDevices from './033-session-devices.ts';
 import * as sessionClients from './034-session-clients.ts';
+import * as webhooks from './036-webhooks.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
 export const migrations: Record<string, Migration> = {
@@ -64,4 +65,5 @@ export const migrations: Record<string, Migration> = {
   '032-invitations': invitations,
   '033-session-devices': sessionDevices,
   '034-session-clients': sessionClients,
+  '036-webhooks': webhooks,
 };
