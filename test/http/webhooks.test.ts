@@ -199,3 +199,29 @@ for (const db of DATABASES) {
     });
   });
 }
+
+describe('webhooks with GATEHOUSE_AUDIT_STORE=off', () => {
+  let server: RunningServer;
+  let receiver: WebhookReceiver;
+  before(async () => {
+    receiver = await startWebhookReceiver(() => Date.now());
+    server = await startServer(DATABASES[0]!, { env: { GATEHOUSE_OUTBOUND_LOOPBACK: 'on', GATEHOUSE_OUTBOX_INTERVAL: '0', GATEHOUSE_AUDIT_STORE: 'off' } });
+    await ensureManagementSetup(server);
+  });
+  after(async () => {
+    await server.close();
+    await receiver.stop();
+  });
+
+  test('subscribed events are still delivered, and no audit event is stored', async () => {
+    const token = await issueManageToken(server);
+    const made = await manageCall(server, 'POST', '/webhooks', { token, body: { url: receiver.url('/no-store'), events: ['user.updated'] } });
+    receiver.secrets.push(made.json.secret as string);
+    const user = await createTestUser(server.gatehouse.store, { password: 'webhook password 1' });
+    assert.equal((await manageCall(server, 'PATCH', `/users/${user.id}`, { token, body: { given_name: 'Off' } })).status, 200);
+    await server.gatehouse.webhooks.flush();
+    await server.gatehouse.outbox.sender.tick();
+    assert.deepEqual(receiver.received.map((r) => [r.payload.type, r.payload.data.user_id, r.verifiedWith.length]), [['user.updated', user.id, 1]]);
+    assert.deepEqual(await server.gatehouse.store.audit.page({ limit: 10 }), []);
+  });
+});
