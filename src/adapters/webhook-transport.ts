@@ -7,10 +7,10 @@
  * was sent, and the signature covers it).
  *
  * The endpoint is read again at each attempt: its URL as it now is, its secrets, whether it is
- * still enabled. A deleted or disabled endpoint makes the message dead at once (an administrator
- * may redeliver it after enabling the endpoint). Any 2xx is done; other statuses, timeouts and
- * network errors are tried again with the outbox's back-off, and an address the settings refuse
- * is dead (it stays refused until the settings change).
+ * still enabled. A deleted or disabled endpoint is a permanent failure (dead after the outbox's
+ * few permanent attempts; an administrator may redeliver it after enabling the endpoint). Any 2xx
+ * is done; other statuses, timeouts and network errors are tried again with the outbox's back-off,
+ * and an address the settings refuse is permanent too (it stays refused until the settings change).
  */
 import type { OutboxMessage } from '../domain/outbox.ts';
 import { toNumericDate, type Clock } from '../lib/clock.ts';

@@ -196,6 +196,23 @@ for (const db of DATABASES) {
         return true;
       });
       await call('DELETE', `/webhooks/${local.id}`);
+
+      // A private address (the URL changed in the store behind the API's back, as DNS would):
+      // refused by the server's own sender before any connection, a permanent failure: dead after
+      // the outbox's few permanent attempts (3), said in the log.
+      const inside = await register('/inside', ['user.updated']);
+      await server.gatehouse.store.webhooks.update(inside.id, { url: 'https://10.1.2.3/in' }, clock.now());
+      await renameUser(user.id, 'Inside');
+      const states: unknown[] = [];
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        assert.deepEqual(await deliver('/inside'), []);
+        const [refused] = (await call('GET', `/webhooks/${inside.id}/deliveries`)).json.items!;
+        states.push([refused!.status, refused!.attempts, refused!.last_error]);
+        clock.advance(HOUR);
+      }
+      const why = 'refused: 10.1.2.3 is not a public address (GATEHOUSE_OUTBOUND_PRIVATE)';
+      assert.deepEqual(states, [['pending', 1, why], ['pending', 2, why], ['dead', 3, why]]);
+      await call('DELETE', `/webhooks/${inside.id}`);
     });
   });
 }

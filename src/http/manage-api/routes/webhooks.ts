@@ -147,7 +147,7 @@ export const webhookRoutes: ManageRoute[] = [
     path: '/webhooks/:id',
     operationId: 'deleteWebhook',
     summary: 'Delete a webhook endpoint',
-    description: 'Its pending deliveries die at their next attempt; its delivery log stays in the outbox until the cleanup job deletes it.',
+    description: 'Its pending deliveries are not sent (they go dead); its delivery log stays in the outbox until the cleanup job deletes it.',
     tag: 'Webhooks',
     access: 'write',
     params: idParams,
