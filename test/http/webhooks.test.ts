@@ -176,6 +176,25 @@ for (const db of DATABASES) {
       assert.equal(shown.json.secret, undefined, 'the secret is shown only when made');
     });
 
+    test('what one process queued and never sent, a process started later sends (restart with deliveries pending), once', async () => {
+      const endpoint = await register('/restart', ['user.updated']);
+      const user = await createTestUser(server.gatehouse.store, { password: 'webhook password 1' });
+      await renameUser(user.id, 'Before restart');
+      // Queued in the store, and this process never ticks again for it.
+      await server.gatehouse.webhooks.flush();
+      const later = await startServer(db, { database: server.database, clock, env: { GATEHOUSE_OUTBOUND_LOOPBACK: 'on', GATEHOUSE_OUTBOX_INTERVAL: '0' } });
+      try {
+        receiver.received.length = 0;
+        await later.gatehouse.outbox.sender.tick();
+        await later.gatehouse.outbox.sender.tick();
+        const arrived = receiver.received.filter((r) => r.path === '/restart');
+        assert.deepEqual(arrived.map((r) => [r.payload.type, r.payload.data.user_id, r.verifiedWith]), [['user.updated', user.id, [endpoint.secret]]]);
+        assert.deepEqual(await deliver('/restart'), [], 'and the first process does not send it again');
+      } finally {
+        await later.close();
+      }
+    });
+
     test('a disabled or deleted endpoint is sent nothing; a host that resolves to a refused address is refused at delivery', async () => {
       const endpoint = await register('/off', ['user.updated']);
       const user = await createTestUser(server.gatehouse.store, { password: 'webhook password 1' });
