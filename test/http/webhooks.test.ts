@@ -261,3 +261,33 @@ describe('webhooks with GATEHOUSE_AUDIT_STORE=off', () => {
     assert.deepEqual(await server.gatehouse.store.audit.page({ limit: 10 }), []);
   });
 });
+
+describe('webhook secrets with GATEHOUSE_KEY_ENCRYPTION_KEY', () => {
+  let server: RunningServer;
+  let receiver: WebhookReceiver;
+  before(async () => {
+    receiver = await startWebhookReceiver(() => Date.now());
+    server = await startServer(DATABASES[0]!, { env: { GATEHOUSE_OUTBOUND_LOOPBACK: 'on', GATEHOUSE_OUTBOX_INTERVAL: '0', GATEHOUSE_KEY_ENCRYPTION_KEY: 'w'.repeat(40) } });
+    await ensureManagementSetup(server);
+  });
+  after(async () => {
+    await server.close();
+    await receiver.stop();
+  });
+
+  test('are sealed in the store (never the secret itself), and still sign every delivery', async () => {
+    const token = await issueManageToken(server);
+    const made = await manageCall(server, 'POST', '/webhooks', { token, body: { url: receiver.url('/sealed'), events: ['user.updated'] } });
+    const secret = made.json.secret as string;
+    receiver.secrets.push(secret);
+    const id = (made.json.endpoint as { id: string }).id;
+    const stored = (await server.gatehouse.store.webhooks.get(id))!;
+    assert.match(stored.secret, /^v1\./);
+    assert.ok(!stored.secret.includes(secret.slice('whsec_'.length)));
+    const user = await createTestUser(server.gatehouse.store, { password: 'webhook password 1' });
+    assert.equal((await manageCall(server, 'PATCH', `/users/${user.id}`, { token, body: { given_name: 'Sealed' } })).status, 200);
+    await server.gatehouse.webhooks.flush();
+    await server.gatehouse.outbox.sender.tick();
+    assert.deepEqual(receiver.received.map((r) => r.verifiedWith), [[secret]]);
+  });
+});
