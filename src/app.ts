@@ -31,6 +31,8 @@ import type { Server } from 'node:http';
 import { ConflictError, type Store } from './storage/ports.ts';
 import { hostname } from 'node:os';
 import { backchannelLogoutTransport } from './adapters/backchannel-logout.ts';
+import { webhookTransport } from './adapters/webhook-transport.ts';
+import { subscribedOnly, webhookAuditWriter, WebhookSubscriptions } from './webhooks/subscriptions.ts';
 import { smtpTransport } from './adapters/smtp.ts';
 import { mailComposer } from './adapters/mail/render.ts';
 import type { MailService } from './oauth/outbox/mail.ts';
@@ -120,11 +122,13 @@ export function outboxFor(config: Config, store: Store, deps: Pick<OutboxSenderD
   // Logout tokens need no settings but the key ring: every server sends them (the CLI, which has none here, does not).
   const outbound = { allowLoopback: config.outboundLoopback, allowPrivate: config.outboundPrivate, timeoutMs: config.outboundTimeout * 1000 };
   const logoutTokens = deps.keyRing && backchannelLogoutTransport({ issuer: config.issuer, clients: store.clients, keyRing: deps.keyRing, clock: deps.clock, outbound, deliveries: store.logoutDeliveries });
+  // Webhooks need nothing but the store: every process that sends can send them (docs/webhooks.md).
+  const webhooks = webhookTransport({ webhooks: store.webhooks, clock: deps.clock, outbound, keyEncryptionKey: config.keyEncryptionKey });
   const { keyRing: _keyRing, ...senderDeps } = deps;
   const sender = new OutboxSender({
     outbox: store.outbox,
     ...senderDeps,
-    transports: [...(smtp ? [smtp] : []), ...(logoutTokens ? [logoutTokens] : [])],
+    transports: [...(smtp ? [smtp] : []), ...(logoutTokens ? [logoutTokens] : []), webhooks],
     policy: retryPolicy(config.outboxMaxAttempts),
     // Longer than the slowest send: every SMTP timeout in a row, with room to spare.
     leaseMs: Math.max(300_000, 10 * config.smtpTimeout * 1000),
@@ -144,6 +148,11 @@ export interface Gatehouse {
   auditStore?: StoredAuditSink;
   /** The outbox's sender and mail (tests tick it). */
   outbox: Outbox;
+  /**
+   * Webhooks (docs/webhooks.md): the subscription snapshot (tests refresh it, as another instance's
+   * timer would) and `flush()`, which writes the audit events that wait and the webhooks they cause.
+   */
+  webhooks: { subscriptions: WebhookSubscriptions; flush(): Promise<void> };
   close(): Promise<void>;
 }
 
@@ -195,8 +204,14 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     // The file or log copy is written first and synchronously as before; the store's copy is
     // batched (src/observability/audit-store-sink.ts). Its errors go to the server log, once it exists.
     const storeLog: { to?: AuditStoreLog } = {};
-    const auditStore = config.auditStore ? storeAuditSink(store.audit, clock, { error: (fields, message) => storeLog.to?.error(fields, message) }) : undefined;
-    const sink = auditStore ? teeAuditSink(copy, auditStore) : copy;
+    // Webhooks are written with the audit events that cause them, in the batch's transaction
+    // (src/webhooks/subscriptions.ts; decisions WH11–WH14). With the store's copy off, the batching
+    // sink still runs for them, passed only the events some endpoint wants.
+    const subscriptions = new WebhookSubscriptions(store.webhooks, { error: (fields, message) => storeLog.to?.error(fields, message) });
+    await subscriptions.refresh();
+    const batched = storeAuditSink(webhookAuditWriter(store, subscriptions, config.auditStore), clock, { error: (fields, message) => storeLog.to?.error(fields, message) });
+    const auditStore = config.auditStore ? batched : undefined;
+    const sink = teeAuditSink(copy, auditStore ?? subscribedOnly(batched, subscriptions));
     // Logins, grants and throttling are counted from the audit events on their way out.
     const audit = metrics ? metrics.countingSink(sink) : sink;
     // What client-authentication methods verify with (src/oauth/client-auth/method.ts): built here, once.
@@ -212,7 +227,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
       ...(metrics ? { observe: metrics.observeOutbox.bind(metrics) } : {}),
       log: { info: (f, m) => outboxLog.to?.info(f, m), warn: (f, m) => outboxLog.to?.warn(f, m), error: (f, m) => outboxLog.to?.error(f, m) },
     });
-    const admin = administration({ store, clock, random, audit, keyRing, settings: config, mail: outbox.mail });
+    const admin = administration({ store, clock, random, audit, keyRing, settings: config, mail: outbox.mail, webhooksChanged: () => subscriptions.refresh() });
     const deps: HttpDeps = { config: { ...config, theme }, store, keyRing, clock, random, audit, clientAuth, admin, mail: outbox.mail };
     const app = await buildHttpServer(deps, metrics ? { ...options, observeRequest: metrics.observeRequest.bind(metrics) } : options);
     toServerLog.attach(loggerAuditSink(auditLogger(app.log, config.logLevel)));
@@ -220,6 +235,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     outboxLog.to = app.log.child({ component: 'outbox' });
     // Every instance may send: the claims give each message to one (docs/mail.md, "The outbox").
     if (config.outboxInterval > 0 && runtime.outbox !== false) outbox.sender.start(config.outboxInterval * 1000);
+    subscriptions.start();
     if (outbox.mail === undefined) app.log.debug({ component: 'outbox' }, 'mail is off: GATEHOUSE_SMTP_URL is unset, so the features that send mail are off (docs/mail.md)');
     else if (config.smtpStarttls === 'off') app.log.warn({ component: 'outbox' }, 'GATEHOUSE_SMTP_STARTTLS=off: mail goes to the SMTP relay unencrypted; use it only for a relay on this machine or its private network');
     // An existing SQLite file or folder is the operator's: said, not changed (docs/operations.md, "File permissions").
@@ -248,7 +264,9 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
       ...(metrics ? { metrics: { metrics, server: metricsListener } } : {}),
       ...(auditStore ? { auditStore } : {}),
       outbox,
+      webhooks: { subscriptions, flush: () => batched.flush() },
       async close() {
+        subscriptions.stop();
         const metricsClosed = metricsListener && new Promise<void>((resolve) => metricsListener.close(() => resolve()));
         metricsListener?.closeAllConnections();
         const cleanupStopped = cleanup?.stop();
@@ -277,7 +295,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
         outbox.close();
         await metricsClosed;
         // The requests are over: what they emitted is stored before the store closes.
-        await auditStore?.flush();
+        await batched.flush();
         await store.close();
         await auditFile?.close();
       },

@@ -794,14 +794,14 @@ export const settings = {
     env: 'GATEHOUSE_OUTBOUND_LOOPBACK',
     type: 'boolean',
     default: 'off',
-    doc: 'Whether gatehouse may POST back-channel logout tokens to a loopback address (127.0.0.0/8, ::1), over http or https: for development and tests on one machine. `off`: such URLs are refused at each delivery (docs/logout.md, "Where gatehouse may POST").',
+    doc: 'Whether gatehouse may POST back-channel logout tokens and webhooks to a loopback address (127.0.0.0/8, ::1), over http or https: for development and tests on one machine. `off`: such URLs are refused at each delivery (docs/logout.md, "Where gatehouse may POST").',
     parse: boolean,
   }),
   outboundPrivate: setting({
     env: 'GATEHOUSE_OUTBOUND_PRIVATE',
     type: 'boolean',
     default: 'off',
-    doc: 'Whether gatehouse may POST back-channel logout tokens to addresses that are not public (private networks such as 10.0.0.0/8 and fc00::/7, link-local, shared and reserved ranges), checked against the address the receiver\'s name resolves to at each delivery. `off`: only public addresses, so a registered URL cannot reach into the network gatehouse runs in.',
+    doc: 'Whether gatehouse may POST back-channel logout tokens and webhooks to addresses that are not public (private networks such as 10.0.0.0/8 and fc00::/7, link-local, shared and reserved ranges), checked against the address the receiver\'s name resolves to at each delivery. `off`: only public addresses, so a registered URL cannot reach into the network gatehouse runs in.',
     parse: boolean,
   }),
   backchannelLogoutOnExpiry: setting({
@@ -815,8 +815,15 @@ export const settings = {
     env: 'GATEHOUSE_OUTBOUND_TIMEOUT',
     type: 'seconds',
     default: '5',
-    doc: 'The longest one POST to a relying party (a back-channel logout token) may take, connection to answer; then the attempt fails and is retried later with back-off (GATEHOUSE_OUTBOX_MAX_ATTEMPTS).',
+    doc: 'The longest one POST to a relying party (a back-channel logout token) or a webhook endpoint may take, connection to answer; then the attempt fails and is retried later with back-off (GATEHOUSE_OUTBOX_MAX_ATTEMPTS).',
     parse: integer(1, 60),
+  }),
+  webhookSecretOverlap: setting({
+    env: 'GATEHOUSE_WEBHOOK_SECRET_OVERLAP',
+    type: 'seconds',
+    default: '86400',
+    doc: 'After a webhook endpoint\'s secret is rotated (`gatehouse webhooks rotate-secret`), how long the previous secret still signs each delivery beside the new one, so receivers can switch without missing one (docs/webhooks.md, "Rotating the secret"); then only the new one signs. 0: the old secret stops at once.',
+    parse: integer(0, 30 * DAY),
   }),
   // Only the folder: the theme is loaded where it is used (configuredTheme in
   // src/http/interaction/theme.ts, at start-up and by `gatehouse theme check`).

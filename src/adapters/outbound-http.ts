@@ -96,18 +96,25 @@ function checkedLookup(settings: OutboundSettings): LookupFunction {
  * POSTs `body` (already encoded as `contentType`) to `url`; the answer's status and body prefix.
  * Throws OutboundRefused when the URL or its address is not allowed, and the network's errors.
  */
-export async function postOutbound(url: string, body: string, contentType: string, settings: OutboundSettings, headers: Record<string, string> = {}): Promise<OutboundAnswer> {
-  const target = new URL(url);
+/**
+ * Why a POST to `target` is refused before any lookup — its scheme, or a literal address the
+ * settings refuse — or undefined. Registration checks it too (webhook endpoints: a clear 400 at
+ * once instead of dead deliveries later); a host name is judged only when it is resolved.
+ */
+export function urlRefusal(target: URL, settings: Pick<OutboundSettings, 'allowLoopback' | 'allowPrivate'>): string | undefined {
   const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
   if (target.protocol === 'http:') {
-    if (!settings.allowLoopback) throw new OutboundRefused(`${target.origin} is not https (http only to a loopback host, with GATEHOUSE_OUTBOUND_LOOPBACK)`);
-    if (isIP(host) !== 0 ? !LOOPBACK.check(host, isIP(host) === 6 ? 'ipv6' : 'ipv4') : host !== 'localhost') throw new OutboundRefused(`${target.origin} is not https and not a loopback host`);
-  } else if (target.protocol !== 'https:') throw new OutboundRefused(`${target.protocol} URLs are not allowed`);
+    if (!settings.allowLoopback) return `${target.origin} is not https (http only to a loopback host, with GATEHOUSE_OUTBOUND_LOOPBACK)`;
+    if (isIP(host) !== 0 ? !LOOPBACK.check(host, isIP(host) === 6 ? 'ipv6' : 'ipv4') : host !== 'localhost') return `${target.origin} is not https and not a loopback host`;
+  } else if (target.protocol !== 'https:') return `${target.protocol} URLs are not allowed`;
   // A literal address is checked here: lookup is not called for one.
-  if (isIP(host) !== 0) {
-    const why = refusalOf(host, settings);
-    if (why !== undefined) throw new OutboundRefused(why);
-  }
+  return isIP(host) !== 0 ? refusalOf(host, settings) : undefined;
+}
+
+export async function postOutbound(url: string, body: string, contentType: string, settings: OutboundSettings, headers: Record<string, string> = {}): Promise<OutboundAnswer> {
+  const target = new URL(url);
+  const why = urlRefusal(target, settings);
+  if (why !== undefined) throw new OutboundRefused(why);
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise<OutboundAnswer>((resolve, reject) => {
     const request = send(target, {

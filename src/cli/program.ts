@@ -14,6 +14,7 @@ import { registerGroupCommands } from './groups.ts';
 import { registerKeyCommands } from './keys.ts';
 import { registerMailCommands } from './mail.ts';
 import { registerInvitationCommands } from './invitations.ts';
+import { registerWebhookCommands } from './webhooks.ts';
 import { registerOrganizationCommands } from './orgs.ts';
 import { registerPolicyCommands } from './policies.ts';
 import { registerRegistrationTokenCommands } from './registration-tokens.ts';
@@ -58,6 +59,7 @@ export function buildProgram(output: Pick<OutputConfiguration, 'writeOut' | 'wri
   registerAdminCommands(program);
   registerMailCommands(program);
   registerInvitationCommands(program);
+  registerWebhookCommands(program);
   return program;
 }
 

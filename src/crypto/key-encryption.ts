@@ -28,7 +28,7 @@ export function decryptPrivateKey(sealed: string, secret: string, purpose: SealP
  * GATEHOUSE_KEY_ENCRYPTION_KEY, so a sealed signing key can never be opened as a client secret
  * or the other way round.
  */
-export type SealPurpose = 'signing-key-encryption' | 'client-secret-encryption' | 'totp-secret-encryption';
+export type SealPurpose = 'signing-key-encryption' | 'client-secret-encryption' | 'totp-secret-encryption' | 'webhook-secret-encryption';
 
 function deriveKey(secret: string, purpose: SealPurpose): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, 'gatehouse', purpose, 32));
@@ -52,6 +52,16 @@ export function sealTotpSecret(secret: string, keyEncryptionKey: string): string
 /** The secret sealed by sealTotpSecret; throws when `keyEncryptionKey` is not the one it was sealed with. */
 export function openTotpSecret(sealed: string, keyEncryptionKey: string): string {
   return decryptPrivateKey(sealed, keyEncryptionKey, 'totp-secret-encryption');
+}
+
+/** A webhook endpoint's signing secret at rest (docs/decisions.md WH8): sealed like TOTP secrets, its own purpose. */
+export function sealWebhookSecret(secret: string, keyEncryptionKey: string): string {
+  return encryptPrivateKey(secret, keyEncryptionKey, 'webhook-secret-encryption');
+}
+
+/** The secret sealed by sealWebhookSecret; throws when `keyEncryptionKey` is not the one it was sealed with. */
+export function openWebhookSecret(sealed: string, keyEncryptionKey: string): string {
+  return decryptPrivateKey(sealed, keyEncryptionKey, 'webhook-secret-encryption');
 }
 
 /**

@@ -36,6 +36,13 @@ export interface NewOutboxMessage {
   createdAt: number;
   /** When it may first be sent; usually createdAt. */
   nextAttemptAt: number;
+  /** A webhook's endpoint (its delivery log); absent for the other channels. */
+  endpointId?: string;
+  /**
+   * Messages with the same key are sent in (createdAt, id) order: one is not claimed while an
+   * earlier pending one exists (webhooks: endpoint and subject; decisions WH15). Absent: no order.
+   */
+  orderingKey?: string;
 }
 
 export interface OutboxMessage extends NewOutboxMessage {
@@ -49,6 +56,8 @@ export interface OutboxMessage extends NewOutboxMessage {
   lastError: string | undefined;
   updatedAt: number;
   deliveredAt: number | undefined;
+  /** The receiver's HTTP status at the last attempt that got an answer (webhooks); absent when none did or for mail. */
+  responseStatus?: number;
 }
 
 export const OUTBOX_ERROR_LENGTH = 500;

@@ -23,6 +23,7 @@ import { mailAdministration, type MailAdministration } from './mail.ts';
 import { outboxAdministration, type OutboxAdministration } from './outbox.ts';
 import { registrationAdministration, type RegistrationAdministration } from './registrations.ts';
 import { invitationAdministration, type InvitationAdministration } from './invitations.ts';
+import { webhookAdministration, type WebhookAdministration } from './webhooks.ts';
 
 export type { Acting } from './acting.ts';
 export type { AdministrationPorts } from './ports.ts';
@@ -46,6 +47,8 @@ export interface Administration {
   registrations: RegistrationAdministration;
   /** Invitations by e-mail (docs/invitations.md): invite, list, resend, revoke. */
   invitations: InvitationAdministration;
+  /** Webhook endpoints (docs/webhooks.md): register, change, rotate the secret, the delivery log. */
+  webhooks: WebhookAdministration;
   /** What the management API and the console need, created where missing (`gatehouse admin bootstrap`). */
   bootstrap: BootstrapAdministration;
   /** One pass of the janitor the server runs every GATEHOUSE_CLEANUP_INTERVAL (`gatehouse cleanup`; src/oauth/cleanup.ts). */
@@ -69,6 +72,7 @@ export function administration(ports: AdministrationPorts): Administration {
     outbox: outboxAdministration(ports),
     registrations: registrationAdministration(ports),
     invitations: invitationAdministration(ports),
+    webhooks: webhookAdministration(ports),
     bootstrap: bootstrapAdministration(ports),
     cleanup: (options) => cleanUp({ store: ports.store, clock: ports.clock, auditRetentionMs: ports.settings.auditRetention * 86_400_000, logoutOnExpiry: ports.settings.backchannelLogoutOnExpiry }, options),
   };

@@ -12,7 +12,7 @@ import type { Store } from '../storage/ports.ts';
 import type { MailService } from '../oauth/outbox/mail.ts';
 
 /** The settings the management rules read. */
-export type AdministrationSettings = Pick<Config, 'issuer' | 'keyEncryptionKey' | 'apiClientId' | 'manageAdminGroup' | 'manageReadonlyGroup' | 'auditRetention' | 'backchannelLogoutOnExpiry' | 'passwordResetLifetime' | 'passwordMinLength' | 'invitationLifetime' | 'emailVerificationLifetime'>;
+export type AdministrationSettings = Pick<Config, 'issuer' | 'keyEncryptionKey' | 'apiClientId' | 'manageAdminGroup' | 'manageReadonlyGroup' | 'auditRetention' | 'backchannelLogoutOnExpiry' | 'passwordResetLifetime' | 'passwordMinLength' | 'invitationLifetime' | 'emailVerificationLifetime' | 'webhookSecretOverlap' | 'outboundLoopback' | 'outboundPrivate'>;
 
 export interface AdministrationPorts {
   store: Store;
@@ -24,4 +24,6 @@ export interface AdministrationPorts {
   settings: AdministrationSettings;
   /** Mail (docs/mail.md): undefined when it is off (GATEHOUSE_SMTP_URL unset), and the use cases that need it say so. */
   mail?: MailService | undefined;
+  /** Called after a webhook endpoint changes: this process's subscription snapshot reads them again (src/webhooks/subscriptions.ts). */
+  webhooksChanged?: (() => Promise<void>) | undefined;
 }

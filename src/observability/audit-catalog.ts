@@ -90,6 +90,10 @@ export const AUDIT_EVENTS = {
   'email_verification.verified': 'A user followed a verification link: their address is verified, and for a change (changed) the new address replaced the old one.',
   'email_verification.marked': "An administrator said explicitly whether a user's e-mail address is verified, when creating or changing the user.",
   'profile.changed': 'A user changed their own name on their profile page (the fields, never the values).',
+  'webhook.created': 'An administrator registered a webhook endpoint (its URL and event types).',
+  'webhook.updated': 'An administrator changed a webhook endpoint (the names of the fields).',
+  'webhook.deleted': 'An administrator deleted a webhook endpoint; its pending deliveries die.',
+  'webhook.secret_rotated': "An administrator rotated a webhook endpoint's secret; the previous one signs too until previousValidUntil.",
 } as const satisfies Record<AuditEvent['event'], string>;
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS;

@@ -152,6 +152,11 @@ export type AuditEvent =
    */
   | { event: 'mail.queued'; messageId: string; kind: string; to: string; actor: Actor }
   | { event: 'outbox.redelivered'; messageId: string; channel: string; kind: string; actor: Actor }
+  /** Webhook endpoints (docs/webhooks.md): their id and URL, never a secret (rotation says only that it happened). */
+  | { event: 'webhook.created'; endpointId: string; url: string; events: string[]; enabled: boolean; actor: Actor }
+  | { event: 'webhook.updated'; endpointId: string; fields: string[]; actor: Actor }
+  | { event: 'webhook.deleted'; endpointId: string; actor: Actor }
+  | { event: 'webhook.secret_rotated'; endpointId: string; previousValidUntil: string; actor: Actor }
   | { event: 'outbox.dead'; messageId: string; channel: string; kind: string; attempts: number; error: string }
   /**
    * Password reset (docs/password-reset.md): a link sent (`by`: `user` from the "Forgot your

@@ -12,6 +12,7 @@ import type { Organization } from '../domain/organization.ts';
 import type { Policy, PolicyDocument } from '../domain/policy.ts';
 import type { PendingSignIn } from '../domain/pending-sign-in.ts';
 import type { NewOutboxMessage, OutboxChannel, OutboxMessage, OutboxStatus } from '../domain/outbox.ts';
+import type { StoredWebhookEndpoint, WebhookEvents } from '../domain/webhook.ts';
 import type { Invitation, InvitationStatus } from '../domain/invitation.ts';
 import type { SsoSession } from '../domain/session.ts';
 import type { SigningKey } from '../domain/signing-key.ts';
@@ -813,6 +814,8 @@ export interface OutboxFailure {
   now: number;
   error: string;
   retryAt: number | undefined;
+  /** The receiver's HTTP status, when it answered (webhooks). */
+  responseStatus?: number | undefined;
 }
 
 /** Where a page of the outbox (newest first) goes on. */
@@ -834,6 +837,13 @@ export interface OutboxPageKey {
  *   any number of concurrent claims on any number of instances exactly one gets it, and a lease
  *   whose holder crashed lets another take over once it expires. Never call it inside a unit of
  *   work (on PostgreSQL its lock would be held to the unit's end). Each claim counts an attempt.
+ *   Ordering (webhooks, decisions WH15): a message with an `orderingKey` is claimable only while
+ *   no earlier pending message (by createdAt, then id) has the same key — the same statement
+ *   checks it (NOT EXISTS). A claimed message stays pending until marked, so while one claimer
+ *   sends it no other claimer, whatever its snapshot, can take a later one of its key; a dead
+ *   message no longer holds the later ones back. The order is that of (createdAt, id) among the
+ *   messages written so far: a message committed later with an earlier createdAt (another
+ *   instance's batch) can be overtaken by one already claimed.
  * - `markDelivered` and `markFailed` are conditional on the lease still being the caller's
  *   (`owner`, and the message still pending): a sender whose lease was taken over changes nothing,
  *   and learns so (false).
@@ -843,17 +853,24 @@ export interface OutboxPageKey {
 export interface OutboxStore {
   /** Writes the message unless one with its dedupe key exists; whether it was written. ConflictError when the id is taken. */
   enqueue(message: NewOutboxMessage): Promise<boolean>;
+  /** `enqueue` for many in one statement (the webhooks of a batch of audit events); how many were written. */
+  enqueueMany(messages: readonly NewOutboxMessage[]): Promise<number>;
   /** Leases up to `limit` due messages to `owner`, oldest due first, counting an attempt each; the messages as leased. */
   claim(claim: OutboxClaim): Promise<OutboxMessage[]>;
   /** Marks the leased message delivered at `now`; false (nothing changed) when `owner` no longer holds it. */
-  markDelivered(id: string, owner: string, now: number): Promise<boolean>;
+  markDelivered(id: string, owner: string, now: number, responseStatus?: number): Promise<boolean>;
   /** Records a failed attempt of the leased message: pending again at `retryAt`, or dead; false when `owner` no longer holds it. */
   markFailed(id: string, owner: string, failure: OutboxFailure): Promise<boolean>;
-  /** Makes a dead message pending again, due at `now`, with its attempts reset; the message as it now is, or undefined when it is not dead (or unknown). */
-  redeliver(id: string, now: number): Promise<OutboxMessage | undefined>;
+  /**
+   * Makes a dead message (with `alsoDelivered`, a delivered one too: webhooks, WH19) pending again,
+   * due at `now`, with its attempts reset and out of any order (its ordering key cleared: the
+   * messages after it have gone on); the message as it now is, or undefined when it is not in such
+   * a status (or unknown).
+   */
+  redeliver(id: string, now: number, options?: { alsoDelivered?: boolean }): Promise<OutboxMessage | undefined>;
   get(id: string): Promise<OutboxMessage | undefined>;
   /** At most `limit` messages, newest first by (createdAt, id), after `after`; only `status` when given. */
-  page(query: { status?: OutboxStatus | undefined; after?: OutboxPageKey | undefined; limit: number }): Promise<OutboxMessage[]>;
+  page(query: { status?: OutboxStatus | undefined; endpointId?: string | undefined; after?: OutboxPageKey | undefined; limit: number }): Promise<OutboxMessage[]>;
   /** How many messages are in each status (the metrics' queue depth). */
   countByStatus(): Promise<Record<OutboxStatus, number>>;
   /**
@@ -863,6 +880,29 @@ export interface OutboxStore {
    */
   deleteFinished(deliveredBefore: number, deadBefore: number, limit: number): Promise<number>;
 }
+
+/**
+ * Webhook endpoints (migration 036; src/domain/webhook.ts; decisions WH1–WH30).
+ *
+ * Race rules: each change is one conditional statement. `rotateSecret` moves the current secret
+ * to `previous_secret` in the UPDATE itself (`previous_secret = secret`), so two rotations at once
+ * leave the later one's secret current and the earlier one's previous: no secret shown to an
+ * administrator is lost unseen.
+ */
+export interface WebhookStore {
+  insert(endpoint: StoredWebhookEndpoint): Promise<void>;
+  get(id: string): Promise<StoredWebhookEndpoint | undefined>;
+  /** Every endpoint, oldest first (at most WEBHOOK_LIST_LIMIT); only the enabled ones with `enabledOnly`. */
+  list(options?: { enabledOnly?: boolean }): Promise<StoredWebhookEndpoint[]>;
+  /** Changes the given fields; the endpoint as it now is, or undefined when there is none. */
+  update(id: string, changes: { url?: string; description?: string; events?: WebhookEvents; enabled?: boolean }, now: number): Promise<StoredWebhookEndpoint | undefined>;
+  /** Makes `secret` current and the current one previous until `previousUntil`; undefined when there is no such endpoint. */
+  rotateSecret(id: string, secret: string, previousUntil: number, now: number): Promise<StoredWebhookEndpoint | undefined>;
+  delete(id: string): Promise<boolean>;
+}
+
+/** The most endpoints `WebhookStore.list` returns: administrators register a handful. */
+export const WEBHOOK_LIST_LIMIT = 1000;
 
 /** The store as one unit of work sees it: every use case, all committed together or not at all. */
 /**
@@ -1058,6 +1098,7 @@ export interface StoreTransaction {
   pendingSignIns: PendingSignInStore;
   passkeyChallenges: PasskeyChallengeStore;
   outbox: OutboxStore;
+  webhooks: WebhookStore;
   passwordResets: PasswordResetStore;
   emailVerifications: EmailVerificationStore;
   sessionClients: SessionClientStore;
@@ -1134,6 +1175,11 @@ export interface AuditQuery {
 export interface AuditStore {
   /** Stores the events in one statement (one multi-row insert): all of them or none. */
   insertMany(events: readonly AuditRecord[]): Promise<void>;
+  /**
+   * Stores the events and writes the outbox messages (the webhooks they cause, WH11) in one
+   * transaction: both or neither. Only inserts, each message unless its dedupe key exists.
+   */
+  insertManyWithMessages(events: readonly AuditRecord[], messages: readonly NewOutboxMessage[]): Promise<void>;
   /** At most `limit` events matching every filter, newest first by (at, id) descending. */
   page(query: AuditQuery): Promise<AuditRecord[]>;
   /** Deletes at most `limit` of the oldest events older than `before` (epoch ms); how many went. */

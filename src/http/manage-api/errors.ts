@@ -6,6 +6,7 @@
 import type { FastifyError, FastifyRequest } from 'fastify';
 import { ConflictError, MissingReferenceError, OrganizationInUseError, PolicyInUseError, ProtectedClientError, TreeShapeError } from '../../domain/errors.ts';
 import { MailNotConfiguredError, OutboxStateError } from '../../domain/outbox.ts';
+import { WebhookInvalid } from '../../domain/webhook.ts';
 import { PolicyDocumentError } from '../../domain/policy.ts';
 import { IdentityError, type IdentityErrorCode } from '../../identity/errors.ts';
 import { ClientIdIsUserId, ClientNotFound, InvalidClientMetadata } from '../../oauth/client-registration.ts';
@@ -120,6 +121,7 @@ const PROBLEM_MAPPINGS: { matches(error: unknown): boolean; problem(error: never
   { matches: (e) => e instanceof OrganizationInUseError, problem: (e: OrganizationInUseError) => conflict(e.message) },
   { matches: (e) => e instanceof TreeShapeError, problem: (e: TreeShapeError) => conflict(e.message) },
   { matches: (e) => e instanceof OutboxStateError, problem: (e: OutboxStateError) => conflict(e.message) },
+  { matches: (e) => e instanceof WebhookInvalid, problem: (e: WebhookInvalid) => fieldProblem(400, 'Bad Request', e.field, e.message) },
   // Mail off is the deployment's state, not the request's fault: 409 with what to set (docs/mail.md).
   { matches: (e) => e instanceof MailNotConfiguredError, problem: (e: MailNotConfiguredError) => conflict(e.message) },
 ];

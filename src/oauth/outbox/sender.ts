@@ -147,8 +147,9 @@ export class OutboxSender {
     let outcome: DeliveryOutcome;
     let failure: unknown;
     let sent = false;
+    let responseStatus: number | undefined;
     try {
-      await this.#byChannel.get(message.channel)!.deliver(message);
+      responseStatus = (await this.#byChannel.get(message.channel)!.deliver(message))?.responseStatus;
       sent = true;
     } catch (error) {
       failure = error;
@@ -156,7 +157,7 @@ export class OutboxSender {
     // The marks are outside the try: a store that fails here is not a failed send (the message
     // was sent; its lease expires and it is sent again — the at-least-once point).
     if (sent) {
-      outcome = (await outbox.markDelivered(message.id, owner, clock.now())) ? 'delivered' : 'lease_lost';
+      outcome = (await outbox.markDelivered(message.id, owner, clock.now(), responseStatus)) ? 'delivered' : 'lease_lost';
       // Sent, but the lease was gone: another sender may send it again (the at-least-once point).
       if (outcome === 'lease_lost') this.#deps.log?.warn({ messageId: message.id, channel: message.channel }, 'outbox message sent after its lease expired: another instance may send it again (same Message-ID)');
     } else {
@@ -164,7 +165,7 @@ export class OutboxSender {
       const text = describe(failure);
       const now = clock.now();
       const retryAt = nextAttemptAt(this.#deps.policy, message.attempts, permanent, now, (this.#deps.jitter ?? Math.random)());
-      const marked = await outbox.markFailed(message.id, owner, { now, error: text, retryAt });
+      const marked = await outbox.markFailed(message.id, owner, { now, error: text, retryAt, responseStatus: failure instanceof DeliveryFailure ? failure.responseStatus : undefined });
       outcome = !marked ? 'lease_lost' : retryAt === undefined ? 'dead' : 'retry';
       const fields = { messageId: message.id, channel: message.channel, kind: message.kind, attempts: message.attempts, permanent, error: text };
       if (outcome === 'dead') {

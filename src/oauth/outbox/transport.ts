@@ -12,15 +12,24 @@ export interface OutboxTransport {
    * Throws a DeliveryFailure saying whether trying again can help; anything else thrown counts as
    * temporary.
    */
-  deliver(message: OutboxMessage): Promise<void>;
+  deliver(message: OutboxMessage): Promise<void | DeliveryReceipt>;
+}
+
+/** What a transport may say of a delivery, for the delivery log. */
+export interface DeliveryReceipt {
+  /** The receiver's HTTP status (webhooks). */
+  responseStatus?: number;
 }
 
 /** A failed attempt, as the transport judged it. `permanent`: the receiver refused the message itself (SMTP 5xx, RFC 5321 §4.2.1). */
 export class DeliveryFailure extends Error {
   readonly permanent: boolean;
-  constructor(message: string, permanent: boolean, options?: { cause?: unknown }) {
+  /** The receiver's HTTP status, when it answered. */
+  readonly responseStatus: number | undefined;
+  constructor(message: string, permanent: boolean, options?: { cause?: unknown; responseStatus?: number }) {
     super(message, options);
     this.name = 'DeliveryFailure';
     this.permanent = permanent;
+    this.responseStatus = options?.responseStatus;
   }
 }

@@ -31,6 +31,7 @@ import * as invitations from './032-invitations.ts';
 import * as sessionDevices from './033-session-devices.ts';
 import * as sessionClients from './034-session-clients.ts';
 import * as registrationLocale from './035-registration-locale.ts';
+import * as webhooks from './036-webhooks.ts';
 import * as logoutDeliveries from './037-logout-deliveries.ts';
 
 /** Every migration, in order. Names sort in the order they run; never rename or edit a shipped one. */
@@ -67,5 +68,6 @@ export const migrations: Record<string, Migration> = {
   '033-session-devices': sessionDevices,
   '034-session-clients': sessionClients,
   '035-registration-locale': registrationLocale,
+  '036-webhooks': webhooks,
   '037-logout-deliveries': logoutDeliveries,
 };

@@ -1,5 +1,7 @@
 import { CompiledQuery, type Kysely, type Selectable } from 'kysely';
 import type { AuditQuery, AuditRecord, AuditStore } from '../ports.ts';
+import type { NewOutboxMessage } from '../../domain/outbox.ts';
+import { insertOutboxMessages } from './outbox-store.ts';
 import type { AuditEventsTable, Database } from './schema.ts';
 
 /**
@@ -30,6 +32,14 @@ export class SqlAuditStore implements AuditStore {
     }
     await this.#db.transaction().execute(async (trx) => {
       for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) await trx.executeQuery(this.#insert(rows.slice(i, i + ROWS_PER_STATEMENT)));
+    });
+  }
+
+  async insertManyWithMessages(events: readonly AuditRecord[], messages: readonly NewOutboxMessage[]): Promise<void> {
+    const rows = events.map(toRow);
+    await this.#db.transaction().execute(async (trx) => {
+      for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) await trx.executeQuery(this.#insert(rows.slice(i, i + ROWS_PER_STATEMENT)));
+      await insertOutboxMessages(trx, messages);
     });
   }
 

@@ -19,29 +19,17 @@ export class SqlOutboxStore implements OutboxStore {
     const result = await translated(`outbox message ${m.id}`, () =>
       this.#db
         .insertInto('outbox')
-        .values({
-          id: m.id,
-          channel: m.channel,
-          kind: m.kind,
-          destination: m.destination,
-          payload: JSON.stringify(m.payload),
-          dedupe_key: m.dedupeKey,
-          status: 'pending',
-          attempts: 0,
-          next_attempt_at: m.nextAttemptAt,
-          lease_owner: null,
-          lease_until: null,
-          last_error: null,
-          created_at: m.createdAt,
-          updated_at: m.createdAt,
-          delivered_at: null,
-        })
+        .values(toRow(m))
         // The idempotency key decides, in the INSERT itself: no read before it to race with.
         .onConflict((oc) => oc.column('dedupe_key').doNothing())
         .returning('id')
         .executeTakeFirst(),
     );
     return result !== undefined;
+  }
+
+  enqueueMany(messages: readonly NewOutboxMessage[]): Promise<number> {
+    return insertOutboxMessages(this.#db, messages);
   }
 
   async claim(c: OutboxClaim): Promise<OutboxMessage[]> {
@@ -53,6 +41,24 @@ export class SqlOutboxStore implements OutboxStore {
       .where('next_attempt_at', '<=', c.now)
       .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', c.now)]))
       .where('channel', 'in', [...c.channels])
+      // In order per key (WH15): not while an earlier message of its key is pending — leased or
+      // waiting for its retry. Decided in this statement, on its snapshot: a claimed message stays
+      // pending until it is marked, so no concurrent claim can see it gone early.
+      .where((eb) =>
+        eb.or([
+          eb('ordering_key', 'is', null),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('outbox as earlier')
+                .select('earlier.id')
+                .whereRef('earlier.ordering_key', '=', 'outbox.ordering_key')
+                .where('earlier.status', '=', 'pending')
+                .where((e) => e.or([e('earlier.created_at', '<', e.ref('outbox.created_at')), e.and([e('earlier.created_at', '=', e.ref('outbox.created_at')), e('earlier.id', '<', e.ref('outbox.id'))])])),
+            ),
+          ),
+        ]),
+      )
       .orderBy('next_attempt_at')
       .orderBy('id')
       .limit(c.limit);
@@ -82,10 +88,10 @@ export class SqlOutboxStore implements OutboxStore {
     return rows.map(fromRow).sort((a, b) => a.nextAttemptAt - b.nextAttemptAt || (a.id < b.id ? -1 : 1));
   }
 
-  async markDelivered(id: string, owner: string, now: number): Promise<boolean> {
+  async markDelivered(id: string, owner: string, now: number, responseStatus?: number): Promise<boolean> {
     const result = await this.#db
       .updateTable('outbox')
-      .set({ status: 'delivered', delivered_at: now, updated_at: now, lease_owner: null, lease_until: null, last_error: null })
+      .set({ status: 'delivered', delivered_at: now, updated_at: now, lease_owner: null, lease_until: null, last_error: null, ...(responseStatus === undefined ? {} : { response_status: responseStatus }) })
       .where('id', '=', id)
       .where('status', '=', 'pending')
       .where('lease_owner', '=', owner)
@@ -103,6 +109,7 @@ export class SqlOutboxStore implements OutboxStore {
         updated_at: f.now,
         lease_owner: null,
         lease_until: null,
+        ...(f.responseStatus === undefined ? {} : { response_status: f.responseStatus }),
       })
       .where('id', '=', id)
       .where('status', '=', 'pending')
@@ -111,12 +118,12 @@ export class SqlOutboxStore implements OutboxStore {
     return Number(result.numUpdatedRows) === 1;
   }
 
-  async redeliver(id: string, now: number): Promise<OutboxMessage | undefined> {
+  async redeliver(id: string, now: number, options: { alsoDelivered?: boolean } = {}): Promise<OutboxMessage | undefined> {
     const row = await this.#db
       .updateTable('outbox')
-      .set({ status: 'pending', attempts: 0, next_attempt_at: now, updated_at: now, lease_owner: null, lease_until: null })
+      .set({ status: 'pending', attempts: 0, next_attempt_at: now, updated_at: now, lease_owner: null, lease_until: null, ordering_key: null })
       .where('id', '=', id)
-      .where('status', '=', 'dead')
+      .where('status', 'in', options.alsoDelivered === true ? ['dead', 'delivered'] : ['dead'])
       .returningAll()
       .executeTakeFirst();
     return row && fromRow(row);
@@ -127,9 +134,10 @@ export class SqlOutboxStore implements OutboxStore {
     return row && fromRow(row);
   }
 
-  async page(query: { status?: OutboxStatus | undefined; after?: OutboxPageKey | undefined; limit: number }): Promise<OutboxMessage[]> {
+  async page(query: { status?: OutboxStatus | undefined; endpointId?: string | undefined; after?: OutboxPageKey | undefined; limit: number }): Promise<OutboxMessage[]> {
     let q = this.#db.selectFrom('outbox').selectAll();
     if (query.status !== undefined) q = q.where('status', '=', query.status);
+    if (query.endpointId !== undefined) q = q.where('endpoint_id', '=', query.endpointId);
     const after = query.after;
     if (after !== undefined) q = q.where((eb) => eb.or([eb('created_at', '<', after.createdAt), eb.and([eb('created_at', '=', after.createdAt), eb('id', '<', after.id)])]));
     const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit).execute();
@@ -173,5 +181,57 @@ function fromRow(r: OutboxTable): OutboxMessage {
     lastError: r.last_error ?? undefined,
     updatedAt: Number(r.updated_at),
     deliveredAt: r.delivered_at === null ? undefined : Number(r.delivered_at),
+    // Only where set: a mail's message has none of the webhook fields.
+    ...(r.endpoint_id === null ? {} : { endpointId: r.endpoint_id }),
+    ...(r.ordering_key === null ? {} : { orderingKey: r.ordering_key }),
+    ...(r.response_status === null ? {} : { responseStatus: Number(r.response_status) }),
+  };
+}
+
+/**
+ * Writes the messages (each unless its dedupe key exists) in multi-row INSERTs over `db` — the
+ * database or a transaction of it (the audit store writes a batch's webhooks with its events,
+ * src/storage/sql/audit-store.ts); how many were written.
+ */
+export async function insertOutboxMessages(db: Kysely<Database>, messages: readonly NewOutboxMessage[]): Promise<number> {
+  let written = 0;
+  // Bounded statements: each row binds 18 parameters, and SQLite allows 32 766 per statement.
+  for (let i = 0; i < messages.length; i += ENQUEUE_CHUNK) {
+    const rows = await translated('outbox messages', () =>
+      db
+        .insertInto('outbox')
+        .values(messages.slice(i, i + ENQUEUE_CHUNK).map(toRow))
+        .onConflict((oc) => oc.column('dedupe_key').doNothing())
+        .returning('id')
+        .execute(),
+    );
+    written += rows.length;
+  }
+  return written;
+}
+
+/** Rows per multi-row insert. */
+const ENQUEUE_CHUNK = 500;
+
+function toRow(m: NewOutboxMessage): OutboxTable {
+  return {
+    id: m.id,
+    channel: m.channel,
+    kind: m.kind,
+    destination: m.destination,
+    payload: JSON.stringify(m.payload),
+    dedupe_key: m.dedupeKey,
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: m.nextAttemptAt,
+    lease_owner: null,
+    lease_until: null,
+    last_error: null,
+    created_at: m.createdAt,
+    updated_at: m.createdAt,
+    delivered_at: null,
+    endpoint_id: m.endpointId ?? null,
+    ordering_key: m.orderingKey ?? null,
+    response_status: null,
   };
 }

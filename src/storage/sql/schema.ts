@@ -216,6 +216,7 @@ export interface Database {
   webauthn_user_handles: WebauthnUserHandlesTable;
   passkey_challenges: PasskeyChallengesTable;
   outbox: OutboxTable;
+  webhook_endpoints: WebhookEndpointsTable;
   password_resets: PasswordResetsTable;
   session_clients: SessionClientsTable;
   logout_deliveries: LogoutDeliveriesTable;
@@ -356,6 +357,24 @@ export interface OutboxTable {
   created_at: number;
   updated_at: number;
   delivered_at: number | null;
+  /** Migration 036 (webhooks): null for the other channels. */
+  endpoint_id: string | null;
+  ordering_key: string | null;
+  response_status: number | null;
+}
+
+/** Webhook endpoints (migration 036). */
+export interface WebhookEndpointsTable {
+  id: string;
+  url: string;
+  description: string;
+  events: string;
+  enabled: number;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: number | null;
+  created_at: number;
+  updated_at: number;
 }
 
 /** Password reset links (migration 028): the SHA-256 of the token, never the token. */

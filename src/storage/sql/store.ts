@@ -23,6 +23,7 @@ import { SqlAccountRegistrationStore } from './account-registration-store.ts';
 import { SqlInvitationStore } from './invitation-store.ts';
 import { SqlEmailVerificationStore } from './email-verification-store.ts';
 import { SqlOutboxStore } from './outbox-store.ts';
+import { SqlWebhookStore } from './webhook-store.ts';
 import { SqlAuditStore } from './audit-store.ts';
 import { SqlSessionStore } from './session-store.ts';
 import { SqlThrottleStore } from './throttle-store.ts';
@@ -113,6 +114,7 @@ function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlSto
     pendingSignIns: new SqlPendingSignInStore(db),
     passkeyChallenges: new SqlPasskeyChallengeStore(db),
     outbox: new SqlOutboxStore(db, dialect),
+    webhooks: new SqlWebhookStore(db),
     passwordResets: new SqlPasswordResetStore(db),
     sessionClients: new SqlSessionClientStore(db),
     logoutDeliveries: new SqlLogoutDeliveryStore(db),

@@ -165,7 +165,31 @@ const WRITES: Record<string, Entry> = {
   createInvitation: { events: ['invitation.created'], setup: async () => ({ body: { email: `${unique('invitee-')}@example.com` } }) },
   resendInvitation: { events: ['invitation.resent'], setup: async (ctx) => ({ params: { id: await anInvitation(ctx) } }) },
   revokeInvitation: { events: ['invitation.revoked'], setup: async (ctx) => ({ params: { id: await anInvitation(ctx) } }) },
+
+  createWebhook: { events: ['webhook.created'], setup: async () => ({ body: { url: 'https://hooks.example.com/in', events: ['user.created'] } }) },
+  updateWebhook: { events: ['webhook.updated'], setup: async (ctx) => ({ params: { id: await aWebhook(ctx) }, body: { enabled: false } }) },
+  deleteWebhook: { events: ['webhook.deleted'], setup: async (ctx) => ({ params: { id: await aWebhook(ctx) } }) },
+  rotateWebhookSecret: { events: ['webhook.secret_rotated'], setup: async (ctx) => ({ params: { id: await aWebhook(ctx) } }) },
+  redeliverWebhook: {
+    events: ['outbox.redelivered'],
+    async setup(ctx) {
+      // A delivered webhook of the endpoint, as the sender leaves one.
+      const endpointId = await aWebhook(ctx);
+      const outbox = ctx.server.gatehouse.store.outbox;
+      const now = ctx.server.gatehouse.deps.clock.now();
+      const id = unique('');
+      const messageId = `${id.padEnd(8, '0').slice(0, 8)}-0000-4000-8000-000000000001`;
+      await outbox.enqueue({ id: messageId, channel: 'webhook', kind: 'webhook.user.created', destination: 'https://hooks.example.com/in', payload: {}, dedupeKey: id, createdAt: now, nextAttemptAt: now, endpointId });
+      await outbox.claim({ owner: 'audit', now, leaseMs: HOUR, limit: 1, channels: ['webhook'], id: messageId });
+      await outbox.markDelivered(messageId, 'audit', now, 204);
+      return { params: { id: endpointId, message_id: messageId } };
+    },
+  },
 };
+
+async function aWebhook(ctx: Context): Promise<string> {
+  return String(((await ctx.api('POST', '/webhooks', { url: 'https://hooks.example.com/in', events: ['user.created'] })).endpoint as { id: string }).id);
+}
 
 async function anInvitation(ctx: Context): Promise<string> {
   return String(((await ctx.api('POST', '/invitations', { email: `${unique('invitee-')}@example.com` })).invitation as { id: string }).id);

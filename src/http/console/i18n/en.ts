@@ -407,6 +407,22 @@ export const en = {
   logoutDeliveryNone: 'None sent yet',
   logoutDeliveryDelivered: 'Delivered {time}',
   logoutDeliveryFailed: 'Failed {time}',
+  navWebhooks: "Webhooks",
+  webhooksTitle: "Webhooks",
+  webhooksIntro: "Webhook endpoints get the audit events they subscribe to as signed HTTP POSTs (Standard Webhooks), retried until they accept them. Rotate a secret or remove an endpoint with the CLI or the management API (docs/webhooks.md).",
+  newWebhook: "Register an endpoint",
+  newWebhookTitle: "Register a webhook endpoint",
+  webhookUrl: "URL",
+  webhookUrlHint: "https; http only to a loopback host when GATEHOUSE_OUTBOUND_LOOPBACK is on.",
+  webhookEvents: "Event types",
+  webhookEventsHint: "Names from the event catalogue, separated by commas or spaces, or * for all (docs/webhooks.md).",
+  webhookEnabled: "Enabled",
+  webhookDeliveries: "Deliveries",
+  webhookSecretTitle: "Webhook endpoint registered",
+  webhookSecret: "Signing secret",
+  webhookSecretOnce: "Copy the secret into the receiver now: it is shown only this once. The receiver verifies each delivery with it.",
+  webhookAnswer: "Answer",
+  confirmRedeliverWebhook: "Send delivery {id} again? The endpoint receives it with the same webhook-id.",
 };
 
 export type ConsoleMessages = typeof en;

@@ -14,6 +14,7 @@ import { registrationTokenPages } from './registration-tokens.ts';
 import { outboxPages } from './outbox.ts';
 import { registrationPages } from './registrations.ts';
 import { invitationPages } from './invitations.ts';
+import { webhookPages } from './webhooks.ts';
 import { themePages } from './theme.ts';
 import { userPages } from './users.ts';
 
@@ -29,6 +30,7 @@ export const CONSOLE_SECTIONS: ConsoleSection[] = [
   { key: 'registration', path: '/registration-tokens', label: 'navRegistration' },
   { key: 'outbox', path: '/outbox', label: 'navOutbox' },
   { key: 'invitations', path: '/invitations', label: 'navInvitations' },
+  { key: 'webhooks', path: '/webhooks', label: 'navWebhooks' },
   { key: 'theme', path: '/theme', label: 'navTheme' },
 ];
 
@@ -45,5 +47,6 @@ export const CONSOLE_PAGES: ConsolePage[] = [
   ...outboxPages,
   ...registrationPages,
   ...invitationPages,
+  ...webhookPages,
   ...themePages,
 ];

@@ -18,6 +18,7 @@ import { auditRoutes } from './audit.ts';
 import { outboxRoutes } from './outbox.ts';
 import { registrationRoutes } from './registrations.ts';
 import { invitationRoutes } from './invitations.ts';
+import { webhookRoutes } from './webhooks.ts';
 
 export const MANAGE_ROUTES: ManageRoute[] = [
   ...meRoutes,
@@ -35,4 +36,5 @@ export const MANAGE_ROUTES: ManageRoute[] = [
   ...outboxRoutes,
   ...registrationRoutes,
   ...invitationRoutes,
+  ...webhookRoutes,
 ];

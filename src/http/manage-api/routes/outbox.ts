@@ -51,7 +51,7 @@ export function outboxMessageView(m: OutboxEnvelope): Record<string, unknown> {
 }
 
 /** The cursor's key `{c: created_at, i: id}`. */
-function isOutboxKey(key: unknown): key is { c: number; i: string } {
+export function isOutboxKey(key: unknown): key is { c: number; i: string } {
   const k = key as { c?: unknown; i?: unknown } | null;
   return typeof k === 'object' && k !== null && Number.isSafeInteger(k.c) && typeof k.i === 'string' && /^[0-9a-fA-F-]{1,64}$/.test(k.i);
 }
