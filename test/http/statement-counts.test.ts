@@ -34,34 +34,28 @@ interface Count {
 
 type Path = 'S1' | 'S1a' | 'S2' | 'S3' | 'S4' | 'S5' | 'S6 page' | 'S6 login' | 'S7' | 'S8' | 'S9';
 
-/** What each path runs now, per database. Change a figure only with a reason in docs/performance.md. */
+/** What each path runs now on SQLite. Change a figure only with a reason in docs/performance.md. */
+const ON_SQLITE: Record<Path, Count> = {
+  S1: { statements: 1, transactions: 0, roundTrips: 1 },
+  S1a: { statements: 1, transactions: 0, roundTrips: 1 },
+  S2: { statements: 1, transactions: 0, roundTrips: 1 },
+  S3: { statements: 4, transactions: 1, roundTrips: 6 },
+  S4: { statements: 4, transactions: 1, roundTrips: 6 },
+  S5: { statements: 5, transactions: 1, roundTrips: 7 },
+  'S6 page': { statements: 1, transactions: 0, roundTrips: 1 },
+  'S6 login': { statements: 12, transactions: 1, roundTrips: 14 },
+  S7: { statements: 6, transactions: 0, roundTrips: 6 },
+  S8: { statements: 7, transactions: 0, roundTrips: 7 },
+  S9: { statements: 6, transactions: 0, roundTrips: 6 },
+};
+
+/**
+ * PostgreSQL runs the same but for the sign-in: the failure counters' reservation and release
+ * take a unit of work of their own there (src/storage/sql/throttle-store.ts).
+ */
 const EXPECTED: Record<'sqlite' | 'postgres', Record<Path, Count>> = {
-  sqlite: {
-    S1: { statements: 2, transactions: 0, roundTrips: 2 },
-    S1a: { statements: 3, transactions: 0, roundTrips: 3 },
-    S2: { statements: 1, transactions: 0, roundTrips: 1 },
-    S3: { statements: 4, transactions: 1, roundTrips: 6 },
-    S4: { statements: 4, transactions: 1, roundTrips: 6 },
-    S5: { statements: 5, transactions: 1, roundTrips: 7 },
-    'S6 page': { statements: 1, transactions: 0, roundTrips: 1 },
-    'S6 login': { statements: 12, transactions: 1, roundTrips: 14 },
-    S7: { statements: 6, transactions: 0, roundTrips: 6 },
-    S8: { statements: 7, transactions: 0, roundTrips: 7 },
-    S9: { statements: 6, transactions: 0, roundTrips: 6 },
-  },
-  postgres: {
-    S1: { statements: 2, transactions: 0, roundTrips: 2 },
-    S1a: { statements: 3, transactions: 0, roundTrips: 3 },
-    S2: { statements: 1, transactions: 0, roundTrips: 1 },
-    S3: { statements: 4, transactions: 1, roundTrips: 6 },
-    S4: { statements: 4, transactions: 1, roundTrips: 6 },
-    S5: { statements: 5, transactions: 1, roundTrips: 7 },
-    'S6 page': { statements: 1, transactions: 0, roundTrips: 1 },
-    'S6 login': { statements: 15, transactions: 2, roundTrips: 19 },
-    S7: { statements: 6, transactions: 0, roundTrips: 6 },
-    S8: { statements: 7, transactions: 0, roundTrips: 7 },
-    S9: { statements: 6, transactions: 0, roundTrips: 6 },
-  },
+  sqlite: ON_SQLITE,
+  postgres: { ...ON_SQLITE, 'S6 login': { statements: 15, transactions: 2, roundTrips: 19 } },
 };
 
 const PASSWORD = 'statement count password';
