@@ -68,7 +68,7 @@ export async function introspect(deps: OAuthDeps, authorization: string | undefi
   const tokenAudiences = await scopeAudiences(deps.store.clients, scope, read?.scopeOwners);
   return {
     active: true,
-    ...userInfoClaims(deps.config.issuer, token, user),
+    ...userInfoClaims(deps.config.issuer, token, user, scope),
     // The token's client's policy, its introspection claims (docs/authorization.md); protected names cannot be among them.
     ...tokenPolicyClaims(found, 'introspection', { user, scope }),
     aud: caller.clientId,
