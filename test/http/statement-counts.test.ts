@@ -16,8 +16,10 @@
  * timeout, sessions.ts), which a busy SSO session does at most once per step.
  */
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { Client } from '../../src/domain/client.ts';
+import { parsePolicyDocument } from '../../src/domain/policy.ts';
 import type { User } from '../../src/domain/user.ts';
 import { ManualClock } from '../../src/lib/clock.ts';
 import { addClient, basic, postForm } from '../helpers/back-channel.ts';
@@ -32,7 +34,7 @@ interface Count {
   roundTrips: number;
 }
 
-type Path = 'S1' | 'S1a' | 'S2' | 'S3' | 'S4' | 'S5' | 'S6 page' | 'S6 login' | 'S7' | 'S8' | 'S9';
+type Path = 'S1' | 'S1a' | 'S2' | 'S3' | 'S4' | 'S5' | 'S5p' | 'S6 page' | 'S6 login' | 'S7' | 'S8' | 'S9';
 
 /** What each path runs now on SQLite. Change a figure only with a reason in docs/performance.md. */
 const ON_SQLITE: Record<Path, Count> = {
@@ -42,6 +44,7 @@ const ON_SQLITE: Record<Path, Count> = {
   S3: { statements: 4, transactions: 1, roundTrips: 6 },
   S4: { statements: 4, transactions: 1, roundTrips: 6 },
   S5: { statements: 5, transactions: 1, roundTrips: 7 },
+  S5p: { statements: 6, transactions: 1, roundTrips: 8 },
   'S6 page': { statements: 1, transactions: 0, roundTrips: 1 },
   'S6 login': { statements: 12, transactions: 1, roundTrips: 14 },
   S7: { statements: 6, transactions: 0, roundTrips: 6 },
@@ -70,6 +73,8 @@ for (const db of DATABASES) {
     /** Every statement's SQL since the last `counted` began. */
     let seen: string[] = [];
     let rp: { client: Client; secret: string };
+    /** A relying party with an authorization policy (docs/authorization.md): its access rule and claims are read at each sign-in. */
+    let policyRp: { client: Client; secret: string };
     let resourceServer: { client: Client; secret: string };
     let jwtResourceServer: { client: Client; secret: string };
     let machine: { client: Client; secret: string };
@@ -83,10 +88,13 @@ for (const db of DATABASES) {
       jwtResourceServer = await addClient(store, { grantTypes: [], redirectUris: [], refreshTokens: false, metadata: { access_token_format: 'jwt' } });
       const aud = [resourceServer.client.clientId, jwtResourceServer.client.clientId];
       rp = await addClient(store, { grantTypes: ['authorization_code', 'refresh_token'], refreshTokens: true, rotateRefreshTokens: true });
+      const policyName = `policy-${randomUUID()}`;
+      await store.policies.insert({ document: parsePolicyDocument({ name: policyName, access: { attributes: { team: ['blue'] } }, claims: [{ claim: 'team', from: 'attribute:team' }] }), version: 1, createdAt: 0, updatedAt: 0 });
+      policyRp = await addClient(store, { redirectUris: ['https://policy-rp.example.test/cb'], authorizationPolicy: policyName });
       machine = await addClient(store, { grantTypes: ['client_credentials'], redirectUris: [], refreshTokens: false, metadata: { aud } });
       const key = await signingKey('ES256');
       keyMachine = { client: await addKeyClient(store, { keys: [key], metadata: { aud }, overrides: { grantTypes: ['client_credentials'], redirectUris: [], refreshTokens: false } }), key };
-      user = await createTestUser(store, { password: PASSWORD, email: 'ada@example.com' });
+      user = await createTestUser(store, { password: PASSWORD, email: 'ada@example.com', attributes: { team: ['blue'] } });
     });
     after(async () => server.close());
 
@@ -131,6 +139,13 @@ for (const db of DATABASES) {
       assert.equal(silent.result.status, 302);
       counts.S5 = silent.count;
       assert.ok(new URL(silent.result.headers.get('location')!).searchParams.get('code'));
+
+      // S5p: the same for a client with an authorization policy, which lets this user in.
+      const policyQuery = { ...query, client_id: policyRp.client.clientId, redirect_uri: policyRp.client.redirectUris[0]! };
+      const policed = await counted(async () => browse(authorizationUrl(server.url, policyQuery), jar));
+      assert.equal(policed.result.status, 302);
+      assert.ok(new URL(policed.result.headers.get('location')!).searchParams.get('code'));
+      counts.S5p = policed.count;
 
       // S3: the code for tokens, with an ID token.
       const exchange = await counted(() => postForm(tokenUrl(), { grant_type: 'authorization_code', code: firstCode, redirect_uri: query.redirect_uri }, { authorization: basic(rp.client.clientId, rp.secret) }));
