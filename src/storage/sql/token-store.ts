@@ -1,4 +1,4 @@
-import { sql, type Expression, type RawBuilder, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
+import { sql, type Expression, type RawBuilder, type ExpressionBuilder, type Kysely, type Selectable, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Token, TokenKind } from '../../domain/grant.ts';
 import { isSigningAlg } from '../../protocol/constants.ts';
 import type { UserProfile } from '../../domain/user.ts';
@@ -29,6 +29,8 @@ type TokenWithUserRow = Selectable<TokensTable> &
 /** The caller's columns of introspectionRead's row, prefixed `caller__` (the token has a client_id of its own). */
 type CallerColumns = { [C in keyof ClientsTable as `caller__${C}`]: ClientsTable[C] };
 type Nullable<T> = { [K in keyof T]: T[K] | null };
+/** A select over any tables: withUser adds its joins to queries of two shapes (this module's statements type their rows themselves). */
+type AnySelect = SelectQueryBuilder<any, any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** The aliases, made once: a row's profile is read by them on every token lookup. */
 const USER_ALIASES = PROFILE_COLUMNS.map((column) => [column, `user__${column}`] as const);
@@ -193,44 +195,45 @@ function statements(db: Kysely<Database>, dialect: DialectName) {
       db.insertInto('tokens').values(Array.from({ length: count }, (_, i) => Object.fromEntries(TOKEN_COLUMNS.map((column) => [column, p(`${i}.${column}`)])) as unknown as TokensTable)),
     );
 
-  /** The token with its user, its client's state and policy, and the user's facts the policy reads: findWithUser's row. */
-  const tokenWithUser = (tokenHash: string) =>
-        db
-          .selectFrom('tokens')
-          .leftJoin('users', 'users.id', 'tokens.user_id')
-          // The client's current state, by primary key in the same statement: a token of a
-          // deactivated or deleted client stops working at once, on every instance.
-          .leftJoin('clients', 'clients.client_id', 'tokens.client_id')
-          // The client's authorization policy and the user's facts it reads, in the same statement
-          // (bench S10: a second statement cost about a quarter of an introspection). The facts
-          // are computed only for a client with a policy; for any other they are null, unread.
-          .leftJoin('policies', 'policies.name', 'clients.authorization_policy')
-          .selectAll('tokens')
-          .select(PROFILE_COLUMNS.map((column) => `users.${column} as user__${column}` as const))
-          .select(['clients.active as client__active', 'clients.userinfo_signed_response_alg as client__userinfo_alg', 'clients.authorization_policy as client__policy'])
-          .select(['policies.version as policy__version', 'policies.document as policy__document'])
-          .select(() => {
-            const facts = policyFactsColumns(dialect, sql.ref('tokens.user_id'), sql.ref('users.organization_id'));
-            const onlyWithPolicy = <T>(column: RawBuilder<T>) => sql<T | null>`case when clients.authorization_policy is null then null else ${column} end`;
-            return [onlyWithPolicy(facts.attributes).as('facts__attributes'), onlyWithPolicy(facts.groups).as('facts__groups'), onlyWithPolicy(facts.organization).as('facts__organization')];
-          })
-          .where('tokens.token_hash', '=', tokenHash);
+  /**
+   * The joins and columns of findWithUser's row (the token with its user, its client's state and
+   * policy, the user's facts the policy reads) onto a query that has `tokens` in scope: the token
+   * alone, or the token left-joined to introspection's caller, flat, so both databases plan the
+   * same primary-key lookups.
+   */
+  const withUser = (query: AnySelect): AnySelect =>
+    query
+      .leftJoin('users', 'users.id', 'tokens.user_id')
+      // The client's current state, by primary key in the same statement: a token of a
+      // deactivated or deleted client stops working at once, on every instance.
+      .leftJoin('clients', 'clients.client_id', 'tokens.client_id')
+      // The client's authorization policy and the user's facts it reads, in the same statement
+      // (bench S10: a second statement cost about a quarter of an introspection). The facts
+      // are computed only for a client with a policy; for any other they are null, unread.
+      .leftJoin('policies', 'policies.name', 'clients.authorization_policy')
+      .selectAll('tokens')
+      .select(PROFILE_COLUMNS.map((column) => `users.${column} as user__${column}`))
+      .select(['clients.active as client__active', 'clients.userinfo_signed_response_alg as client__userinfo_alg', 'clients.authorization_policy as client__policy'])
+      .select(['policies.version as policy__version', 'policies.document as policy__document'])
+      .select(() => {
+        const facts = policyFactsColumns(dialect, sql.ref('tokens.user_id'), sql.ref('users.organization_id'));
+        const onlyWithPolicy = <T>(column: RawBuilder<T>) => sql<T | null>`case when clients.authorization_policy is null then null else ${column} end`;
+        return [onlyWithPolicy(facts.attributes).as('facts__attributes'), onlyWithPolicy(facts.groups).as('facts__groups'), onlyWithPolicy(facts.organization).as('facts__organization')];
+      });
   return {
     insertOne: insertRows(1),
     insertTwo: insertRows(2),
     find: prepared<{ tokenHash: string }, Selectable<TokensTable>>(db, (p) => db.selectFrom('tokens').selectAll().where('token_hash', '=', p('tokenHash'))),
-    findWithUser: prepared<{ tokenHash: string }, unknown>(db, (p) => tokenWithUser(p('tokenHash'))) as Prepared<{ tokenHash: string }, TokenWithUserRow>,
+    findWithUser: prepared<{ tokenHash: string }, unknown>(db, (p) => withUser(db.selectFrom('tokens')).where('tokens.token_hash', '=', p('tokenHash'))) as Prepared<{ tokenHash: string }, TokenWithUserRow>,
     /**
      * Introspection's one statement (issue 27): the caller's row, and beside it, when there is
      * one, the token's row as findWithUser reads it with the owners of its scope values. The
      * caller's row is the anchor, so a caller is read whether or not the token exists.
      */
     introspectionRead: prepared<{ callerId: string; tokenHash: string }, unknown>(db, (p) =>
-      db
-        .selectFrom('clients as caller')
-        .leftJoin(tokenWithUser(p('tokenHash')).select(scopeOwnersColumn(dialect).as('scope_owners')).as('t'), (join) => join.onTrue())
-        .select(CLIENT_COLUMNS.map((column) => `caller.${column} as ${CALLER_ALIASES[column]}` as `caller.${typeof column} as caller__${typeof column}`))
-        .selectAll('t')
+      withUser(db.selectFrom('clients as caller').leftJoin('tokens', (join) => join.on('tokens.token_hash', '=', p('tokenHash'))))
+        .select(CLIENT_COLUMNS.map((column) => `caller.${column} as ${CALLER_ALIASES[column]}`))
+        .select(scopeOwnersColumn(dialect).as('scope_owners'))
         .where('caller.client_id', '=', p('callerId')),
     ) as unknown as Prepared<{ callerId: string; tokenHash: string }, CallerColumns & Nullable<TokenWithUserRow> & { scope_owners: string | null }>,
     markRotated: prepared<{ tokenHash: string; now: number }, unknown>(db, (p) =>
