@@ -62,6 +62,12 @@ export interface Runtime {
   outbox?: boolean;
   /** Limits of the jwks_uri fetcher (src/adapters/remote-jwks.ts), for tests; or a whole fetcher. */
   jwks?: Partial<RemoteJwksOptions> | JwksFetcher;
+  /**
+   * Told the SQL text of every statement the store runs, BEGIN and COMMIT included (tests count
+   * them per request: test/http/statement-counts.test.ts). Kysely's log hook, so it costs
+   * nothing when unset.
+   */
+  onStatement?: (sqlText: string) => void;
 }
 
 /**
@@ -80,6 +86,19 @@ export async function openStore(config: Config, options: { serving?: boolean; cr
     namedStatements: config.databaseNamedStatements,
     ...(options.onQuery ? { onQuery: options.onQuery } : {}),
   });
+}
+
+/** The store's query listener: the metrics when they are served, the runtime's statement counter when set; none otherwise (no cost). */
+function queryListener(config: Config, runtime: Runtime, observe: (seconds: number, failed: boolean) => void): { onQuery?: NonNullable<OpenOptions['onQuery']> } {
+  const metered = config.metricsPort !== undefined;
+  const counted = runtime.onStatement;
+  if (!metered && !counted) return {};
+  return {
+    onQuery: (seconds, failed, sqlText) => {
+      if (metered) observe(seconds, failed);
+      counted?.(sqlText);
+    },
+  };
 }
 
 /** Brings the configured store's schema up to date; the names of the migrations that ran (`gatehouse migrate`). */
@@ -164,7 +183,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
   const theme = configuredTheme(config);
   // Metrics are collected only when they are served (GATEHOUSE_METRICS_PORT).
   let metrics: Metrics | undefined;
-  const store = await openStore(config, { serving: true, ...(config.metricsPort !== undefined ? { onQuery: (seconds: number, failed: boolean) => metrics?.observeQuery(seconds, failed) } : {}) });
+  const store = await openStore(config, { serving: true, ...queryListener(config, runtime, (seconds, failed) => metrics?.observeQuery(seconds, failed)) });
   const auditFile = runtime.audit === undefined && config.auditLog !== undefined ? openAuditFile(config.auditLog, { sync: false }) : undefined;
   // Without a file, audit events go to the server's own log, which exists only once the server does.
   const toServerLog = new DeferredAuditSink();

@@ -44,6 +44,8 @@ export interface ProfileSummary {
   /** Measured server CPU per operation (µs), when known. */
   cpuUsPerOp: number | undefined;
   byComponent: Share[];
+  /** The same samples by what the work is for (issue 27): HTTP, parsing, store statements, transactions, audit, JSON, crypto… */
+  byConcern: Share[];
   topSelf: Share[];
   topGatehouseInclusive: Share[];
 }
@@ -77,6 +79,36 @@ function component(frame: CallFrame): string | undefined {
     if (/task_queues|async_hooks|promise/.test(url)) return 'node: ticks/microtasks';
     return 'node: other';
   }
+  return 'other';
+}
+
+/**
+ * What a frame's work is for (issue 27's shares). A sample belongs to the first concern found
+ * walking its stack from the leaf up, so a JSON.parse inside the store counts as JSON, a hash
+ * inside client authentication as crypto; a stack under Kysely's BEGIN or COMMIT is a
+ * transaction's, whatever runs at its leaf. Native frames (url '') take their caller's, except
+ * V8's JSON builtins.
+ */
+const CONCERNS: [RegExp, string][] = [
+  [/node:internal\/crypto|node:crypto|\/node_modules\/(jose|@node-rs\/[^/]+)\/|\/src\/crypto\/|\/src\/lib\/hash\.ts/, 'crypto'],
+  [/\/src\/observability\/|\/node_modules\/(pino|pino-std-serializers|sonic-boom|fast-redact|quick-format-unescaped)\//, 'audit and log'],
+  [/\/node_modules\/fast-json-stringify\//, 'JSON'],
+  [/\/src\/storage\/|\/node_modules\/(kysely|pg|pg-pool|pg-protocol|pg-types)\//, 'store statements'],
+  [/fast-querystring|content-type-parser|\/src\/http\/plugins\/form-only|secure-json-parse|internal\/url|node:querystring/, 'parsing (form, URL, cookies)'],
+  [/task_queues|async_hooks|internal\/promise/, 'ticks and microtasks'],
+  [/^node:|\/node_modules\/(fastify|find-my-way|avvio|@fastify\/[^/]+|light-my-request|fastq|toad-cache|cookie|eta)\/|\/src\/http\//, 'HTTP (node:http, Fastify, routes, pages)'],
+  [/\/src\//, 'gatehouse logic (src/oauth, identity, …)'],
+];
+const JSON_BUILTINS = new Set(['stringify', 'parse', 'JSONParse', 'JSONStringify', 'serialize']);
+const TRANSACTION_FRAMES = new Set(['beginTransaction', 'commitTransaction', 'rollbackTransaction']);
+
+function concernOf(frame: CallFrame): string | undefined {
+  const { url, functionName } = frame;
+  if (functionName === '(garbage collector)') return 'GC';
+  if (functionName === '(program)') return 'V8 (program)';
+  if (url === '') return JSON_BUILTINS.has(functionName) ? 'JSON' : undefined;
+  if (functionName === 'serialize' && url.includes('/fastify/lib/reply.js')) return 'JSON';
+  for (const [pattern, name] of CONCERNS) if (pattern.test(url)) return name;
   return 'other';
 }
 
@@ -150,6 +182,18 @@ export function summarizeProfile(file: string, cpuUsPerOp?: number, skipMs = 0):
     ...(cpuUsPerOp && busyUs ? { usPerOp: (cpuUsPerOp * us) / busyUs } : {}),
   });
 
+  const concerns = new Map<string, number>();
+  for (const [id, us] of selfUs) {
+    let concern: string | undefined;
+    let inTransaction = false;
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at)!.callFrame;
+      if (TRANSACTION_FRAMES.has(frame.functionName)) inTransaction = true;
+      concern ??= concernOf(frame);
+    }
+    const key = inTransaction ? 'transactions (BEGIN, COMMIT)' : (concern ?? 'other');
+    concerns.set(key, (concerns.get(key) ?? 0) + us);
+  }
   const components = new Map<string, number>();
   const functions = new Map<string, number>();
   const inclusive = new Map<string, number>();
@@ -181,6 +225,7 @@ export function summarizeProfile(file: string, cpuUsPerOp?: number, skipMs = 0):
     idleMs: idleUs / 1000,
     cpuUsPerOp,
     byComponent: top(components, 30),
+    byConcern: top(concerns, 20),
     topSelf: top(functions, 20),
     topGatehouseInclusive: top(inclusive, 15),
   };
@@ -194,6 +239,11 @@ export function formatProfile(title: string, summary: ProfileSummary): string {
     `### ${title}`,
     '',
     `Busy ${summary.busyMs.toFixed(0)} ms, idle ${summary.idleMs.toFixed(0)} ms${busyPerOp}.`,
+    '',
+    'By concern (each sample to the first concern on its stack from the leaf up; under BEGIN/COMMIT: transactions):',
+    '',
+    head,
+    ...summary.byConcern.map(row),
     '',
     'By component (self time; native calls are charged to their caller):',
     '',

@@ -45,8 +45,7 @@ export function scopeClaims(user: UserProfile, scope: readonly string[]): Record
  * The UserInfo claim set of the spec: sub, iss, aud, exp, iat, auth_time, amr, session_index, acr
  * when configured, plus the claims the scope releases. No nonce (spec: "nonce is not listed").
  */
-export function userInfoClaims(issuer: string, token: UserToken, user: UserProfile): Record<string, unknown> {
-  const scope = token.scope.split(' ');
+export function userInfoClaims(issuer: string, token: UserToken, user: UserProfile, scope: readonly string[] = token.scope.split(' ')): Record<string, unknown> {
   return {
     sub: user.id,
     iss: issuer,

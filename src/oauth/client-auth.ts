@@ -36,10 +36,16 @@ export async function authenticateClient(
   endpoint: AuthenticatingEndpoint,
   /** The methods tried, in order: the registry (src/oauth/client-auth.test.ts passes its own). */
   methods: readonly ClientAuthMethodHandler[] = CLIENT_AUTH_METHODS,
+  /**
+   * Where the client the credentials name is read, as ClientStore.get reads it: an endpoint passes
+   * its own to read the client in the statement that reads what it needs besides (introspection,
+   * TokenStore.introspectionRead). Called at most once, and only for a well-formed client_id.
+   */
+  clients: Pick<ClientStore, 'get'> = deps.store.clients,
 ): Promise<AuthenticatedClient> {
   const known: { clientId?: string } = {};
   try {
-    return await verifyClient(methods, deps.store.clients, deps.clientAuth, request, { ...CLIENT_AUTH_ENDPOINTS[endpoint.name], url: endpoint.url }, known);
+    return await verifyClient(methods, clients, deps.clientAuth, request, { ...CLIENT_AUTH_ENDPOINTS[endpoint.name], url: endpoint.url }, known);
   } catch (error) {
     if (!(error instanceof InvalidClient)) throw error;
     deps.audit.emit({ event: 'client_auth.failed', endpoint: endpoint.name, clientId: known.clientId, reason: error.detail ?? 'malformed credentials', ip: request.ip });
@@ -57,7 +63,7 @@ export async function authenticateClient(
  * `known.clientId` is set once the client_id names a registered client, so a failure can be
  * counted against it.
  */
-async function verifyClient(methods: readonly ClientAuthMethodHandler[], clients: ClientStore, methodDeps: ClientAuthDeps, request: ClientAuthRequest, endpoint: ClientAuthEndpointContext, known: { clientId?: string }): Promise<AuthenticatedClient> {
+async function verifyClient(methods: readonly ClientAuthMethodHandler[], clients: Pick<ClientStore, 'get'>, methodDeps: ClientAuthDeps, request: ClientAuthRequest, endpoint: ClientAuthEndpointContext, known: { clientId?: string }): Promise<AuthenticatedClient> {
   const method = methods.find((candidate) => candidate.detect(request));
   if (!method) throw new InvalidClient('Client authentication is required.', { detail: 'no client credentials' });
   const presented = method.present(request);

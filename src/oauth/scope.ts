@@ -110,10 +110,11 @@ export async function checkGrantedAudiences(clients: AudienceReader, client: Cli
  * and declared values: grantedScope). OIDC values ask for none and are absent. The one place that
  * tells them apart; one statement when the scope holds any such value, none otherwise.
  */
-export async function audiencesByValue(clients: Pick<ClientStore, 'resourceScopeOwners'>, scope: readonly string[]): Promise<Map<string, string>> {
+export async function audiencesByValue(clients: Pick<ClientStore, 'resourceScopeOwners'>, scope: readonly string[], known?: ReadonlyMap<string, string>): Promise<Map<string, string>> {
   const values = scope.filter((value) => !isSupported(value));
   if (values.length === 0) return new Map();
-  const owners = await clients.resourceScopeOwners(values);
+  // `known`: the owners read already, with the token (TokenStore.introspectionRead): no statement.
+  const owners = known ?? (await clients.resourceScopeOwners(values));
   return new Map(values.map((value) => [value, owners.get(value) ?? value]));
 }
 
@@ -122,8 +123,8 @@ export async function audiencesByValue(clients: Pick<ClientStore, 'resourceScope
  * resource servers the token is for (audiencesByValue). Read by introspection's
  * `token_audiences`, a JWT's `aud` and format, and the consent page.
  */
-export async function scopeAudiences(clients: Pick<ClientStore, 'resourceScopeOwners'>, scope: readonly string[]): Promise<string[]> {
-  return [...new Set((await audiencesByValue(clients, scope)).values())];
+export async function scopeAudiences(clients: Pick<ClientStore, 'resourceScopeOwners'>, scope: readonly string[], known?: ReadonlyMap<string, string>): Promise<string[]> {
+  return [...new Set((await audiencesByValue(clients, scope, known)).values())];
 }
 
 /** A narrower scope on refresh (RFC 6749 §6): every value must have been granted originally. */

@@ -42,11 +42,14 @@ export async function userInfo(deps: OAuthDeps, accessToken: string): Promise<Us
   // credential for it, and RFC 6750 §3.1's invalid_token is the answer for a token that cannot be
   // used here. Checked before the scope, which such a token can never satisfy anyway.
   if (isClientToken(token)) throw new InvalidToken('The access token has no user: it was issued to a client for itself.');
-  if (!token.scope.split(' ').includes('openid')) throw new InsufficientScope('The access token was not issued for openid.', 'openid');
+  // Split once: the openid check, the scope's claims and the policy's read the same values.
+  const scope = token.scope.split(' ');
+  if (!scope.includes('openid')) throw new InsufficientScope('The access token was not issued for openid.', 'openid');
   if (!user || user.status !== 'enabled') throw new InvalidToken('The access token is invalid or has expired.');
   // The claims carry iss and aud (the client_id) either way.
   // Plus the policy's userinfo claims, read now: a changed attribute shows at the next request.
-  const claims = { ...userInfoClaims(deps.config.issuer, token, user), ...tokenPolicyClaims(found, 'userinfo', { user, scope: token.scope.split(' ') }) };
+  const standard = userInfoClaims(deps.config.issuer, token, user, scope);
+  const claims = found.clientPolicy === undefined ? standard : { ...standard, ...tokenPolicyClaims(found, 'userinfo', { user, scope }) };
   if (clientUserinfoAlg === undefined) return { claims, clientId: token.clientId };
   return { jwt: await signJwt(claims, await deps.keyRing.activeKey(clientUserinfoAlg)), clientId: token.clientId };
 }

@@ -367,6 +367,18 @@ export interface TokenWithUser {
   clientPolicySubject: PolicySubject | undefined;
 }
 
+export interface IntrospectionRead {
+  /** undefined: no client has that client_id. */
+  caller: Client | undefined;
+  /** undefined: no token has that hash. */
+  found: TokenWithUser | undefined;
+  /**
+   * The resource server (client_id) that declared each of the token's scope values that one
+   * declared; undefined when the store could not read it with the token (then ask the clients).
+   */
+  scopeOwners: ReadonlyMap<string, string> | undefined;
+}
+
 export interface TokenStore {
   insert(token: Token): Promise<void>;
   /** Stores the tokens of one grant in one statement. */
@@ -388,6 +400,12 @@ export interface TokenStore {
    * on every instance.
    */
   findWithUser(tokenHash: string): Promise<TokenWithUser | undefined>;
+  /**
+   * Introspection's reads in one statement (RFC 7662 §2; issue 27): the asking client as
+   * ClientStore.get reads it, the token as findWithUser reads it, and the resource servers that
+   * declared the token's scope values, as ClientStore.resourceScopeOwners reads them.
+   */
+  introspectionRead(callerId: string, tokenHash: string): Promise<IntrospectionRead>;
   /**
    * Marks a live refresh token rotated in one atomic step; false when it was already rotated or
    * revoked (a concurrent or replayed use).

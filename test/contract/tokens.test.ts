@@ -87,6 +87,27 @@ for (const kind of DATABASES) {
       assert.deepEqual(await tokens.findWithUser(token.tokenHash), { token, user: undefined, clientActive: false, clientUserinfoAlg: undefined, clientPolicy: undefined, clientPolicySubject: undefined });
     });
 
+    test('introspectionRead reads the caller as clients.get does, the token as findWithUser does, and the owners of its scope values, in one statement (issue 27)', async () => {
+      const caller = aClient();
+      const resourceServer = aClient({ metadata: { resource_server: true, resource_scopes: [`files:read:${randomUUID()}`] } });
+      await harness.store.clients.insert(caller);
+      await harness.store.clients.insert(resourceServer);
+      const declared = (resourceServer.metadata.resource_scopes as string[])[0]!;
+      const { attributes: _attributes, ...profile } = await aStoredUser(harness.store);
+      const token = await stored({ userId: profile.id, clientId: caller.clientId, scope: `openid ${declared} ${resourceServer.clientId} undeclared` });
+      const read = await tokens.introspectionRead(caller.clientId, token.tokenHash);
+      assert.deepEqual(read, { caller: await harness.store.clients.get(caller.clientId), found: await tokens.findWithUser(token.tokenHash), scopeOwners: new Map([[declared, resourceServer.clientId]]) });
+      assert.deepEqual(await tokens.introspectionRead(caller.clientId, aHash()), { caller: await harness.store.clients.get(caller.clientId), found: undefined, scopeOwners: undefined });
+      assert.deepEqual(await tokens.introspectionRead(`unknown-${randomUUID()}`, token.tokenHash), { caller: undefined, found: undefined, scopeOwners: undefined });
+      // A token with no scope value a resource server declared: an empty map, not a question left open.
+      const plain = await stored({ userId: profile.id, scope: 'openid' });
+      assert.deepEqual((await tokens.introspectionRead(caller.clientId, plain.tokenHash)).scopeOwners, new Map());
+      // A stored scope that no scope value can be (a quote): SQLite cannot split it as JSON and leaves the owners to the clients.
+      const odd = await stored({ userId: profile.id, scope: `openid ${declared} a"b` });
+      const oddOwners = (await tokens.introspectionRead(caller.clientId, odd.tokenHash)).scopeOwners;
+      assert.deepEqual(oddOwners, kind.name === 'sqlite' ? undefined : new Map([[declared, resourceServer.clientId]]));
+    });
+
     test("findWithUser reports the client's userinfo_signed_response_alg as stored now (AL-07)", async () => {
       const client = aClient({ userinfoSignedResponseAlg: 'ES256' });
       await harness.store.clients.insert(client);

@@ -53,6 +53,8 @@ export interface StartOptions {
   allow503?: boolean;
   /** Limits of the jwks_uri fetcher (short timeouts for the tests of a slow jwks_uri). */
   jwks?: Runtime['jwks'];
+  /** Told the SQL of every statement the store runs (test/http/statement-counts.test.ts counts them). */
+  onStatement?: Runtime['onStatement'];
 }
 
 export async function startServer(kind: TestDatabaseKind, options: StartOptions = {}): Promise<RunningServer> {
@@ -85,7 +87,7 @@ async function listening(database: TestDatabase, options: StartOptions, serverEr
     const port = options.env?.GATEHOUSE_PORT !== undefined ? Number(options.env.GATEHOUSE_PORT) : await freePort();
     // No background cleanup unless a test asks: it would delete rows a test moved its clock past.
     const config = loadConfig({ GATEHOUSE_PORT: String(port), GATEHOUSE_DATABASE_URL: database.url, GATEHOUSE_LOG_LEVEL: 'silent', GATEHOUSE_CLEANUP_INTERVAL: '0', ...options.env });
-    const gatehouse = await createGatehouse(config, { clock: options.clock, audit: options.audit, ...(options.random ? { random: options.random } : {}), ...(options.jwks ? { jwks: options.jwks } : {}) }, { logger: options.logger ?? false });
+    const gatehouse = await createGatehouse(config, { clock: options.clock, audit: options.audit, ...(options.random ? { random: options.random } : {}), ...(options.jwks ? { jwks: options.jwks } : {}), ...(options.onStatement ? { onStatement: options.onStatement } : {}) }, { logger: options.logger ?? false });
     gatehouse.app.addHook('onResponse', async (request, reply) => {
       if (reply.statusCode >= 500 && !(options.allow503 && reply.statusCode === 503)) serverErrors.push(`${reply.statusCode} ${request.method} ${request.url.split('?')[0]}`);
     });

@@ -9,15 +9,14 @@ import { clientAddress } from '../client-address.ts';
 import type { HttpDeps } from '../deps.ts';
 import { useClientCors, type CorsOriginSet } from '../plugins/cors.ts';
 import { formBody, requireFormBody } from '../plugins/form-only.ts';
+import { noStore } from '../plugins/no-store.ts';
 import { jsonErrorHandler } from '../render/errors.ts';
 
 /** Token (RFC 6749 §3.2), introspection (RFC 7662), revocation (RFC 7009) and device authorization (RFC 8628 §3.1): form in, JSON out. */
 export async function tokenRoutes(app: FastifyInstance, deps: HttpDeps, corsOrigins: CorsOriginSet): Promise<void> {
   app.setErrorHandler(jsonErrorHandler);
   app.addHook('preValidation', requireFormBody);
-  app.addHook('onSend', async (_request, reply) => {
-    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-  });
+  app.addHook('onSend', noStore);
 
   const base = deps.config.issuerPath;
   // Browser single-page apps redeem codes, refresh and revoke from their own origin (plugins/cors.ts);

@@ -8,15 +8,14 @@ import { clientOfAccessToken, registeredClient } from '../../oauth/cors-clients.
 import type { Client } from '../../domain/client.ts';
 import type { HttpDeps } from '../deps.ts';
 import { useClientCors, type CorsOriginSet } from '../plugins/cors.ts';
+import { noStore } from '../plugins/no-store.ts';
 import type { RawParams } from '../params.ts';
 import { bearerChallenge, toOAuthError } from '../render/errors.ts';
 
 /** UserInfo (OIDC Core §5.3) with the bearer token in the header, or in a form body on POST (RFC 6750 §2.2). */
 export async function userInfoRoutes(app: FastifyInstance, deps: HttpDeps, corsOrigins: CorsOriginSet): Promise<void> {
   app.setErrorHandler((error, request, reply) => sendBearerError(reply, toOAuthError(error, request)));
-  app.addHook('onSend', async (_request, reply) => {
-    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-  });
+  app.addHook('onSend', noStore);
   const path = `${deps.config.issuerPath}${ENDPOINT_PATHS.userinfo}`;
   // Readable by the origins of the client the access token was issued to (plugins/cors.ts; docs/decisions.md).
   useClientCors(app, corsOrigins, [{ url: path, methods: ['GET', 'POST'], headers: ['Authorization'], clientOf: async (request) => tokenClient(deps, request) }]);
@@ -49,8 +48,8 @@ async function tokenClient(deps: HttpDeps, request: FastifyRequest): Promise<Cli
 /** The bearer token from `Authorization: Bearer` (scheme case-insensitive) or the POST body; both at once is invalid_request (RFC 6750 §2). */
 export function bearerToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
-  const contentType = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  const fromBody = request.method === 'POST' && contentType === 'application/x-www-form-urlencoded' ? param((request.body ?? {}) as RawParams, 'access_token') : undefined;
+  // Only a POST can carry a body: a GET (the usual request) looks at no content type.
+  const fromBody = request.method === 'POST' && (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() === 'application/x-www-form-urlencoded' ? param((request.body ?? {}) as RawParams, 'access_token') : undefined;
   let fromHeader: string | undefined;
   if (header !== undefined) {
     const match = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(header);

@@ -4,12 +4,15 @@
  * and never redirected; the third chooses the response mode (check-response-mode.ts); every later
  * failure is returned with its redirect target, which carries that mode.
  */
+import type { Client } from '../../domain/client.ts';
+import type { PolicyRequirement } from '../../domain/policy.ts';
+import type { SsoSession } from '../../domain/session.ts';
 import type { OAuthDeps } from '../deps.ts';
 import type { RawParams } from '../params.ts';
 import { checkPkceRequest } from '../pkce.ts';
 import { grantedAudiences, grantedScope, parseScope } from '../scope.ts';
 import { AccessDenied, TemporarilyUnavailable, UnmetAuthenticationRequirements } from '../errors.ts';
-import { POLICY_REFUSAL, policyAllows, policyRequirement, readPolicy, unverifiedEmail, UNVERIFIED_EMAIL_REFUSAL } from '../policy/evaluate.ts';
+import { POLICY_REFUSAL, policyAllows, policyRequirement, readPolicy, unverifiedEmail, UNVERIFIED_EMAIL_REFUSAL, type PolicyFacts } from '../policy/evaluate.ts';
 import { factorsOf } from '../factors/verify.ts';
 import { findUsableSession, touchSession } from '../sessions.ts';
 import { takeSilentAuthorization } from '../throttling/silent-authorizations.ts';
@@ -29,8 +32,12 @@ import { selectLevel } from './select-level.ts';
 import type { AuthorizationRequest, AuthorizeOutcome, RedirectTarget, Validation } from './request.ts';
 import { DEFAULT_RESPONSE_MODE } from './response-modes/registry.ts';
 
-/** Validates an authorization request from scratch: the GET/POST endpoint and the login form both call it. */
-export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Promise<Validation> {
+/**
+ * Validates an authorization request from scratch: the GET/POST endpoint and the login form both call it.
+ * `requirement` reads what the client's policy asks of every sign-in (default: policyRequirement,
+ * the policy alone); the endpoint passes one that reads the session user's facts with it.
+ */
+export async function validateAuthorization(deps: OAuthDeps, raw: RawParams, requirement: (client: Client) => Promise<PolicyRequirement | undefined> = (client) => policyRequirement(deps.store, client)): Promise<Validation> {
   const client = await checkClient(deps, raw); // RFC 6749 §4.1.2.1 (page)
   const redirectUri = checkRedirectUri(client, raw); // RFC 6749 §3.1.2.3, RFC 8252 §7.3 (page)
   let target: RedirectTarget = { redirectUri, state: echoableState(raw), responseMode: DEFAULT_RESPONSE_MODE };
@@ -62,7 +69,7 @@ export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Pr
       uiLocales: params.ui_locales,
       display: checkDisplay(params.display),
       // Issue 24: acr_values, the claims parameter's acr, default_acr_values and the client's policy (select-level.ts).
-      level: selectLevel(deps.config.levels, { claims: params.claims, acrValues: params.acr_values, client, policy: await policyRequirement(deps.store, client) }),
+      level: selectLevel(deps.config.levels, { claims: params.claims, acrValues: params.acr_values, client, policy: await requirement(client) }),
       hintedSubject,
       params: params as Record<string, string>,
     };
@@ -79,13 +86,28 @@ export async function validateAuthorization(deps: OAuthDeps, raw: RawParams): Pr
  * page when a third-party client needs the user's consent first.
  */
 export async function authorize(deps: OAuthDeps, raw: RawParams, sessionCookie: string | undefined, ip?: string): Promise<AuthorizeOutcome> {
-  const validation = await validateAuthorization(deps, raw);
+  // A client with a policy: the browser's session is read during validation, once the
+  // redirect_uri is verified (a failure is then redirected, AZ-26), and with a session the policy
+  // is read once, with the session user's facts, for both its requirement (the level) and its
+  // access check below (issue 27: it was read twice). Without a session, the requirement alone.
+  let early: { session: SsoSession | undefined; facts: PolicyFacts | undefined } | undefined;
+  const requirement = async (client: Client): Promise<PolicyRequirement | undefined> => {
+    if (client.authorizationPolicy === undefined) return undefined;
+    const found = await findUsableSession(deps, sessionCookie);
+    if (found === undefined) {
+      early = { session: undefined, facts: undefined };
+      return policyRequirement(deps.store, client);
+    }
+    early = { session: found, facts: await readPolicy(deps.store, client.authorizationPolicy, found.userId, { forAccess: true }) };
+    return early.facts?.document?.minimumAuthentication;
+  };
+  const validation = await validateAuthorization(deps, raw, requirement);
   if (!validation.ok) return { type: 'error', target: validation.target, error: validation.error };
   const { request } = validation;
   try {
     // An essential acr naming only values that are not configured: no sign-in can meet it, so no page is shown first.
     if (request.level.unmeetable) throw new UnmetAuthenticationRequirements(UNMET);
-    const session = await findUsableSession(deps, sessionCookie);
+    const session = early === undefined ? await findUsableSession(deps, sessionCookie) : early.session;
     // The session user's factors tell whether a level the session lacks is in reach (levels.ts): read only when one is selected.
     const factors = session && selectsLevel(request.level) ? await factorsOf(deps, session.userId) : [];
     const interaction = decideInteraction(request, session, deps.clock.now(), factors); // login_required under prompt=none
@@ -98,7 +120,7 @@ export async function authorize(deps: OAuthDeps, raw: RawParams, sessionCookie: 
     }
     // After authentication, before consent and the code (docs/authorization.md): a session from
     // another client does not get past the client's authorization policy.
-    const refused = await policyRefusal(deps, request, interaction.session.userId);
+    const refused = await policyRefusal(deps, request, interaction.session.userId, early?.session?.userId === interaction.session.userId ? early.facts : undefined);
     if (refused) return refused;
     // A third-party client's consent page (consent.ts); under prompt=none, consent_required.
     if (await needsConsent(deps, request, interaction.session.userId)) return { type: 'consent', request, session: interaction.session };
@@ -121,9 +143,15 @@ export async function authorize(deps: OAuthDeps, raw: RawParams, sessionCookie: 
  * page (`denied`), or — under prompt=none, which shows no page (OIDC Core §3.1.2.1) — access_denied
  * delivered at once (RFC 6749 §4.1.2.1: the resource owner's authorization is refused).
  */
-export async function policyRefusal(deps: OAuthDeps, request: AuthorizationRequest, userId: string): Promise<Extract<AuthorizeOutcome, { type: 'denied' | 'error' }> | undefined> {
+export async function policyRefusal(
+  deps: OAuthDeps,
+  request: AuthorizationRequest,
+  userId: string,
+  /** The user's facts read already in this request (authorize), else read now. */
+  alreadyRead?: PolicyFacts,
+): Promise<Extract<AuthorizeOutcome, { type: 'denied' | 'error' }> | undefined> {
   if (request.client.authorizationPolicy === undefined) return undefined;
-  const facts = await readPolicy(deps.store, request.client.authorizationPolicy, userId, { forAccess: true });
+  const facts = alreadyRead ?? (await readPolicy(deps.store, request.client.authorizationPolicy, userId, { forAccess: true }));
   if (policyAllows(facts)) return undefined;
   // require_verified_email (docs/email-verification.md, AM58): the page says so and leads to the
   // profile page's "send a verification link"; prompt=none gets access_denied naming the reason.

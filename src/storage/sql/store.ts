@@ -94,15 +94,16 @@ interface SqlStores extends StoreTransaction {
  * query compilation.
  */
 function storesOver(db: Kysely<Database>, dialect: DialectName, sharing?: SqlStores): SqlStores {
+  const clients = new SqlClientStore(db, sharing?.clients);
   return {
-    clients: new SqlClientStore(db, sharing?.clients),
+    clients,
     users: new SqlUserStore(db, sharing?.users),
     organizations: new SqlOrganizationStore(db, dialect),
     groups: new SqlGroupStore(db),
     policies: new SqlPolicyStore(db, sharing?.policies),
     sessions: new SqlSessionStore(db, sharing?.sessions),
     codes: new SqlCodeStore(db, sharing?.codes),
-    tokens: new SqlTokenStore(db, dialect, sharing?.tokens),
+    tokens: new SqlTokenStore(db, dialect, clients, sharing?.tokens),
     keys: new SqlKeyStore(db, dialect),
     throttling: new SqlThrottleStore(db, dialect, sharing?.throttling),
     rateLimits: new SqlRateLimitStore(db, sharing?.rateLimits),

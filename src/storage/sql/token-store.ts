@@ -1,23 +1,52 @@
-import { sql, type Expression, type RawBuilder, type ExpressionBuilder, type Kysely, type Selectable, type SqlBool } from 'kysely';
+import { sql, type Expression, type RawBuilder, type ExpressionBuilder, type Kysely, type Selectable, type SelectQueryBuilder, type SqlBool } from 'kysely';
 import type { Token, TokenKind } from '../../domain/grant.ts';
 import { isSigningAlg } from '../../protocol/constants.ts';
-import type { TokenStore, TokenWithUser } from '../ports.ts';
+import type { UserProfile } from '../../domain/user.ts';
+import type { IntrospectionRead, TokenStore, TokenWithUser } from '../ports.ts';
+import { CLIENT_COLUMNS, type SqlClientStore } from './client-store.ts';
 import type { DialectName } from './database.ts';
 import { policyFactsColumns, subjectFromFacts } from './policy-facts.ts';
 import { prepared, type Prepared } from './prepared.ts';
-import type { Database, TokensTable, UsersTable } from './schema.ts';
+import type { ClientsTable, Database, TokensTable, UsersTable } from './schema.ts';
 import { PROFILE_COLUMNS, profileFromRow, type ProfileColumn } from './user-store.ts';
 
 /** The user's profile columns of a token row joined with its user, prefixed `user__` (tokens have a user_id of their own; null: no user). */
 type UserColumns = { [C in ProfileColumn as `user__${C}`]: UsersTable[C] | null };
 
+/** findWithUser's row: the token, its user's profile, its client's state and policy, the policy's facts. */
+type TokenWithUserRow = Selectable<TokensTable> &
+        UserColumns & {
+          client__active: number | null;
+          client__userinfo_alg: string | null;
+          client__policy: string | null;
+          policy__version: number | string | null;
+          policy__document: string | null;
+          facts__attributes: string | null;
+          facts__groups: string | null;
+          facts__organization: string | null;
+        };
+
+/** The caller's columns of introspectionRead's row, prefixed `caller__` (the token has a client_id of its own). */
+type CallerColumns = { [C in keyof ClientsTable as `caller__${C}`]: ClientsTable[C] };
+type Nullable<T> = { [K in keyof T]: T[K] | null };
+/** A select over any tables: withUser adds its joins to queries of two shapes (this module's statements type their rows themselves). */
+type AnySelect = SelectQueryBuilder<any, any, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** The aliases, made once: a row's profile is read by them on every token lookup. */
+const USER_ALIASES = PROFILE_COLUMNS.map((column) => [column, `user__${column}`] as const);
+const CALLER_ALIASES = Object.fromEntries(CLIENT_COLUMNS.map((column) => [column, `caller__${column}`])) as { [C in keyof ClientsTable]: `caller__${C}` };
+
 export class SqlTokenStore implements TokenStore {
   readonly #db: Kysely<Database>;
   readonly #q: ReturnType<typeof statements>;
 
+  /** Builds the caller of introspectionRead as ClientStore.get does (and shares its cache). */
+  readonly #clients: SqlClientStore;
+
   /** `sharing`: a store whose compiled statements to reuse (the same store inside a unit of work). */
-  constructor(db: Kysely<Database>, dialect: DialectName, sharing?: SqlTokenStore) {
+  constructor(db: Kysely<Database>, dialect: DialectName, clients: SqlClientStore, sharing?: SqlTokenStore) {
     this.#db = db;
+    this.#clients = clients;
     this.#q = sharing ? sharing.#q : statements(db, dialect);
   }
 
@@ -47,19 +76,19 @@ export class SqlTokenStore implements TokenStore {
 
   async findWithUser(tokenHash: string): Promise<TokenWithUser | undefined> {
     const row = await this.#q.findWithUser.first({ tokenHash }, this.#db);
-    if (!row) return undefined;
-    // A left join: no user row leaves every user__ column null; no client row, client__active.
-    const { client__active: clientActive, client__userinfo_alg: userinfoAlg, client__policy: clientPolicy, policy__version: policyVersion, policy__document: policyDocument, facts__attributes: attributes, facts__groups: groups, facts__organization: organization, ...tokenRow } = row;
-    const user = row.user__id === null ? undefined : profileFromRow(Object.fromEntries(PROFILE_COLUMNS.map((column) => [column, row[`user__${column}`]])) as Pick<UsersTable, ProfileColumn>);
-    const policy = policyVersion === null || policyDocument === null ? undefined : { version: Number(policyVersion), document: policyDocument };
-    return {
-      token: fromRow(tokenRow),
-      user,
-      clientActive: Number(clientActive) === 1,
-      clientUserinfoAlg: isSigningAlg(userinfoAlg) ? userinfoAlg : undefined,
-      clientPolicy: clientPolicy ?? undefined,
-      clientPolicySubject: clientPolicy === null || attributes === null || groups === null ? undefined : subjectFromFacts(policy, { attributes, groups, organization }),
-    };
+    return row && withUser(row);
+  }
+
+  async introspectionRead(callerId: string, tokenHash: string): Promise<IntrospectionRead> {
+    const row = await this.#q.introspectionRead.first({ callerId, tokenHash }, this.#db);
+    if (!row) return { caller: undefined, found: undefined, scopeOwners: undefined };
+    const callerRow: Record<string, unknown> = {};
+    for (const column of CLIENT_COLUMNS) callerRow[column] = row[CALLER_ALIASES[column]];
+    const caller = this.#clients.fromStoredRow(callerRow as Selectable<ClientsTable>);
+    // No token row leaves every column of `t` null.
+    if (row.token_hash === null) return { caller, found: undefined, scopeOwners: undefined };
+    const scopeOwners = row.scope_owners === null ? undefined : new Map(JSON.parse(row.scope_owners) as [string, string][]);
+    return { caller, found: withUser(row as TokenWithUserRow), scopeOwners };
   }
 
   async markRotated(tokenHash: string, now: number): Promise<boolean> {
@@ -165,45 +194,48 @@ function statements(db: Kysely<Database>, dialect: DialectName) {
     prepared<Record<string, unknown>, unknown>(db, (p) =>
       db.insertInto('tokens').values(Array.from({ length: count }, (_, i) => Object.fromEntries(TOKEN_COLUMNS.map((column) => [column, p(`${i}.${column}`)])) as unknown as TokensTable)),
     );
+
+  /**
+   * The joins and columns of findWithUser's row (the token with its user, its client's state and
+   * policy, the user's facts the policy reads) onto a query that has `tokens` in scope: the token
+   * alone, or the token left-joined to introspection's caller, flat, so both databases plan the
+   * same primary-key lookups.
+   */
+  const withUser = (query: AnySelect): AnySelect =>
+    query
+      .leftJoin('users', 'users.id', 'tokens.user_id')
+      // The client's current state, by primary key in the same statement: a token of a
+      // deactivated or deleted client stops working at once, on every instance.
+      .leftJoin('clients', 'clients.client_id', 'tokens.client_id')
+      // The client's authorization policy and the user's facts it reads, in the same statement
+      // (bench S10: a second statement cost about a quarter of an introspection). The facts
+      // are computed only for a client with a policy; for any other they are null, unread.
+      .leftJoin('policies', 'policies.name', 'clients.authorization_policy')
+      .selectAll('tokens')
+      .select(PROFILE_COLUMNS.map((column) => `users.${column} as user__${column}`))
+      .select(['clients.active as client__active', 'clients.userinfo_signed_response_alg as client__userinfo_alg', 'clients.authorization_policy as client__policy'])
+      .select(['policies.version as policy__version', 'policies.document as policy__document'])
+      .select(() => {
+        const facts = policyFactsColumns(dialect, sql.ref('tokens.user_id'), sql.ref('users.organization_id'));
+        const onlyWithPolicy = <T>(column: RawBuilder<T>) => sql<T | null>`case when clients.authorization_policy is null then null else ${column} end`;
+        return [onlyWithPolicy(facts.attributes).as('facts__attributes'), onlyWithPolicy(facts.groups).as('facts__groups'), onlyWithPolicy(facts.organization).as('facts__organization')];
+      });
   return {
     insertOne: insertRows(1),
     insertTwo: insertRows(2),
     find: prepared<{ tokenHash: string }, Selectable<TokensTable>>(db, (p) => db.selectFrom('tokens').selectAll().where('token_hash', '=', p('tokenHash'))),
-    findWithUser: prepared(db, (p) =>
-      db
-        .selectFrom('tokens')
-        .leftJoin('users', 'users.id', 'tokens.user_id')
-        // The client's current state, by primary key in the same statement: a token of a
-        // deactivated or deleted client stops working at once, on every instance.
-        .leftJoin('clients', 'clients.client_id', 'tokens.client_id')
-        // The client's authorization policy and the user's facts it reads, in the same statement
-        // (bench S10: a second statement cost about a quarter of an introspection). The facts
-        // are computed only for a client with a policy; for any other they are null, unread.
-        .leftJoin('policies', 'policies.name', 'clients.authorization_policy')
-        .selectAll('tokens')
-        .select(PROFILE_COLUMNS.map((column) => `users.${column} as user__${column}` as const))
-        .select(['clients.active as client__active', 'clients.userinfo_signed_response_alg as client__userinfo_alg', 'clients.authorization_policy as client__policy'])
-        .select(['policies.version as policy__version', 'policies.document as policy__document'])
-        .select(() => {
-          const facts = policyFactsColumns(dialect, sql.ref('tokens.user_id'), sql.ref('users.organization_id'));
-          const onlyWithPolicy = <T>(column: RawBuilder<T>) => sql<T | null>`case when clients.authorization_policy is null then null else ${column} end`;
-          return [onlyWithPolicy(facts.attributes).as('facts__attributes'), onlyWithPolicy(facts.groups).as('facts__groups'), onlyWithPolicy(facts.organization).as('facts__organization')];
-        })
-        .where('tokens.token_hash', '=', p('tokenHash')),
-    ) as Prepared<
-      { tokenHash: string },
-      Selectable<TokensTable> &
-        UserColumns & {
-          client__active: number | null;
-          client__userinfo_alg: string | null;
-          client__policy: string | null;
-          policy__version: number | string | null;
-          policy__document: string | null;
-          facts__attributes: string | null;
-          facts__groups: string | null;
-          facts__organization: string | null;
-        }
-    >,
+    findWithUser: prepared<{ tokenHash: string }, unknown>(db, (p) => withUser(db.selectFrom('tokens')).where('tokens.token_hash', '=', p('tokenHash'))) as Prepared<{ tokenHash: string }, TokenWithUserRow>,
+    /**
+     * Introspection's one statement (issue 27): the caller's row, and beside it, when there is
+     * one, the token's row as findWithUser reads it with the owners of its scope values. The
+     * caller's row is the anchor, so a caller is read whether or not the token exists.
+     */
+    introspectionRead: prepared<{ callerId: string; tokenHash: string }, unknown>(db, (p) =>
+      withUser(db.selectFrom('clients as caller').leftJoin('tokens', (join) => join.on('tokens.token_hash', '=', p('tokenHash'))))
+        .select(CLIENT_COLUMNS.map((column) => `caller.${column} as ${CALLER_ALIASES[column]}`))
+        .select(scopeOwnersColumn(dialect).as('scope_owners'))
+        .where('caller.client_id', '=', p('callerId')),
+    ) as unknown as Prepared<{ callerId: string; tokenHash: string }, CallerColumns & Nullable<TokenWithUserRow> & { scope_owners: string | null }>,
     markRotated: prepared<{ tokenHash: string; now: number }, unknown>(db, (p) =>
       db.updateTable('tokens').set({ rotated_at: p('now') }).where('token_hash', '=', p('tokenHash')).where('rotated_at', 'is', null).where('revoked_at', 'is', null),
     ),
@@ -211,6 +243,40 @@ function statements(db: Kysely<Database>, dialect: DialectName) {
     // Every code exchange for a JWT access token (issue-tokens.ts, finishTokens): a hot path too.
     rekey: prepared<{ fromHash: string; toHash: string }, unknown>(db, (p) => db.updateTable('tokens').set({ token_hash: p('toHash') }).where('token_hash', '=', p('fromHash'))),
   };
+}
+
+/** A findWithUser row as the port's TokenWithUser. A left join: no user row leaves every user__ column null; no client row, client__active. */
+function withUser(row: TokenWithUserRow): TokenWithUser {
+  const { client__active: clientActive, client__userinfo_alg: userinfoAlg, client__policy: clientPolicy, policy__version: policyVersion, policy__document: policyDocument, facts__attributes: attributes, facts__groups: groups, facts__organization: organization } = row;
+  let user: UserProfile | undefined;
+  if (row.user__id !== null) {
+    const profile: Record<string, unknown> = {};
+    for (const [column, alias] of USER_ALIASES) profile[column] = row[alias];
+    user = profileFromRow(profile as Pick<UsersTable, ProfileColumn>);
+  }
+  const policy = policyVersion === null || policyDocument === null ? undefined : { version: Number(policyVersion), document: policyDocument };
+  return {
+    token: fromRow(row),
+    user,
+    clientActive: Number(clientActive) === 1,
+    clientUserinfoAlg: isSigningAlg(userinfoAlg) ? userinfoAlg : undefined,
+    clientPolicy: clientPolicy ?? undefined,
+    clientPolicySubject: clientPolicy === null || attributes === null || groups === null ? undefined : subjectFromFacts(policy, { attributes, groups, organization }),
+  };
+}
+
+/**
+ * The resource servers that declared the token's scope values, as JSON `[[value, client_id], …]`
+ * (what ClientStore.resourceScopeOwners reads), by the primary key of client_resource_scopes for
+ * each value. SQLite has no split function: the space-separated scope becomes a JSON array by
+ * text, which is exact because a scope value never holds `"` or `\` (RFC 6749 §3.3: %x21 /
+ * %x23-5B / %x5D-7E); a stored scope that did anyway gets null, and the caller asks the clients.
+ */
+function scopeOwnersColumn(dialect: DialectName): RawBuilder<string | null> {
+  if (dialect === 'postgres') {
+    return sql<string>`(select coalesce(json_agg(json_build_array(r.scope, r.client_id)), '[]')::text from client_resource_scopes r where r.scope = any(string_to_array(tokens.scope, ' ')))`;
+  }
+  return sql<string | null>`case when instr(tokens.scope, '"') > 0 or instr(tokens.scope, char(92)) > 0 then null else (select json_group_array(json_array(r.scope, r.client_id)) from client_resource_scopes r where r.scope in (select value from json_each('["' || replace(tokens.scope, ' ', '","') || '"]'))) end`;
 }
 
 function fromRow(r: Selectable<TokensTable>): Token {
