@@ -238,4 +238,27 @@ for (const db of DATABASES) {
       assert.deepEqual(await amrOfSession(jar), ['pwd']);
     });
   });
+
+  describe(`the account page's passkey sign-in shares the login page's budget on ${db.name}`, () => {
+    let server: RunningServer;
+    before(async () => {
+      server = await startServer(db, { env: { GATEHOUSE_PASSKEY_SIGN_INS_PER_ADDRESS: '2' } });
+    });
+    after(async () => server.close());
+
+    test("one budget per address for both pages: the login page's ceremony and the account page's count together; then 429 with Retry-After", async () => {
+      const { client } = await createTestClient(server.gatehouse.store);
+      const origin = new URL(server.issuer).origin;
+      const post = (path: string, form: Record<string, string>, jar: CookieJar) => submit(new URL(path, server.url).toString(), form, jar, { origin });
+      const login = new CookieJar();
+      const loginForm = passkeyForm(await (await browse(authorizationUrl(server.url, { client_id: client.clientId, redirect_uri: client.redirectUris[0]!, response_type: 'code', scope: 'openid', state: 's' }), login)).text());
+      assert.equal((await post(loginForm.options, loginForm.fields, login)).status, 200);
+      const jar = new CookieJar();
+      const form = passkeyForm(await (await browse(`${server.url}/uas/account/security/passkey-sign-in`, jar)).text());
+      assert.equal((await post(form.options, form.fields, jar)).status, 200);
+      const spent = await post(form.options, form.fields, jar);
+      assert.deepEqual([spent.status, spent.headers.get('retry-after'), await spent.json()], [429, '60', { error: 'too_many_requests' }]);
+      assert.equal((await post(loginForm.options, loginForm.fields, login)).status, 429, "the login page's too");
+    });
+  });
 }
