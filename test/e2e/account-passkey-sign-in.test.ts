@@ -3,13 +3,15 @@
  * AM108–AM113), with a virtual authenticator over CDP on an issuer at localhost (WebAuthn needs a
  * domain as RP ID): a user who has only a passkey (an invitation accepted with one, AM100) opens a
  * section of the account page in a new session, follows the sign-in form's link to the passkey
- * page, signs in with the passkey and lands on that section. The section's sign-in page has no
+ * page, signs in with the passkey and lands on that section; later, signed in too long ago for a
+ * change, confirms it is them with the passkey on the security page. The section's sign-in page has no
  * script in its CSP; the passkey page allows only its own scripts ('self'). Every page is axe-core
  * clean (no serious or critical violation) with no CSP violation, no console error.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
+import { ManualClock } from '../../src/lib/clock.ts';
 import { cspViolations, noChromium, recordCspViolations, seriousViolations } from '../helpers/console-browser.ts';
 import { DATABASES } from '../helpers/databases.ts';
 import { pendingInvitation } from '../helpers/invitations.ts';
@@ -17,6 +19,7 @@ import { freePort, startServer, type RunningServer } from '../helpers/server.ts'
 import { launchForLocalhost, openWithAuthenticator } from '../helpers/webauthn-browser.ts';
 
 describe('the account page signed in by a passkey in Chromium, a virtual authenticator', { skip: noChromium }, () => {
+  const clock = new ManualClock(Date.now());
   let server: RunningServer;
   let base: string;
   let browser: Browser;
@@ -24,7 +27,7 @@ describe('the account page signed in by a passkey in Chromium, a virtual authent
     const port = await freePort();
     base = `http://localhost:${port}`;
     const sqlite = DATABASES.find((db) => db.name === 'sqlite')!;
-    server = await startServer(sqlite, { env: { GATEHOUSE_PORT: String(port), GATEHOUSE_ISSUER: `${base}/uas` } });
+    server = await startServer(sqlite, { clock, env: { GATEHOUSE_PORT: String(port), GATEHOUSE_ISSUER: `${base}/uas` } });
     browser = await launchForLocalhost();
   });
   after(async () => {
@@ -34,7 +37,7 @@ describe('the account page signed in by a passkey in Chromium, a virtual authent
 
   test('a passkey-only user: a section → "Sign in with a passkey" → back on the section; every page axe-clean, CSP as asserted', { timeout: 120_000 }, async () => {
     // The account, made by an invitation accepted with a passkey (the invitation as the administrators' acts write it).
-    const { token } = await pendingInvitation(server.gatehouse.store, 'paula@example.com', Date.now());
+    const { token } = await pendingInvitation(server.gatehouse.store, 'paula@example.com', clock.now());
     const { context, page, problems } = await openWithAuthenticator(browser);
     await recordCspViolations(context);
     const clean = async (what: string) => {
@@ -72,6 +75,18 @@ describe('the account page signed in by a passkey in Chromium, a virtual authent
       await page.goto(`${base}/uas/account/security`);
       assert.match((await page.locator('main').textContent()) ?? '', /Signed in as\s*paula@example\.com/);
       await page.getByRole('button', { name: 'Add an authenticator app' }).waitFor();
+
+      // Signed in too long ago for a change (GATEHOUSE_ACCOUNT_REAUTH_WINDOW, 300 s): "Confirm with a passkey", back here, recent again.
+      clock.advance(301_000);
+      await page.goto(`${base}/uas/account/security`);
+      assert.equal(await page.getByRole('button', { name: 'Add an authenticator app' }).count(), 0);
+      await clean('the security page asking to confirm');
+      await page.getByRole('link', { name: 'Confirm with a passkey', exact: true }).click();
+      await button.waitFor();
+      await clean('the passkey page confirming');
+      await Promise.all([page.waitForURL(`${base}/uas/account/security`), button.click()]);
+      await page.getByRole('button', { name: 'Add an authenticator app' }).waitFor();
+      await clean('the security page, confirmed by the passkey');
       assert.deepEqual(problems, [], 'no console error, no failed load');
     } finally {
       await context.close();
