@@ -23,6 +23,16 @@ export function accountSectionPaths(config: Pick<HttpDeps['config'], 'issuerPath
   return { overview: base, profile: `${base}/profile`, password: `${base}/password`, security: `${base}/security`, sessions: `${base}/sessions`, applications: `${base}/applications` };
 }
 
+/**
+ * The account page's passkey sign-in page (AM108), as the sign-in forms link to it: the section to
+ * come back to and the carried client_id in its query, as the password form carries them in its
+ * fields. A plain link, so the pages that show it keep their CSP without script (AM111).
+ */
+export function accountPasskeySignInHref(config: Pick<HttpDeps['config'], 'issuerPath'>, section: AccountSection, clientId: string | undefined): string {
+  const path = `${accountSectionPaths(config).security}/passkey-sign-in?section=${section}`;
+  return clientId === undefined ? path : `${path}&client_id=${encodeURIComponent(clientId)}`;
+}
+
 /** The section a sign-in form names (its `section` field), by the allow-list only; anything else is the security page (where the form began before the other sections). */
 export function sectionOf(value: string): AccountSection {
   return (ACCOUNT_SECTIONS as readonly string[]).includes(value) ? (value as AccountSection) : 'security';

@@ -19,7 +19,7 @@ import { summariseUserAgent } from '../../lib/user-agent.ts';
 import { clientAddress } from '../client-address.ts';
 import { sameOrigin } from '../console/csrf.ts';
 import type { HttpDeps } from '../deps.ts';
-import { accountNav, accountSectionPaths, carriedClientId, sectionNames, withClient, type AccountSection } from './account-nav.ts';
+import { accountNav, accountPasskeySignInHref, accountSectionPaths, carriedClientId, sectionNames, withClient, type AccountSection } from './account-nav.ts';
 import { describeScope } from './consent-page.ts';
 import { readSessionCookie } from './cookies.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
@@ -184,7 +184,8 @@ class AccountPages {
   /** The security page's sign-in form (its POST signs in and comes back to `name`). */
   signIn(name: AccountSection, options: Options = {}): FastifyReply {
     const hidden: [string, string][] = [['section', name], ...(this.back === undefined ? [] : [['client_id', this.back.clientId] as [string, string]])];
-    return this.send('sign-in', undefined, options, { heading: this.t.accountPageTitle, action: this.actions.signIn, hidden, username: '', invalidCredentials: false });
+    const passkeySignIn = accountPasskeySignInHref(this.deps.config, name, this.back?.clientId);
+    return this.send('sign-in', undefined, options, { heading: this.t.accountPageTitle, action: this.actions.signIn, hidden, username: '', invalidCredentials: false, passkeySignIn });
   }
 
   /** A section again, with what was wrong: a refused form. */
@@ -215,7 +216,9 @@ class AccountPages {
   password(account: Account, has: boolean, options: Options = {}): FastifyReply {
     const askCurrent = has && !account.fresh;
     const stale = !has && !account.fresh;
-    return this.send('password', 'password', options, { heading: this.t.accountPasswordTitle, username: account.user.username, has, askCurrent, stale, fresh: account.fresh, invalid: options.invalid ?? '' });
+    // Without a password and signed in too long ago: confirming it is you by a passkey brings the browser back here (AM112).
+    const reauthPasskey = stale ? accountPasskeySignInHref(this.deps.config, 'password', this.back?.clientId) : undefined;
+    return this.send('password', 'password', options, { heading: this.t.accountPasswordTitle, username: account.user.username, has, askCurrent, stale, fresh: account.fresh, invalid: options.invalid ?? '', reauthPasskey });
   }
 
   async sessions(account: Account, options: Options = {}): Promise<FastifyReply> {

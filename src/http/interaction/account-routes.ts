@@ -15,14 +15,14 @@ import {
   type Account,
   type StartedTotp,
 } from '../../oauth/account/security.ts';
-import { accountPasskeyOptions, finishAccountPasskey, passkeyForAccount, startAccountPasskey } from '../../oauth/account/passkeys.ts';
+import { accountPasskeyOptions, accountPasskeySignInOptions, finishAccountPasskey, passkeyForAccount, passkeySignInToAccount, startAccountPasskey } from '../../oauth/account/passkeys.ts';
 import { parseResponseField } from '../../oauth/factors/passkey.ts';
 import type { RawParams } from '../../oauth/params.ts';
 import { backLinkOf, type BackLink } from '../../oauth/account/self-service.ts';
 import { clientAddress } from '../client-address.ts';
 import { sameOrigin } from '../console/csrf.ts';
 import type { HttpDeps } from '../deps.ts';
-import { accountNav, accountSectionPaths, carriedClientId, sectionOf, withClient } from './account-nav.ts';
+import { accountNav, accountPasskeySignInHref, accountSectionPaths, carriedClientId, sectionOf, withClient, type AccountSection } from './account-nav.ts';
 import { clearPendingSignInCookie, readPendingSignInCookie, readSessionCookie, setPendingSignInCookie, setSessionCookie } from './cookies.ts';
 import { csrfToken, csrfValid } from './csrf.ts';
 import { formField, pageLocale, requestParams, useHtmlScope } from './html-scope.ts';
@@ -35,6 +35,7 @@ import { renderView, sendPage } from './views.ts';
 export function accountSecurityPath(config: Pick<HttpDeps['config'], 'issuerPath'>): string {
   return `${config.issuerPath}/account/security`;
 }
+
 
 /**
  * The account security page (issue 24; docs/second-factors.md, "Self-service"): the signed-in
@@ -50,7 +51,7 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
   const page = accountSecurityPath(deps.config);
   const paths = { page, signIn: `${page}/sign-in`, secondFactor: `${page}/second-factor`, totp: `${page}/totp`, confirm: `${page}/totp/confirm`, recoveryCodes: `${page}/recovery-codes`, remove: `${page}/remove`, rename: `${page}/rename`,
     passkey: `${page}/passkey`, passkeyOptions: `${page}/passkey/options`, secondFactorPasskey: `${page}/second-factor/passkey`, secondFactorPasskeyOptions: `${page}/second-factor/passkey/options`,
-    email: `${page}/email`, emailConfirm: `${page}/email/confirm` };
+    email: `${page}/email`, emailConfirm: `${page}/email/confirm`, passkeySignIn: `${page}/passkey-sign-in`, passkeySignInOptions: `${page}/passkey-sign-in/options` };
   const origin = new URL(deps.config.issuer).origin;
   const view = async (request: FastifyRequest, reply: FastifyReply) => {
     const locale = pageLocale(request);
@@ -85,6 +86,35 @@ export async function accountRoutes(app: FastifyInstance, deps: HttpDeps): Promi
     }
     setSessionCookie(reply, deps.config, outcome.cookieValue);
     // 303: the browser must not repeat the POST with its password; the page is then read afresh.
+    return reply.code(303).header('cache-control', 'no-store').redirect(signedInTarget(request, raw), 303);
+  });
+
+  // "Sign in with a passkey" (AM108–AM111): a page of its own, the only one here with a script
+  // (passkey.js, its CSP 'self'), whose form runs the login page's username-less ceremony.
+  app.get(paths.passkeySignIn, async (request, reply) => (await view(request, reply)).passkeySignIn());
+
+  app.post(paths.passkeySignInOptions, async (request, reply) => {
+    const raw = requestParams(request);
+    if (forged(request, raw)) return json(reply, 403, { error: 'form_expired' });
+    const made = await accountPasskeySignInOptions(deps, clientAddress(request));
+    if ('type' in made) {
+      // RFC 6585 §4: the address used the budget it shares with the login page's passkey sign-in (AM109).
+      reply.header('retry-after', String(made.retryAfter));
+      return json(reply, 429, { error: 'too_many_requests' });
+    }
+    return json(reply, 200, made);
+  });
+
+  app.post(paths.passkeySignIn, async (request, reply) => {
+    const raw = requestParams(request);
+    if (forged(request, raw)) return (await view(request, reply)).passkeySignIn({ status: 403, message: 'formExpired' });
+    const response = parseResponseField(formField(raw, 'response'));
+    // Not JSON at all: a malformed request (400), not a refused passkey.
+    if (response === undefined) return (await view(request, reply)).passkeySignIn({ status: 400, message: 'passkeyFailed' });
+    const outcome = await passkeySignInToAccount(deps, { response, previousCookie: readSessionCookie(request, deps.config), ip: clientAddress(request) });
+    if (outcome.type === 'refused') return (await view(request, reply)).passkeySignIn({ status: 401, message: 'passkeyFailed' });
+    setSessionCookie(reply, deps.config, outcome.cookieValue);
+    // As the password form: 303 to the section the form named (an allow-list, never a URL from the request).
     return reply.code(303).header('cache-control', 'no-store').redirect(signedInTarget(request, raw), 303);
   });
 
@@ -261,7 +291,10 @@ interface Options {
   retryAfter?: number;
 }
 
-type Paths = Record<'page' | 'signIn' | 'secondFactor' | 'totp' | 'confirm' | 'recoveryCodes' | 'remove' | 'rename' | 'passkey' | 'passkeyOptions' | 'secondFactorPasskey' | 'secondFactorPasskeyOptions' | 'email' | 'emailConfirm', string>;
+type Paths = Record<
+  'page' | 'signIn' | 'secondFactor' | 'totp' | 'confirm' | 'recoveryCodes' | 'remove' | 'rename' | 'passkey' | 'passkeyOptions' | 'secondFactorPasskey' | 'secondFactorPasskeyOptions' | 'email' | 'emailConfirm' | 'passkeySignIn' | 'passkeySignInOptions',
+  string
+>;
 
 function json(reply: FastifyReply, status: number, body: unknown): FastifyReply {
   return reply.code(status).header('cache-control', 'no-store').header('referrer-policy', 'same-origin').type('application/json; charset=utf-8').send(JSON.stringify(body));
@@ -288,7 +321,19 @@ class AccountView {
   }
 
   signIn(options: Options & { username?: string } = {}): FastifyReply {
-    return this.send('sign-in', options, { heading: this.t.accountTitle, action: this.paths.signIn, hidden: this.carried(), username: options.username ?? '', invalidCredentials: options.message === 'loginFailed' });
+    const passkeySignIn = accountPasskeySignInHref(this.deps.config, this.section(), this.back?.clientId);
+    return this.send('sign-in', options, { heading: this.t.accountTitle, action: this.paths.signIn, hidden: this.carried(), username: options.username ?? '', invalidCredentials: options.message === 'loginFailed', passkeySignIn });
+  }
+
+  /**
+   * The passkey sign-in page: the login page's username-less form (passkey.js shows it), carrying
+   * the section and client_id as the password form does; a link back to that form.
+   */
+  passkeySignIn(options: Options = {}): FastifyReply {
+    const { t } = this;
+    const passkey: PasskeyForm = { action: this.paths.passkeySignIn, options: this.paths.passkeySignInOptions, ceremony: 'authenticate', label: t.passkeySignIn, errorText: t.passkeyCancelled, hidden: this.carried() };
+    const passwordHref = withClient(accountSectionPaths(this.deps.config)[this.section()], this.back?.clientId);
+    return this.send('passkey-sign-in', options, { heading: t.accountPasskeySignInTitle, passkey, passwordHref, scripts: passkeyScripts(this.deps.config) }, true);
   }
 
   overview(account: Account, options: Options = {}): FastifyReply {
@@ -314,6 +359,8 @@ class AccountView {
         heading: t.accountTitle,
         username: account.user.username,
         fresh: account.fresh,
+        // Confirming it is you: by a passkey too, for a user who has one (a passkey-only user has no password to enter, AM112).
+        reauthPasskey: !account.fresh && account.factors.some((f) => f.kind === 'passkey') ? accountPasskeySignInHref(this.deps.config, 'security', this.back?.clientId) : undefined,
         factors,
         invalidCredentials: options.message === 'loginFailed',
         passkey,
@@ -352,8 +399,12 @@ class AccountView {
    * client_id of the back link.
    */
   private carried(): [string, string][] {
-    const section = sectionOf(formField(requestParams(this.request), 'section'));
-    return [['section', section], ...(this.back === undefined ? [] : [['client_id', this.back.clientId] as [string, string]])];
+    return [['section', this.section()], ...(this.back === undefined ? [] : [['client_id', this.back.clientId] as [string, string]])];
+  }
+
+  /** The section this page's sign-in comes back to: the request's `section` (a form's field, the passkey page's query), by the allow-list. */
+  private section(): AccountSection {
+    return sectionOf(formField(requestParams(this.request), 'section'));
   }
 
   private send(mode: string, options: Options, data: Record<string, unknown>, passkey = false): FastifyReply {
@@ -373,7 +424,7 @@ class AccountView {
       mode,
       pagePath: withClient(this.paths.page, clientId),
       actions,
-      nav: mode === 'sign-in' ? undefined : accountNav(this.deps.config, t, 'security', this.back),
+      nav: mode === 'sign-in' || mode === 'passkey-sign-in' ? undefined : accountNav(this.deps.config, t, 'security', this.back),
       csrfToken: csrfToken(this.request, this.reply, this.deps),
       message: text(options.message),
       notice: text(options.notice),

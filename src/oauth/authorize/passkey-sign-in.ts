@@ -36,6 +36,15 @@ const PASSKEY_SIGN_IN_WINDOW = 60;
 
 /** The options of a username-less sign-in for this authorization request; `throttled` when the address used its budget. */
 export async function passkeySignInOptions(deps: OAuthDeps, request: AuthorizationRequest, ip?: string): Promise<PublicKeyCredentialRequestOptionsJSON | { type: 'throttled'; retryAfter: number }> {
+  return passkeySignInChallenge(deps, requestBinding(request), ip);
+}
+
+/**
+ * The options of a username-less sign-in whose challenge answers `binding` (an authorization
+ * request, or the account page's sign-in): one budget per client address for every page that
+ * offers it, so a second page adds no rows to what one address can make (AM109).
+ */
+export async function passkeySignInChallenge(deps: OAuthDeps, binding: string, ip?: string): Promise<PublicKeyCredentialRequestOptionsJSON | { type: 'throttled'; retryAfter: number }> {
   // Each ceremony stores a challenge and needs no credential: a fixed-window budget per client
   // address (RateLimitStore.take, one atomic statement; IPv6 by /64) bounds the rows one address
   // can make, as device authorizations are bounded (SA67).
@@ -45,7 +54,7 @@ export async function passkeySignInOptions(deps: OAuthDeps, request: Authorizati
     const counted = await deps.store.rateLimits.take([{ key: counterKey('passkey-sign-in-ip', addressGroup(ip)), limit }], now, now + PASSKEY_SIGN_IN_WINDOW * 1000);
     if (counted.length === 0) return { type: 'throttled', retryAfter: PASSKEY_SIGN_IN_WINDOW };
   }
-  return startPasskeyAssertion(deps, 'sign_in', requestBinding(request));
+  return startPasskeyAssertion(deps, 'sign_in', binding);
 }
 
 /** `refused`: the assertion was not right, or names a user who may not sign in: the login page again. */

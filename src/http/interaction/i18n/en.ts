@@ -347,6 +347,11 @@ export const en = {
   invitationPasskeySubmit: 'Use a passkey',
   invitationPasskeyRefused: 'The passkey was not made: the browser’s answer was not accepted, or the setup took too long. Try again, or choose a password.',
   invitationPasskeyNoScript: 'Using a passkey instead of a password needs JavaScript, which is turned off in this browser.',
+  /** The account page's passkey sign-in (AM108–AM112): its own page, linked from the sign-in forms and from "confirm it is you". */
+  accountPasskeySignInTitle: 'Sign in with a passkey',
+  accountPasskeySignInIntro: 'Use the passkey you saved on this device, your phone or a security key to sign in to your account.',
+  accountPasskeySignInPassword: 'Sign in with a password instead',
+  accountReauthPasskey: 'Confirm with a passkey',
 };
 
 export type Messages = typeof en;

@@ -333,4 +333,8 @@ export const fi: Messages = {
   invitationPasskeySubmit: 'Käytä pääsyavainta',
   invitationPasskeyRefused: 'Pääsyavainta ei luotu: selaimen vastausta ei hyväksytty tai luominen kesti liian kauan. Yritä uudelleen tai valitse salasana.',
   invitationPasskeyNoScript: 'Pääsyavaimen käyttö salasanan sijaan vaatii JavaScriptin, joka on poistettu käytöstä tässä selaimessa.',
+  accountPasskeySignInTitle: 'Kirjaudu pääsyavaimella',
+  accountPasskeySignInIntro: 'Kirjaudu tiliisi pääsyavaimella, jonka tallensit tälle laitteelle, puhelimeesi tai suojausavaimeen.',
+  accountPasskeySignInPassword: 'Kirjaudu sen sijaan salasanalla',
+  accountReauthPasskey: 'Vahvista pääsyavaimella',
 };

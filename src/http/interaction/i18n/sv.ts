@@ -333,4 +333,8 @@ export const sv: Messages = {
   invitationPasskeySubmit: 'Använd en lösennyckel',
   invitationPasskeyRefused: 'Lösennyckeln skapades inte: webbläsarens svar godtogs inte, eller det tog för lång tid. Försök igen, eller välj ett lösenord.',
   invitationPasskeyNoScript: 'Att använda en lösennyckel i stället för ett lösenord kräver JavaScript, som är avstängt i den här webbläsaren.',
+  accountPasskeySignInTitle: 'Logga in med en lösennyckel',
+  accountPasskeySignInIntro: 'Logga in på ditt konto med lösennyckeln du sparade på den här enheten, din telefon eller en säkerhetsnyckel.',
+  accountPasskeySignInPassword: 'Logga in med lösenord i stället',
+  accountReauthPasskey: 'Bekräfta med en lösennyckel',
 };
