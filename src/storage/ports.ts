@@ -319,6 +319,12 @@ export interface CodeCleanupPage {
 export interface CodeStore {
   insert(code: AuthorizationCode): Promise<void>;
   /**
+   * Stores the code only if the SSO session `sessionIdHash` is live at `now` (as
+   * SessionStore.findLive reads it), in one statement; whether it was stored. Run in the unit of
+   * work that would have read the session first: the read is the INSERT's own (issue 27).
+   */
+  insertForLiveSession(code: AuthorizationCode, sessionIdHash: string, now: number): Promise<boolean>;
+  /**
    * Marks the code consumed in one atomic step. Exactly one of any number of concurrent callers
    * gets `redeemed`; the rest, and every later caller, get `replayed`, and the code is marked
    * replayed before they return.

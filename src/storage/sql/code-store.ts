@@ -16,28 +16,11 @@ export class SqlCodeStore implements CodeStore {
   }
 
   async insert(c: AuthorizationCode): Promise<void> {
-    await this.#q.insert.execute(
-      {
-        code_hash: c.codeHash,
-        client_id: c.clientId,
-        user_id: c.userId,
-        redirect_uri: c.redirectUri,
-        scope: c.scope,
-        nonce: c.nonce ?? null,
-        code_challenge: c.codeChallenge ?? null,
-        code_challenge_method: c.codeChallengeMethod ?? null,
-        session_index: c.sessionIndex,
-        auth_time: c.authTime,
-        amr: JSON.stringify(c.amr),
-        acr: c.acr ?? null,
-        created_at: c.createdAt,
-        expires_at: c.expiresAt,
-        consumed_at: null,
-        replayed_at: null,
-        refused_for: null,
-      },
-      this.#db,
-    );
+    await this.#q.insert.execute(codeRow(c), this.#db);
+  }
+
+  async insertForLiveSession(c: AuthorizationCode, sessionIdHash: string, now: number): Promise<boolean> {
+    return (await this.#q.insertForLiveSession.affected({ ...codeRow(c), session_id_hash: sessionIdHash, now }, this.#db)) === 1;
   }
 
   async consumeOnce(codeHash: string, now: number): Promise<Redemption> {
@@ -152,10 +135,47 @@ function statements(db: Kysely<Database>) {
     insert: prepared<CodesTable, unknown>(db, (p) =>
       db.insertInto('authorization_codes').values(Object.fromEntries(CODE_COLUMNS.map((column) => [column, p(column)])) as unknown as CodesTable),
     ),
+    // The code stored only while its session is live, in one statement (PR12): the unit of work's
+    // read of the session and the INSERT folded, so the session's row is read where it is written.
+    insertForLiveSession: prepared<CodesTable & { session_id_hash: string; now: number }, unknown>(db, (p) =>
+      db
+        .insertInto('authorization_codes')
+        .columns([...CODE_COLUMNS])
+        .expression(
+          db
+            .selectFrom('sessions')
+            .select((eb) => CODE_COLUMNS.map((column) => eb.val(p(column)).as(column)))
+            .where('id_hash', '=', p('session_id_hash'))
+            .where('expires_at', '>', p('now'))
+            .where('max_expires_at', '>', p('now')),
+        ),
+    ),
     // One guarded UPDATE: the database lets exactly one caller flip consumed_at.
     consume: prepared<{ codeHash: string; now: number }, Selectable<CodesTable>>(db, (p) =>
       db.updateTable('authorization_codes').set({ consumed_at: p('now') }).where('code_hash', '=', p('codeHash')).where('consumed_at', 'is', null).returningAll(),
     ),
+  };
+}
+
+function codeRow(c: AuthorizationCode): CodesTable {
+  return {
+    code_hash: c.codeHash,
+    client_id: c.clientId,
+    user_id: c.userId,
+    redirect_uri: c.redirectUri,
+    scope: c.scope,
+    nonce: c.nonce ?? null,
+    code_challenge: c.codeChallenge ?? null,
+    code_challenge_method: c.codeChallengeMethod ?? null,
+    session_index: c.sessionIndex,
+    auth_time: c.authTime,
+    amr: JSON.stringify(c.amr),
+    acr: c.acr ?? null,
+    created_at: c.createdAt,
+    expires_at: c.expiresAt,
+    consumed_at: null,
+    replayed_at: null,
+    refused_for: null,
   };
 }
 
