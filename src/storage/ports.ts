@@ -292,7 +292,8 @@ export interface SessionStore {
 
 /** `refusedFor` on a replay: the code was spent by a refused redemption (no token was issued from it). */
 export type Redemption =
-  | { outcome: 'redeemed'; code: AuthorizationCode }
+  /** `user`: the code's user as UserStore.getProfile reads it, read by the redeeming statement itself; absent when there is none. */
+  | { outcome: 'redeemed'; code: AuthorizationCode; user?: UserProfile }
   | { outcome: 'replayed'; code: AuthorizationCode; refusedFor: CodeRefusal | undefined }
   | { outcome: 'unknown' };
 

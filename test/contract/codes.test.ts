@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { AuthorizationCode } from '../../src/domain/grant.ts';
 import type { CodeStore, Redemption, Store } from '../../src/storage/ports.ts';
 import { DATABASES } from '../helpers/databases.ts';
-import { aCode, aHash, aSessionIndex, aStoredSession, openTestStore, T0, warmUp, type TestStore } from '../helpers/store.ts';
+import { aCode, aHash, aSessionIndex, aStoredSession, aStoredUser, openTestStore, T0, warmUp, type TestStore } from '../helpers/store.ts';
 
 const RACERS = 20;
 
@@ -56,6 +56,14 @@ for (const kind of DATABASES) {
     test('the first consumeOnce redeems the code and returns everything it is bound to', async () => {
       const code = await stored();
       assert.deepEqual(await codes.consumeOnce(code.codeHash, T0 + 1000), { outcome: 'redeemed', code: { ...code, consumedAt: T0 + 1000 } });
+    });
+
+    test("the redemption reads the code's user as getProfile does, and nothing for a user that does not exist", async () => {
+      const user = await aStoredUser(harness.store, { givenName: 'Ada', email: 'ada@example.com', emailVerified: true });
+      const code = await stored({ userId: user.id });
+      assert.deepEqual(await codes.consumeOnce(code.codeHash, T0 + 1), { outcome: 'redeemed', code: { ...code, consumedAt: T0 + 1 }, user: await harness.store.users.getProfile(user.id) });
+      const orphan = await stored();
+      assert.deepEqual(await codes.consumeOnce(orphan.codeHash, T0 + 1), { outcome: 'redeemed', code: { ...orphan, consumedAt: T0 + 1 } });
     });
 
     test('a code without nonce, PKCE or acr round-trips with those undefined', async () => {
@@ -117,7 +125,7 @@ for (const kind of DATABASES) {
       const live = await aStoredSession(store);
       const code = aCode({ sessionIndex: live.sessionIndex, userId: live.userId });
       assert.equal(await store.transaction((tx) => tx.codes.insertForLiveSession(code, live.idHash, T0 + 1)), true);
-      assert.deepEqual(await codes.consumeOnce(code.codeHash, T0 + 2), { outcome: 'redeemed', code: { ...code, consumedAt: T0 + 2 } });
+      assert.deepEqual(await codes.consumeOnce(code.codeHash, T0 + 2), { outcome: 'redeemed', code: { ...code, consumedAt: T0 + 2 }, user: await store.users.getProfile(live.userId) });
 
       const ended = await aStoredSession(store);
       await store.sessions.end(ended.idHash);

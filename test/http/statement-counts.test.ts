@@ -41,7 +41,7 @@ const ON_SQLITE: Record<Path, Count> = {
   S1: { statements: 1, transactions: 0, roundTrips: 1 },
   S1a: { statements: 1, transactions: 0, roundTrips: 1 },
   S2: { statements: 1, transactions: 0, roundTrips: 1 },
-  S3: { statements: 4, transactions: 1, roundTrips: 6 },
+  S3: { statements: 3, transactions: 1, roundTrips: 5 },
   S4: { statements: 4, transactions: 1, roundTrips: 6 },
   S5: { statements: 4, transactions: 1, roundTrips: 6 },
   S5p: { statements: 5, transactions: 1, roundTrips: 7 },

@@ -3,7 +3,12 @@ import type { AuthorizationCode } from '../../domain/grant.ts';
 import type { CodeRefusal } from '../../domain/grant.ts';
 import type { CodeCleanupPage, CodeCursor, CodeStore, Redemption } from '../ports.ts';
 import { prepared } from './prepared.ts';
-import type { CodesTable, Database } from './schema.ts';
+import type { CodesTable, Database, UsersTable } from './schema.ts';
+import { PROFILE_COLUMNS, profileFromRow, type ProfileColumn } from './user-store.ts';
+
+/** The code's user's profile columns, prefixed `user__` (codes have a user_id of their own; null: no such user). */
+type UserColumns = { [C in ProfileColumn as `user__${C}`]: UsersTable[C] | null };
+const USER_ALIASES = PROFILE_COLUMNS.map((column) => [column, `user__${column}`] as const);
 
 export class SqlCodeStore implements CodeStore {
   readonly #db: Kysely<Database>;
@@ -25,7 +30,10 @@ export class SqlCodeStore implements CodeStore {
 
   async consumeOnce(codeHash: string, now: number): Promise<Redemption> {
     const won = await this.#q.consume.first({ codeHash, now }, this.#db);
-    if (won) return { outcome: 'redeemed', code: fromRow(won) };
+    if (won) {
+      const user = won.user__id === null ? undefined : profileFromRow(Object.fromEntries(USER_ALIASES.map(([column, alias]) => [column, won[alias]])) as Pick<UsersTable, ProfileColumn>);
+      return user ? { outcome: 'redeemed', code: fromRow(won), user } : { outcome: 'redeemed', code: fromRow(won) };
+    }
     const seen = await this.#db
       .updateTable('authorization_codes')
       .set((eb) => ({ replayed_at: eb.fn.coalesce('replayed_at', eb.val(now)) }))
@@ -151,8 +159,16 @@ function statements(db: Kysely<Database>) {
         ),
     ),
     // One guarded UPDATE: the database lets exactly one caller flip consumed_at.
-    consume: prepared<{ codeHash: string; now: number }, Selectable<CodesTable>>(db, (p) =>
-      db.updateTable('authorization_codes').set({ consumed_at: p('now') }).where('code_hash', '=', p('codeHash')).where('consumed_at', 'is', null).returningAll(),
+    // Its RETURNING reads the code's user too, a column at a time (SQLite's RETURNING may not name
+    // a joined table, but may hold subqueries): the exchange's read of the user folded in (PR13).
+    consume: prepared<{ codeHash: string; now: number }, Selectable<CodesTable> & UserColumns>(db, (p) =>
+      db
+        .updateTable('authorization_codes')
+        .set({ consumed_at: p('now') })
+        .where('code_hash', '=', p('codeHash'))
+        .where('consumed_at', 'is', null)
+        .returningAll()
+        .returning((eb) => USER_ALIASES.map(([column, alias]) => eb.selectFrom('users').select(column).whereRef('users.id', '=', 'authorization_codes.user_id').as(alias))) as never,
     ),
   };
 }
