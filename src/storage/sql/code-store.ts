@@ -173,6 +173,7 @@ function statements(db: Kysely<Database>) {
   };
 }
 
+/** The code as its row, for both INSERTs (insert, insertForLiveSession); moved out of insert unchanged. */
 function codeRow(c: AuthorizationCode): CodesTable {
   return {
     code_hash: c.codeHash,
