@@ -36,6 +36,34 @@ const MAX_RESOURCE_SCOPE_LOOKUPS = 100;
 /** What the audience rules read from the store: clients by id, declared scope values by value. */
 export type AudienceReader = Pick<ClientStore, 'get' | 'resourceScopeOwners'>;
 
+/**
+ * A reader for one request that reads each client and each declared scope value at most once: a
+ * grant decides its audiences (grantedAudiences) and then the token's form and `aud`
+ * (accessTokenForm) from the same rows, which it used to read twice (issue 27, PR11). Made per
+ * request and dropped with it, so nothing outlives the request to go stale: one read of each row
+ * is at least as consistent as two, which could disagree with each other. Misses are kept too
+ * (an unknown client, an undeclared value), as the second read would have found the same.
+ */
+export function readOnce(clients: AudienceReader): AudienceReader {
+  const byId = new Map<string, Promise<Client | undefined>>();
+  const owners = new Map<string, string | undefined>();
+  return {
+    get: (clientId) => {
+      let found = byId.get(clientId);
+      if (found === undefined) byId.set(clientId, (found = clients.get(clientId)));
+      return found;
+    },
+    resourceScopeOwners: async (values) => {
+      const unread = values.filter((value) => !owners.has(value));
+      if (unread.length > 0) {
+        const read = await clients.resourceScopeOwners(unread);
+        for (const value of unread) owners.set(value, read.get(value));
+      }
+      return new Map(values.flatMap((value) => (owners.get(value) === undefined ? [] : [[value, owners.get(value)!] as const])));
+    },
+  };
+}
+
 function isSupported(value: string): boolean {
   return (SUPPORTED_SCOPES as readonly string[]).includes(value);
 }

@@ -292,7 +292,8 @@ export interface SessionStore {
 
 /** `refusedFor` on a replay: the code was spent by a refused redemption (no token was issued from it). */
 export type Redemption =
-  | { outcome: 'redeemed'; code: AuthorizationCode }
+  /** `user`: the code's user as UserStore.getProfile reads it, read by the redeeming statement itself; absent when there is none. */
+  | { outcome: 'redeemed'; code: AuthorizationCode; user?: UserProfile }
   | { outcome: 'replayed'; code: AuthorizationCode; refusedFor: CodeRefusal | undefined }
   | { outcome: 'unknown' };
 
@@ -318,6 +319,12 @@ export interface CodeCleanupPage {
 
 export interface CodeStore {
   insert(code: AuthorizationCode): Promise<void>;
+  /**
+   * Stores the code only if the SSO session `sessionIdHash` is live at `now` (as
+   * SessionStore.findLive reads it), in one statement; whether it was stored. Run in the unit of
+   * work that would have read the session first: the read is the INSERT's own (issue 27).
+   */
+  insertForLiveSession(code: AuthorizationCode, sessionIdHash: string, now: number): Promise<boolean>;
   /**
    * Marks the code consumed in one atomic step. Exactly one of any number of concurrent callers
    * gets `redeemed`; the rest, and every later caller, get `replayed`, and the code is marked

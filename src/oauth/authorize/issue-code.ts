@@ -12,7 +12,7 @@ import type { CodeGrant } from './request.ts';
  * the SHA-256 is stored, bound to the client, redirect_uri, scope, nonce, PKCE challenge and the
  * session's authentication, and valid for GATEHOUSE_CODE_TTL seconds. Returns the code itself.
  *
- * The session is read again and the code stored in one unit of work (Store.transaction): a logout
+ * The session is read again and the code stored in one unit of work, one statement (Store.transaction): a logout
  * that overlaps it runs wholly before it, and then no code is issued for the ended session
  * (`login_required`), or wholly after it, and then spends the code with the session's others.
  */
@@ -38,11 +38,9 @@ export async function issueCode(deps: Pick<OAuthDeps, 'config' | 'store' | 'cloc
     expiresAt: now + deps.config.codeTtl * 1000,
     consumedAt: undefined,
   };
-  const issued = await deps.store.transaction(async (tx) => {
-    if (!(await tx.sessions.findLive(session.idHash, now))) return false;
-    await tx.codes.insert(row);
-    return true;
-  });
+  // One statement in the unit of work: the session's read is the INSERT's own (PR12), so it is
+  // still the unit that serializes with a logout (serializable on PostgreSQL, the write lock on SQLite).
+  const issued = await deps.store.transaction((tx) => tx.codes.insertForLiveSession(row, session.idHash, now));
   if (!issued) throw new LoginRequired('The session ended before the authorization completed.');
   return code;
 }

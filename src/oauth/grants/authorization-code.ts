@@ -69,7 +69,8 @@ async function redeemCode(deps: OAuthDeps, client: Client, body: RawParams, ip?:
       check = 'code_verifier';
       verifyPkce(bound, verifier);
       check = 'user';
-      const user = activeUser(await tx.users.getProfile(bound.userId));
+      // Read with the code by the redeeming UPDATE (PR13), in this unit of work as before.
+      const user = activeUser(redemption.user);
       check = 'scope';
       const granted = bound.scope === '' ? [] : bound.scope.split(' ');
       const scope = await narrowToResources(tx.clients, granted, granted, servers, resources);

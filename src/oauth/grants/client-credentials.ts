@@ -5,7 +5,7 @@ import { InvalidScope } from '../errors.ts';
 import { mintClientToken, type TokenResponse } from '../issue-tokens.ts';
 import { param, type RawParams } from '../params.ts';
 import { allowedResourceAudiences, parseResources, RESOURCE_PARAM, withAudiences } from '../resource.ts';
-import { grantedAudiences, parseScope } from '../scope.ts';
+import { grantedAudiences, parseScope, readOnce } from '../scope.ts';
 import type { Grant } from './grant.ts';
 
 /**
@@ -50,13 +50,15 @@ async function issueForClient(deps: OAuthDeps, client: Client, body: RawParams, 
   const resources = parseResources(body);
   const userScope = requested.find((value) => USER_SCOPES.has(value));
   if (userScope !== undefined) throw new InvalidScope(`The scope value ${userScope} releases claims about a user; a client_credentials token has no user.`);
-  const audiences = await grantedAudiences(deps.store.clients, client, requested);
+  // The audiences' rows are read once for the grant's rule and the token's form and `aud` (PR11).
+  const clients = readOnce(deps.store.clients);
+  const audiences = await grantedAudiences(clients, client, requested);
   const unknown = requested.find((value) => !audiences.has(value));
   if (unknown !== undefined) throw new InvalidScope(`The scope value ${unknown} is not an audience this client may request (client metadata aud).`);
 
   // RFC 8707 §2: each resource's server must be in the client's `aud`, else invalid_target.
   const scope = withAudiences(requested, await allowedResourceAudiences(deps.store.clients, client, resources));
-  const minted = await mintClientToken(deps, { client, scope }, deps.store);
+  const minted = await mintClientToken(deps, { client, scope }, { clients, policies: deps.store.policies, users: deps.store.users });
   await deps.store.tokens.insertMany(minted.rows);
   const response = minted.response;
   deps.audit.emit({

@@ -3,7 +3,12 @@ import type { AuthorizationCode } from '../../domain/grant.ts';
 import type { CodeRefusal } from '../../domain/grant.ts';
 import type { CodeCleanupPage, CodeCursor, CodeStore, Redemption } from '../ports.ts';
 import { prepared } from './prepared.ts';
-import type { CodesTable, Database } from './schema.ts';
+import type { CodesTable, Database, UsersTable } from './schema.ts';
+import { PROFILE_COLUMNS, profileFromRow, type ProfileColumn } from './user-store.ts';
+
+/** The code's user's profile columns, prefixed `user__` (codes have a user_id of their own; null: no such user). */
+type UserColumns = { [C in ProfileColumn as `user__${C}`]: UsersTable[C] | null };
+const USER_ALIASES = PROFILE_COLUMNS.map((column) => [column, `user__${column}`] as const);
 
 export class SqlCodeStore implements CodeStore {
   readonly #db: Kysely<Database>;
@@ -16,33 +21,19 @@ export class SqlCodeStore implements CodeStore {
   }
 
   async insert(c: AuthorizationCode): Promise<void> {
-    await this.#q.insert.execute(
-      {
-        code_hash: c.codeHash,
-        client_id: c.clientId,
-        user_id: c.userId,
-        redirect_uri: c.redirectUri,
-        scope: c.scope,
-        nonce: c.nonce ?? null,
-        code_challenge: c.codeChallenge ?? null,
-        code_challenge_method: c.codeChallengeMethod ?? null,
-        session_index: c.sessionIndex,
-        auth_time: c.authTime,
-        amr: JSON.stringify(c.amr),
-        acr: c.acr ?? null,
-        created_at: c.createdAt,
-        expires_at: c.expiresAt,
-        consumed_at: null,
-        replayed_at: null,
-        refused_for: null,
-      },
-      this.#db,
-    );
+    await this.#q.insert.execute(codeRow(c), this.#db);
+  }
+
+  async insertForLiveSession(c: AuthorizationCode, sessionIdHash: string, now: number): Promise<boolean> {
+    return (await this.#q.insertForLiveSession.affected({ ...codeRow(c), session_id_hash: sessionIdHash, now }, this.#db)) === 1;
   }
 
   async consumeOnce(codeHash: string, now: number): Promise<Redemption> {
     const won = await this.#q.consume.first({ codeHash, now }, this.#db);
-    if (won) return { outcome: 'redeemed', code: fromRow(won) };
+    if (won) {
+      const user = won.user__id === null ? undefined : profileFromRow(Object.fromEntries(USER_ALIASES.map(([column, alias]) => [column, won[alias]])) as Pick<UsersTable, ProfileColumn>);
+      return user ? { outcome: 'redeemed', code: fromRow(won), user } : { outcome: 'redeemed', code: fromRow(won) };
+    }
     const seen = await this.#db
       .updateTable('authorization_codes')
       .set((eb) => ({ replayed_at: eb.fn.coalesce('replayed_at', eb.val(now)) }))
@@ -152,10 +143,56 @@ function statements(db: Kysely<Database>) {
     insert: prepared<CodesTable, unknown>(db, (p) =>
       db.insertInto('authorization_codes').values(Object.fromEntries(CODE_COLUMNS.map((column) => [column, p(column)])) as unknown as CodesTable),
     ),
-    // One guarded UPDATE: the database lets exactly one caller flip consumed_at.
-    consume: prepared<{ codeHash: string; now: number }, Selectable<CodesTable>>(db, (p) =>
-      db.updateTable('authorization_codes').set({ consumed_at: p('now') }).where('code_hash', '=', p('codeHash')).where('consumed_at', 'is', null).returningAll(),
+    // The code stored only while its session is live, in one statement (PR12): the unit of work's
+    // read of the session and the INSERT folded, so the session's row is read where it is written.
+    insertForLiveSession: prepared<CodesTable & { session_id_hash: string; now: number }, unknown>(db, (p) =>
+      db
+        .insertInto('authorization_codes')
+        .columns([...CODE_COLUMNS])
+        .expression(
+          db
+            .selectFrom('sessions')
+            .select((eb) => CODE_COLUMNS.map((column) => eb.val(p(column)).as(column)))
+            .where('id_hash', '=', p('session_id_hash'))
+            .where('expires_at', '>', p('now'))
+            .where('max_expires_at', '>', p('now')),
+        ),
     ),
+    // One guarded UPDATE: the database lets exactly one caller flip consumed_at.
+    // Its RETURNING reads the code's user too, a column at a time (SQLite's RETURNING may not name
+    // a joined table, but may hold subqueries): the exchange's read of the user folded in (PR13).
+    consume: prepared<{ codeHash: string; now: number }, Selectable<CodesTable> & UserColumns>(db, (p) =>
+      db
+        .updateTable('authorization_codes')
+        .set({ consumed_at: p('now') })
+        .where('code_hash', '=', p('codeHash'))
+        .where('consumed_at', 'is', null)
+        .returningAll()
+        .returning((eb) => USER_ALIASES.map(([column, alias]) => eb.selectFrom('users').select(column).whereRef('users.id', '=', 'authorization_codes.user_id').as(alias))) as never,
+    ),
+  };
+}
+
+/** The code as its row, for both INSERTs (insert, insertForLiveSession); moved out of insert unchanged. */
+function codeRow(c: AuthorizationCode): CodesTable {
+  return {
+    code_hash: c.codeHash,
+    client_id: c.clientId,
+    user_id: c.userId,
+    redirect_uri: c.redirectUri,
+    scope: c.scope,
+    nonce: c.nonce ?? null,
+    code_challenge: c.codeChallenge ?? null,
+    code_challenge_method: c.codeChallengeMethod ?? null,
+    session_index: c.sessionIndex,
+    auth_time: c.authTime,
+    amr: JSON.stringify(c.amr),
+    acr: c.acr ?? null,
+    created_at: c.createdAt,
+    expires_at: c.expiresAt,
+    consumed_at: null,
+    replayed_at: null,
+    refused_for: null,
   };
 }
 
