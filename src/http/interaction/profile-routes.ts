@@ -101,12 +101,10 @@ export async function profileRoutes(app: FastifyInstance, deps: HttpDeps): Promi
       const { user } = account;
       const view = new ProfileView(request, reply, deps, paths);
       if (forged(request, raw)) return view.show(user, { status: 403, message: 'formExpired' });
-      // The address is where password reset links go: moving it is as strong a change as the
-      // password's, so it needs a recent sign-in as every change on the security page does (AM120).
-      if (field !== undefined && !account.fresh) return sendAccountSignIn(request, reply, deps, 'profile', { status: 401, message: 'profileChangeReauth' });
       const newEmail = field === undefined ? undefined : formField(raw, field);
       if (field !== undefined && newEmail === '') return view.show(user, { status: 400, message: 'profileInvalidEmail', field: 'email' });
-      const asked = await askForVerification(deps, user, { newEmail, locale: view.locale, ip: clientAddress(request) });
+      const asked = await askForVerification(deps, account, { newEmail, locale: view.locale, ip: clientAddress(request) });
+      if (asked.type === 'reauthenticate') return sendAccountSignIn(request, reply, deps, 'profile', { status: 401, message: 'profileChangeReauth' });
       if (asked.type === 'throttled') {
         reply.header('retry-after', String(asked.retryAfter));
         return view.show(user, { status: 429, message: 'profileThrottled', retryAfter: asked.retryAfter });

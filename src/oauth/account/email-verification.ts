@@ -131,7 +131,7 @@ async function queueLink(
   return { messageId: id, email };
 }
 
-export type VerificationAsk = { type: 'sent'; email: string } | { type: 'refused'; reason: VerificationRefusal } | { type: 'throttled'; retryAfter: number };
+export type VerificationAsk = { type: 'sent'; email: string } | { type: 'refused'; reason: VerificationRefusal } | { type: 'throttled'; retryAfter: number } | { type: 'reauthenticate' };
 
 /**
  * The profile page's ask (AM54): a link to the user's own address, or to `newEmail` for a
@@ -139,7 +139,11 @@ export type VerificationAsk = { type: 'sent'; email: string } | { type: 'refused
  * accounts, so nobody can flood another's mailbox by asking to change to it). Both budgets are
  * taken in one atomic statement (RateLimitStore.take), after the ask is known to be sendable.
  */
-export async function askForVerification(deps: VerificationAskDeps, user: UserProfile, input: { newEmail?: unknown; locale: MailLocale; ip: string | undefined }): Promise<VerificationAsk> {
+export async function askForVerification(deps: VerificationAskDeps, asker: { user: UserProfile; fresh: boolean }, input: { newEmail?: unknown; locale: MailLocale; ip: string | undefined }): Promise<VerificationAsk> {
+  const { user } = asker;
+  // The address is where password reset links go: moving it is as strong a change as the
+  // password's, so it needs a recent sign-in, as every change on the security page does (AM120).
+  if (input.newEmail !== undefined && !asker.fresh) return { type: 'reauthenticate' };
   const mail = deps.mail;
   let email: string;
   try {
