@@ -76,7 +76,7 @@ export interface Runtime {
  * CLI waits as long as its command takes. `create: false` refuses a store that does not exist yet
  * (StoreMissingError) rather than creating it: the CLI's commands other than `migrate`.
  */
-export async function openStore(config: Config, options: { serving?: boolean; create?: boolean; onQuery?: OpenOptions['onQuery'] } = {}): Promise<SqlStore> {
+export async function openStore(config: Config, options: { serving?: boolean; create?: boolean; onQuery?: OpenOptions['onQuery']; onCommit?: OpenOptions['onCommit'] } = {}): Promise<SqlStore> {
   const timeoutMs = config.databaseTimeout * 1000;
   return openSqlStore(config.databaseUrl, {
     create: options.create,
@@ -85,6 +85,7 @@ export async function openStore(config: Config, options: { serving?: boolean; cr
     queryTimeoutMs: options.serving ? timeoutMs : 0,
     namedStatements: config.databaseNamedStatements,
     ...(options.onQuery ? { onQuery: options.onQuery } : {}),
+    ...(options.onCommit ? { onCommit: options.onCommit } : {}),
   });
 }
 
@@ -183,7 +184,11 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
   const theme = configuredTheme(config);
   // Metrics are collected only when they are served (GATEHOUSE_METRICS_PORT).
   let metrics: Metrics | undefined;
-  const store = await openStore(config, { serving: true, ...queryListener(config, runtime, (seconds, failed) => metrics?.observeQuery(seconds, failed)) });
+  const store = await openStore(config, {
+    serving: true,
+    ...queryListener(config, runtime, (seconds, failed) => metrics?.observeQuery(seconds, failed)),
+    ...(config.metricsPort !== undefined ? { onCommit: (turns: number) => metrics?.observeCommit(turns) } : {}),
+  });
   const auditFile = runtime.audit === undefined && config.auditLog !== undefined ? openAuditFile(config.auditLog, { sync: false }) : undefined;
   // Without a file, audit events go to the server's own log, which exists only once the server does.
   const toServerLog = new DeferredAuditSink();

@@ -33,6 +33,8 @@ export const SESSION_COUNT_LIMIT = 1_000_000;
 /** Seconds: from a fast userinfo on SQLite (~1 ms) to the 5 s database timeout and beyond. */
 const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 const QUERY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5];
+/** Turns per SQLite COMMIT; the largest group is MAX_UNITS (64). */
+const COMMIT_BUCKETS = [1, 2, 4, 8, 16, 32, 64];
 
 export type LoginOutcome = 'succeeded' | 'unknown_user' | 'wrong_password' | 'not_enabled' | 'throttled' | 'hint_mismatch' | 'second_factor_required';
 
@@ -46,6 +48,7 @@ export class Metrics {
   readonly #logouts: Counter;
   readonly #factors: Counter<'event' | 'kind'>;
   readonly #queries: Histogram<'outcome'>;
+  readonly #commits: Histogram;
   readonly #outbox: Counter<'channel' | 'outcome'>;
 
   constructor(sources: MetricSources = {}) {
@@ -82,6 +85,12 @@ export class Metrics {
       registers,
     });
     this.#queries = new Histogram({ name: 'gatehouse_store_query_duration_seconds', help: 'Store queries and their duration, by outcome (ok, error).', labelNames: ['outcome'], buckets: QUERY_BUCKETS, registers });
+    this.#commits = new Histogram({
+      name: 'gatehouse_store_group_commit_turns',
+      help: 'SQLite: each COMMIT and how many units of work and statements it made durable at once (group commit); _count is the commits, _sum the turns.',
+      buckets: COMMIT_BUCKETS,
+      registers,
+    });
 
     const pool = sources.pool;
     if (pool) {
@@ -165,6 +174,11 @@ export class Metrics {
 
   observeQuery(seconds: number, failed: boolean): void {
     this.#queries.observe({ outcome: failed ? 'error' : 'ok' }, seconds);
+  }
+
+  /** One COMMIT on SQLite and the turns it made durable (src/storage/sql/sqlite-group-commit.ts). */
+  observeCommit(turns: number): void {
+    this.#commits.observe(turns);
   }
 
   /** Counts each audit event it knows, then passes every event on to `next`. */

@@ -42,6 +42,11 @@ export interface OpenOptions {
   /** Told of every query, how long it took and its SQL text (metrics, tests); Kysely's `log` hook. */
   onQuery?: (seconds: number, failed: boolean, sqlText: string) => void;
   /**
+   * SQLite: told of each COMMIT and how many turns (units of work and statements) it made durable
+   * at once (src/storage/sql/sqlite-group-commit.ts; metrics, tests). Not called on PostgreSQL.
+   */
+  onCommit?: (turns: number) => void;
+  /**
    * false: refuse a store that does not exist yet (StoreMissingError): a missing SQLite file, or a
    * database without gatehouse's migration table. Default true: create or complete it.
    */
@@ -62,7 +67,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): SqlDatabas
     // Checked before opening: opening a missing file creates it.
     if (path !== ':memory:' && options.create === false && !existsSync(path)) throw new StoreMissingError(`no SQLite file at ${path}`);
     if (path !== ':memory:') createPrivately(path);
-    const db = new Kysely<Database>({ dialect: nodeSqliteDialect(path), ...queryLog(options) });
+    const db = new Kysely<Database>({ dialect: nodeSqliteDialect(path, options.onCommit), ...queryLog(options) });
     return { db, dialect: 'sqlite', sqlitePath: path, poolStats: () => undefined, close: () => db.destroy() };
   }
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;

@@ -1,34 +1,16 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
-import { CompiledQuery, SqliteAdapter, SqliteDialect, SqliteDriver, type DatabaseConnection, type DialectAdapter, type Driver, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import { SqliteAdapter, SqliteDialect, type DialectAdapter, type Driver } from 'kysely';
+import { GroupCommitDriver, Turns, type CommitListener, type SqliteHandle, type SqliteStatementHandle } from './sqlite-group-commit.ts';
 
 /**
  * Kysely's SqliteDialect on Node's built-in `node:sqlite`, so the embedded store needs no
  * native module. The file is opened in WAL mode with a busy timeout so that the CLI and a
- * running server (or several server processes) can share it.
+ * running server (or several server processes) can share it. Writes arriving together are
+ * committed together (src/storage/sql/sqlite-group-commit.ts).
  */
-export function nodeSqliteDialect(path: string): SqliteDialect {
-  const database = openDatabase(path);
-  return new ImmediateSqliteDialect({ database }, path === ':memory:' ? new Turns() : turnsOf(path));
-}
-
-/**
- * Connections to one file in one process take turns, a statement or a whole transaction at a
- * time. SQLite makes a connection that finds the file locked wait in its busy handler, and
- * node:sqlite is synchronous, so that wait blocks the thread: a second store on the same file in
- * the same process (tests run two server instances so) that waited for a transaction of the first
- * would stop the very thread that has to finish that transaction, until busy_timeout ran out.
- * Processes still exclude each other through SQLite's own locks and busy_timeout.
- */
-class Turns {
-  #tail: Promise<void> = Promise.resolve();
-  /** Resolves when it is the caller's turn, with the function that ends the turn. */
-  take(): Promise<() => void> {
-    let end!: () => void;
-    const ended = new Promise<void>((resolve) => (end = resolve));
-    const turn = this.#tail.then(() => end);
-    this.#tail = this.#tail.then(() => ended);
-    return turn;
-  }
+export function nodeSqliteDialect(path: string, onCommit?: CommitListener): SqliteDialect {
+  const handle = openDatabase(path);
+  return new GroupCommitSqliteDialect(() => new GroupCommitDriver(handle, path === ':memory:' ? new Turns() : turnsOf(path), onCommit));
 }
 
 const TURNS_BY_FILE = new Map<string, Turns>();
@@ -39,7 +21,7 @@ function turnsOf(path: string): Turns {
   return turns;
 }
 
-function openDatabase(path: string): SqliteDatabase {
+function openDatabase(path: string): SqliteHandle {
   const db = new DatabaseSync(path);
   db.exec('PRAGMA busy_timeout = 10000');
   if (path !== ':memory:') enableWal(db);
@@ -50,13 +32,14 @@ function openDatabase(path: string): SqliteDatabase {
   // Kysely prepares every query anew; compiling the SQL was the largest single cost of the hot
   // paths (docs/performance.md). The queries are few and parameterised, so their prepared
   // statements are kept, bounded, by SQL text.
-  const statements = new Map<string, SqliteStatement>();
+  const statements = new Map<string, SqliteStatementHandle>();
   return {
+    inTransaction: () => db.isTransaction,
     close: () => {
       statements.clear();
       db.close();
     },
-    prepare(sqlText: string): SqliteStatement {
+    prepare(sqlText: string): SqliteStatementHandle {
       const cached = statements.get(sqlText);
       if (cached) return cached;
       const statement = wrap(db.prepare(sqlText));
@@ -69,13 +52,12 @@ function openDatabase(path: string): SqliteDatabase {
 
 const STATEMENT_CACHE_SIZE = 500;
 
-function wrap(statement: StatementSync): SqliteStatement {
+function wrap(statement: StatementSync): SqliteStatementHandle {
   const bind = (parameters: ReadonlyArray<unknown>) => parameters.map(toSqliteValue);
   return {
     reader: statement.columns().length > 0,
     all: (parameters) => statement.all(...bind(parameters)),
     run: (parameters) => statement.run(...bind(parameters)),
-    iterate: (parameters) => statement.iterate(...bind(parameters)),
   };
 }
 
@@ -106,46 +88,15 @@ function toSqliteValue(value: unknown): SqliteValue {
   return value as SqliteValue;
 }
 
-/**
- * Transactions start with BEGIN IMMEDIATE: a deferred transaction that later writes can fail with
- * SQLITE_BUSY without waiting when another process holds the write lock.
- */
-class ImmediateSqliteDriver extends SqliteDriver {
-  readonly #turns: Turns;
-  #endTurn: (() => void) | undefined;
-  constructor(config: { database: SqliteDatabase }, turns: Turns) {
-    super(config);
-    this.#turns = turns;
-  }
-
-  // Kysely holds a connection for one statement or one whole transaction, one holder at a time
-  // per Kysely instance; the turn extends that to every instance on the file in this process.
-  override async acquireConnection(): Promise<DatabaseConnection> {
-    this.#endTurn = await this.#turns.take();
-    return super.acquireConnection();
-  }
-
-  override async releaseConnection(): Promise<void> {
-    const end = this.#endTurn;
-    this.#endTurn = undefined;
-    end?.();
-  }
-
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
-}
-
-class ImmediateSqliteDialect extends SqliteDialect {
-  readonly #config: { database: SqliteDatabase };
-  readonly #turns: Turns;
-  constructor(config: { database: SqliteDatabase }, turns: Turns) {
-    super(config);
-    this.#config = config;
-    this.#turns = turns;
+class GroupCommitSqliteDialect extends SqliteDialect {
+  readonly #driver: () => Driver;
+  constructor(driver: () => Driver) {
+    // The database is the driver's; Kysely's own SQLite driver is never made.
+    super({ database: undefined as never });
+    this.#driver = driver;
   }
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config, this.#turns);
+    return this.#driver();
   }
   override createAdapter(): DialectAdapter {
     return new TransactionalDdlSqliteAdapter();
@@ -160,6 +111,12 @@ class ImmediateSqliteDialect extends SqliteDialect {
  */
 class TransactionalDdlSqliteAdapter extends SqliteAdapter {
   override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+  // Kysely would put its own lock around each connection, held until `releaseConnection` returns;
+  // a turn that hands a group on returns only after the group's commit, which the next turn
+  // makes, so that lock would stop it. `Turns` keeps one holder at a time instead.
+  override get supportsMultipleConnections(): boolean {
     return true;
   }
 }
