@@ -56,6 +56,13 @@ export interface Runtime {
    */
   metricsListener?: boolean;
   /**
+   * Whether other server processes write the same SQLite file (default: no). A cluster worker
+   * says yes: its groups then commit as soon as no turn of its own waits, rather than at the end of
+   * the event loop's round, so the workers do not hold SQLite's write lock against each other
+   * (src/storage/sql/sqlite-group-commit.ts, decisions PR38).
+   */
+  sharedSqliteFile?: boolean;
+  /**
    * Whether this process runs the outbox sender on a timer (default: yes, when
    * GATEHOUSE_OUTBOX_INTERVAL is not 0). Tests say no and call `outbox.sender.tick()`.
    */
@@ -76,7 +83,7 @@ export interface Runtime {
  * CLI waits as long as its command takes. `create: false` refuses a store that does not exist yet
  * (StoreMissingError) rather than creating it: the CLI's commands other than `migrate`.
  */
-export async function openStore(config: Config, options: { serving?: boolean; create?: boolean; onQuery?: OpenOptions['onQuery']; onCommit?: OpenOptions['onCommit'] } = {}): Promise<SqlStore> {
+export async function openStore(config: Config, options: { serving?: boolean; create?: boolean; onQuery?: OpenOptions['onQuery']; onCommit?: OpenOptions['onCommit']; groupAcrossRounds?: boolean } = {}): Promise<SqlStore> {
   const timeoutMs = config.databaseTimeout * 1000;
   return openSqlStore(config.databaseUrl, {
     create: options.create,
@@ -86,6 +93,7 @@ export async function openStore(config: Config, options: { serving?: boolean; cr
     namedStatements: config.databaseNamedStatements,
     ...(options.onQuery ? { onQuery: options.onQuery } : {}),
     ...(options.onCommit ? { onCommit: options.onCommit } : {}),
+    groupAcrossRounds: options.groupAcrossRounds ?? false,
   });
 }
 
@@ -188,6 +196,7 @@ export async function createGatehouse(config: Config, runtime: Runtime = {}, opt
     serving: true,
     ...queryListener(config, runtime, (seconds, failed) => metrics?.observeQuery(seconds, failed)),
     ...(config.metricsPort !== undefined ? { onCommit: (turns: number) => metrics?.observeCommit(turns) } : {}),
+    groupAcrossRounds: !runtime.sharedSqliteFile,
   });
   const auditFile = runtime.audit === undefined && config.auditLog !== undefined ? openAuditFile(config.auditLog, { sync: false }) : undefined;
   // Without a file, audit events go to the server's own log, which exists only once the server does.

@@ -42,7 +42,7 @@ export async function serve(): Promise<void> {
 /** One server in this process: the whole of gatehouse without a cluster, or one cluster worker. */
 async function runServer(config: Config): Promise<void> {
   // A worker's metrics are served by the primary, summed with the other workers'.
-  const gatehouse = await createGatehouse(config, { cleanup: cluster.isPrimary || process.env[CLEANUP_WORKER] === '1', metricsListener: cluster.isPrimary });
+  const gatehouse = await createGatehouse(config, { cleanup: cluster.isPrimary || process.env[CLEANUP_WORKER] === '1', metricsListener: cluster.isPrimary, sharedSqliteFile: cluster.isWorker });
   const { app } = gatehouse;
   // In a cluster the primary has said where the store is.
   if (cluster.isPrimary) logStore(app.log, config);

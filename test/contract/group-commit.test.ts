@@ -165,6 +165,39 @@ describe('group commit on sqlite', () => {
     assert.ok(commits.length >= 3, `${tokens.length} turns need at least three groups, not ${commits.length}`);
   });
 
+  test('the one server process on a file lets a group span the event loop\'s round; a cluster worker commits as soon as none of its turns waits', async () => {
+    // B is started from a callback of the round in which A ran (after A's turn has ended, before
+    // the round's end), as a request read in the same round would be.
+    const run = async (groupAcrossRounds: boolean): Promise<{ commits: number[]; ran: string[] }> => {
+      const commits: number[] = [];
+      const ran: string[] = [];
+      let armed = false;
+      let startSecond!: (second: Promise<unknown>) => void;
+      const second = new Promise<Promise<unknown>>((resolve) => (startSecond = resolve));
+      const own = await openSqlStore(`sqlite:${join(folder, `rounds-${groupAcrossRounds}.db`)}`, {
+        groupAcrossRounds,
+        onCommit: (turns) => armed && commits.push(turns),
+        onQuery: (_seconds, _failed, text) => {
+          if (!armed) return;
+          ran.push(text.split(' ')[0]!);
+          if (text.startsWith('insert') && ran.filter((word) => word === 'insert').length === 1) setImmediate(() => startSecond(own.tokens.insert(aToken({ userId: user.id }))));
+        },
+      });
+      const user = await aStoredUser(own);
+      try {
+        armed = true;
+        await own.tokens.insert(aToken({ userId: user.id }));
+        await (await second);
+        return { commits, ran };
+      } finally {
+        await own.close();
+      }
+    };
+    assert.deepEqual(await run(true), { commits: [2], ran: ['begin', 'insert', 'insert', 'commit'] });
+    // Each write alone, as an implicit transaction: the write lock is held for one statement.
+    assert.deepEqual(await run(false), { commits: [], ran: ['insert', 'insert'] });
+  });
+
   test('two stores on one file in one process take turns without waiting on each other: a group ends where the other store is next', async () => {
     const other = await openSqlStore(`sqlite:${join(folder, 'store.db')}`);
     try {

@@ -47,6 +47,12 @@ export interface OpenOptions {
    */
   onCommit?: (turns: number) => void;
   /**
+   * SQLite: a group commits once the event loop's round has run (true: the one server process on
+   * the file), or as soon as no turn of this connection waits (default: the CLI, cluster workers,
+   * tests' second stores), which holds the write lock no longer than one transaction did.
+   */
+  groupAcrossRounds?: boolean;
+  /**
    * false: refuse a store that does not exist yet (StoreMissingError): a missing SQLite file, or a
    * database without gatehouse's migration table. Default true: create or complete it.
    */
@@ -67,7 +73,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): SqlDatabas
     // Checked before opening: opening a missing file creates it.
     if (path !== ':memory:' && options.create === false && !existsSync(path)) throw new StoreMissingError(`no SQLite file at ${path}`);
     if (path !== ':memory:') createPrivately(path);
-    const db = new Kysely<Database>({ dialect: nodeSqliteDialect(path, options.onCommit), ...queryLog(options) });
+    const db = new Kysely<Database>({ dialect: nodeSqliteDialect(path, { onCommit: options.onCommit, acrossRounds: options.groupAcrossRounds ?? false }), ...queryLog(options) });
     return { db, dialect: 'sqlite', sqlitePath: path, poolStats: () => undefined, close: () => db.destroy() };
   }
   const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;

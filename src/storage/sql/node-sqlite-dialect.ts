@@ -1,6 +1,6 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { SqliteAdapter, SqliteDialect, type DialectAdapter, type Driver } from 'kysely';
-import { GroupCommitDriver, Turns, type CommitListener, type SqliteHandle, type SqliteStatementHandle } from './sqlite-group-commit.ts';
+import { GroupCommitDriver, Turns, type GroupingOptions, type SqliteHandle, type SqliteStatementHandle } from './sqlite-group-commit.ts';
 
 /**
  * Kysely's SqliteDialect on Node's built-in `node:sqlite`, so the embedded store needs no
@@ -8,9 +8,9 @@ import { GroupCommitDriver, Turns, type CommitListener, type SqliteHandle, type 
  * running server (or several server processes) can share it. Writes arriving together are
  * committed together (src/storage/sql/sqlite-group-commit.ts).
  */
-export function nodeSqliteDialect(path: string, onCommit?: CommitListener): SqliteDialect {
+export function nodeSqliteDialect(path: string, grouping: GroupingOptions = {}): SqliteDialect {
   const handle = openDatabase(path);
-  return new GroupCommitSqliteDialect(() => new GroupCommitDriver(handle, path === ':memory:' ? new Turns() : turnsOf(path), onCommit));
+  return new GroupCommitSqliteDialect(() => new GroupCommitDriver(handle, path === ':memory:' ? new Turns() : turnsOf(path), grouping));
 }
 
 const TURNS_BY_FILE = new Map<string, Turns>();

@@ -1,5 +1,5 @@
 /**
- * Group commit on SQLite (issue 27 item 3; docs/decisions.md PR36).
+ * Group commit on SQLite (issue 27 item 3; docs/decisions.md PR36–PR38).
  *
  * A process has one connection to its SQLite file, and node:sqlite runs each statement to its end
  * on the main thread. Without grouping, every unit of work was a transaction of its own and every
@@ -9,7 +9,8 @@
  * every statement and unit of work of this connection that comes before its commit runs inside it,
  * each unit under a savepoint of its own; the commit comes once the event loop has run the I/O
  * callbacks that were ready (setImmediate), so the requests that arrived together join one group,
- * and one COMMIT makes all of them durable.
+ * and one COMMIT makes all of them durable. (Waiting only for turns already queued formed no
+ * groups under HTTP load: a statement never yields the thread, so nothing queues behind it.)
  *
  * What stays true:
  * - **Nothing is answered before it is durable.** A turn that ran inside a group does not return
@@ -27,8 +28,13 @@
  *   construction, as before. Every conditional write keeps its condition.
  * - **Bounded.** A group commits at the end of its `MAX_UNITS`th turn, of the first turn that ends
  *   `MAX_OPEN_MS` after it opened, and of any turn while another connection to the file in this
- *   process waits (that one cannot run inside this transaction). Other processes on the file (cluster workers, the CLI) wait
- *   for SQLite's write lock as before, for one event-loop round at most.
+ *   process waits (that one cannot run inside this transaction). Other processes wait for
+ *   SQLite's write lock, sleeping in its busy handler (which blocks their thread), for one
+ *   event-loop round at most.
+ * - **Only the sole writer spans rounds** (`acrossRounds`, PR38). Where several processes write
+ *   the file (cluster workers), a group forms only from turns already waiting and commits when
+ *   none waits, and a lone write stays an implicit transaction: the write lock is held no longer
+ *   than before grouping, since a worker holding it for a round made the other sleep.
  */
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 
@@ -86,8 +92,18 @@ export class Turns {
   }
 }
 
-/** Told how many turns each COMMIT made durable (metrics). */
-export type CommitListener = (turns: number) => void;
+export interface GroupingOptions {
+  /** Told how many turns each COMMIT made durable (metrics). */
+  onCommit?: ((turns: number) => void) | undefined;
+  /**
+   * true: a group commits once the event loop has run the callbacks that were ready, so requests
+   * arriving together join it; for the one server process writing the file. false (default): it
+   * commits as soon as no turn of this connection waits, which holds SQLite's write lock no longer
+   * than a transaction of its own would: for several processes writing one file (cluster
+   * workers), which would otherwise wait on each other's open groups (PR38).
+   */
+  acrossRounds?: boolean;
+}
 
 interface Group {
   turns: number;
@@ -113,7 +129,8 @@ export class GroupCommitDriver implements Driver {
   readonly #file: Turns;
   /** This connection's own turns: Kysely's statements and units of work, one at a time. */
   readonly #local = new Turns();
-  readonly #onCommit: CommitListener | undefined;
+  readonly #onCommit: ((turns: number) => void) | undefined;
+  readonly #acrossRounds: boolean;
   readonly #connection: DatabaseConnection;
   /** This connection holds the file's turn: a statement or unit runs, or a group is open. */
   #holdsFile = false;
@@ -125,10 +142,11 @@ export class GroupCommitDriver implements Driver {
   #underSavepoint = false;
   #inUnit = false;
 
-  constructor(handle: SqliteHandle, file: Turns, onCommit?: CommitListener) {
+  constructor(handle: SqliteHandle, file: Turns, grouping: GroupingOptions = {}) {
     this.#handle = handle;
     this.#file = file;
-    this.#onCommit = onCommit;
+    this.#onCommit = grouping.onCommit;
+    this.#acrossRounds = grouping.acrossRounds ?? false;
     this.#connection = {
       executeQuery: <R>(query: CompiledQuery) => this.#execute(query) as Promise<QueryResult<R>>,
       streamQuery: () => {
@@ -191,10 +209,11 @@ export class GroupCommitDriver implements Driver {
     const group = this.#group;
     if (group) {
       // Commit now when another connection waits for the file (it cannot run in this
-      // transaction) or the group is full; else once the event loop has run what is ready
-      // (setImmediate: after this round's I/O callbacks), so the requests that arrived together
-      // join it.
-      if (this.#file.waiting || group.turns >= MAX_UNITS || performance.now() - group.openedAt >= MAX_OPEN_MS) await this.#commit(connection, group);
+      // transaction), when the group is full, or, where groups do not span rounds, when no turn
+      // of this connection waits; else once the event loop has run what is ready (setImmediate:
+      // after this round's I/O callbacks), so the requests that arrived together join it.
+      const full = this.#file.waiting || group.turns >= MAX_UNITS || performance.now() - group.openedAt >= MAX_OPEN_MS;
+      if (full || (!this.#acrossRounds && !this.#local.waiting)) await this.#commit(connection, group);
       else this.#commitSoon(group);
     }
     this.#releaseFile();
@@ -250,8 +269,9 @@ export class GroupCommitDriver implements Driver {
   async #execute(query: CompiledQuery): Promise<QueryResult<unknown>> {
     const text = query.sql;
     if (!CONTROL.has(text)) {
-      // A write outside a unit of work opens a group too, for the writes that follow it soon.
-      if (!this.#group && !this.#inUnit && !READ.test(text)) {
+      // A write outside a unit of work opens a group too, for the writes that follow it soon
+      // (within the round, or, when groups do not span rounds, those already waiting).
+      if (!this.#group && !this.#inUnit && !READ.test(text) && (this.#acrossRounds || this.#local.waiting)) {
         await control(this.#connection, BEGIN);
         this.#group = newGroup();
       }

@@ -10,9 +10,10 @@
  * inserts new tokens while a logout revokes "every token of the session" can commit tokens the
  * logout never saw (issue 10, finding 5).
  *
- * SQLite has one writer at a time: a unit begins with BEGIN IMMEDIATE
- * (src/storage/sql/node-sqlite-dialect.ts), so units on the same file (from any process) run one
- * after another, which is serializable by construction.
+ * SQLite has one writer at a time: a unit begins with BEGIN IMMEDIATE, or, when it joins the
+ * group commit of units arriving together, with a savepoint inside the group's transaction
+ * (src/storage/sql/sqlite-group-commit.ts); either way units on the same file (from any process)
+ * run one after another, which is serializable by construction.
  */
 import type { Kysely, Transaction } from 'kysely';
 import type { DialectName } from './database.ts';
