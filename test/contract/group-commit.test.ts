@@ -6,6 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { DatabaseSync } from 'node:sqlite';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -194,8 +195,32 @@ describe('group commit on sqlite', () => {
       }
     };
     assert.deepEqual(await run(true), { commits: [2], ran: ['begin', 'insert', 'insert', 'commit'] });
-    // Each write alone, as an implicit transaction: the write lock is held for one statement.
-    assert.deepEqual(await run(false), { commits: [], ran: ['insert', 'insert'] });
+    // Each write in a group of its own, committed at the end of its turn.
+    assert.deepEqual(await run(false), { commits: [1, 1], ran: ['begin', 'insert', 'commit', 'begin', 'insert', 'commit'] });
+  });
+
+  test('a write waits for another process\'s write lock on a timer, not in SQLite\'s busy handler: the thread goes on meanwhile', async () => {
+    const user = await aStoredUser(store);
+    const token = aToken({ userId: user.id });
+    // Another connection to the file outside this process's turns, as another process is.
+    const other = new DatabaseSync(join(folder, 'store.db'));
+    other.exec('begin immediate');
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 1);
+    try {
+      const write = store.tokens.insert(token);
+      // Busy-waiting in SQLite would hold the thread, so neither this timer nor the ticker would run.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.ok(ticks > 0, 'the thread ran timers while the write waited');
+      assert.equal(await other.prepare('select count(*) as n from tokens where token_hash = ?').get(token.tokenHash)!.n, 0);
+      other.exec('commit');
+      await write;
+    } finally {
+      clearInterval(ticker);
+      if (other.isTransaction) other.exec('rollback');
+      other.close();
+    }
+    assert.deepEqual(await store.tokens.find(token.tokenHash), token);
   });
 
   test('two stores on one file in one process take turns without waiting on each other: a group ends where the other store is next', async () => {

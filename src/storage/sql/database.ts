@@ -6,6 +6,7 @@ import pg from 'pg';
 import { migrations } from '../migrations/index.ts';
 import { StoreMissingError } from '../ports.ts';
 import { nodeSqliteDialect } from './node-sqlite-dialect.ts';
+import { isRetriedBegin } from './sqlite-group-commit.ts';
 import { statementName } from './prepared.ts';
 import type { Database } from './schema.ts';
 
@@ -107,7 +108,15 @@ export function openDatabase(url: string, options: OpenOptions = {}): SqlDatabas
 /** Kysely's `log` option when someone listens for query durations; none otherwise (no timing cost). */
 function queryLog(options: OpenOptions): { log?: (event: LogEvent) => void } {
   const onQuery = options.onQuery;
-  return onQuery ? { log: (event) => onQuery(event.queryDurationMillis / 1000, event.level === 'error', event.query.sql) } : {};
+  return onQuery
+    ? {
+        log: (event) => {
+          // A BEGIN IMMEDIATE that found another process writing is waited out and tried again.
+          if (event.level === 'error' && isRetriedBegin(event.query.sql, event.error)) return;
+          onQuery(event.queryDurationMillis / 1000, event.level === 'error', event.query.sql);
+        },
+      }
+    : {};
 }
 
 /**

@@ -23,7 +23,7 @@ function turnsOf(path: string): Turns {
 
 function openDatabase(path: string): SqliteHandle {
   const db = new DatabaseSync(path);
-  db.exec('PRAGMA busy_timeout = 10000');
+  db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
   if (path !== ':memory:') enableWal(db);
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec('PRAGMA foreign_keys = ON');
@@ -33,8 +33,16 @@ function openDatabase(path: string): SqliteHandle {
   // paths (docs/performance.md). The queries are few and parameterised, so their prepared
   // statements are kept, bounded, by SQL text.
   const statements = new Map<string, SqliteStatementHandle>();
+  const busyTimeouts = new Map<number, StatementSync>();
   return {
     inTransaction: () => db.isTransaction,
+    busyTimeoutMs: BUSY_TIMEOUT_MS,
+    setBusyTimeout: (ms) => {
+      // Twice per BEGIN IMMEDIATE (src/storage/sql/sqlite-group-commit.ts): prepared once per value.
+      let pragma = busyTimeouts.get(ms);
+      if (!pragma) busyTimeouts.set(ms, (pragma = db.prepare(`PRAGMA busy_timeout = ${Math.trunc(ms)}`)));
+      pragma.get();
+    },
     close: () => {
       statements.clear();
       db.close();
@@ -51,6 +59,9 @@ function openDatabase(path: string): SqliteHandle {
 }
 
 const STATEMENT_CACHE_SIZE = 500;
+
+/** How long a statement waits for another process's lock before SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 10_000;
 
 function wrap(statement: StatementSync): SqliteStatementHandle {
   const bind = (parameters: ReadonlyArray<unknown>) => parameters.map(toSqliteValue);

@@ -1,5 +1,5 @@
 /**
- * Group commit on SQLite (issue 27 item 3; docs/decisions.md PR36–PR38).
+ * Group commit on SQLite (issue 27 item 3; docs/decisions.md PR36–PR39).
  *
  * A process has one connection to its SQLite file, and node:sqlite runs each statement to its end
  * on the main thread. Without grouping, every unit of work was a transaction of its own and every
@@ -28,13 +28,15 @@
  *   construction, as before. Every conditional write keeps its condition.
  * - **Bounded.** A group commits at the end of its `MAX_UNITS`th turn, of the first turn that ends
  *   `MAX_OPEN_MS` after it opened, and of any turn while another connection to the file in this
- *   process waits (that one cannot run inside this transaction). Other processes wait for
- *   SQLite's write lock, sleeping in its busy handler (which blocks their thread), for one
- *   event-loop round at most.
+ *   process waits (that one cannot run inside this transaction).
  * - **Only the sole writer spans rounds** (`acrossRounds`, PR38). Where several processes write
  *   the file (cluster workers), a group forms only from turns already waiting and commits when
- *   none waits, and a lone write stays an implicit transaction: the write lock is held no longer
- *   than before grouping, since a worker holding it for a round made the other sleep.
+ *   none waits: the write lock is held no longer than before grouping, since a worker holding it
+ *   for a round made the other wait.
+ * - **Waiting for another process does not stop this one** (PR39). Every write takes SQLite's
+ *   write lock through a group's BEGIN IMMEDIATE, tried with busy_timeout 0 and, while another
+ *   process holds the lock, tried again on a timer: SQLite's busy handler would sleep on the
+ *   thread that serves every request of this process.
  */
 import { CompiledQuery, type DatabaseConnection, type Driver, type QueryResult } from 'kysely';
 
@@ -45,6 +47,9 @@ export const MAX_OPEN_MS = 10;
 /** What the driver needs of a node:sqlite database. */
 export interface SqliteHandle {
   prepare(sqlText: string): SqliteStatementHandle;
+  /** How long a statement waits for another process's lock (PRAGMA busy_timeout), ms. */
+  readonly busyTimeoutMs: number;
+  setBusyTimeout(ms: number): void;
   /** Whether a transaction is open on the connection (SQLite may roll one back on its own). */
   inTransaction(): boolean;
   close(): void;
@@ -173,7 +178,7 @@ export class GroupCommitDriver implements Driver {
       await control(connection, SAVEPOINT);
       this.#underSavepoint = true;
     } else {
-      await control(connection, BEGIN);
+      await this.#begin(connection);
       this.#group = newGroup();
       this.#underSavepoint = false;
     }
@@ -270,9 +275,10 @@ export class GroupCommitDriver implements Driver {
     const text = query.sql;
     if (!CONTROL.has(text)) {
       // A write outside a unit of work opens a group too, for the writes that follow it soon
-      // (within the round, or, when groups do not span rounds, those already waiting).
-      if (!this.#group && !this.#inUnit && !READ.test(text) && (this.#acrossRounds || this.#local.waiting)) {
-        await control(this.#connection, BEGIN);
+      // (within the round, or, when groups do not span rounds, those already waiting); and its
+      // BEGIN waits for another process's lock without blocking the thread (#begin).
+      if (!this.#group && !this.#inUnit && !READ.test(text)) {
+        await this.#begin(this.#connection);
         this.#group = newGroup();
       }
       if (this.#group) this.#join();
@@ -288,6 +294,28 @@ export class GroupCommitDriver implements Driver {
         group.settle(error);
       }
       throw error;
+    }
+  }
+
+  /**
+   * BEGIN IMMEDIATE, waiting for another process's write lock on a timer rather than in SQLite's
+   * busy handler, which would block this process's thread (every request it serves) while it
+   * sleeps. Tried with busy_timeout 0; refused with SQLITE_BUSY, tried again after a growing,
+   * jittered pause, up to the busy_timeout the connection has otherwise.
+   */
+  async #begin(connection: DatabaseConnection): Promise<void> {
+    const deadline = performance.now() + this.#handle.busyTimeoutMs;
+    for (let pause = 0.5; ; pause = Math.min(pause * 2, 8)) {
+      this.#handle.setBusyTimeout(0);
+      try {
+        await control(connection, BEGIN);
+        return;
+      } catch (error) {
+        if (!isBusy(error) || performance.now() > deadline) throw error;
+      } finally {
+        this.#handle.setBusyTimeout(this.#handle.busyTimeoutMs);
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause * (0.5 + Math.random())));
     }
   }
 
@@ -310,6 +338,17 @@ export class GroupCommitDriver implements Driver {
 }
 
 const CONTROL = new Set([BEGIN, COMMIT, ROLLBACK, SAVEPOINT, RELEASE, ROLLBACK_TO]);
+
+/** SQLITE_BUSY (5) and its extended codes: another connection holds the lock. */
+export function isBusy(error: unknown): boolean {
+  const code = (error as { errcode?: unknown } | undefined)?.errcode;
+  return typeof code === 'number' && (code & 0xff) === 5;
+}
+
+/** A refusal the driver waits out and tries again (`#begin`): not a failed query to report. */
+export function isRetriedBegin(sqlText: string, error: unknown): boolean {
+  return sqlText === BEGIN && isBusy(error);
+}
 
 /** Runs a transaction-control statement through the connection Kysely logs (metrics, counts). */
 async function control(connection: DatabaseConnection, text: string): Promise<void> {
