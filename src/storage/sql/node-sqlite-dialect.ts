@@ -1,6 +1,6 @@
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import { SqliteAdapter, SqliteDialect, type DialectAdapter, type Driver } from 'kysely';
-import { GroupCommitDriver, Turns, type GroupingOptions, type SqliteHandle, type SqliteStatementHandle } from './sqlite-group-commit.ts';
+import { GroupCommitDriver, isBusy, Turns, type GroupingOptions, type SqliteHandle, type SqliteStatementHandle } from './sqlite-group-commit.ts';
 
 /**
  * Kysely's SqliteDialect on Node's built-in `node:sqlite`, so the embedded store needs no
@@ -85,7 +85,7 @@ function enableWal(db: DatabaseSync): void {
       db.exec('PRAGMA journal_mode = WAL');
       return;
     } catch (error) {
-      if ((error as { errcode?: number }).errcode !== 5 || Date.now() > deadline) throw error;
+      if (!isBusy(error) || Date.now() > deadline) throw error;
       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5 + Math.random() * 20);
     }
   }

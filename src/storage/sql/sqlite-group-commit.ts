@@ -172,8 +172,6 @@ export class GroupCommitDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    // BEGIN IMMEDIATE: a deferred transaction that later writes can fail with SQLITE_BUSY
-    // without waiting when another process holds the write lock.
     if (this.#group) {
       await control(connection, SAVEPOINT);
       this.#underSavepoint = true;
@@ -301,7 +299,9 @@ export class GroupCommitDriver implements Driver {
    * BEGIN IMMEDIATE, waiting for another process's write lock on a timer rather than in SQLite's
    * busy handler, which would block this process's thread (every request it serves) while it
    * sleeps. Tried with busy_timeout 0; refused with SQLITE_BUSY, tried again after a growing,
-   * jittered pause, up to the busy_timeout the connection has otherwise.
+   * jittered pause, up to the busy_timeout the connection has otherwise. IMMEDIATE, because a
+   * deferred transaction that later writes can fail with SQLITE_BUSY at that write, with no
+   * retry possible, when another process holds the write lock.
    */
   async #begin(connection: DatabaseConnection): Promise<void> {
     const deadline = performance.now() + this.#handle.busyTimeoutMs;
